@@ -1,0 +1,48 @@
+// Runs one external program to completion, without a shell.
+//
+// The child gets its own process group, stdin from /dev/null, and exactly the
+// environment given. stdout and stderr are captured up to a cap each (the rest
+// is read and dropped, so the child never blocks on a full pipe). When the
+// deadline passes or should_stop() turns true, the whole process group is
+// killed. Once the child exits, any process it left behind in its group is
+// killed too, so a leftover grandchild cannot hold the call open.
+// Thread-safe: each call is independent.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace toolmux {
+
+struct ProcessRequest {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
+  std::filesystem::path cwd;      // empty = inherit
+  std::vector<std::string> env;   // "NAME=value" entries; the child's whole environment
+  std::size_t max_stdout_bytes = 1 << 20;
+  std::size_t max_stderr_bytes = 64 << 10;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+struct ProcessOutcome {
+  bool started = false;
+  std::string start_error;  // why it did not start (e.g. "no such program: foo")
+  int exit_code = -1;       // when it exited normally
+  int term_signal = 0;      // when a signal ended it
+  bool timed_out = false;   // killed because the deadline passed
+  bool stopped = false;     // killed because should_stop() turned true
+  std::string stdout_text;
+  std::string stderr_text;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  std::size_t stdout_total_bytes = 0;  // everything the child wrote, kept or not
+};
+
+// should_stop is polled at least every 50 ms while the child runs; may be empty.
+ProcessOutcome run_process(const ProcessRequest& request,
+                           const std::function<bool()>& should_stop = {});
+
+}  // namespace toolmux

@@ -1,0 +1,80 @@
+// What a tool is: its spec (the contract a provider declares), the result it
+// returns, and the context its handler runs in.
+//
+// A ToolSpec is plain data and may break the contract; ToolRegistry::add
+// (tool_registry.h) is where it is checked. Handlers are called concurrently
+// from several threads and must not assume otherwise.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace toolmux {
+
+using nlohmann::json;
+
+enum class SideEffect { read_only, local_mutation, remote_mutation, destructive };
+
+// "read_only" -> SideEffect::read_only, ...; nullopt for any other text.
+std::optional<SideEffect> side_effect_from_name(std::string_view name);
+std::string_view side_effect_name(SideEffect effect);
+
+struct ToolSpec {
+  std::string name;
+  std::string title;        // optional; "" = none
+  std::string description;
+  json input_schema;        // null = missing (refused at registration)
+  json output_schema;       // null = none
+  std::string side_effect;  // one of the four SideEffect names; anything else is refused
+  std::chrono::milliseconds timeout{0};  // must be > 0
+  bool idempotent = false;  // sets annotations.idempotentHint
+  std::vector<std::string> tags;
+  std::string version;      // optional
+};
+
+// MCP logging levels (RFC 5424 severities), lowest first.
+enum class LogLevel { debug, info, notice, warning, error, critical, alert, emergency };
+std::optional<LogLevel> log_level_from_name(std::string_view name);
+std::string_view log_level_name(LogLevel level);
+
+// The handler's view of the call it serves. Implemented by the server; every
+// method may be called from the handler's thread at any time during the call
+// and does nothing harmful after the call has ended.
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  // True once the client cancelled the call or its deadline passed. A handler
+  // that loops or waits checks it and returns early; what it returns then is
+  // discarded.
+  virtual bool cancelled() const = 0;
+  virtual std::chrono::steady_clock::time_point deadline() const = 0;
+  // Sends notifications/progress when the request carried a progress token;
+  // otherwise does nothing. `progress` must increase from call to call.
+  virtual void report_progress(double progress, std::optional<double> total,
+                               std::string_view message) = 0;
+  // Sends notifications/message when `level` is at or above the client's level.
+  virtual void log(LogLevel level, const json& data) = 0;
+};
+
+// A tools/call result as MCP defines it (CallToolResult).
+struct ToolResult {
+  json content = json::array();  // content blocks: {"type":"text","text":...}, ...
+  json structured_content;       // null = none
+  bool is_error = false;
+
+  static ToolResult text(std::string text);
+  static ToolResult error(std::string message);  // is_error with one text block
+  json to_json() const;
+};
+
+// Runs a tool on arguments that already passed the argument check. May throw:
+// the call pipeline turns an exception into an isError result.
+using ToolHandler = std::function<ToolResult(const json& arguments, CallContext& context)>;
+
+}  // namespace toolmux

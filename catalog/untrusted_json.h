@@ -1,0 +1,57 @@
+// The JSON boundary: parsing text that came from outside (a client message,
+// tool arguments, a catalog file, tool output).
+//
+// Unlike a plain parser it never silently changes what it read: a repeated
+// object key, a string that is not valid UTF-8, an escaped lone surrogate and
+// nesting deeper than the limit are each reported as a violation with the JSON
+// pointer of where it happened. The value is still built as far as possible
+// (first occurrence of a repeated key kept, bad bytes and lone surrogates read
+// as U+FFFD, containers past the depth limit read as null), so that a caller can
+// still find, say, the id of a request whose arguments broke a rule.
+// Thread-safe: no shared state.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace toolmux {
+
+struct JsonLimits {
+  std::size_t max_depth = 256;  // a value nested deeper is a violation
+  // Past this depth the text is not parsed further: a syntax error. Bounds
+  // the parser's own recursion.
+  std::size_t hard_depth = 4096;
+};
+
+struct JsonViolation {
+  std::string pointer;  // where, e.g. "/params/arguments/name"
+  std::string message;  // e.g. "repeated object key \"name\""
+};
+
+struct ParsedJson {
+  nlohmann::json value;                     // null when syntax_error is set
+  std::vector<JsonViolation> violations;    // boundary rules broken, in text order
+  std::optional<std::string> syntax_error;  // "not JSON: <what> at byte N"
+
+  bool ok() const { return !syntax_error && violations.empty(); }
+};
+
+ParsedJson parse_untrusted_json(std::string_view text, const JsonLimits& limits = {});
+
+// The violations at or below `pointer`, with `pointer` cut from the front of
+// theirs (so "/params/arguments/x" under "/params/arguments" becomes "/x").
+std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& violations,
+                                            std::string_view pointer);
+
+// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+// The nesting depth of a value: a scalar is 0, [] or {} is 1, [[1]] is 2.
+std::size_t json_depth(const nlohmann::json& value);
+
+}  // namespace toolmux

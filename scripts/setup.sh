@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what toolmux needs to build (and, with --tests, to run its test
+# suite) on Debian, as root. Does nothing for what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev librocksdb-dev catch2)
+if [[ ${1:-} == --tests ]]; then
+  packages+=(clang-format)
+  command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ ${1:-} == --tests ]]; then
+  bash scripts/install-node-deps.sh
+fi

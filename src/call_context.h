@@ -1,0 +1,43 @@
+// The CallContext a handler gets when its call came from a client session:
+// progress and log messages go to that session as notifications.
+//
+// Once finish() has returned, nothing more is sent for the call: the spec
+// forbids progress after the response, and the server calls finish() before it
+// responds. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool.h"
+#include "src/session.h"
+
+namespace toolmux {
+
+class SessionCallContext final : public CallContext {
+ public:
+  SessionCallContext(std::shared_ptr<Session> session, std::shared_ptr<CallControl> control,
+                     nlohmann::json progress_token, std::string logger_name);
+
+  bool cancelled() const override { return control_->stop_requested(); }
+  std::chrono::steady_clock::time_point deadline() const override { return control_->deadline(); }
+  void report_progress(double progress, std::optional<double> total,
+                       std::string_view message) override;
+  void log(LogLevel level, const nlohmann::json& data) override;
+
+  void finish();
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::shared_ptr<CallControl> control_;
+  const nlohmann::json progress_token_;  // null: the client asked for no progress
+  const std::string logger_name_;
+  std::mutex mutex_;
+  bool finished_ = false;
+  std::optional<double> last_progress_;
+};
+
+}  // namespace toolmux

@@ -1,0 +1,108 @@
+#include "src/cli.h"
+
+#include <charconv>
+
+namespace toolmux {
+namespace {
+
+CommandLine usage_error(std::string message) {
+  CommandLine cl;
+  cl.action = CommandLine::Action::usage_error;
+  cl.error = std::move(message);
+  return cl;
+}
+
+bool parse_size(const std::string& text, std::size_t& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::string usage_text() {
+  return R"(toolmux — a managed MCP tool catalog server
+
+Usage:
+  toolmux serve [options]     Serve MCP over stdio (one JSON-RPC message per line).
+  toolmux check FILE          Check a catalog file; list every problem with its JSON pointer.
+  toolmux --version           Print the version.
+  toolmux --help              Print this help.
+
+Options for serve:
+  --catalog FILE              Catalog file with command tools (see README, examples/catalog.json).
+  --root DIR                  A folder the filesystem tools may use; repeatable.
+                              Default: the working directory.
+  --data-dir DIR              Where toolmux keeps its state.
+                              Default: $XDG_STATE_HOME/toolmux (~/.local/state/toolmux).
+  --allow-writes              Offer write_text_file (a local mutation) inside the roots.
+  --page-size N               Tools per tools/list page (default: all on one page).
+  --max-message-bytes N       Largest message accepted (default: 16777216).
+  --log-level LEVEL           stderr log level: debug, info, warning, error (default: info).
+)";
+}
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error("missing command (serve, check, --version, --help)");
+  CommandLine cl;
+  const std::string& command = args[0];
+  if (command == "--version" || command == "version") {
+    cl.action = CommandLine::Action::version;
+    return cl;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    cl.action = CommandLine::Action::help;
+    return cl;
+  }
+  if (command == "check") {
+    if (args.size() != 2) return usage_error("check takes exactly one FILE");
+    cl.action = CommandLine::Action::check;
+    cl.check_file = args[1];
+    return cl;
+  }
+  if (command != "serve") return usage_error("unknown command \"" + command + "\"");
+
+  cl.action = CommandLine::Action::serve;
+  ServeOptions& o = cl.serve;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= args.size()) return false;
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (flag == "--allow-writes") {
+      o.allow_writes = true;
+    } else if (flag == "--help" || flag == "-h") {
+      cl.action = CommandLine::Action::help;
+      return cl;
+    } else if (flag == "--catalog" || flag == "--root" || flag == "--data-dir" ||
+               flag == "--page-size" || flag == "--max-message-bytes" || flag == "--log-level") {
+      if (!value(v) || v.empty()) return usage_error(flag + " needs a value");
+      if (flag == "--catalog") {
+        o.catalog_file = v;
+      } else if (flag == "--root") {
+        o.roots.emplace_back(v);
+      } else if (flag == "--data-dir") {
+        o.data_dir = v;
+      } else if (flag == "--page-size") {
+        if (!parse_size(v, o.page_size) || o.page_size == 0) {
+          return usage_error("--page-size needs a whole number above 0");
+        }
+      } else if (flag == "--max-message-bytes") {
+        if (!parse_size(v, o.max_message_bytes) || o.max_message_bytes < 1024) {
+          return usage_error("--max-message-bytes needs a whole number of at least 1024");
+        }
+      } else {
+        auto level = log_level_from_name(v);
+        if (!level) return usage_error("--log-level must be debug, info, warning or error");
+        o.log_level = *level;
+      }
+    } else {
+      return usage_error("unknown option \"" + flag + "\" for serve");
+    }
+  }
+  return cl;
+}
+
+}  // namespace toolmux

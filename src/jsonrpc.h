@@ -1,0 +1,47 @@
+// JSON-RPC 2.0 as MCP uses it: reading one incoming message and building the
+// outgoing ones. Pure functions; no I/O, no state.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/untrusted_json.h"
+
+namespace toolmux::jsonrpc {
+
+using nlohmann::json;
+
+// Error codes: JSON-RPC 2.0 section 5.1, plus MCP's use of -32602.
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+
+struct Message {
+  enum class Kind { request, notification, response, invalid };
+  Kind kind = Kind::invalid;
+  json id;  // string or integer for requests and responses; null otherwise
+  std::string method;
+  json params;  // object, or null when absent
+  // Boundary violations found anywhere in the message, pointers from its root.
+  std::vector<JsonViolation> violations;
+  // Set for Kind::invalid: why, and which error code answers it.
+  int error_code = 0;
+  std::string error;
+};
+
+// Reads one message from its text. Never throws: text that is not a valid
+// JSON-RPC message comes back as Kind::invalid with the code and reason to
+// answer it with (the id is kept whenever it could be read, so the client can
+// match the error to its request).
+Message parse_message(std::string_view text, const JsonLimits& limits = {});
+
+json make_result(const json& id, json result);
+json make_error(const json& id, int code, std::string_view message, json data = nullptr);
+json make_notification(std::string_view method, json params);
+
+}  // namespace toolmux::jsonrpc

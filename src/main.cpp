@@ -1,0 +1,77 @@
+// toolmux: the executable. Parses the command line and runs one action.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "catalog/catalog_file.h"
+#include "src/cli.h"
+#include "src/logger.h"
+#include "src/serve_stdio.h"
+#include "src/tool_catalog.h"
+
+namespace {
+
+using namespace toolmux;
+
+int run_check(const std::filesystem::path& file) {
+  ServeOptions options;
+  options.catalog_file = file;
+  Problems problems;
+  auto registry = build_tool_registry(options, problems);
+  if (!registry) {
+    std::cout << file.string() << ": " << problems.size()
+              << (problems.size() == 1 ? " problem" : " problems") << "\n"
+              << format_problems(problems);
+    return 1;
+  }
+  CatalogLoad load = load_catalog_file(file);
+  std::cout << file.string() << ": ok, " << load.catalog.command_tools.size()
+            << " command tools (" << registry->tools().size() << " tools with the built-ins)\n";
+  return 0;
+}
+
+int run_serve(const ServeOptions& options) {
+  Logger logger(stderr, options.log_level);
+  Problems problems;
+  auto registry = build_tool_registry(options, problems);
+  if (!registry) {
+    std::cerr << "toolmux: refusing to start, " << problems.size()
+              << (problems.size() == 1 ? " problem" : " problems") << ":\n"
+              << format_problems(problems);
+    return 2;
+  }
+  return serve_stdio(registry, options, logger);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  CommandLine cl = parse_command_line(args);
+  int code = 0;
+  switch (cl.action) {
+    case CommandLine::Action::version:
+      std::cout << "toolmux " << TOOLMUX_VERSION << "\n";
+      break;
+    case CommandLine::Action::help:
+      std::cout << usage_text();
+      break;
+    case CommandLine::Action::usage_error:
+      std::cerr << "toolmux: " << cl.error << "\n\n" << usage_text();
+      code = 2;
+      break;
+    case CommandLine::Action::check:
+      code = run_check(cl.check_file);
+      break;
+    case CommandLine::Action::serve:
+      code = run_serve(cl.serve);
+      break;
+  }
+  // Calls abandoned after a timeout may still be running on detached threads:
+  // leave without running static destructors under them.
+  std::cout.flush();
+  std::fflush(nullptr);
+  _exit(code);
+}

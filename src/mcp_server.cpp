@@ -1,0 +1,258 @@
+#include "src/mcp_server.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "src/call_context.h"
+#include "src/tool_list_cursor.h"
+#include "src/tool_name_suggestions.h"
+
+namespace toolmux {
+
+using nlohmann::json;
+using jsonrpc::Message;
+
+namespace {
+
+void respond_error(Session& session, const json& id, int code, std::string_view message,
+                   json data = nullptr) {
+  session.send(jsonrpc::make_error(id, code, message, std::move(data)));
+}
+
+// Violations outside the arguments of a tools/call make the whole message
+// invalid; those inside the arguments are the argument check's to report.
+const JsonViolation* first_violation_outside(const std::vector<JsonViolation>& violations,
+                                             std::string_view allowed_prefix) {
+  for (const auto& v : violations) {
+    const bool inside = !allowed_prefix.empty() && v.pointer.rfind(allowed_prefix, 0) == 0 &&
+                        (v.pointer.size() == allowed_prefix.size() ||
+                         v.pointer[allowed_prefix.size()] == '/');
+    if (!inside) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+McpServer::McpServer(std::shared_ptr<const ToolRegistry> registry, ServerOptions options,
+                     Logger& logger)
+    : registry_(std::move(registry)),
+      options_(std::move(options)),
+      logger_(logger),
+      pipeline_(build_call_pipeline(logger)) {
+  auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
+    return [this, method](const Message& m, const std::shared_ptr<Session>& s) {
+      (this->*method)(m, s);
+    };
+  };
+  methods_.emplace("initialize", bind(&McpServer::initialize));
+  methods_.emplace("ping", [](const Message& m, const std::shared_ptr<Session>& s) {
+    s->send(jsonrpc::make_result(m.id, json::object()));
+  });
+  methods_.emplace("tools/list", bind(&McpServer::list_tools));
+  methods_.emplace("tools/call", bind(&McpServer::call_tool));
+  methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
+}
+
+void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& session) {
+  Message m = jsonrpc::parse_message(text, options_.json_limits);
+  switch (m.kind) {
+    case Message::Kind::invalid:
+      logger_.write(LogLevel::info, "invalid_message",
+                    {{"session", session->id()}, {"code", m.error_code}, {"reason", m.error}});
+      respond_error(*session, m.id, m.error_code, m.error);
+      return;
+    case Message::Kind::response:
+      // We send no requests yet, so there is nothing to match a response to.
+      logger_.write(LogLevel::debug, "unexpected_response", {{"session", session->id()}});
+      return;
+    case Message::Kind::notification:
+      handle_notification(m, session);
+      return;
+    case Message::Kind::request:
+      handle_request(m, session);
+      return;
+  }
+}
+
+void McpServer::reject_unreadable(const std::shared_ptr<Session>& session,
+                                  std::string_view reason) {
+  logger_.write(LogLevel::warning, "invalid_message",
+                {{"session", session->id()}, {"reason", reason}});
+  respond_error(*session, nullptr, jsonrpc::kParseError, "Parse error: " + std::string(reason));
+}
+
+void McpServer::handle_request(const Message& m, const std::shared_ptr<Session>& session) {
+  const std::string_view arguments_pointer = m.method == "tools/call" ? "/params/arguments" : "";
+  if (const JsonViolation* v = first_violation_outside(m.violations, arguments_pointer)) {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Invalid request: " + v->message + " at " + v->pointer);
+    return;
+  }
+  auto it = methods_.find(m.method);
+  if (it == methods_.end()) {
+    respond_error(*session, m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method);
+    return;
+  }
+  // Lifecycle: before initialize, only initialize and ping are served.
+  if (!session->initialized() && m.method != "initialize" && m.method != "ping") {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Session not initialized: send \"initialize\" before \"" + m.method + "\"");
+    return;
+  }
+  try {
+    it->second(m, session);
+  } catch (const std::exception& e) {
+    // Our own bug, not the client's: say so without details that could leak.
+    logger_.write(LogLevel::error, "internal_error", {{"method", m.method}, {"what", e.what()}});
+    respond_error(*session, m.id, jsonrpc::kInternalError, "Internal error");
+  }
+}
+
+void McpServer::handle_notification(const Message& m, const std::shared_ptr<Session>& session) {
+  if (m.method == "notifications/cancelled") {
+    if (m.params.is_object() && m.params.contains("requestId")) {
+      session->cancel_call(m.params["requestId"]);
+    }
+  } else if (m.method == "notifications/initialized") {
+    // Nothing to do: the session is usable from the initialize response on.
+  } else {
+    logger_.write(LogLevel::debug, "ignored_notification",
+                  {{"session", session->id()}, {"method", m.method}});
+  }
+}
+
+void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& session) {
+  if (session->initialized()) {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Invalid request: the session is already initialized");
+    return;
+  }
+  const json& params = m.params;
+  if (!params.is_object() || !params.contains("protocolVersion") ||
+      !params["protocolVersion"].is_string()) {
+    respond_error(*session, m.id, jsonrpc::kInvalidParams,
+                  "Invalid params: initialize needs \"protocolVersion\" (a string)");
+    return;
+  }
+  // Version negotiation: answer with the client's version when we speak it,
+  // else with our latest, and let the client decide whether to go on.
+  const std::string requested = params["protocolVersion"].get<std::string>();
+  std::string version = kLatestProtocolVersion;
+  for (const char* supported : kSupportedProtocolVersions) {
+    if (requested == supported) version = requested;
+  }
+  session->set_initialized(version, params.value("capabilities", json::object()),
+                           params.value("clientInfo", json::object()));
+  logger_.write(LogLevel::info, "session_initialized",
+                {{"session", session->id()},
+                 {"protocol_version", version},
+                 {"client", params.value("clientInfo", json::object()).value("name", "")}});
+
+  json result{
+      {"protocolVersion", version},
+      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
+      {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
+  };
+  if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
+  session->send(jsonrpc::make_result(m.id, std::move(result)));
+}
+
+void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {
+  const auto& tools = registry_->tools();
+  std::size_t offset = 0;
+  if (m.params.is_object() && m.params.contains("cursor") && !m.params["cursor"].is_null()) {
+    const json& cursor = m.params["cursor"];
+    std::optional<std::size_t> decoded;
+    if (cursor.is_string()) decoded = decode_tool_list_cursor(cursor.get<std::string>());
+    if (!decoded || *decoded > tools.size()) {
+      respond_error(*session, m.id, jsonrpc::kInvalidParams, "Invalid params: unknown cursor");
+      return;
+    }
+    offset = *decoded;
+  }
+  const std::size_t page = options_.page_size == 0 ? tools.size() : options_.page_size;
+  const std::size_t end = std::min(tools.size(), offset + page);
+  json listed = json::array();
+  for (std::size_t i = offset; i < end; ++i) listed.push_back(tools[i]->descriptor);
+  json result{{"tools", std::move(listed)}};
+  if (end < tools.size()) result["nextCursor"] = encode_tool_list_cursor(end);
+  session->send(jsonrpc::make_result(m.id, std::move(result)));
+}
+
+void McpServer::set_log_level(const Message& m, const std::shared_ptr<Session>& session) {
+  std::optional<LogLevel> level;
+  if (m.params.is_object() && m.params.contains("level") && m.params["level"].is_string()) {
+    level = log_level_from_name(m.params["level"].get<std::string>());
+  }
+  if (!level) {
+    respond_error(*session, m.id, jsonrpc::kInvalidParams,
+                  "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
+                  "critical, alert, emergency");
+    return;
+  }
+  session->set_log_level(*level);
+  session->send(jsonrpc::make_result(m.id, json::object()));
+}
+
+void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& session) {
+  const json& params = m.params;
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+    respond_error(*session, m.id, jsonrpc::kInvalidParams,
+                  "Invalid params: tools/call needs \"name\" (a string)");
+    return;
+  }
+  const std::string name = params["name"].get<std::string>();
+  const RegisteredTool* tool = registry_->find(name);
+  if (!tool) {
+    auto suggestions = suggest_tool_names(*registry_, name, 3);
+    std::string message = "Unknown tool: \"" + name + "\".";
+    if (!suggestions.empty()) {
+      message += " Did you mean";
+      for (std::size_t i = 0; i < suggestions.size(); ++i) {
+        message += (i == 0 ? " \"" : ", \"") + suggestions[i] + "\"";
+      }
+      message += "?";
+    }
+    respond_error(*session, m.id, jsonrpc::kInvalidParams, message,
+                  {{"unknownTool", name}, {"suggestions", suggestions}});
+    return;
+  }
+
+  auto control = session->begin_call(m.id);
+  if (!control) {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Invalid request: a request with id " + m.id.dump() + " is already in flight");
+    return;
+  }
+
+  json progress_token = nullptr;
+  if (params.contains("_meta") && params["_meta"].is_object()) {
+    progress_token = params["_meta"].value("progressToken", json(nullptr));
+  }
+  auto context = std::make_shared<SessionCallContext>(session, control, progress_token,
+                                                      "toolmux/" + name);
+  ToolCall call;
+  call.session_id = session->id();
+  call.tool = tool;
+  call.registry = registry_;
+  call.raw_arguments.value = params.value("arguments", json(nullptr));
+  call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
+  call.control = control;
+  call.context = context;
+
+  // Served on its own thread so that the session's reader goes on reading
+  // (pings, cancellations, other calls) while the tool runs.
+  std::thread([this, session, id = m.id, call = std::move(call), context]() mutable {
+    CallResult out = pipeline_(call);
+    context->finish();
+    // A cancelled request gets no response (MCP cancellation utility).
+    if (out.outcome != CallOutcome::cancelled) {
+      session->send(jsonrpc::make_result(id, out.result.to_json()));
+    }
+    session->end_call(id);
+  }).detach();
+}
+
+}  // namespace toolmux

@@ -1,0 +1,70 @@
+// The MCP server: routes each incoming message of a session to its method and
+// answers through the session. Transport-agnostic: a transport hands it the
+// text of one message at a time (McpServer::handle) and provides the session's
+// MessageSink.
+//
+// handle() may be called from several threads for different sessions, and
+// returns quickly: tools/call runs on a thread of its own, so a slow tool never
+// holds up ping, tools/list or other calls. Never throws.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool_registry.h"
+#include "catalog/untrusted_json.h"
+#include "src/call_pipeline.h"
+#include "src/jsonrpc.h"
+#include "src/logger.h"
+#include "src/session.h"
+
+namespace toolmux {
+
+// Protocol versions of the legacy era this server speaks, oldest first.
+inline constexpr const char* kSupportedProtocolVersions[] = {"2024-11-05", "2025-03-26",
+                                                             "2025-06-18", "2025-11-25"};
+inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
+
+struct ServerOptions {
+  std::size_t page_size = 0;  // tools per tools/list page; 0 = all in one page
+  std::string instructions;   // sent in the initialize result when not empty
+  JsonLimits json_limits;
+};
+
+class McpServer {
+ public:
+  McpServer(std::shared_ptr<const ToolRegistry> registry, ServerOptions options, Logger& logger);
+
+  // Handles one message (its text, as the transport read it) from `session`.
+  void handle(std::string_view text, const std::shared_ptr<Session>& session);
+
+  // Answers a message the transport could not even read (e.g. over the size
+  // limit) with a -32700 error that says why.
+  void reject_unreadable(const std::shared_ptr<Session>& session, std::string_view reason);
+
+ private:
+  using Method = std::function<void(const jsonrpc::Message&, const std::shared_ptr<Session>&)>;
+
+  void handle_request(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  void handle_notification(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+
+  void initialize(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  void list_tools(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  void call_tool(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+
+  std::shared_ptr<const ToolRegistry> registry_;
+  ServerOptions options_;
+  Logger& logger_;
+  CallHandler pipeline_;
+  std::map<std::string, Method, std::less<>> methods_;
+};
+
+}  // namespace toolmux

@@ -1,0 +1,82 @@
+#include "src/serve_stdio.h"
+
+#include <csignal>
+#include <unistd.h>
+
+#include "src/mcp_server.h"
+#include "src/session.h"
+#include "transports/stdio_transport.h"
+
+namespace toolmux {
+namespace {
+
+class StdioSink final : public MessageSink {
+ public:
+  explicit StdioSink(StdioTransport& transport) : transport_(transport) {}
+  void send(const nlohmann::json& message) override {
+    // Strings are valid UTF-8 by the time they get here (the result boundary
+    // checks tool output); replace is the last line of defence, not a path.
+    transport_.write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+
+ private:
+  StdioTransport& transport_;
+};
+
+StdioTransport* g_transport = nullptr;
+
+extern "C" void on_stop_signal(int) {
+  if (g_transport) g_transport->request_stop();
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: the blocked read must return EINTR
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+std::string describe_tools(const ToolRegistry& registry) {
+  return "toolmux serves " + std::to_string(registry.tools().size()) +
+         " tools. File tools take paths relative to the folders toolmux was given; "
+         "a tool's annotations tell whether it only reads or changes something.";
+}
+
+}  // namespace
+
+int serve_stdio(std::shared_ptr<const ToolRegistry> registry, const ServeOptions& options,
+                Logger& logger) {
+  StdioTransport transport(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
+  g_transport = &transport;
+  install_signal_handlers();
+
+  ServerOptions server_options;
+  server_options.page_size = options.page_size;
+  server_options.instructions = describe_tools(*registry);
+  McpServer server(registry, server_options, logger);
+  StdioSink sink(transport);
+  auto session = std::make_shared<Session>("stdio", sink);
+  logger.write(LogLevel::info, "serving",
+               {{"transport", "stdio"}, {"tools", registry->tools().size()}});
+
+  while (auto line = transport.read_line()) {
+    if (line->oversized) {
+      server.reject_unreadable(session, "message is larger than " +
+                                            std::to_string(options.max_message_bytes) + " bytes");
+      continue;
+    }
+    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    server.handle(line->text, session);
+  }
+
+  // The client has gone (or we were told to stop): stop what runs for it.
+  session->cancel_all_calls();
+  const bool drained = session->wait_for_calls(std::chrono::milliseconds(2000));
+  logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
+  return 0;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,76 @@
+#include <catch2/catch.hpp>
+
+#include "src/jsonrpc.h"
+
+using toolmux::jsonrpc::Message;
+using toolmux::jsonrpc::parse_message;
+namespace rpc = toolmux::jsonrpc;
+
+TEST_CASE("a request is read with its id, method and params") {
+  Message m = parse_message(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}})");
+  REQUIRE(m.kind == Message::Kind::request);
+  CHECK(m.id == 7);
+  CHECK(m.method == "tools/list");
+  CHECK(m.params["cursor"] == "x");
+}
+
+TEST_CASE("a message without an id is a notification") {
+  Message m = parse_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  CHECK(m.kind == Message::Kind::notification);
+}
+
+TEST_CASE("text that is not JSON is a parse error that says where") {
+  Message m = parse_message("this is not json");
+  REQUIRE(m.kind == Message::Kind::invalid);
+  CHECK(m.error_code == rpc::kParseError);
+  CHECK(m.id.is_null());
+  CHECK_THAT(m.error, Catch::Contains("byte 0"));
+}
+
+TEST_CASE("invalid requests keep their id and say what is wrong") {
+  SECTION("no method") {
+    Message m = parse_message(R"({"jsonrpc":"2.0","id":"a"})");
+    CHECK(m.error_code == rpc::kInvalidRequest);
+    CHECK(m.id == "a");
+    CHECK_THAT(m.error, Catch::Contains("\"method\" is missing"));
+  }
+  SECTION("wrong jsonrpc version") {
+    Message m = parse_message(R"({"jsonrpc":"1.0","id":1,"method":"ping"})");
+    CHECK(m.error_code == rpc::kInvalidRequest);
+    CHECK(m.id == 1);
+  }
+  SECTION("null id") {
+    Message m = parse_message(R"({"jsonrpc":"2.0","id":null,"method":"ping"})");
+    CHECK(m.error_code == rpc::kInvalidRequest);
+    CHECK_THAT(m.error, Catch::Contains("string or an integer"));
+  }
+  SECTION("params that are not an object") {
+    Message m = parse_message(R"({"jsonrpc":"2.0","id":2,"method":"ping","params":[1]})");
+    CHECK(m.error_code == rpc::kInvalidParams);
+  }
+  SECTION("a batch") {
+    Message m = parse_message(R"([{"jsonrpc":"2.0","id":2,"method":"ping"}])");
+    CHECK(m.error_code == rpc::kInvalidRequest);
+    CHECK_THAT(m.error, Catch::Contains("batches"));
+  }
+}
+
+TEST_CASE("boundary violations are reported with their place, and the request is still read") {
+  Message m = parse_message(
+      R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"a":1,"a":2}}})");
+  REQUIRE(m.kind == Message::Kind::request);
+  CHECK(m.id == 5);
+  REQUIRE(m.violations.size() == 1);
+  CHECK(m.violations[0].pointer == "/params/arguments/a");
+}
+
+TEST_CASE("responses from the client are recognised") {
+  Message m = parse_message(R"({"jsonrpc":"2.0","id":3,"result":{}})");
+  CHECK(m.kind == Message::Kind::response);
+}
+
+TEST_CASE("errors are built as JSON-RPC 2.0 error objects") {
+  auto e = rpc::make_error(4, rpc::kMethodNotFound, "Method not found: x");
+  CHECK(e == nlohmann::json::parse(
+                 R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: x"}})"));
+}

@@ -1,0 +1,117 @@
+// Native tools and a message sink for tests of the server layer.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool_registry.h"
+#include "src/session.h"
+
+namespace toolmux::testing {
+
+using nlohmann::json;
+
+inline ToolSpec spec(std::string name, json input_schema, int timeout_ms = 2000) {
+  ToolSpec s;
+  s.name = std::move(name);
+  s.description = "A tool for tests.";
+  s.input_schema = std::move(input_schema);
+  s.side_effect = "read_only";
+  s.timeout = std::chrono::milliseconds(timeout_ms);
+  return s;
+}
+
+inline json object_schema(json properties = json::object(), json required = json::array()) {
+  return {{"type", "object"}, {"properties", properties}, {"required", required}};
+}
+
+// echo {text}, slow {ms} (stops early when cancelled), throws {}, wrong_output {}
+inline std::shared_ptr<ToolRegistry> make_test_registry() {
+  auto registry = std::make_shared<ToolRegistry>();
+  REQUIRE(registry
+              ->add(spec("echo", object_schema({{"text", {{"type", "string"}}}}, {"text"})),
+                    [](const json& args, CallContext&) {
+                      return ToolResult::text(args["text"].get<std::string>());
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("slow", object_schema({{"ms", {{"type", "integer"}}}}, {"ms"}), 300),
+                    [](const json& args, CallContext& ctx) {
+                      const auto until = std::chrono::steady_clock::now() +
+                                         std::chrono::milliseconds(args["ms"].get<int>());
+                      int step = 0;
+                      while (std::chrono::steady_clock::now() < until && !ctx.cancelled()) {
+                        ctx.report_progress(++step, std::nullopt, "working");
+                        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                      }
+                      return ToolResult::text("done");
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("throws", object_schema()),
+                    [](const json&, CallContext&) -> ToolResult {
+                      throw std::runtime_error("disk on fire");
+                    })
+              .empty());
+  ToolSpec wrong = spec("wrong_output", object_schema());
+  wrong.output_schema = object_schema({{"count", {{"type", "integer"}}}}, {"count"});
+  REQUIRE(registry
+              ->add(wrong,
+                    [](const json&, CallContext&) {
+                      ToolResult r = ToolResult::text("{\"count\":\"three\"}");
+                      r.structured_content = {{"count", "three"}};
+                      return r;
+                    })
+              .empty());
+  return registry;
+}
+
+// Collects what the server sends, and lets a test wait for a message.
+class CapturingSink : public MessageSink {
+ public:
+  void send(const json& message) override {
+    std::lock_guard lock(mutex_);
+    messages_.push_back(message);
+    changed_.notify_all();
+  }
+
+  // The response to request `id`, waiting up to `timeout`; null if none came.
+  json response(const json& id, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mutex_);
+    json found;
+    changed_.wait_for(lock, timeout, [&] {
+      for (const auto& m : messages_) {
+        if (m.contains("id") && m["id"] == id && !m.contains("method")) {
+          found = m;
+          return true;
+        }
+      }
+      return false;
+    });
+    return found;
+  }
+
+  std::vector<json> notifications(const std::string& method) {
+    std::lock_guard lock(mutex_);
+    std::vector<json> out;
+    for (const auto& m : messages_) {
+      if (m.value("method", "") == method) out.push_back(m);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<json> messages_;
+};
+
+}  // namespace toolmux::testing

@@ -1,0 +1,85 @@
+#include "transports/stdio_transport.h"
+
+#include <cerrno>
+#include <unistd.h>
+
+namespace toolmux {
+
+StdioTransport::StdioTransport(int in_fd, int out_fd, std::size_t max_message_bytes)
+    : in_fd_(in_fd), out_fd_(out_fd), max_message_bytes_(max_message_bytes) {}
+
+std::optional<StdioTransport::Line> StdioTransport::read_line() {
+  char chunk[65536];
+  while (true) {
+    // A complete line already buffered?
+    const std::size_t newline = buffer_.find('\n', scan_from_);
+    if (newline != std::string::npos) {
+      Line line;
+      if (skipping_) {
+        line.oversized = true;
+        skipping_ = false;
+      } else {
+        line.text = buffer_.substr(0, newline);
+        if (!line.text.empty() && line.text.back() == '\r') line.text.pop_back();
+        if (line.text.size() > max_message_bytes_) {
+          line.text.clear();
+          line.oversized = true;
+        }
+      }
+      buffer_.erase(0, newline + 1);
+      scan_from_ = 0;
+      return line;
+    }
+    scan_from_ = buffer_.size();
+    // Bound memory: past the limit, keep reading but drop the bytes.
+    if (buffer_.size() > max_message_bytes_) {
+      skipping_ = true;
+      buffer_.clear();
+      scan_from_ = 0;
+    }
+    if (eof_) {
+      if (buffer_.empty() && !skipping_) return std::nullopt;
+      // A last line without "\n" still counts.
+      Line line;
+      line.oversized = skipping_;
+      if (!skipping_) line.text = std::move(buffer_);
+      buffer_.clear();
+      skipping_ = false;
+      return line;
+    }
+    const ssize_t n = ::read(in_fd_, chunk, sizeof chunk);
+    if (n > 0) {
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      eof_ = true;
+    } else if (errno == EINTR) {
+      if (stop_requested()) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+}
+
+bool StdioTransport::write_line(std::string_view text) {
+  std::lock_guard lock(write_mutex_);
+  if (peer_gone_) return false;
+  std::string out;
+  out.reserve(text.size() + 1);
+  out.append(text);
+  out.push_back('\n');
+  std::size_t written = 0;
+  while (written < out.size()) {
+    const ssize_t n = ::write(out_fd_, out.data() + written, out.size() - written);
+    if (n > 0) {
+      written += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      peer_gone_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace toolmux

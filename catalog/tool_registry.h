@@ -11,7 +11,9 @@
 // from any number of threads. Entries never move once added.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +57,7 @@ class ToolRegistry {
 
  private:
   std::vector<std::unique_ptr<RegisteredTool>> tools_;
+  std::map<std::string, const RegisteredTool*, std::less<>> by_name_;
 };
 
 }  // namespace toolmux

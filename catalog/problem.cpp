@@ -1,0 +1,39 @@
+#include "catalog/problem.h"
+
+namespace toolmux {
+
+std::string pointer_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Problems with_prefix(Problems problems, std::string_view prefix) {
+  for (Problem& problem : problems) {
+    problem.pointer.insert(0, prefix);
+  }
+  return problems;
+}
+
+std::string format_problems(const Problems& problems) {
+  std::string out;
+  for (const Problem& problem : problems) {
+    out += "  ";
+    out += problem.pointer;
+    out += ": ";
+    out += problem.message;
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace toolmux

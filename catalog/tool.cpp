@@ -1,0 +1,78 @@
+#include "catalog/tool.h"
+
+#include <array>
+#include <utility>
+
+namespace toolmux {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, SideEffect>, 4> kSideEffects{{
+    {"read_only", SideEffect::read_only},
+    {"local_mutation", SideEffect::local_mutation},
+    {"remote_mutation", SideEffect::remote_mutation},
+    {"destructive", SideEffect::destructive},
+}};
+
+constexpr std::array<std::pair<std::string_view, LogLevel>, 8> kLogLevels{{
+    {"debug", LogLevel::debug},
+    {"info", LogLevel::info},
+    {"notice", LogLevel::notice},
+    {"warning", LogLevel::warning},
+    {"error", LogLevel::error},
+    {"critical", LogLevel::critical},
+    {"alert", LogLevel::alert},
+    {"emergency", LogLevel::emergency},
+}};
+
+}  // namespace
+
+std::optional<SideEffect> side_effect_from_name(std::string_view name) {
+  for (const auto& [text, effect] : kSideEffects) {
+    if (text == name) return effect;
+  }
+  return std::nullopt;
+}
+
+std::string_view side_effect_name(SideEffect effect) {
+  for (const auto& [text, value] : kSideEffects) {
+    if (value == effect) return text;
+  }
+  return "unknown";
+}
+
+std::optional<LogLevel> log_level_from_name(std::string_view name) {
+  for (const auto& [text, level] : kLogLevels) {
+    if (text == name) return level;
+  }
+  return std::nullopt;
+}
+
+std::string_view log_level_name(LogLevel level) {
+  for (const auto& [text, value] : kLogLevels) {
+    if (value == level) return text;
+  }
+  return "unknown";
+}
+
+ToolResult ToolResult::text(std::string text) {
+  ToolResult result;
+  result.content.push_back(json{{"type", "text"}, {"text", std::move(text)}});
+  return result;
+}
+
+ToolResult ToolResult::error(std::string message) {
+  ToolResult result = text(std::move(message));
+  result.is_error = true;
+  return result;
+}
+
+json ToolResult::to_json() const {
+  json out = json::object();
+  out["content"] = content.is_array() ? content : json::array();
+  if (!structured_content.is_null()) out["structuredContent"] = structured_content;
+  out["isError"] = is_error;
+  return out;
+}
+
+}  // namespace toolmux

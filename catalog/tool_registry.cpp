@@ -1,0 +1,194 @@
+#include "catalog/tool_registry.h"
+
+#include <utility>
+
+#include "catalog/untrusted_json.h"
+
+namespace toolmux {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxNameBytes = 128;
+
+std::string json_quote(std::string_view text) {
+  return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string hex(unsigned value, int digits) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += kDigits[(value >> shift) & 0xF];
+  return out;
+}
+
+bool name_char_ok(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+
+// How to show the character at name[pos] in a message.
+std::string describe_char(std::string_view name, std::size_t pos) {
+  const auto c = static_cast<unsigned char>(name[pos]);
+  if (c >= 0x21 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+  if (c < 0x80) return "U+" + hex(c, 4) + (c == ' ' ? " (space)" : " (a control character)");
+  // A multi-byte character: show it when it is well-formed UTF-8.
+  std::size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  const std::string_view bytes = name.substr(pos, length);
+  if (length > 1 && bytes.size() == length && is_valid_utf8(bytes)) {
+    return "'" + std::string(bytes) + "'";
+  }
+  return "byte 0x" + hex(c, 2) + " (not valid UTF-8)";
+}
+
+bool blank(std::string_view text) {
+  for (char c : text) {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
+  }
+  return true;
+}
+
+// Checks one of the spec's schemas and compiles it when it passes.
+std::shared_ptr<const CompiledSchema> check_schema(const json& schema, const char* field,
+                                                   const std::string& label, Problems& problems) {
+  const std::string at = std::string("/") + field;
+  if (schema.is_null()) {
+    problems.push_back(Problem{at, label + field + " is missing"});
+    return nullptr;
+  }
+  if (!schema.is_object()) {
+    problems.push_back(Problem{
+        at, label + field + " must be a JSON object, got " + std::string(schema.type_name())});
+    return nullptr;
+  }
+  bool ok = true;
+  auto type = schema.find("type");
+  if (type == schema.end()) {
+    problems.push_back(Problem{at, label + field + " must have \"type\": \"object\""});
+    ok = false;
+  } else if (*type != "object") {
+    problems.push_back(
+        Problem{at + "/type", label + field + " must have \"type\": \"object\", got " +
+                                  type->dump(-1, ' ', false, json::error_handler_t::replace)});
+    ok = false;
+  }
+  Problems found;
+  auto compiled = CompiledSchema::compile(schema, found);
+  for (Problem& problem : found) {
+    problems.push_back(Problem{at + problem.pointer, label + field + ": " + problem.message});
+  }
+  return ok ? compiled : nullptr;
+}
+
+struct Checked {
+  Problems problems;
+  std::optional<SideEffect> effect;
+  std::shared_ptr<const CompiledSchema> input;
+  std::shared_ptr<const CompiledSchema> output;
+};
+
+Checked check(const ToolSpec& spec) {
+  Checked out;
+  Problems& problems = out.problems;
+  const std::string label = "tool " + json_quote(spec.name) + ": ";
+
+  if (spec.name.empty()) {
+    problems.push_back(Problem{"/name", label + "name is empty"});
+  } else if (spec.name.size() > kMaxNameBytes) {
+    problems.push_back(Problem{"/name", label + "name is " + std::to_string(spec.name.size()) +
+                                            " bytes long; the limit is " +
+                                            std::to_string(kMaxNameBytes)});
+  }
+  for (std::size_t i = 0; i < spec.name.size(); ++i) {
+    if (name_char_ok(spec.name[i])) continue;
+    problems.push_back(Problem{"/name", label + "name contains " + describe_char(spec.name, i) +
+                                            " at byte " + std::to_string(i) +
+                                            "; only ASCII letters, digits, '_', '-' and '.' are "
+                                            "allowed"});
+    break;
+  }
+
+  if (spec.description.empty()) {
+    problems.push_back(Problem{"/description", label + "description is empty"});
+  } else if (blank(spec.description)) {
+    problems.push_back(Problem{"/description", label + "description is only whitespace"});
+  }
+
+  out.effect = side_effect_from_name(spec.side_effect);
+  if (!out.effect) {
+    problems.push_back(Problem{
+        "/sideEffect", label +
+                           (spec.side_effect.empty()
+                                ? std::string("side effect is missing")
+                                : "side effect " + json_quote(spec.side_effect) + " is unknown") +
+                           "; use one of read_only, local_mutation, remote_mutation, destructive"});
+  }
+
+  if (spec.timeout.count() <= 0) {
+    problems.push_back(Problem{"/timeoutMs", label + "timeout is missing or zero"});
+  }
+
+  out.input = check_schema(spec.input_schema, "inputSchema", label, problems);
+  if (!spec.output_schema.is_null()) {
+    out.output = check_schema(spec.output_schema, "outputSchema", label, problems);
+  }
+  return out;
+}
+
+}  // namespace
+
+Problems check_tool_spec(const ToolSpec& spec) { return check(spec).problems; }
+
+json annotations_for(const ToolSpec& spec, SideEffect effect) {
+  json annotations = json::object();
+  if (!spec.title.empty()) annotations["title"] = spec.title;
+  annotations["readOnlyHint"] = effect == SideEffect::read_only;
+  annotations["destructiveHint"] = effect == SideEffect::destructive;
+  annotations["idempotentHint"] = spec.idempotent;
+  annotations["openWorldHint"] = effect == SideEffect::remote_mutation;
+  return annotations;
+}
+
+Problems ToolRegistry::add(ToolSpec spec, ToolHandler handler) {
+  Checked checked = check(spec);
+  const std::string label = "tool " + json_quote(spec.name) + ": ";
+  if (!spec.name.empty() && find(spec.name) != nullptr) {
+    checked.problems.insert(
+        checked.problems.begin(),
+        Problem{"/name", label + "a tool with this name is already registered"});
+  }
+  if (!handler) checked.problems.push_back(Problem{"", label + "has no handler"});
+  if (!checked.problems.empty()) return checked.problems;
+
+  auto tool = std::make_unique<RegisteredTool>();
+  json descriptor = json::object();
+  descriptor["name"] = spec.name;
+  if (!spec.title.empty()) descriptor["title"] = spec.title;
+  descriptor["description"] = spec.description;
+  descriptor["inputSchema"] = spec.input_schema;
+  if (!spec.output_schema.is_null()) descriptor["outputSchema"] = spec.output_schema;
+  descriptor["annotations"] = annotations_for(spec, *checked.effect);
+  if (!spec.tags.empty() || !spec.version.empty()) {
+    json meta = json::object();
+    if (!spec.tags.empty()) meta["io.toolmux/tags"] = spec.tags;
+    if (!spec.version.empty()) meta["io.toolmux/version"] = spec.version;
+    descriptor["_meta"] = std::move(meta);
+  }
+  tool->side_effect = *checked.effect;
+  tool->input_schema = std::move(checked.input);
+  tool->output_schema = std::move(checked.output);
+  tool->handler = std::move(handler);
+  tool->descriptor = std::move(descriptor);
+  tool->spec = std::move(spec);
+  by_name_.emplace(tool->spec.name, tool.get());
+  tools_.push_back(std::move(tool));
+  return {};
+}
+
+const RegisteredTool* ToolRegistry::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+}  // namespace toolmux

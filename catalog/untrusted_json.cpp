@@ -1,0 +1,504 @@
+#include "catalog/untrusted_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "catalog/problem.h"
+
+namespace toolmux {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Length of the well-formed UTF-8 sequence starting at text[pos] (1-4), or,
+// when it is not well-formed, minus the length of its maximal subpart (the
+// bytes to replace with one U+FFFD, at least 1). Follows Unicode's
+// "well-formed byte sequences" table: no overlongs, no surrogates, <= U+10FFFF.
+int utf8_sequence(std::string_view text, std::size_t pos) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(pos);
+  if (lead < 0x80) return 1;
+  int length = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return -1;
+  }
+  for (int i = 1; i < length; ++i) {
+    const std::size_t at = pos + static_cast<std::size_t>(i);
+    if (at >= text.size()) return -i;
+    const unsigned char c = byte(at);
+    const unsigned char lo = i == 1 ? low : 0x80;
+    const unsigned char hi = i == 1 ? high : 0xBF;
+    if (c < lo || c > hi) return -i;
+  }
+  return length;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string hex4(std::uint32_t unit) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string out = "\\u";
+  for (int shift = 12; shift >= 0; shift -= 4) out += kDigits[(unit >> shift) & 0xF];
+  return out;
+}
+
+struct SyntaxError {
+  std::string what;
+  std::size_t at;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, const JsonLimits& limits) : text_(text), limits_(limits) {}
+
+  ParsedJson run() {
+    ParsedJson result;
+    try {
+      skip_ws();
+      std::string pointer;
+      parse_value(result.value, pointer, 0, true);
+      skip_ws();
+      if (pos_ < text_.size()) fail("unexpected " + describe(pos_) + " after the value");
+      result.violations = std::move(violations_);
+    } catch (const SyntaxError& error) {
+      result.value = nullptr;
+      result.violations.clear();
+      result.syntax_error = "not JSON: " + error.what + " at byte " + std::to_string(error.at);
+    }
+    return result;
+  }
+
+ private:
+  [[noreturn]] void fail(std::string what) { fail_at(std::move(what), pos_); }
+  [[noreturn]] static void fail_at(std::string what, std::size_t at) {
+    throw SyntaxError{std::move(what), at};
+  }
+
+  std::string describe(std::size_t at) const {
+    if (at >= text_.size()) return "end of input";
+    const auto c = static_cast<unsigned char>(text_[at]);
+    if (c >= 0x80) {
+      return utf8_sequence(text_, at) > 0 ? "non-ASCII character outside a string"
+                                          : "invalid UTF-8 outside a string";
+    }
+    if (c < 0x20 || c == 0x7F) {
+      return "control character " + hex4(c).replace(0, 2, "U+");
+    }
+    return std::string("character '") + static_cast<char>(c) + "'";
+  }
+
+  void skip_ws() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+      ++pos_;
+    }
+  }
+
+  void violation(const std::string& pointer, std::string message) {
+    violations_.push_back(JsonViolation{pointer, std::move(message)});
+  }
+
+  // `depth` is the number of containers around this value. `live` is false
+  // inside a value that is being discarded (too deep, or a repeated key's
+  // value): it is checked for syntax only.
+  void parse_value(json& out, std::string& pointer, std::size_t depth, bool live) {
+    if (pos_ >= text_.size()) fail("unexpected end of input");
+    const char c = text_[pos_];
+    if (c == '{' || c == '[') {
+      const std::size_t my_depth = depth + 1;
+      if (my_depth > limits_.hard_depth) {
+        fail("nested deeper than " + std::to_string(limits_.hard_depth) + " levels");
+      }
+      bool build = live;
+      if (live && my_depth > limits_.max_depth) {
+        violation(pointer, "nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+        build = false;
+      }
+      if (c == '{') {
+        parse_object(out, pointer, my_depth, build);
+      } else {
+        parse_array(out, pointer, my_depth, build);
+      }
+      if (!build) out = nullptr;
+      return;
+    }
+    if (c == '"') {
+      std::string value;
+      parse_string(value, pointer, live);
+      if (live) out = std::move(value);
+      return;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      parse_number(out);
+      return;
+    }
+    if (literal("true")) {
+      out = true;
+    } else if (literal("false")) {
+      out = false;
+    } else if (literal("null")) {
+      out = nullptr;
+    } else if (c >= 'a' && c <= 'z') {
+      fail("invalid literal");
+    } else {
+      fail("unexpected " + describe(pos_));
+    }
+  }
+
+  bool literal(std::string_view word) {
+    if (text_.substr(pos_, word.size()) != word) return false;
+    pos_ += word.size();
+    return true;
+  }
+
+  void parse_object(json& out, std::string& pointer, std::size_t depth, bool live) {
+    ++pos_;  // '{'
+    if (live) out = json::object();
+    skip_ws();
+    if (pos_ < text_.size() && text_[pos_] == '}') {
+      ++pos_;
+      return;
+    }
+    const std::size_t base = pointer.size();
+    while (true) {
+      if (pos_ >= text_.size()) fail("unexpected end of input in an object");
+      if (text_[pos_] != '"') fail("expected a string key, found " + describe(pos_));
+      std::string key;
+      parse_string(key, pointer, live, /*is_key=*/true);
+      skip_ws();
+      if (pos_ >= text_.size() || text_[pos_] != ':') {
+        fail("expected ':' after an object key, found " + describe(pos_));
+      }
+      ++pos_;
+      skip_ws();
+      pointer += '/';
+      pointer += pointer_token(key);
+      if (live && out.contains(key)) {
+        violation(pointer, "repeated object key \"" + key + "\"");
+        json ignored;
+        parse_value(ignored, pointer, depth, false);
+      } else if (live) {
+        json value;
+        parse_value(value, pointer, depth, true);
+        out.emplace(std::move(key), std::move(value));
+      } else {
+        json ignored;
+        parse_value(ignored, pointer, depth, false);
+      }
+      pointer.resize(base);
+      skip_ws();
+      if (pos_ >= text_.size()) fail("unexpected end of input in an object");
+      if (text_[pos_] == ',') {
+        ++pos_;
+        skip_ws();
+        continue;
+      }
+      if (text_[pos_] == '}') {
+        ++pos_;
+        return;
+      }
+      fail("expected ',' or '}' in an object, found " + describe(pos_));
+    }
+  }
+
+  void parse_array(json& out, std::string& pointer, std::size_t depth, bool live) {
+    ++pos_;  // '['
+    if (live) out = json::array();
+    skip_ws();
+    if (pos_ < text_.size() && text_[pos_] == ']') {
+      ++pos_;
+      return;
+    }
+    const std::size_t base = pointer.size();
+    std::size_t index = 0;
+    while (true) {
+      pointer += '/';
+      pointer += std::to_string(index++);
+      json value;
+      parse_value(value, pointer, depth, live);
+      if (live) out.push_back(std::move(value));
+      pointer.resize(base);
+      skip_ws();
+      if (pos_ >= text_.size()) fail("unexpected end of input in an array");
+      if (text_[pos_] == ',') {
+        ++pos_;
+        skip_ws();
+        continue;
+      }
+      if (text_[pos_] == ']') {
+        ++pos_;
+        return;
+      }
+      fail("expected ',' or ']' in an array, found " + describe(pos_));
+    }
+  }
+
+  // Reads the \uXXXX at pos_ (pos_ at the backslash) and returns the unit.
+  std::uint32_t read_u_escape() {
+    const std::size_t start = pos_;
+    if (pos_ + 6 > text_.size()) fail_at("incomplete \\u escape", start);
+    std::uint32_t unit = 0;
+    for (std::size_t i = pos_ + 2; i < pos_ + 6; ++i) {
+      const int digit = hex_value(text_[i]);
+      if (digit < 0) fail_at("invalid \\u escape (expected 4 hex digits)", start);
+      unit = unit * 16 + static_cast<std::uint32_t>(digit);
+    }
+    pos_ += 6;
+    return unit;
+  }
+
+  void parse_string(std::string& out, const std::string& pointer, bool live, bool is_key = false) {
+    const std::size_t start = pos_;
+    ++pos_;  // opening quote
+    bool bad_utf8 = false;
+    std::optional<std::uint32_t> lone_surrogate;
+    while (true) {
+      if (pos_ >= text_.size()) fail_at("unterminated string", start);
+      const auto c = static_cast<unsigned char>(text_[pos_]);
+      if (c == '"') {
+        ++pos_;
+        break;
+      }
+      if (c < 0x20) {
+        fail("unescaped control character " + hex4(c).replace(0, 2, "U+") + " in a string");
+      }
+      if (c == '\\') {
+        if (pos_ + 1 >= text_.size()) fail_at("unterminated string", start);
+        const char e = text_[pos_ + 1];
+        switch (e) {
+          case '"':
+            out += '"';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '/':
+            out += '/';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'n':
+            out += '\n';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'u': {
+            const std::uint32_t unit = read_u_escape();
+            if (unit >= 0xD800 && unit <= 0xDBFF) {
+              // A high surrogate must be followed by an escaped low surrogate.
+              if (pos_ + 1 < text_.size() && text_[pos_] == '\\' && text_[pos_ + 1] == 'u') {
+                const std::size_t save = pos_;
+                const std::uint32_t low = read_u_escape();
+                if (low >= 0xDC00 && low <= 0xDFFF) {
+                  append_utf8(out, 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00));
+                  continue;
+                }
+                pos_ = save;  // read the next escape on its own
+              }
+              if (!lone_surrogate) lone_surrogate = unit;
+              out += kReplacement;
+            } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+              if (!lone_surrogate) lone_surrogate = unit;
+              out += kReplacement;
+            } else {
+              append_utf8(out, unit);
+            }
+            continue;
+          }
+          default:
+            fail("invalid escape sequence");
+        }
+        pos_ += 2;
+        continue;
+      }
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+        ++pos_;
+        continue;
+      }
+      const int length = utf8_sequence(text_, pos_);
+      if (length > 0) {
+        out.append(text_.substr(pos_, static_cast<std::size_t>(length)));
+        pos_ += static_cast<std::size_t>(length);
+      } else {
+        bad_utf8 = true;
+        out += kReplacement;
+        pos_ += static_cast<std::size_t>(-length);
+      }
+    }
+    if (!live) return;
+    const std::string where = is_key ? pointer + "/" + pointer_token(out) : pointer;
+    if (bad_utf8) violation(where, "invalid UTF-8 in string");
+    if (lone_surrogate) violation(where, "escaped lone surrogate " + hex4(*lone_surrogate));
+  }
+
+  void parse_number(json& out) {
+    const std::size_t start = pos_;
+    const auto digit = [&](std::size_t i) {
+      return i < text_.size() && text_[i] >= '0' && text_[i] <= '9';
+    };
+    bool integral = true;
+    if (text_[pos_] == '-') ++pos_;
+    if (!digit(pos_)) fail("invalid number (expected a digit)");
+    if (text_[pos_] == '0') {
+      ++pos_;
+      if (digit(pos_)) fail("invalid number (leading zero)");
+    } else {
+      while (digit(pos_)) ++pos_;
+    }
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      integral = false;
+      ++pos_;
+      if (!digit(pos_)) fail("invalid number (expected a digit after '.')");
+      while (digit(pos_)) ++pos_;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      integral = false;
+      ++pos_;
+      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+      if (!digit(pos_)) fail("invalid number (expected a digit in the exponent)");
+      while (digit(pos_)) ++pos_;
+    }
+    const char* first = text_.data() + start;
+    const char* last = text_.data() + pos_;
+    if (integral) {
+      std::int64_t signed_value = 0;
+      auto [ptr, ec] = std::from_chars(first, last, signed_value);
+      if (ec == std::errc() && ptr == last) {
+        out = signed_value;
+        return;
+      }
+      if (*first != '-') {
+        std::uint64_t unsigned_value = 0;
+        auto [uptr, uec] = std::from_chars(first, last, unsigned_value);
+        if (uec == std::errc() && uptr == last) {
+          out = unsigned_value;
+          return;
+        }
+      }
+    }
+    double value = 0;
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec == std::errc::result_out_of_range) {
+      // Valid JSON whose magnitude no double holds: the nearest value.
+      bool tiny = false;
+      // from_chars leaves `value` unchanged; decide overflow vs underflow by
+      // the exponent's sign.
+      for (const char* p = first; p < last; ++p) {
+        if ((*p == 'e' || *p == 'E') && p + 1 < last && p[1] == '-') tiny = true;
+      }
+      const bool negative = *first == '-';
+      if (tiny) {
+        value = negative ? -0.0 : 0.0;
+      } else {
+        value = negative ? -std::numeric_limits<double>::infinity()
+                         : std::numeric_limits<double>::infinity();
+      }
+    } else if (ec != std::errc() || ptr != last) {
+      fail_at("invalid number", start);
+    }
+    out = value;
+  }
+
+  std::string_view text_;
+  const JsonLimits& limits_;
+  std::size_t pos_ = 0;
+  std::vector<JsonViolation> violations_;
+};
+
+}  // namespace
+
+ParsedJson parse_untrusted_json(std::string_view text, const JsonLimits& limits) {
+  return Parser(text, limits).run();
+}
+
+std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& violations,
+                                            std::string_view pointer) {
+  std::vector<JsonViolation> out;
+  for (const JsonViolation& v : violations) {
+    const std::string_view p = v.pointer;
+    if (p.substr(0, pointer.size()) != pointer) continue;
+    if (p.size() > pointer.size() && p[pointer.size()] != '/') continue;
+    out.push_back(JsonViolation{std::string(p.substr(pointer.size())), v.message});
+  }
+  return out;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const int length = utf8_sequence(text, pos);
+    if (length <= 0) return false;
+    pos += static_cast<std::size_t>(length);
+  }
+  return true;
+}
+
+std::size_t json_depth(const nlohmann::json& value) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const nlohmann::json*, std::size_t>> stack{{&value, 0}};
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (!node->is_structured()) {
+      deepest = std::max(deepest, depth);
+      continue;
+    }
+    deepest = std::max(deepest, depth + 1);
+    for (const auto& child : *node) stack.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,291 @@
+#include "catalog/tool_registry.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+using namespace toolmux;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+json load(const std::string& name) {
+  std::ifstream in(std::string(TOOLMUX_TEST_DATA) + "/schemas/" + name);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+ToolSpec valid_spec(std::string name = "read_file") {
+  ToolSpec spec;
+  spec.name = std::move(name);
+  spec.description = "Reads a file.";
+  spec.input_schema = json::parse(R"({"type":"object","properties":{"path":{"type":"string"}}})");
+  spec.side_effect = "read_only";
+  spec.timeout = 5000ms;
+  return spec;
+}
+
+ToolResult noop(const json&, CallContext&) { return ToolResult::text("ok"); }
+
+// The one problem a spec is refused with (and that check_tool_spec agrees).
+Problem only_problem(const ToolSpec& spec) {
+  ToolRegistry registry;
+  const Problems problems = registry.add(spec, noop);
+  INFO(format_problems(problems));
+  REQUIRE(problems.size() == 1);
+  CHECK(registry.tools().empty());
+  const Problems checked = check_tool_spec(spec);
+  REQUIRE(checked.size() == 1);
+  CHECK(checked[0].message == problems[0].message);
+  return problems[0];
+}
+
+}  // namespace
+
+TEST_CASE("a valid tool is registered with its descriptor") {
+  ToolRegistry registry;
+  ToolSpec spec = valid_spec();
+  spec.title = "Read file";
+  spec.output_schema = json::parse(R"({"type":"object","properties":{"text":{"type":"string"}}})");
+  spec.tags = {"fs", "read"};
+  spec.version = "1.2.0";
+  REQUIRE(registry.add(spec, noop).empty());
+  const RegisteredTool* tool = registry.find("read_file");
+  REQUIRE(tool);
+  CHECK(registry.find("other") == nullptr);
+  CHECK(tool->side_effect == SideEffect::read_only);
+  REQUIRE(tool->input_schema);
+  REQUIRE(tool->output_schema);
+  CHECK(tool->descriptor == json::parse(R"({
+    "name": "read_file",
+    "title": "Read file",
+    "description": "Reads a file.",
+    "inputSchema": {"type":"object","properties":{"path":{"type":"string"}}},
+    "outputSchema": {"type":"object","properties":{"text":{"type":"string"}}},
+    "annotations": {"title": "Read file", "readOnlyHint": true, "destructiveHint": false,
+                    "idempotentHint": false, "openWorldHint": false},
+    "_meta": {"io.toolmux/tags": ["fs", "read"], "io.toolmux/version": "1.2.0"}
+  })"));
+}
+
+TEST_CASE("optional descriptor fields are left out") {
+  ToolRegistry registry;
+  REQUIRE(registry.add(valid_spec(), noop).empty());
+  const json& d = registry.tools().at(0)->descriptor;
+  CHECK_FALSE(d.contains("title"));
+  CHECK_FALSE(d.contains("outputSchema"));
+  CHECK_FALSE(d.contains("_meta"));
+  CHECK_FALSE(d["annotations"].contains("title"));
+  CHECK(registry.tools().at(0)->output_schema == nullptr);
+}
+
+TEST_CASE("annotations follow the side-effect class") {
+  ToolSpec spec = valid_spec();
+  CHECK(
+      annotations_for(spec, SideEffect::local_mutation) ==
+      json::parse(
+          R"({"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false})"));
+  CHECK(
+      annotations_for(spec, SideEffect::remote_mutation) ==
+      json::parse(
+          R"({"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true})"));
+  CHECK(
+      annotations_for(spec, SideEffect::destructive) ==
+      json::parse(
+          R"({"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false})"));
+  spec.idempotent = true;
+  CHECK(annotations_for(spec, SideEffect::destructive)["idempotentHint"] == true);
+}
+
+TEST_CASE("registration refusals name the tool and the reason") {
+  SECTION("empty name") {
+    const Problem p = only_problem(valid_spec(""));
+    CHECK(p.pointer == "/name");
+    CHECK(p.message == "tool \"\": name is empty");
+  }
+  SECTION("129-byte name") {
+    const std::string name(129, 'a');
+    const Problem p = only_problem(valid_spec(name));
+    CHECK(p.message == "tool \"" + name + "\": name is 129 bytes long; the limit is 128");
+    ToolRegistry registry;
+    CHECK(registry.add(valid_spec(std::string(128, 'a')), noop).empty());
+  }
+  SECTION("bad character") {
+    const Problem p = only_problem(valid_spec("read file/x"));
+    CHECK(p.message ==
+          "tool \"read file/x\": name contains U+0020 (space) at byte 4; only ASCII letters, "
+          "digits, '_', '-' and '.' are allowed");
+    CHECK(only_problem(valid_spec("a/b")).message.find("contains '/' at byte 1") !=
+          std::string::npos);
+    CHECK(only_problem(valid_spec("caf\xC3\xA9")).message.find("contains '\xC3\xA9' at byte 3") !=
+          std::string::npos);
+  }
+  SECTION("duplicate") {
+    ToolRegistry registry;
+    REQUIRE(registry.add(valid_spec("x"), noop).empty());
+    const Problems p = registry.add(valid_spec("x"), noop);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].message == "tool \"x\": a tool with this name is already registered");
+    CHECK(registry.tools().size() == 1);
+  }
+  SECTION("empty or blank description") {
+    ToolSpec spec = valid_spec();
+    spec.description = "";
+    CHECK(only_problem(spec).message == "tool \"read_file\": description is empty");
+    spec.description = " \n\t";
+    const Problem p = only_problem(spec);
+    CHECK(p.pointer == "/description");
+    CHECK(p.message == "tool \"read_file\": description is only whitespace");
+  }
+  SECTION("unknown side effect") {
+    ToolSpec spec = valid_spec();
+    spec.side_effect = "readonly";
+    const Problem p = only_problem(spec);
+    CHECK(p.pointer == "/sideEffect");
+    CHECK(p.message ==
+          "tool \"read_file\": side effect \"readonly\" is unknown; use one of read_only, "
+          "local_mutation, remote_mutation, destructive");
+  }
+  SECTION("zero timeout") {
+    ToolSpec spec = valid_spec();
+    spec.timeout = 0ms;
+    const Problem p = only_problem(spec);
+    CHECK(p.pointer == "/timeoutMs");
+    CHECK(p.message == "tool \"read_file\": timeout is missing or zero");
+  }
+}
+
+namespace {
+
+// The problems for a spec whose input (or output) schema is `schema`.
+Problems schema_problems(const char* field, const json& schema) {
+  ToolSpec spec = valid_spec("t");
+  if (std::string(field) == "inputSchema") {
+    spec.input_schema = schema;
+  } else {
+    spec.output_schema = schema;
+  }
+  ToolRegistry registry;
+  const Problems problems = registry.add(spec, noop);
+  CHECK(registry.tools().empty() == !problems.empty());
+  return problems;
+}
+
+std::string nested_not(int depth) {
+  std::string text = R"({"type":"object"})";
+  for (int i = 0; i < depth; ++i) text = R"({"type":"object","not":)" + text + "}";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("schema refusals, for the input and the output schema") {
+  for (const char* field : {"inputSchema", "outputSchema"}) {
+    const std::string f = field;
+    const std::string label = "tool \"t\": " + f;
+    INFO(field);
+    const auto one = [&](const json& schema) {
+      const Problems p = schema_problems(field, schema);
+      INFO(format_problems(p));
+      REQUIRE(p.size() == 1);
+      return p[0];
+    };
+    if (f == "inputSchema") {
+      const Problem missing = one(json());
+      CHECK(missing.pointer == "/inputSchema");
+      CHECK(missing.message == "tool \"t\": inputSchema is missing");
+    }
+    CHECK(one(json::array()).message == label + " must be a JSON object, got array");
+    CHECK(one(json::parse(R"({"type":"array"})")).message ==
+          label + " must have \"type\": \"object\", got \"array\"");
+    CHECK(one(json::parse(R"({"properties":{}})")).message ==
+          label + " must have \"type\": \"object\"");
+
+    Problem deep = one(json::parse(nested_not(256)));
+    CHECK(deep.message == label + ": schema nested deeper than 256 levels");
+    CHECK(deep.pointer.rfind("/" + f + "/not/not/", 0) == 0);
+    CHECK(schema_problems(field, json::parse(nested_not(127))).empty());
+
+    CHECK(one(json::parse(R"({"type":"object","minimum":1,"exclusiveMinimum":true})")).message ==
+          label +
+              ": schema does not compile: Expected numeric value for exclusiveMinimum constraint.");
+
+    Problem file =
+        one(json::parse(R"({"type":"object","properties":{"a":{"$ref":"defs.json#/a"}}})"));
+    CHECK(file.pointer == "/" + f + "/properties/a/$ref");
+    CHECK(file.message == label +
+                              ": $ref \"defs.json#/a\" refers outside the schema; only references "
+                              "inside the document (#/...) are allowed");
+    CHECK(one(json::parse(R"({"type":"object","items":{"$ref":"https://example.com/s.json"}})"))
+              .message ==
+          label +
+              ": $ref \"https://example.com/s.json\" refers outside the schema; only references "
+              "inside the document (#/...) are allowed");
+    Problem id = one(json::parse(R"({"type":"object","$id":"https://example.com/s.json"})"));
+    CHECK(id.pointer == "/" + f + "/$id");
+    CHECK(id.message == label +
+                            ": $id \"https://example.com/s.json\" is not allowed: a schema must be "
+                            "self-contained, without a base URI");
+    CHECK(one(json::parse(R"({"type":"object","$schema":"https://example.com/meta"})")).message ==
+          label +
+              ": $schema \"https://example.com/meta\" is not a standard JSON Schema draft "
+              "(draft-04, draft-06, draft-07, 2019-09 or 2020-12)");
+    Problem unenforced = one(json::parse(R"({"type":"object","unevaluatedProperties":false})"));
+    CHECK(unenforced.pointer == "/" + f + "/unevaluatedProperties");
+    CHECK(unenforced.message ==
+          label + ": keyword \"unevaluatedProperties\" is not enforced by toolmux's validator");
+    Problem dangling =
+        one(json::parse(R"({"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}})"));
+    CHECK(dangling.pointer == "/" + f + "/properties/a/$ref");
+    CHECK(dangling.message == label + ": $ref \"#/$defs/missing\" points at nothing");
+  }
+}
+
+TEST_CASE("schemas with local references and standard $schema are accepted") {
+  ToolRegistry registry;
+  ToolSpec a = valid_spec("defs");
+  a.input_schema = load("recursive_defs.json");
+  a.output_schema = load("recursive_definitions.json");
+  CHECK(registry.add(a, noop).empty());
+  ToolSpec b = valid_spec("drafts");
+  b.input_schema =
+      json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"})");
+  b.output_schema =
+      json::parse(R"({"$schema":"http://json-schema.org/draft-07/schema#","type":"object"})");
+  CHECK(registry.add(b, noop).empty());
+  CHECK(registry.tools().size() == 2);
+}
+
+TEST_CASE("all problems at once") {
+  ToolSpec spec;
+  spec.name = "bad name";
+  spec.input_schema = json::parse(R"({"type":"string","$id":"x"})");
+  const Problems p = check_tool_spec(spec);
+  CHECK(p.size() == 6);  // name, description, side effect, timeout, type, $id
+  CHECK(format_problems(p).find("  /inputSchema/$id: tool \"bad name\": inputSchema: $id \"x\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("names, levels and results") {
+  CHECK(side_effect_from_name("remote_mutation") == SideEffect::remote_mutation);
+  CHECK_FALSE(side_effect_from_name("readonly"));
+  CHECK(side_effect_name(SideEffect::local_mutation) == "local_mutation");
+  CHECK(log_level_from_name("warning") == LogLevel::warning);
+  CHECK(log_level_from_name("emergency") == LogLevel::emergency);
+  CHECK_FALSE(log_level_from_name("warn"));
+  CHECK(log_level_name(LogLevel::critical) == "critical");
+  CHECK(ToolResult::text("hi").to_json() ==
+        json::parse(R"({"content":[{"type":"text","text":"hi"}],"isError":false})"));
+  CHECK(ToolResult::error("boom").to_json() ==
+        json::parse(R"({"content":[{"type":"text","text":"boom"}],"isError":true})"));
+  ToolResult structured = ToolResult::text("{}");
+  structured.structured_content = json::object({{"a", 1}});
+  CHECK(structured.to_json()["structuredContent"] == json::object({{"a", 1}}));
+  CHECK(pointer_token("a/b~c") == "a~1b~0c");
+  CHECK(with_prefix({{"/x", "m"}}, "/tools/0")[0].pointer == "/tools/0/x");
+}

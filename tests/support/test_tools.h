@@ -99,6 +99,18 @@ class CapturingSink : public MessageSink {
     return found;
   }
 
+  // Waits up to `timeout` for a notification of `method`; true when one came.
+  bool wait_for_notification(const std::string& method,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] {
+      for (const auto& m : messages_) {
+        if (m.value("method", "") == method) return true;
+      }
+      return false;
+    });
+  }
+
   std::vector<json> notifications(const std::string& method) {
     std::lock_guard lock(mutex_);
     std::vector<json> out;

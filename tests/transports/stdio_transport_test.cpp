@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "transports/stdio_transport.h"
@@ -41,9 +42,13 @@ TEST_CASE("lines are split on newlines, CRLF is accepted, and EOF ends the strea
 TEST_CASE("an oversized line is skipped whole and the next line is read normally") {
   Pipe in, out;
   StdioTransport t(in.fds[0], out.fds[1], 1024);
-  in.write_all(std::string(200000, 'x') + "\n{\"ok\":true}\n");
-  in.close_write();
+  // More than a pipe holds: write from another thread while the transport reads.
+  std::thread writer([&] {
+    in.write_all(std::string(200000, 'x') + "\n{\"ok\":true}\n");
+    in.close_write();
+  });
   auto first = t.read_line();
+  writer.join();
   REQUIRE(first.has_value());
   CHECK(first->oversized);
   CHECK(first->text.empty());

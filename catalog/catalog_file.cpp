@@ -1,0 +1,472 @@
+#include "catalog/catalog_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "catalog/untrusted_json.h"
+
+namespace toolmux {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxFileBytes = 16u << 20;
+constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
+
+const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools"};
+const std::vector<std::string_view> kToolFields = {
+    "$comment",   "name",      "title",      "description", "inputSchema", "outputSchema",
+    "sideEffect", "timeoutMs", "idempotent", "tags",        "version",     "command"};
+const std::vector<std::string_view> kCommandFields = {
+    "$comment", "argv", "cwd", "envAllow", "env", "maxOutputBytes", "maxStderrBytes"};
+
+std::string type_name(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "something else";
+  }
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      std::size_t cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Collects the problems of one object, with pointers under `base`.
+class ObjectReader {
+ public:
+  ObjectReader(const json& object, std::string base, Problems& problems)
+      : object_(object), base_(std::move(base)), problems_(problems) {}
+
+  std::string pointer(std::string_view field) const { return base_ + "/" + pointer_token(field); }
+
+  // Reports every field not in `known`, suggesting a close known name.
+  void reject_unknown(const std::vector<std::string_view>& known) {
+    for (const auto& [key, value] : object_.items()) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string message = "unknown field \"" + key + "\"";
+      std::string_view best;
+      std::size_t best_distance = 3;
+      for (auto candidate : known) {
+        std::size_t distance = edit_distance(key, candidate);
+        if (distance < best_distance) {
+          best_distance = distance;
+          best = candidate;
+        }
+      }
+      if (!best.empty()) message += " (did you mean \"" + std::string(best) + "\"?)";
+      add(pointer(key), std::move(message));
+    }
+  }
+
+  // The field, or null (and a problem when it is required) when it is absent.
+  const json* field(std::string_view name, bool required) {
+    auto it = object_.find(name);
+    if (it == object_.end()) {
+      if (required) {
+        add(base_, "missing required field \"" + std::string(name) + "\"");
+        mark(name);
+      }
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::optional<std::string> string(std::string_view name, bool required) {
+    const json* value = field(name, required);
+    if (!value) return std::nullopt;
+    if (!value->is_string()) return wrong_type(name, "a string", *value), std::nullopt;
+    return value->get<std::string>();
+  }
+
+  std::optional<bool> boolean(std::string_view name) {
+    const json* value = field(name, false);
+    if (!value) return std::nullopt;
+    if (!value->is_boolean()) return wrong_type(name, "a boolean", *value), std::nullopt;
+    return value->get<bool>();
+  }
+
+  // An integer in [min, max].
+  std::optional<std::uint64_t> integer(std::string_view name, bool required, std::uint64_t min,
+                                       std::uint64_t max) {
+    const json* value = field(name, required);
+    if (!value) return std::nullopt;
+    if (!value->is_number_integer()) {
+      return wrong_type(name, "an integer", *value), std::nullopt;
+    }
+    bool negative = value->is_number_integer() && !value->is_number_unsigned() &&
+                    value->get<std::int64_t>() < 0;
+    std::uint64_t number = negative ? 0 : value->get<std::uint64_t>();
+    if (negative || number < min || number > max) {
+      add(pointer(name), std::string(name) + " must be between " + std::to_string(min) + " and " +
+                             std::to_string(max) + ", not " + value->dump());
+      mark(name);
+      return std::nullopt;
+    }
+    return number;
+  }
+
+  std::optional<std::vector<std::string>> strings(std::string_view name, bool required) {
+    const json* value = field(name, required);
+    if (!value) return std::nullopt;
+    if (!value->is_array()) return wrong_type(name, "an array of strings", *value), std::nullopt;
+    std::vector<std::string> out;
+    bool ok = true;
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      const json& item = (*value)[i];
+      if (!item.is_string()) {
+        add(pointer(name) + "/" + std::to_string(i), "expected a string, got " + type_name(item));
+        ok = false;
+        continue;
+      }
+      out.push_back(item.get<std::string>());
+    }
+    if (!ok) {
+      mark(name);
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  const json* object(std::string_view name, bool required) {
+    const json* value = field(name, required);
+    if (!value) return nullptr;
+    if (!value->is_object()) return wrong_type(name, "an object", *value), nullptr;
+    return value;
+  }
+
+  void add(std::string pointer_text, std::string message) {
+    problems_.push_back({std::move(pointer_text), std::move(message)});
+  }
+
+  // Fields already reported on, relative to the object ("/name").
+  const std::set<std::string>& reported() const { return reported_; }
+  void mark(std::string_view name) { reported_.insert("/" + pointer_token(name)); }
+
+ private:
+  void wrong_type(std::string_view name, std::string_view expected, const json& value) {
+    add(pointer(name), "expected " + std::string(expected) + ", got " + type_name(value));
+    mark(name);
+  }
+
+  const json& object_;
+  std::string base_;
+  Problems& problems_;
+  std::set<std::string> reported_;
+};
+
+// `found` without the problems at or under a pointer in `reported`: those
+// fields were already reported as missing or of the wrong type.
+Problems without_reported(Problems found, const std::set<std::string>& reported) {
+  Problems kept;
+  for (auto& problem : found) {
+    bool covered = false;
+    for (const auto& pointer : reported) {
+      if (problem.pointer == pointer || problem.pointer.rfind(pointer + "/", 0) == 0) {
+        covered = true;
+        break;
+      }
+    }
+    if (!covered) kept.push_back(std::move(problem));
+  }
+  return kept;
+}
+
+std::optional<CommandSpec> read_command(const json& value, const std::string& base,
+                                        const fs::path& folder, const json& input_schema,
+                                        Problems& problems) {
+  std::size_t before = problems.size();
+  ObjectReader reader(value, base, problems);
+  reader.reject_unknown(kCommandFields);
+  CommandSpec command;
+  if (auto argv = reader.strings("argv", true)) command.argv = std::move(*argv);
+  if (auto cwd = reader.string("cwd", false)) {
+    fs::path given(*cwd);
+    if (given.empty()) {
+      reader.add(reader.pointer("cwd"), "the working directory is empty (leave cwd out instead)");
+      reader.mark("cwd");
+    } else {
+      fs::path resolved = (given.is_absolute() ? given : folder / given).lexically_normal();
+      std::error_code ec;
+      auto status = fs::status(resolved, ec);
+      if (!fs::exists(status)) {
+        reader.add(reader.pointer("cwd"), "the working directory \"" + *cwd +
+                                              "\" does not exist (resolved to " +
+                                              resolved.string() + ")");
+        reader.mark("cwd");
+      } else if (!fs::is_directory(status)) {
+        reader.add(reader.pointer("cwd"), "the working directory \"" + *cwd +
+                                              "\" is not a directory (resolved to " +
+                                              resolved.string() + ")");
+        reader.mark("cwd");
+      }
+      command.cwd = resolved;
+    }
+  }
+  if (auto allow = reader.strings("envAllow", false)) command.env_allow = std::move(*allow);
+  if (const json* env = reader.object("env", false)) {
+    for (const auto& [name, item] : env->items()) {
+      if (!item.is_string()) {
+        reader.add(reader.pointer("env") + "/" + pointer_token(name),
+                   "expected a string, got " + type_name(item));
+        continue;
+      }
+      command.env[name] = item.get<std::string>();
+    }
+  }
+  if (auto cap = reader.integer("maxOutputBytes", false, 1, kMaxCaptureBytes)) {
+    command.max_output_bytes = static_cast<std::size_t>(*cap);
+  }
+  if (auto cap = reader.integer("maxStderrBytes", false, 0, kMaxCaptureBytes)) {
+    command.max_stderr_bytes = static_cast<std::size_t>(*cap);
+  }
+  Problems checked = without_reported(check_command_spec(command, input_schema), reader.reported());
+  for (auto& problem : with_prefix(std::move(checked), base))
+    problems.push_back(std::move(problem));
+  if (problems.size() != before) return std::nullopt;
+  return command;
+}
+
+std::optional<CommandTool> read_tool(const json& value, const std::string& base,
+                                     const fs::path& folder, Problems& problems) {
+  std::size_t before = problems.size();
+  ObjectReader reader(value, base, problems);
+  reader.reject_unknown(kToolFields);
+  CommandTool tool;
+  ToolSpec& spec = tool.spec;
+  if (auto name = reader.string("name", true)) spec.name = std::move(*name);
+  if (auto title = reader.string("title", false)) spec.title = std::move(*title);
+  if (auto description = reader.string("description", true)) {
+    spec.description = std::move(*description);
+  }
+  if (const json* schema = reader.field("inputSchema", true)) spec.input_schema = *schema;
+  if (const json* schema = reader.field("outputSchema", false)) {
+    if (schema->is_null()) {
+      reader.add(reader.pointer("outputSchema"),
+                 "expected an object, got null (leave outputSchema out instead)");
+      reader.mark("outputSchema");
+    } else {
+      spec.output_schema = *schema;
+    }
+  }
+  if (auto effect = reader.string("sideEffect", true)) spec.side_effect = std::move(*effect);
+  if (auto timeout =
+          reader.integer("timeoutMs", true, 1,
+                         static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))) {
+    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout));
+  }
+  if (auto idempotent = reader.boolean("idempotent")) spec.idempotent = *idempotent;
+  if (auto tags = reader.strings("tags", false)) spec.tags = std::move(*tags);
+  if (auto version = reader.string("version", false)) spec.version = std::move(*version);
+
+  Problems checked = without_reported(check_tool_spec(spec), reader.reported());
+  for (auto& problem : with_prefix(std::move(checked), base))
+    problems.push_back(std::move(problem));
+
+  if (const json* command = reader.object("command", true)) {
+    if (auto parsed =
+            read_command(*command, base + "/command", folder, spec.input_schema, problems)) {
+      tool.command = std::move(*parsed);
+    }
+  }
+  if (problems.size() != before) return std::nullopt;
+  return tool;
+}
+
+// The index N of a pointer "/tools/N/...", or -1 for anything else.
+long tool_index(std::string_view pointer) {
+  constexpr std::string_view prefix = "/tools/";
+  if (pointer.rfind(prefix, 0) != 0) return -1;
+  long index = 0;
+  std::size_t i = prefix.size();
+  if (i >= pointer.size()) return -1;
+  for (; i < pointer.size() && pointer[i] != '/'; ++i) {
+    if (pointer[i] < '0' || pointer[i] > '9') return -1;
+    index = index * 10 + (pointer[i] - '0');
+    if (index > 1000000000) return -1;
+  }
+  return index;
+}
+
+std::optional<std::string> read_file(const fs::path& path, Problems& problems) {
+  auto fail = [&](int error) {
+    problems.push_back(
+        {"", "cannot read " + path.string() + ": " + std::generic_category().message(error)});
+    return std::nullopt;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return fail(error);
+  }
+  if (S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return fail(EISDIR);
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      int error = errno;
+      ::close(fd);
+      return fail(error);
+    }
+    if (got == 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+    if (text.size() > kMaxFileBytes) {
+      ::close(fd);
+      problems.push_back({"", "cannot read " + path.string() + ": the file is larger than " +
+                                  std::to_string(kMaxFileBytes) + " bytes"});
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+CatalogLoad load_catalog_file(const std::filesystem::path& path) {
+  CatalogLoad load;
+  Problems& problems = load.problems;
+  auto text = read_file(path, problems);
+  if (!text) return load;
+
+  ParsedJson parsed = parse_untrusted_json(*text);
+  if (parsed.syntax_error) {
+    problems.push_back({"", *parsed.syntax_error});
+    return load;
+  }
+  for (const auto& violation : parsed.violations) {
+    problems.push_back({violation.pointer, violation.message});
+  }
+  const json& root = parsed.value;
+  if (!root.is_object()) {
+    problems.push_back({"", "expected an object with a \"tools\" array, got " + type_name(root)});
+    return load;
+  }
+
+  std::error_code ec;
+  fs::path folder = fs::absolute(path, ec).parent_path();
+
+  ObjectReader top(root, "", problems);
+  top.reject_unknown(kTopFields);
+  top.string("$schema", false);
+  top.string("$comment", false);
+  if (const json* tools = top.field("tools", true)) {
+    if (!tools->is_array()) {
+      problems.push_back({"/tools", "expected an array, got " + type_name(*tools)});
+    } else {
+      std::map<std::string, std::size_t> first_use;
+      for (std::size_t i = 0; i < tools->size(); ++i) {
+        std::string base = "/tools/" + std::to_string(i);
+        const json& item = (*tools)[i];
+        if (!item.is_object()) {
+          problems.push_back({base, "expected an object (a tool), got " + type_name(item)});
+          continue;
+        }
+        auto tool = read_tool(item, base, folder, problems);
+        auto name_it = item.find("name");
+        if (name_it != item.end() && name_it->is_string()) {
+          std::string name = name_it->get<std::string>();
+          auto [it, fresh] = first_use.emplace(name, i);
+          if (!fresh) {
+            problems.push_back({base + "/name", "tool \"" + name +
+                                                    "\": the name is already used by /tools/" +
+                                                    std::to_string(it->second)});
+            continue;
+          }
+        }
+        if (tool) load.catalog.command_tools.push_back(std::move(*tool));
+      }
+    }
+  }
+
+  // Whole-document problems first, then tool by tool; text order within each.
+  std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
+    return tool_index(a.pointer) < tool_index(b.pointer);
+  });
+  if (!problems.empty()) load.catalog.command_tools.clear();
+  return load;
+}
+
+Problems register_catalog(ToolRegistry& registry, const CatalogFile& catalog) {
+  // Everything is checked before anything is added, so that a refused catalog
+  // leaves the registry as it was.
+  Problems problems;
+  std::map<std::string, std::size_t> first_use;
+  for (std::size_t i = 0; i < catalog.command_tools.size(); ++i) {
+    const CommandTool& tool = catalog.command_tools[i];
+    std::string base = "/tools/" + std::to_string(i);
+    if (registry.find(tool.spec.name)) {
+      problems.push_back({base + "/name", "tool \"" + tool.spec.name +
+                                              "\": the name is already taken by a tool "
+                                              "registered before the catalog"});
+    } else if (auto [it, fresh] = first_use.emplace(tool.spec.name, i); !fresh) {
+      problems.push_back({base + "/name", "tool \"" + tool.spec.name +
+                                              "\": the name is already used by /tools/" +
+                                              std::to_string(it->second)});
+    }
+    for (auto& problem : with_prefix(check_tool_spec(tool.spec), base)) {
+      problems.push_back(std::move(problem));
+    }
+    for (auto& problem :
+         with_prefix(check_command_spec(tool.command, tool.spec.input_schema), base + "/command")) {
+      problems.push_back(std::move(problem));
+    }
+  }
+  if (!problems.empty()) return problems;
+  for (std::size_t i = 0; i < catalog.command_tools.size(); ++i) {
+    const CommandTool& tool = catalog.command_tools[i];
+    for (auto& problem : with_prefix(registry.add(tool.spec, make_command_handler(tool.command)),
+                                     "/tools/" + std::to_string(i))) {
+      problems.push_back(std::move(problem));
+    }
+  }
+  return problems;
+}
+
+}  // namespace toolmux

@@ -68,13 +68,20 @@ CallStage record(Logger& logger) {
                   {"outcome", call_outcome_name(out.outcome)},
                   {"duration_ms", static_cast<double>(micros) / 1000.0},
                   {"bytes_returned", result_bytes(out.result)}};
-      const bool ok = out.outcome == CallOutcome::ok || out.outcome == CallOutcome::cancelled;
-      logger.write(ok ? LogLevel::info : LogLevel::warning, "tool_call", fields);
+      // A tool that answers with an error did its job; a call that broke
+      // (bad arguments, a throw, a timeout, a bad result) deserves attention.
+      const bool answered = out.outcome == CallOutcome::ok ||
+                            out.outcome == CallOutcome::tool_error ||
+                            out.outcome == CallOutcome::cancelled;
+      logger.write(answered ? LogLevel::info : LogLevel::warning, "tool_call", fields);
       if (out.outcome != CallOutcome::cancelled) {
         json data{{"event", "tool_call"},
                   {"tool", call.tool->spec.name},
                   {"outcome", call_outcome_name(out.outcome)}};
-        call.context->log(ok ? LogLevel::debug : LogLevel::warning, data);
+        const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
+                               : out.outcome == CallOutcome::tool_error ? LogLevel::info
+                                                                        : LogLevel::warning;
+        call.context->log(level, data);
       }
       return out;
     };

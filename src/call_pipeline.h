@@ -55,7 +55,8 @@ CallHandler compose(const std::vector<CallStage>& stages, CallHandler terminal);
 namespace stages {
 // Writes one record per call to the operator's log (tool, session, duration,
 // outcome, bytes returned) and a notifications/message to the client (debug for
-// successes, warning for failures).
+// successes, info for error answers, warning for broken calls: bad arguments,
+// a throw, a timeout, a bad result).
 CallStage record(Logger& logger);
 // The result boundary: text is valid UTF-8, structuredContent is present,
 // bounded in depth and matches the tool's outputSchema when it declares one.

@@ -1,0 +1,1383 @@
+#include "catalog/providers/filesystem_tools.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "catalog/providers/root_set.h"
+
+namespace toolmux {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+
+constexpr std::size_t kReadMaxFileBytes = 64 * kMiB;  // read_text_file refuses bigger files
+constexpr std::size_t kReadMaxLines = 2000;           // per call
+constexpr std::size_t kReadMaxBytes = 256 * kKiB;     // per call
+constexpr std::size_t kListMaxEntries = 10000;
+constexpr std::size_t kWalkMaxDepth = 128;        // folders below the search folder
+constexpr std::size_t kWalkMaxEntries = 1000000;  // entries looked at per call
+constexpr std::size_t kSearchMaxFileBytes = 8 * kMiB;
+constexpr std::size_t kSearchMaxTotalBytes = 256 * kMiB;
+constexpr std::size_t kSearchMaxLineChars = 300;      // of each matching line shown
+constexpr std::size_t kRegexWindowBytes = 16 * kKiB;  // of a line given to the regex engine
+constexpr std::size_t kProgressEveryFiles = 200;
+
+// ---------------------------------------------------------------- small helpers
+
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+std::string marker(std::string_view text) { return "[toolmux: " + std::string(text) + "]"; }
+
+// Well-formed UTF-8 without NUL bytes.
+bool is_utf8_text(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x01 && c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c == 0) return false;
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+// The longest prefix of valid UTF-8 `text` of at most `max_bytes` bytes that
+// does not split a character.
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+// Decodes the character at text[i]; a byte that starts no valid sequence is
+// read alone (as a value no character has).
+std::size_t decode_char(std::string_view text, std::size_t i, std::uint32_t& cp) {
+  const std::size_t length = utf8_sequence_length(text, i);
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (length <= 1) {
+    cp = length == 1 ? c : 0x110000u + c;
+    return 1;
+  }
+  cp = c & (length == 2 ? 0x1Fu : length == 3 ? 0x0Fu : 0x07u);
+  for (std::size_t k = 1; k < length; ++k) {
+    cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+  }
+  return length;
+}
+
+std::string cut_line(std::string_view line) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < line.size(); ++chars) {
+    if (chars == kSearchMaxLineChars) return std::string(line.substr(0, i)) + "\xE2\x80\xA6";
+    const std::size_t length = utf8_sequence_length(line, i);
+    i += length == 0 ? 1 : length;
+  }
+  return std::string(line);
+}
+
+std::string join_path(const std::string& prefix, std::string_view name) {
+  if (prefix.empty()) return std::string(name);
+  return prefix + "/" + std::string(name);
+}
+
+// Reads at most `cap` bytes; false (and `too_big`) when the file holds more.
+bool read_all(int fd, std::size_t cap, std::string& out, bool& too_big, int& err) {
+  out.clear();
+  too_big = false;
+  std::size_t used = 0;
+  for (;;) {
+    if (out.size() < used + 64 * kKiB)
+      out.resize(std::min(std::max(2 * used, 256 * kKiB), cap + 1));
+    if (used == out.size()) {
+      too_big = true;
+      return false;
+    }
+    const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      return false;
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+    if (used > cap) {
+      too_big = true;
+      return false;
+    }
+  }
+  out.resize(used);
+  return true;
+}
+
+// Entry names of an open directory (without "." and ".."), sorted bytewise.
+// Takes its own duplicate of `dir_fd`.
+bool read_directory_names(int dir_fd, std::vector<std::string>& names, int& err) {
+  names.clear();
+  const int dup_fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) {
+    err = errno;
+    return false;
+  }
+  DIR* dir = ::fdopendir(dup_fd);
+  if (dir == nullptr) {
+    err = errno;
+    ::close(dup_fd);
+    return false;
+  }
+  ::rewinddir(dir);
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      err = errno;
+      break;
+    }
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  ::closedir(dir);
+  if (err != 0) return false;
+  std::sort(names.begin(), names.end());
+  return true;
+}
+
+std::string type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "file";
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISLNK(mode)) return "symlink";
+  return "other";
+}
+
+// ---------------------------------------------------------------- arguments
+
+// Arguments passed the input schema; these still cope with anything.
+std::optional<std::string> string_arg(const json& args, const char* key) {
+  if (!args.is_object()) return std::nullopt;
+  const auto it = args.find(key);
+  if (it == args.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::optional<std::int64_t> int_arg(const json& args, const char* key) {
+  if (!args.is_object()) return std::nullopt;
+  const auto it = args.find(key);
+  if (it == args.end()) return std::nullopt;
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (d >= -9e15 && d <= 9e15) return static_cast<std::int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+bool bool_arg(const json& args, const char* key, bool fallback) {
+  if (!args.is_object()) return fallback;
+  const auto it = args.find(key);
+  if (it == args.end() || !it->is_boolean()) return fallback;
+  return it->get<bool>();
+}
+
+// ---------------------------------------------------------------- globs
+
+// Matches a bracket expression starting at pattern[p] == '['. Returns the
+// position after its ']' and sets `matched`, or npos when there is no closing
+// ']' (the '[' is then an ordinary character).
+std::size_t match_class(std::string_view pattern, std::size_t p, std::uint32_t c, bool& matched) {
+  std::size_t i = p + 1;
+  bool negate = false;
+  if (i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^')) {
+    negate = true;
+    ++i;
+  }
+  bool found = false;
+  bool first = true;
+  while (i < pattern.size()) {
+    if (pattern[i] == ']' && !first) {
+      matched = found != negate;
+      return i + 1;
+    }
+    first = false;
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
+    std::uint32_t lo = 0;
+    i += decode_char(pattern, i, lo);
+    std::uint32_t hi = lo;
+    if (i + 1 < pattern.size() && pattern[i] == '-' && pattern[i + 1] != ']') {
+      ++i;
+      if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
+      i += decode_char(pattern, i, hi);
+    }
+    if (c >= lo && c <= hi) found = true;
+  }
+  return std::string_view::npos;
+}
+
+// One path segment against one pattern segment: '*' any run of characters,
+// '?' one character, [abc] [a-z] [!a] classes, '\' quotes the next character.
+bool match_segment(std::string_view pattern, std::string_view text) {
+  constexpr std::size_t npos = std::string_view::npos;
+  std::size_t p = 0, t = 0, star_p = npos, star_t = 0;
+  while (t < text.size()) {
+    bool advanced = false;
+    if (p < pattern.size()) {
+      const char pc = pattern[p];
+      std::uint32_t tc = 0;
+      const std::size_t tl = decode_char(text, t, tc);
+      if (pc == '*') {
+        while (p < pattern.size() && pattern[p] == '*') ++p;
+        star_p = p;
+        star_t = t;
+        continue;
+      }
+      if (pc == '?') {
+        ++p;
+        t += tl;
+        advanced = true;
+      } else {
+        bool matched = false;
+        const std::size_t end = pc == '[' ? match_class(pattern, p, tc, matched) : npos;
+        if (end != npos) {
+          if (matched) {
+            p = end;
+            t += tl;
+            advanced = true;
+          }
+        } else {
+          const std::size_t at = pc == '\\' && p + 1 < pattern.size() ? p + 1 : p;
+          std::uint32_t want = 0;
+          const std::size_t pl = decode_char(pattern, at, want);
+          if (want == tc) {
+            p = at + pl;
+            t += tl;
+            advanced = true;
+          }
+        }
+      }
+    }
+    if (advanced) continue;
+    if (star_p == npos) return false;
+    std::uint32_t skipped = 0;
+    star_t += decode_char(text, star_t, skipped);
+    t = star_t;
+    p = star_p;
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<std::string> split_segments(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    const std::string_view segment = path.substr(start, end - start);
+    if (!segment.empty() && segment != ".") out.emplace_back(segment);
+    start = end + 1;
+  }
+  return out;
+}
+
+// A glob over a relative path: segments as in match_segment, and "**" as a
+// whole segment for any number of folders (including none).
+class Glob {
+ public:
+  explicit Glob(std::string_view pattern) : segments_(split_segments(pattern)) {}
+  bool empty() const { return segments_.empty(); }
+
+  bool matches(std::string_view path) const {
+    const std::vector<std::string> parts = split_segments(path);
+    const std::size_t columns = parts.size() + 1;
+    std::vector<signed char> memo((segments_.size() + 1) * columns, -1);
+    std::function<bool(std::size_t, std::size_t)> match = [&](std::size_t pi, std::size_t si) {
+      signed char& slot = memo[pi * columns + si];
+      if (slot >= 0) return slot == 1;
+      bool result = false;
+      if (pi == segments_.size()) {
+        result = si == parts.size();
+      } else if (segments_[pi] == "**") {
+        result = match(pi + 1, si) || (si < parts.size() && match(pi, si + 1));
+      } else {
+        result =
+            si < parts.size() && match_segment(segments_[pi], parts[si]) && match(pi + 1, si + 1);
+      }
+      slot = result ? 1 : 0;
+      return result;
+    };
+    return match(0, 0);
+  }
+
+ private:
+  std::vector<std::string> segments_;
+};
+
+// ---------------------------------------------------------------- walking
+
+struct WalkEntry {
+  int dir_fd;               // the folder holding it
+  const std::string& raw;   // its name on disk
+  std::string search_path;  // relative to the search folder (what globs see)
+  std::string display;      // relative to the root, as results show it
+  const struct stat& st;    // lstat: a symlink is not followed
+};
+
+// Depth-first over a folder tree, each folder's entries in name order, never
+// following a symlink. Notes what it could not look at.
+class Walker {
+ public:
+  using Visit = std::function<bool(const WalkEntry&)>;  // false: stop
+
+  explicit Walker(CallContext& context) : context_(context) {}
+
+  // Returns false when stopped (by `visit`, cancellation or the entry cap).
+  bool walk(int dir_fd, const std::string& search_prefix, const std::string& display_prefix,
+            const Visit& visit) {
+    return walk_folder(dir_fd, search_prefix, display_prefix, 0, visit);
+  }
+
+  bool cancelled() const { return cancelled_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  bool walk_folder(int dir_fd, const std::string& search_prefix, const std::string& display_prefix,
+                   std::size_t depth, const Visit& visit) {
+    std::vector<std::string> names;
+    int err = 0;
+    if (!read_directory_names(dir_fd, names, err)) {
+      notes_.push_back(marker("could not read folder " +
+                              quote_path(display_prefix.empty() ? "." : display_prefix) + ": " +
+                              std::strerror(err)));
+      return true;
+    }
+    for (const std::string& name : names) {
+      if (context_.cancelled()) {
+        cancelled_ = true;
+        return false;
+      }
+      if (++entries_ > kWalkMaxEntries) {
+        notes_.push_back(marker("stopped after looking at " + std::to_string(kWalkMaxEntries) +
+                                " entries; narrow the path"));
+        return false;
+      }
+      struct stat st {};
+      if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
+      const std::string shown = printable_name(name);
+      const WalkEntry entry{dir_fd, name, join_path(search_prefix, shown),
+                            join_path(display_prefix, shown), st};
+      if (!S_ISDIR(st.st_mode)) {
+        if (!visit(entry)) return false;
+        continue;
+      }
+      if (depth + 1 > kWalkMaxDepth) {
+        notes_.push_back(marker("did not look inside " + quote_path(entry.display) +
+                                ": more than " + std::to_string(kWalkMaxDepth) + " folders deep"));
+        continue;
+      }
+      UniqueFd child(
+          ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!child) {
+        notes_.push_back(marker("could not read folder " + quote_path(entry.display) + ": " +
+                                std::strerror(errno)));
+        continue;
+      }
+      if (!walk_folder(child.get(), entry.search_path, entry.display, depth + 1, visit)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  CallContext& context_;
+  std::vector<std::string> notes_;
+  std::size_t entries_ = 0;
+  bool cancelled_ = false;
+};
+
+// The folders a search at `location` covers: (dir fd, display prefix,
+// search prefix). The list of roots covers every root.
+struct SearchStart {
+  UniqueFd fd;
+  std::string display_prefix;
+  std::string search_prefix;
+};
+
+std::optional<std::vector<SearchStart>> search_starts(const RootSet& roots,
+                                                      const Location& location,
+                                                      std::string& error) {
+  std::vector<SearchStart> starts;
+  if (location.is_root_list()) {
+    std::vector<std::size_t> order(roots.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return roots.name(a) < roots.name(b); });
+    for (const std::size_t i : order) {
+      std::optional<OpenedFile> dir = roots.open_directory(Location{i, "", roots.name(i)}, error);
+      if (!dir) return std::nullopt;
+      starts.push_back({std::move(dir->fd), roots.name(i), roots.name(i)});
+    }
+    return starts;
+  }
+  std::optional<OpenedFile> dir = roots.open_directory(location, error);
+  if (!dir) return std::nullopt;
+  starts.push_back({std::move(dir->fd), location.display == "." ? "" : location.display, ""});
+  return starts;
+}
+
+// ---------------------------------------------------------------- tool bodies
+
+class FilesystemTools {
+ public:
+  explicit FilesystemTools(RootSet roots) : roots_(std::move(roots)) {}
+
+  ToolResult read_text_file(const json& args, CallContext& context) const;
+  ToolResult list_directory(const json& args, CallContext& context) const;
+  ToolResult find_files(const json& args, CallContext& context) const;
+  ToolResult search_file_contents(const json& args, CallContext& context) const;
+  ToolResult get_file_info(const json& args, CallContext& context) const;
+  ToolResult write_text_file(const json& args, CallContext& context) const;
+
+  const RootSet& roots() const { return roots_; }
+
+ private:
+  RootSet roots_;
+};
+
+ToolResult FilesystemTools::read_text_file(const json& args, CallContext& /*context*/) const {
+  const std::optional<std::string> path = string_arg(args, "path");
+  if (!path) return ToolResult::error("missing argument \"path\"");
+  const std::optional<std::int64_t> start_arg = int_arg(args, "start_line");
+  const std::optional<std::int64_t> end_arg = int_arg(args, "end_line");
+  if ((start_arg && *start_arg < 1) || (end_arg && *end_arg < 1)) {
+    return ToolResult::error("start_line and end_line count from 1");
+  }
+  if (start_arg && end_arg && *end_arg < *start_arg) {
+    return ToolResult::error("end_line (" + std::to_string(*end_arg) + ") is before start_line (" +
+                             std::to_string(*start_arg) + ")");
+  }
+
+  std::string error;
+  const std::optional<Location> location = roots_.resolve(*path, error);
+  if (!location) return ToolResult::error(error);
+  std::optional<OpenedFile> file = roots_.open_regular_file(*location, error);
+  if (!file) return ToolResult::error(error);
+  const std::string shown = quote_path(location->display);
+  if (static_cast<std::uint64_t>(file->st.st_size) > kReadMaxFileBytes) {
+    return ToolResult::error("file " + shown + " is larger than 64 MiB; it cannot be read with " +
+                             "read_text_file (use search_file_contents to find lines in it)");
+  }
+  std::string content;
+  bool too_big = false;
+  int err = 0;
+  if (!read_all(file->fd.get(), kReadMaxFileBytes, content, too_big, err)) {
+    if (too_big) return ToolResult::error("file " + shown + " is larger than 64 MiB");
+    return ToolResult::error("cannot read " + shown + ": " + std::strerror(err));
+  }
+  if (!is_utf8_text(content)) {
+    return ToolResult::error("path " + shown + " is not a UTF-8 text file");
+  }
+
+  // Line k (1-based) is content[starts[k-1], starts[k]).
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = content.find('\n'); i != std::string::npos; i = content.find('\n', i + 1)) {
+    starts.push_back(i + 1);
+  }
+  if (starts.back() != content.size()) starts.push_back(content.size());
+  const std::size_t total = starts.size() - 1;
+
+  const std::size_t first = start_arg ? static_cast<std::size_t>(*start_arg) : 1;
+  if (total == 0 && first == 1) return ToolResult::text(marker(shown + " is empty"));
+  if (first > total) {
+    return ToolResult::error("start_line " + std::to_string(first) + " is past the end of " +
+                             shown + ", which has " + plural(total, "line", "lines"));
+  }
+  std::size_t last = end_arg ? std::min(static_cast<std::size_t>(*end_arg), total) : total;
+  last = std::min(last, first + kReadMaxLines - 1);
+
+  std::string text;
+  std::size_t shown_last = first - 1;
+  bool line_cut = false;
+  for (std::size_t n = first; n <= last; ++n) {
+    const std::string_view line =
+        std::string_view(content).substr(starts[n - 1], starts[n] - starts[n - 1]);
+    if (text.size() + line.size() > kReadMaxBytes) {
+      if (n == first) {
+        text = std::string(utf8_prefix(line, kReadMaxBytes));
+        shown_last = n;
+        line_cut = true;
+      }
+      break;
+    }
+    text += line;
+    shown_last = n;
+  }
+  if (line_cut || shown_last < total) {
+    if (text.back() != '\n') text += '\n';
+    std::string note;
+    if (line_cut) {
+      note = "line " + std::to_string(shown_last) + " is longer than 256 KiB and was cut";
+    }
+    if (shown_last < total) {
+      note += (note.empty() ? "" : "; ") + std::string("showing lines ") + std::to_string(first) +
+              "-" + std::to_string(shown_last) + " of " + std::to_string(total) +
+              "; call again with start_line=" + std::to_string(shown_last + 1) + " to continue";
+    }
+    text += marker(note);
+  }
+  return ToolResult::text(std::move(text));
+}
+
+ToolResult FilesystemTools::list_directory(const json& args, CallContext& /*context*/) const {
+  const std::string path = string_arg(args, "path").value_or(".");
+  std::string error;
+  const std::optional<Location> location = roots_.resolve(path, error);
+  if (!location) return ToolResult::error(error);
+
+  struct Entry {
+    std::string raw;
+    std::string type;
+    std::optional<std::int64_t> size;
+  };
+  std::vector<Entry> entries;
+  std::size_t total = 0;
+  if (location->is_root_list()) {
+    for (const std::string& name : roots_.names()) entries.push_back({name, "directory", {}});
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.raw < b.raw; });
+    total = entries.size();
+  } else {
+    std::optional<OpenedFile> dir = roots_.open_directory(*location, error);
+    if (!dir) return ToolResult::error(error);
+    std::vector<std::string> names;
+    int err = 0;
+    if (!read_directory_names(dir->fd.get(), names, err)) {
+      return ToolResult::error("cannot read folder " + quote_path(location->display) + ": " +
+                               std::strerror(err));
+    }
+    total = names.size();
+    for (std::size_t i = 0; i < names.size() && i < kListMaxEntries; ++i) {
+      struct stat st {};
+      Entry entry{std::move(names[i]), "other", {}};
+      if (::fstatat(dir->fd.get(), entry.raw.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        entry.type = type_name(st.st_mode);
+        if (S_ISREG(st.st_mode)) entry.size = static_cast<std::int64_t>(st.st_size);
+      }
+      entries.push_back(std::move(entry));
+    }
+  }
+
+  std::string text;
+  json items = json::array();
+  for (const Entry& entry : entries) {
+    const std::string name = printable_name(entry.raw);
+    json item = {{"name", name}, {"type", entry.type}};
+    if (entry.size) item["size"] = *entry.size;
+    items.push_back(std::move(item));
+    text += name;
+    if (entry.type == "directory") text += '/';
+    if (entry.type == "symlink") text += '@';
+    text += '\n';
+  }
+  if (entries.empty()) {
+    text = marker(quote_path(location->display) + " is an empty folder");
+  } else if (entries.size() < total) {
+    text += marker("showing the first " + std::to_string(entries.size()) + " of " +
+                   std::to_string(total) + " entries");
+  } else {
+    text.pop_back();
+  }
+  ToolResult result = ToolResult::text(std::move(text));
+  result.structured_content = {{"path", location->display}, {"entries", std::move(items)}};
+  return result;
+}
+
+ToolResult FilesystemTools::find_files(const json& args, CallContext& context) const {
+  const std::optional<std::string> pattern = string_arg(args, "pattern");
+  if (!pattern) return ToolResult::error("missing argument \"pattern\"");
+  const Glob glob(*pattern);
+  if (glob.empty()) return ToolResult::error("pattern is empty");
+  const std::string path = string_arg(args, "path").value_or(".");
+  const auto max_results = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(int_arg(args, "max_results").value_or(200), 1, 1000));
+
+  std::string error;
+  const std::optional<Location> location = roots_.resolve(path, error);
+  if (!location) return ToolResult::error(error);
+  std::optional<std::vector<SearchStart>> starts = search_starts(roots_, *location, error);
+  if (!starts) return ToolResult::error(error);
+
+  std::vector<std::string> found;
+  bool capped = false;
+  Walker walker(context);
+  for (SearchStart& start : *starts) {
+    const bool go_on = walker.walk(start.fd.get(), start.search_prefix, start.display_prefix,
+                                   [&](const WalkEntry& entry) {
+                                     if (!glob.matches(entry.search_path)) return true;
+                                     if (found.size() == max_results) {
+                                       capped = true;
+                                       return false;
+                                     }
+                                     found.push_back(entry.display);
+                                     return true;
+                                   });
+    if (!go_on) break;
+  }
+  if (walker.cancelled()) return ToolResult::error("find_files was cancelled");
+
+  std::sort(found.begin(), found.end());
+  std::string text;
+  for (const std::string& item : found) text += item + "\n";
+  if (found.empty()) text = "No files match " + quote_path(*pattern) + ".\n";
+  if (capped) {
+    text += marker("stopped at " + std::to_string(max_results) +
+                   " results; there are more. Narrow the pattern or path, or raise "
+                   "max_results (at most 1000)") +
+            "\n";
+  }
+  for (const std::string& note : walker.notes()) text += note + "\n";
+  text.pop_back();
+  return ToolResult::text(std::move(text));
+}
+
+// Turns \d and \D (outside brackets) into POSIX classes; the rest is ERE.
+std::string translate_regex(std::string_view pattern) {
+  std::string out;
+  bool in_bracket = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (in_bracket) {
+      out += c;
+      if (c == ']') in_bracket = false;
+      continue;
+    }
+    if (c == '[') {
+      in_bracket = true;
+      out += c;
+      // A ']' right after '[' or '[^' is a literal member.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
+      continue;
+    }
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char next = pattern[++i];
+      if (next == 'd') {
+        out += "[0-9]";
+      } else if (next == 'D') {
+        out += "[^0-9]";
+      } else {
+        out += c;
+        out += next;
+      }
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+class Matcher {
+ public:
+  Matcher() = default;
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+  ~Matcher() {
+    if (compiled_) ::regfree(&regex_);
+  }
+
+  // False with `error` for an invalid regex.
+  bool prepare(const std::string& query, bool regex, bool case_sensitive, std::string& error) {
+    regex_mode_ = regex;
+    case_sensitive_ = case_sensitive;
+    if (!regex) {
+      query_ = case_sensitive ? query : lower(query);
+      return true;
+    }
+    const std::string translated = translate_regex(query);
+    const int flags = REG_EXTENDED | REG_NOSUB | (case_sensitive ? 0 : REG_ICASE);
+    const int rc = ::regcomp(&regex_, translated.c_str(), flags);
+    if (rc != 0) {
+      char buffer[256];
+      ::regerror(rc, &regex_, buffer, sizeof buffer);
+      error = "invalid regex " + quote_path(query) + ": " + buffer;
+      return false;
+    }
+    compiled_ = true;
+    return true;
+  }
+
+  // `line` holds no newline. Sets `window_cut` when a regex only saw a prefix.
+  bool matches(std::string_view line, bool& window_cut) const {
+    if (!regex_mode_) {
+      if (case_sensitive_) return line.find(query_) != std::string_view::npos;
+      const auto it = std::search(line.begin(), line.end(), query_.begin(), query_.end(),
+                                  [](char a, char b) { return lower_char(a) == b; });
+      return it != line.end();
+    }
+    if (line.size() > kRegexWindowBytes) {
+      line = line.substr(0, kRegexWindowBytes);
+      window_cut = true;
+    }
+    regmatch_t range[1];
+    range[0].rm_so = 0;
+    range[0].rm_eo = static_cast<regoff_t>(line.size());
+    return ::regexec(&regex_, line.data(), 1, range, REG_STARTEND) == 0;
+  }
+
+ private:
+  static char lower_char(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  static std::string lower(std::string text) {
+    for (char& c : text) c = lower_char(c);
+    return text;
+  }
+
+  bool regex_mode_ = false;
+  bool case_sensitive_ = true;
+  std::string query_;
+  regex_t regex_{};
+  bool compiled_ = false;
+};
+
+struct SearchState {
+  struct Hit {
+    std::string path;
+    std::size_t line;
+    std::string text;
+  };
+  std::vector<Hit> hits;
+  std::size_t max_results = 100;
+  bool capped = false;
+  bool bytes_capped = false;
+  std::size_t bytes_scanned = 0;
+  std::size_t files_scanned = 0;
+  std::size_t skipped_not_text = 0;
+  std::size_t skipped_large = 0;
+  std::size_t skipped_symlinks = 0;
+  std::size_t skipped_special = 0;
+  std::size_t window_cut_lines = 0;
+  bool cancelled = false;
+};
+
+// Searches one open regular file; false to stop the whole search.
+bool search_open_file(int fd, const struct stat& st, const std::string& display,
+                      const Matcher& matcher, CallContext& context, SearchState& state) {
+  if (static_cast<std::uint64_t>(st.st_size) > kSearchMaxFileBytes) {
+    ++state.skipped_large;
+    return true;
+  }
+  if (state.bytes_scanned + static_cast<std::size_t>(st.st_size) > kSearchMaxTotalBytes) {
+    state.bytes_capped = true;
+    return false;
+  }
+  std::string content;
+  bool too_big = false;
+  int err = 0;
+  if (!read_all(fd, kSearchMaxFileBytes, content, too_big, err)) {
+    if (too_big)
+      ++state.skipped_large;
+    else
+      ++state.skipped_special;
+    return true;
+  }
+  state.bytes_scanned += content.size();
+  ++state.files_scanned;
+  if (state.files_scanned % kProgressEveryFiles == 0) {
+    context.report_progress(static_cast<double>(state.files_scanned), std::nullopt,
+                            "scanned " + std::to_string(state.files_scanned) + " files");
+  }
+  if (!is_utf8_text(content)) {
+    ++state.skipped_not_text;
+    return true;
+  }
+  std::size_t line_number = 0;
+  for (std::size_t start = 0; start < content.size();) {
+    std::size_t end = content.find('\n', start);
+    if (end == std::string::npos) end = content.size();
+    std::string_view line = std::string_view(content).substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (line_number % 4096 == 0 && context.cancelled()) {
+      state.cancelled = true;
+      return false;
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    bool window_cut = false;
+    const bool hit = matcher.matches(line, window_cut);
+    if (window_cut) ++state.window_cut_lines;
+    if (!hit) continue;
+    if (state.hits.size() == state.max_results) {
+      state.capped = true;
+      return false;
+    }
+    state.hits.push_back({display, line_number, cut_line(line)});
+  }
+  return true;
+}
+
+ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& context) const {
+  const std::optional<std::string> query = string_arg(args, "query");
+  if (!query) return ToolResult::error("missing argument \"query\"");
+  if (query->empty()) return ToolResult::error("query is empty");
+  const std::string path = string_arg(args, "path").value_or(".");
+  const bool regex = bool_arg(args, "regex", false);
+  const bool case_sensitive = bool_arg(args, "case_sensitive", true);
+  const std::optional<std::string> file_pattern = string_arg(args, "file_pattern");
+  if (file_pattern && file_pattern->find('/') != std::string::npos) {
+    return ToolResult::error("file_pattern " + quote_path(*file_pattern) +
+                             " is matched against file names and cannot contain \"/\"; "
+                             "use path to pick a folder");
+  }
+
+  Matcher matcher;
+  std::string error;
+  if (!matcher.prepare(*query, regex, case_sensitive, error)) return ToolResult::error(error);
+  const std::optional<Location> location = roots_.resolve(path, error);
+  if (!location) return ToolResult::error(error);
+
+  SearchState state;
+  state.max_results = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(int_arg(args, "max_results").value_or(100), 1, 1000));
+  std::vector<std::string> walk_notes;
+
+  std::optional<OpenedFile> target;
+  if (!location->is_root_list()) {
+    target = roots_.open_path(*location, /*follow_final=*/true, error);
+    if (!target) return ToolResult::error(error);
+  }
+  if (target && !S_ISDIR(target->st.st_mode)) {
+    // One file, named by the caller.
+    std::optional<OpenedFile> file = roots_.open_regular_file(*location, error);
+    if (!file) return ToolResult::error(error);
+    search_open_file(file->fd.get(), file->st, location->display, matcher, context, state);
+  } else {
+    std::optional<std::vector<SearchStart>> starts = search_starts(roots_, *location, error);
+    if (!starts) return ToolResult::error(error);
+    Walker walker(context);
+    for (SearchStart& start : *starts) {
+      const bool go_on = walker.walk(
+          start.fd.get(), start.search_prefix, start.display_prefix, [&](const WalkEntry& entry) {
+            if (file_pattern && !match_segment(*file_pattern, printable_name(entry.raw))) {
+              return true;
+            }
+            if (S_ISLNK(entry.st.st_mode)) {
+              ++state.skipped_symlinks;
+              return true;
+            }
+            if (!S_ISREG(entry.st.st_mode)) {
+              ++state.skipped_special;
+              return true;
+            }
+            if (static_cast<std::uint64_t>(entry.st.st_size) > kSearchMaxFileBytes) {
+              ++state.skipped_large;
+              return true;
+            }
+            UniqueFd probe(
+                ::openat(entry.dir_fd, entry.raw.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+            struct stat st {};
+            if (!probe || ::fstat(probe.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+              ++state.skipped_special;
+              return true;
+            }
+            UniqueFd fd(reopen_regular_for_reading(probe.get(), st));
+            if (!fd && errno != ESTALE) {
+              // No /proc: open by name, never following, and check it is the same file.
+              fd.reset(::openat(entry.dir_fd, entry.raw.c_str(),
+                                O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
+              struct stat again {};
+              if (fd && (::fstat(fd.get(), &again) != 0 || again.st_dev != st.st_dev ||
+                         again.st_ino != st.st_ino)) {
+                fd.reset();
+              }
+            }
+            if (!fd) {
+              ++state.skipped_special;
+              return true;
+            }
+            return search_open_file(fd.get(), st, entry.display, matcher, context, state);
+          });
+      if (!go_on || state.cancelled) break;
+    }
+    if (walker.cancelled()) state.cancelled = true;
+    walk_notes = walker.notes();
+  }
+  if (state.cancelled) return ToolResult::error("search_file_contents was cancelled");
+
+  std::stable_sort(state.hits.begin(), state.hits.end(),
+                   [](const SearchState::Hit& a, const SearchState::Hit& b) {
+                     return a.path != b.path ? a.path < b.path : a.line < b.line;
+                   });
+  std::string text;
+  for (const SearchState::Hit& hit : state.hits) {
+    text += hit.path + ":" + std::to_string(hit.line) + ": " + hit.text + "\n";
+  }
+  if (state.hits.empty()) text = "No matches for " + quote_path(*query) + ".\n";
+  if (state.capped) {
+    text += marker("stopped at " + std::to_string(state.max_results) +
+                   " matches; there are more. Narrow the query, path or file_pattern, or raise "
+                   "max_results (at most 1000)") +
+            "\n";
+  }
+  if (state.bytes_capped) {
+    text +=
+        marker("stopped after reading 256 MiB of files; narrow the path or file_pattern") + "\n";
+  }
+  std::vector<std::string> skipped;
+  if (state.skipped_not_text > 0) {
+    skipped.push_back(plural(state.skipped_not_text, "file that is", "files that are") +
+                      " not UTF-8 text");
+  }
+  if (state.skipped_large > 0) {
+    skipped.push_back(plural(state.skipped_large, "file", "files") + " over 8 MiB");
+  }
+  if (state.skipped_symlinks > 0) {
+    skipped.push_back(plural(state.skipped_symlinks, "symbolic link", "symbolic links"));
+  }
+  if (state.skipped_special > 0) {
+    skipped.push_back(plural(state.skipped_special, "entry that is", "entries that are") +
+                      " not a readable regular file");
+  }
+  if (!skipped.empty()) {
+    std::string note = "skipped ";
+    for (std::size_t i = 0; i < skipped.size(); ++i) {
+      note += (i == 0 ? "" : i + 1 == skipped.size() ? " and " : ", ") + skipped[i];
+    }
+    text += marker(note) + "\n";
+  }
+  if (state.window_cut_lines > 0) {
+    const bool one = state.window_cut_lines == 1;
+    text += marker(plural(state.window_cut_lines, "line is", "lines are") +
+                   " longer than 16 KiB; the regex saw only " + (one ? "its" : "their") +
+                   " first 16 KiB") +
+            "\n";
+  }
+  for (const std::string& note : walk_notes) text += note + "\n";
+  text.pop_back();
+  return ToolResult::text(std::move(text));
+}
+
+ToolResult FilesystemTools::get_file_info(const json& args, CallContext& /*context*/) const {
+  const std::optional<std::string> path = string_arg(args, "path");
+  if (!path) return ToolResult::error("missing argument \"path\"");
+  std::string error;
+  const std::optional<Location> location = roots_.resolve(*path, error);
+  if (!location) return ToolResult::error(error);
+  if (location->is_root_list()) {
+    return ToolResult::error("\".\" is the list of roots, not a file or folder; the roots are " +
+                             [&] {
+                               std::string list;
+                               for (const std::string& name : roots_.names()) {
+                                 list += (list.empty() ? "" : ", ") + quote_path(name);
+                               }
+                               return list;
+                             }());
+  }
+  const std::optional<OpenedFile> file = roots_.open_path(*location, /*follow_final=*/false, error);
+  if (!file) return ToolResult::error(error);
+
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(file->st.st_mode & 07777));
+  std::tm tm{};
+  const std::time_t seconds = file->st.st_mtim.tv_sec;
+  gmtime_r(&seconds, &tm);
+  char modified[32];
+  std::strftime(modified, sizeof modified, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+  json info = {{"path", location->display}, {"type", type_name(file->st.st_mode)}};
+  std::string text = "path: " + location->display + "\ntype: " + type_name(file->st.st_mode) + "\n";
+  if (S_ISREG(file->st.st_mode)) {
+    info["size"] = static_cast<std::int64_t>(file->st.st_size);
+    text += "size: " + std::to_string(file->st.st_size) + "\n";
+  }
+  info["mode"] = mode;
+  info["modified"] = modified;
+  text += std::string("mode: ") + mode + "\nmodified: " + modified;
+  ToolResult result = ToolResult::text(std::move(text));
+  result.structured_content = std::move(info);
+  return result;
+}
+
+ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*context*/) const {
+  const std::optional<std::string> path = string_arg(args, "path");
+  if (!path) return ToolResult::error("missing argument \"path\"");
+  const std::optional<std::string> content = string_arg(args, "content");
+  if (!content) return ToolResult::error("missing argument \"content\"");
+  const bool create_directories = bool_arg(args, "create_directories", false);
+
+  std::string error;
+  const std::optional<Location> location = roots_.resolve(*path, error);
+  if (!location) return ToolResult::error(error);
+  if (location->is_root_list() || location->is_root()) {
+    return ToolResult::error("path " + quote_path(*path) + " is a root folder, not a file");
+  }
+  const std::string shown = quote_path(location->display);
+  const std::size_t slash = location->relative.rfind('/');
+  const std::string parent =
+      slash == std::string::npos ? std::string() : location->relative.substr(0, slash);
+  const std::string name =
+      slash == std::string::npos ? location->relative : location->relative.substr(slash + 1);
+
+  std::optional<OpenedFile> dir =
+      roots_.open_directory_for_writing(location->root, parent, create_directories, error);
+  if (!dir) return ToolResult::error(error);
+  const int dir_fd = dir->fd.get();
+
+  struct stat existing {};
+  std::optional<mode_t> keep_mode;
+  if (::fstatat(dir_fd, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(existing.st_mode)) {
+      return ToolResult::error("refusing to write through the symbolic link " + shown +
+                               "; write to the file it points to instead");
+    }
+    if (S_ISDIR(existing.st_mode)) return ToolResult::error(shown + " is a directory, not a file");
+    if (!S_ISREG(existing.st_mode)) {
+      return ToolResult::error(shown + " is not a regular file or directory");
+    }
+    keep_mode = existing.st_mode & 0777;  // not set-user-ID and the like: the content is new
+  } else if (errno != ENOENT) {
+    return ToolResult::error("cannot write " + shown + ": " + std::strerror(errno));
+  }
+
+  // Write a temporary file beside it, then rename it into place.
+  std::random_device random;
+  std::string temp;
+  UniqueFd fd;
+  for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(random()));
+    temp = std::string(".toolmux-") + suffix + ".tmp";
+    fd.reset(
+        ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+    if (!fd && errno != EEXIST) break;
+  }
+  if (!fd) return ToolResult::error("cannot write " + shown + ": " + std::strerror(errno));
+
+  auto fail = [&](int err) {
+    fd.reset();
+    ::unlinkat(dir_fd, temp.c_str(), 0);
+    return ToolResult::error("cannot write " + shown + ": " + std::strerror(err));
+  };
+  if (keep_mode && ::fchmod(fd.get(), *keep_mode) != 0) return fail(errno);
+  std::size_t written = 0;
+  while (written < content->size()) {
+    const ssize_t n = ::write(fd.get(), content->data() + written, content->size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail(errno);
+  if (::close(fd.release()) != 0) return fail(errno);
+  if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0) return fail(errno);
+  ::fsync(dir_fd);
+  return ToolResult::text("Wrote " + std::to_string(content->size()) + " bytes to " + shown + ".");
+}
+
+// ---------------------------------------------------------------- specs
+
+json path_property(std::string description) {
+  return {{"type", "string"}, {"description", std::move(description)}};
+}
+
+std::string paths_help(const RootSet& roots) {
+  if (!roots.multiple()) {
+    return "Paths are relative to the root folder (\".\" is the root itself); an absolute path "
+           "is accepted only inside the root. Nothing outside the root can be reached, also not "
+           "through \"..\" or symbolic links.";
+  }
+  std::string list;
+  for (const std::string& name : roots.names()) list += (list.empty() ? "" : ", ") + name;
+  return "There are several root folders: " + list + ". A path starts with a root's name (\"" +
+         roots.name(0) +
+         "/src/main.c\"), and \".\" is the list of roots; an absolute path is accepted only "
+         "inside a root. Nothing outside the roots can be reached, also not through \"..\" or "
+         "symbolic links.";
+}
+
+std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
+    const std::shared_ptr<const FilesystemTools>& tools, bool allow_writes) {
+  const std::string help = paths_help(tools->roots());
+  std::vector<std::pair<ToolSpec, ToolHandler>> out;
+  auto bind = [&](ToolResult (FilesystemTools::*method)(const json&, CallContext&) const) {
+    return ToolHandler([tools, method](const json& args, CallContext& context) {
+      return ((*tools).*method)(args, context);
+    });
+  };
+
+  {
+    ToolSpec spec;
+    spec.name = "read_text_file";
+    spec.title = "Read text file";
+    spec.description =
+        "Read a UTF-8 text file and return its lines exactly as stored (no line numbers added). "
+        "Returns at most 2000 lines and 256 KiB per call; when more of the file follows, the "
+        "text ends with a line like \"[toolmux: showing lines 1-2000 of 5000; call again with "
+        "start_line=2001 to continue]\". Use start_line and end_line (1-based, inclusive) to "
+        "read part of a file. Files that are not UTF-8 text (binary files, files with NUL "
+        "bytes) and files over 64 MiB are refused. " +
+        help;
+    spec.input_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"path", path_property("The file to read.")},
+          {"start_line",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"description", "First line to return, counting from 1. Default 1."}}},
+          {"end_line",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"description",
+             "Last line to return (inclusive). Default: the end of the file, within the "
+             "per-call limits."}}}}},
+        {"required", {"path"}},
+        {"additionalProperties", false}};
+    spec.side_effect = "read_only";
+    spec.timeout = 10000ms;
+    spec.tags = {"filesystem"};
+    out.emplace_back(std::move(spec), bind(&FilesystemTools::read_text_file));
+  }
+  {
+    ToolSpec spec;
+    spec.name = "list_directory";
+    spec.title = "List directory";
+    spec.description =
+        "List the entries of a folder, sorted by name: one per line, \"name/\" for a folder, "
+        "\"name@\" for a symbolic link (its target is not shown) and \"name\" for a file or "
+        "anything else. The structured result gives each entry's type and, for files, size in "
+        "bytes. At most 10000 entries are listed. " +
+        help;
+    spec.input_schema = {{"type", "object"},
+                         {"properties",
+                          {{"path",
+                            {{"type", "string"},
+                             {"default", "."},
+                             {"description", "The folder to list. Default \".\"."}}}}},
+                         {"additionalProperties", false}};
+    spec.output_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"path",
+           {{"type", "string"}, {"description", "The folder listed, relative to its root."}}},
+          {"entries",
+           {{"type", "array"},
+            {"items",
+             {{"type", "object"},
+              {"properties",
+               {{"name", {{"type", "string"}}},
+                {"type", {{"type", "string"}, {"enum", {"file", "directory", "symlink", "other"}}}},
+                {"size", {{"type", "integer"}, {"minimum", 0}}}}},
+              {"required", {"name", "type"}},
+              {"additionalProperties", false}}}}}}},
+        {"required", {"path", "entries"}},
+        {"additionalProperties", false}};
+    spec.side_effect = "read_only";
+    spec.timeout = 10000ms;
+    spec.tags = {"filesystem"};
+    out.emplace_back(std::move(spec), bind(&FilesystemTools::list_directory));
+  }
+  {
+    ToolSpec spec;
+    spec.name = "find_files";
+    spec.title = "Find files";
+    spec.description =
+        "Find files whose path matches a glob pattern, searching a folder and everything below "
+        "it. The pattern is matched against the whole path relative to that folder: \"*\" "
+        "matches within one folder name, \"?\" one character, \"[abc]\" one of a set, and "
+        "\"**\" any number of folders, so \"*.py\" only matches files directly in the folder "
+        "and \"**/*.py\" matches them at any depth. Returns matching files (and symbolic links, "
+        "which are not followed; folders themselves are not listed), one path per line, "
+        "relative to the root and sorted. Stops at max_results and says so. " +
+        help;
+    spec.input_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"pattern",
+           {{"type", "string"},
+            {"minLength", 1},
+            {"description", "Glob matched against paths relative to `path`, e.g. \"**/*.md\"."}}},
+          {"path",
+           {{"type", "string"},
+            {"default", "."},
+            {"description", "The folder to search in. Default \".\"."}}},
+          {"max_results",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", 1000},
+            {"default", 200},
+            {"description", "Most paths to return. Default 200."}}}}},
+        {"required", {"pattern"}},
+        {"additionalProperties", false}};
+    spec.side_effect = "read_only";
+    spec.timeout = 30000ms;
+    spec.tags = {"filesystem"};
+    out.emplace_back(std::move(spec), bind(&FilesystemTools::find_files));
+  }
+  {
+    ToolSpec spec;
+    spec.name = "search_file_contents";
+    spec.title = "Search file contents";
+    spec.description =
+        "Search the lines of text files for a string or a regular expression, in a folder and "
+        "everything below it (or in one file). Returns one line per match as "
+        "\"path:LINE: text\", sorted by path then line number, with paths relative to the root "
+        "and the line text cut at 300 characters. regex=true takes a POSIX extended regular "
+        "expression (as grep -E; \\d, \\w, \\s and \\b also work), matched line by line. "
+        "Skips, and reports how many it skipped: files that are not UTF-8 text, files over "
+        "8 MiB, symbolic links. Stops at max_results matches or after reading 256 MiB, and "
+        "says so. " +
+        help;
+    spec.input_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"query",
+           {{"type", "string"},
+            {"minLength", 1},
+            {"description", "The text to look for, or a regular expression when regex is true."}}},
+          {"path",
+           {{"type", "string"},
+            {"default", "."},
+            {"description", "The folder (or file) to search. Default \".\"."}}},
+          {"regex",
+           {{"type", "boolean"},
+            {"default", false},
+            {"description", "Treat query as a POSIX extended regular expression. Default false."}}},
+          {"case_sensitive",
+           {{"type", "boolean"},
+            {"default", true},
+            {"description", "Match letter case exactly (ASCII letters). Default true."}}},
+          {"file_pattern",
+           {{"type", "string"},
+            {"description",
+             "Only search files whose name (not path) matches this glob, e.g. \"*.cpp\"."}}},
+          {"max_results",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", 1000},
+            {"default", 100},
+            {"description", "Most matching lines to return. Default 100."}}}}},
+        {"required", {"query"}},
+        {"additionalProperties", false}};
+    spec.side_effect = "read_only";
+    spec.timeout = 30000ms;
+    spec.tags = {"filesystem"};
+    out.emplace_back(std::move(spec), bind(&FilesystemTools::search_file_contents));
+  }
+  {
+    ToolSpec spec;
+    spec.name = "get_file_info";
+    spec.title = "Get file info";
+    spec.description =
+        "Describe one file or folder: its type (file, directory, symlink or other), size in "
+        "bytes (files only), permission bits (\"0644\") and last modification time (UTC, "
+        "\"2026-01-02T03:04:05Z\"). A symbolic link is described itself, not what it points "
+        "to. " +
+        help;
+    spec.input_schema = {
+        {"type", "object"},
+        {"properties", {{"path", path_property("The file or folder to describe.")}}},
+        {"required", {"path"}},
+        {"additionalProperties", false}};
+    spec.output_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"path", {{"type", "string"}}},
+          {"type", {{"type", "string"}, {"enum", {"file", "directory", "symlink", "other"}}}},
+          {"size", {{"type", "integer"}, {"minimum", 0}}},
+          {"mode", {{"type", "string"}}},
+          {"modified", {{"type", "string"}}}}},
+        {"required", {"path", "type", "mode", "modified"}},
+        {"additionalProperties", false}};
+    spec.side_effect = "read_only";
+    spec.timeout = 10000ms;
+    spec.tags = {"filesystem"};
+    out.emplace_back(std::move(spec), bind(&FilesystemTools::get_file_info));
+  }
+  if (allow_writes) {
+    ToolSpec spec;
+    spec.name = "write_text_file";
+    spec.title = "Write text file";
+    spec.description =
+        "Create a text file or replace its whole content. The write is atomic: the content "
+        "goes to a temporary file in the same folder that then replaces the target, so "
+        "readers see the old or the new file, never a mix; an existing file keeps its "
+        "permission bits. The parent folder must exist unless create_directories is true. "
+        "Refuses to write through a symbolic link or onto a folder or special file. " +
+        help;
+    spec.input_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"path", path_property("The file to write.")},
+          {"content",
+           {{"type", "string"}, {"description", "The complete new content of the file."}}},
+          {"create_directories",
+           {{"type", "boolean"},
+            {"default", false},
+            {"description", "Create missing parent folders. Default false."}}}}},
+        {"required", {"path", "content"}},
+        {"additionalProperties", false}};
+    spec.side_effect = "local_mutation";
+    spec.timeout = 10000ms;
+    spec.idempotent = true;
+    spec.tags = {"filesystem"};
+    out.emplace_back(std::move(spec), bind(&FilesystemTools::write_text_file));
+  }
+  return out;
+}
+
+}  // namespace
+
+Problems register_filesystem_tools(ToolRegistry& registry, const FilesystemToolOptions& options) {
+  Problems problems;
+  std::optional<RootSet> roots = RootSet::open(options.roots, problems);
+  if (!roots) return problems;
+  const auto tools = std::make_shared<const FilesystemTools>(std::move(*roots));
+  std::vector<std::pair<ToolSpec, ToolHandler>> entries = make_tools(tools, options.allow_writes);
+
+  // Check everything first, so that nothing is registered when anything is wrong.
+  for (const auto& [spec, handler] : entries) {
+    Problems found = check_tool_spec(spec);
+    problems.insert(problems.end(), found.begin(), found.end());
+    if (registry.find(spec.name) != nullptr) {
+      problems.push_back(
+          {"/name", "tool \"" + spec.name + "\": a tool with this name is already registered"});
+    }
+  }
+  if (!problems.empty()) return problems;
+  for (auto& [spec, handler] : entries) {
+    Problems found = registry.add(std::move(spec), std::move(handler));
+    problems.insert(problems.end(), found.begin(), found.end());
+  }
+  return problems;
+}
+
+}  // namespace toolmux

@@ -27,15 +27,15 @@ std::string_view side_effect_name(SideEffect effect);
 
 struct ToolSpec {
   std::string name;
-  std::string title;        // optional; "" = none
+  std::string title;  // optional; "" = none
   std::string description;
   json input_schema;        // null = missing (refused at registration)
   json output_schema;       // null = none
   std::string side_effect;  // one of the four SideEffect names; anything else is refused
   std::chrono::milliseconds timeout{0};  // must be > 0
-  bool idempotent = false;  // sets annotations.idempotentHint
+  bool idempotent = false;               // sets annotations.idempotentHint
   std::vector<std::string> tags;
-  std::string version;      // optional
+  std::string version;  // optional
 };
 
 // MCP logging levels (RFC 5424 severities), lowest first.

@@ -15,15 +15,37 @@ using Clock = std::chrono::steady_clock;
 
 std::string_view call_outcome_name(CallOutcome outcome) {
   switch (outcome) {
-    case CallOutcome::ok: return "ok";
-    case CallOutcome::tool_error: return "tool_error";
-    case CallOutcome::invalid_arguments: return "invalid_arguments";
-    case CallOutcome::timed_out: return "timed_out";
-    case CallOutcome::cancelled: return "cancelled";
-    case CallOutcome::crashed: return "crashed";
-    case CallOutcome::bad_result: return "bad_result";
+    case CallOutcome::ok:
+      return "ok";
+    case CallOutcome::tool_error:
+      return "tool_error";
+    case CallOutcome::invalid_arguments:
+      return "invalid_arguments";
+    case CallOutcome::timed_out:
+      return "timed_out";
+    case CallOutcome::cancelled:
+      return "cancelled";
+    case CallOutcome::crashed:
+      return "crashed";
+    case CallOutcome::bad_result:
+      return "bad_result";
   }
   return "unknown";
+}
+
+void RunningHandlers::enter() {
+  std::lock_guard lock(mutex_);
+  ++count_;
+}
+
+void RunningHandlers::leave() {
+  std::lock_guard lock(mutex_);
+  if (--count_ == 0) idle_.notify_all();
+}
+
+bool RunningHandlers::wait_until_idle(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_for(lock, timeout, [this] { return count_ == 0; });
 }
 
 CallHandler compose(const std::vector<CallStage>& stages, CallHandler terminal) {
@@ -95,7 +117,8 @@ CallStage check_result() {
       if (out.outcome == CallOutcome::cancelled) return out;
       const ToolResult& r = out.result;
       if (!r.content.is_array()) {
-        return failure(CallOutcome::bad_result, tool_label(call) + " returned content that is not a list");
+        return failure(CallOutcome::bad_result,
+                       tool_label(call) + " returned content that is not a list");
       }
       for (const auto& block : r.content) {
         if (!block.is_object() || !block.contains("type")) {
@@ -112,14 +135,16 @@ CallStage check_result() {
       const auto& output_schema = call.tool->output_schema;
       if (!r.structured_content.is_null()) {
         if (json_depth(r.structured_content) > JsonLimits{}.max_depth) {
-          return failure(CallOutcome::bad_result,
-                         tool_label(call) + " returned structuredContent nested deeper than 256 levels");
+          return failure(
+              CallOutcome::bad_result,
+              tool_label(call) + " returned structuredContent nested deeper than 256 levels");
         }
         if (output_schema) {
           auto violations = output_schema->validate(r.structured_content);
           if (!violations.empty()) {
             std::string message =
-                tool_label(call) + " returned structuredContent that does not match its outputSchema:";
+                tool_label(call) +
+                " returned structuredContent that does not match its outputSchema:";
             for (const auto& v : violations) message += " " + v + ";";
             message.pop_back();
             return failure(CallOutcome::bad_result, message);
@@ -148,9 +173,9 @@ CallStage check_arguments() {
   };
 }
 
-CallStage deadline() {
-  return [](CallHandler next) -> CallHandler {
-    return [next = std::move(next)](ToolCall& call) {
+CallStage deadline(std::shared_ptr<RunningHandlers> running) {
+  return [running](CallHandler next) -> CallHandler {
+    return [running, next = std::move(next)](ToolCall& call) {
       // The run is shared with its thread: if we stop waiting, the thread still
       // owns what it touches and its late result goes nowhere.
       struct Run {
@@ -164,11 +189,15 @@ CallStage deadline() {
       const auto timeout = call.tool->spec.timeout;
       call.control->set_deadline(Clock::now() + timeout);
 
-      std::thread([run, next] {
+      running->enter();
+      std::thread([run, next, running] {
         CallResult out = next(run->call);
-        std::lock_guard lock(run->mutex);
-        run->result = std::move(out);
-        run->done.notify_all();
+        {
+          std::lock_guard lock(run->mutex);
+          run->result = std::move(out);
+          run->done.notify_all();
+        }
+        running->leave();
       }).detach();
 
       std::unique_lock lock(run->mutex);
@@ -180,9 +209,10 @@ CallStage deadline() {
         }
         if (call.control->expired()) {
           return failure(CallOutcome::timed_out, tool_label(call) + " timed out after " +
-                                                      std::to_string(timeout.count()) + " ms");
+                                                     std::to_string(timeout.count()) + " ms");
         }
-        run->done.wait_for(lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
+        run->done.wait_for(
+            lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
       }
       if (call.control->cancelled()) {
         return CallResult{ToolResult::error("cancelled"), CallOutcome::cancelled};
@@ -200,7 +230,8 @@ CallStage catch_tool_exceptions() {
       } catch (const std::exception& e) {
         return failure(CallOutcome::crashed, tool_label(call) + " failed: " + e.what());
       } catch (...) {
-        return failure(CallOutcome::crashed, tool_label(call) + " failed with an unknown exception");
+        return failure(CallOutcome::crashed,
+                       tool_label(call) + " failed with an unknown exception");
       }
     };
   };
@@ -216,13 +247,13 @@ CallHandler invoke_tool() {
   };
 }
 
-CallHandler build_call_pipeline(Logger& logger) {
+CallHandler build_call_pipeline(Logger& logger, std::shared_ptr<RunningHandlers> running) {
   return compose(
       {
           stages::record(logger),
           stages::check_result(),
           stages::check_arguments(),
-          stages::deadline(),
+          stages::deadline(std::move(running)),
           stages::catch_tool_exceptions(),
       },
       invoke_tool());

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,7 +28,15 @@
 
 namespace toolmux {
 
-enum class CallOutcome { ok, tool_error, invalid_arguments, timed_out, cancelled, crashed, bad_result };
+enum class CallOutcome {
+  ok,
+  tool_error,
+  invalid_arguments,
+  timed_out,
+  cancelled,
+  crashed,
+  bad_result
+};
 std::string_view call_outcome_name(CallOutcome outcome);
 
 struct ToolCall {
@@ -47,6 +57,23 @@ struct CallResult {
 };
 
 using CallHandler = std::function<CallResult(ToolCall&)>;
+
+// Counts tool handlers still running, including those the deadline stage
+// stopped waiting for after a timeout or a cancellation, so that shutdown can
+// wait for them to stop (a command tool kills its process group when told to).
+// Thread-safe; shared with the handler threads, which may outlive the server.
+class RunningHandlers {
+ public:
+  void enter();
+  void leave();
+  // True when none is running, waiting up to `timeout` for that.
+  bool wait_until_idle(std::chrono::milliseconds timeout);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t count_ = 0;
+};
 using CallStage = std::function<CallHandler(CallHandler next)>;
 
 // Wraps `terminal` in `stages`, the first stage outermost.
@@ -66,8 +93,9 @@ CallStage check_result();
 CallStage check_arguments();
 // Runs the rest of the chain on its own thread and returns when it finishes,
 // the call is cancelled, or the tool's timeout passes ("timed out after N ms").
-// An abandoned run is told to stop through its context and its result dropped.
-CallStage deadline();
+// An abandoned run is told to stop through its context and its result dropped;
+// `running` counts it until it has really stopped.
+CallStage deadline(std::shared_ptr<RunningHandlers> running);
 // The one place where exceptions from tool code are caught.
 CallStage catch_tool_exceptions();
 }  // namespace stages
@@ -76,6 +104,6 @@ CallStage catch_tool_exceptions();
 CallHandler invoke_tool();
 
 // The pipeline every tools/call goes through.
-CallHandler build_call_pipeline(Logger& logger);
+CallHandler build_call_pipeline(Logger& logger, std::shared_ptr<RunningHandlers> running);
 
 }  // namespace toolmux

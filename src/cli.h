@@ -11,13 +11,13 @@
 namespace toolmux {
 
 struct ServeOptions {
-  std::filesystem::path catalog_file;              // empty = built-in tools only
-  std::vector<std::filesystem::path> roots;        // empty = the working directory
-  std::filesystem::path data_dir;                  // empty = $XDG_STATE_HOME/toolmux
+  std::filesystem::path catalog_file;        // empty = built-in tools only
+  std::vector<std::filesystem::path> roots;  // empty = the working directory
+  std::filesystem::path data_dir;            // empty = $XDG_STATE_HOME/toolmux
   bool allow_writes = false;
-  std::size_t page_size = 0;                       // 0 = all tools on one page
+  std::size_t page_size = 0;  // 0 = all tools on one page
   std::size_t max_message_bytes = 16 * 1024 * 1024;
-  LogLevel log_level = LogLevel::info;             // of the stderr log
+  LogLevel log_level = LogLevel::info;  // of the stderr log
 };
 
 struct CommandLine {

@@ -34,9 +34,9 @@ Message parse_message(std::string_view text, const JsonLimits& limits) {
     return invalid(nullptr, kInvalidRequest, "Invalid request: JSON-RPC batches are not supported");
   }
   if (!doc.is_object()) {
-    return invalid(nullptr, kInvalidRequest,
-                   "Invalid request: a message must be a JSON object, got " +
-                       std::string(doc.type_name()));
+    return invalid(
+        nullptr, kInvalidRequest,
+        "Invalid request: a message must be a JSON object, got " + std::string(doc.type_name()));
   }
 
   json id = nullptr;

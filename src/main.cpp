@@ -1,8 +1,8 @@
 // toolmux: the executable. Parses the command line and runs one action.
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "catalog/catalog_file.h"
@@ -27,8 +27,8 @@ int run_check(const std::filesystem::path& file) {
     return 1;
   }
   CatalogLoad load = load_catalog_file(file);
-  std::cout << file.string() << ": ok, " << load.catalog.command_tools.size()
-            << " command tools (" << registry->tools().size() << " tools with the built-ins)\n";
+  std::cout << file.string() << ": ok, " << load.catalog.command_tools.size() << " command tools ("
+            << registry->tools().size() << " tools with the built-ins)\n";
   return 0;
 }
 

@@ -10,8 +10,8 @@
 
 namespace toolmux {
 
-using nlohmann::json;
 using jsonrpc::Message;
+using nlohmann::json;
 
 namespace {
 
@@ -25,9 +25,9 @@ void respond_error(Session& session, const json& id, int code, std::string_view 
 const JsonViolation* first_violation_outside(const std::vector<JsonViolation>& violations,
                                              std::string_view allowed_prefix) {
   for (const auto& v : violations) {
-    const bool inside = !allowed_prefix.empty() && v.pointer.rfind(allowed_prefix, 0) == 0 &&
-                        (v.pointer.size() == allowed_prefix.size() ||
-                         v.pointer[allowed_prefix.size()] == '/');
+    const bool inside =
+        !allowed_prefix.empty() && v.pointer.rfind(allowed_prefix, 0) == 0 &&
+        (v.pointer.size() == allowed_prefix.size() || v.pointer[allowed_prefix.size()] == '/');
     if (!inside) return &v;
   }
   return nullptr;
@@ -40,7 +40,7 @@ McpServer::McpServer(std::shared_ptr<const ToolRegistry> registry, ServerOptions
     : registry_(std::move(registry)),
       options_(std::move(options)),
       logger_(logger),
-      pipeline_(build_call_pipeline(logger)) {
+      pipeline_(build_call_pipeline(logger, running_)) {
   auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
     return [this, method](const Message& m, const std::shared_ptr<Session>& s) {
       (this->*method)(m, s);
@@ -231,8 +231,8 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
   if (params.contains("_meta") && params["_meta"].is_object()) {
     progress_token = params["_meta"].value("progressToken", json(nullptr));
   }
-  auto context = std::make_shared<SessionCallContext>(session, control, progress_token,
-                                                      "toolmux/" + name);
+  auto context =
+      std::make_shared<SessionCallContext>(session, control, progress_token, "toolmux/" + name);
   ToolCall call;
   call.session_id = session->id();
   call.tool = tool;

@@ -49,6 +49,12 @@ class McpServer {
   // limit) with a -32700 error that says why.
   void reject_unreadable(const std::shared_ptr<Session>& session, std::string_view reason);
 
+  // For shutdown, after the sessions' calls were cancelled: waits until every
+  // tool handler has stopped, including abandoned ones; false if `timeout` passed.
+  bool wait_for_running_tools(std::chrono::milliseconds timeout) {
+    return running_->wait_until_idle(timeout);
+  }
+
  private:
   using Method = std::function<void(const jsonrpc::Message&, const std::shared_ptr<Session>&)>;
 
@@ -63,6 +69,7 @@ class McpServer {
   std::shared_ptr<const ToolRegistry> registry_;
   ServerOptions options_;
   Logger& logger_;
+  std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
   CallHandler pipeline_;
   std::map<std::string, Method, std::less<>> methods_;
 };

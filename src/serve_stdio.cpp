@@ -1,7 +1,7 @@
 #include "src/serve_stdio.h"
 
-#include <csignal>
 #include <unistd.h>
+#include <csignal>
 
 #include "src/mcp_server.h"
 #include "src/session.h"
@@ -74,7 +74,8 @@ int serve_stdio(std::shared_ptr<const ToolRegistry> registry, const ServeOptions
 
   // The client has gone (or we were told to stop): stop what runs for it.
   session->cancel_all_calls();
-  const bool drained = session->wait_for_calls(std::chrono::milliseconds(2000));
+  const auto grace = std::chrono::milliseconds(2000);
+  const bool drained = session->wait_for_calls(grace) && server.wait_for_running_tools(grace);
   logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
   return 0;
 }

@@ -53,7 +53,8 @@ std::vector<std::string> suggest_tool_names(const ToolRegistry& registry, std::s
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) names.push_back(std::get<1>(scored[i]));
+  for (std::size_t i = 0; i < scored.size() && i < limit; ++i)
+    names.push_back(std::get<1>(scored[i]));
   return names;
 }
 

@@ -1,7 +1,7 @@
 #include "transports/stdio_transport.h"
 
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 
 namespace toolmux {
 

@@ -18,7 +18,8 @@ struct Fixture {
   std::shared_ptr<Session> session = std::make_shared<Session>("test", sink);
   std::FILE* log_file = std::tmpfile();
   Logger logger{log_file, LogLevel::debug};
-  CallHandler pipeline = build_call_pipeline(logger);
+  std::shared_ptr<RunningHandlers> running = std::make_shared<RunningHandlers>();
+  CallHandler pipeline = build_call_pipeline(logger, running);
 
   ~Fixture() { std::fclose(log_file); }
 
@@ -93,8 +94,9 @@ TEST_CASE("a tool that runs past its timeout gives 'timed out after N ms' prompt
   CHECK(r.outcome == CallOutcome::timed_out);
   CHECK(first_text(r) == "Tool \"slow\" timed out after 300 ms");
   CHECK(elapsed < std::chrono::seconds(2));
-  // The abandoned handler was told to stop through its context.
+  // The abandoned handler was told to stop through its context, and stops.
   CHECK(call.context->cancelled());
+  CHECK(f.running->wait_until_idle(std::chrono::seconds(1)));
 }
 
 TEST_CASE("a cancelled call ends early with the cancelled outcome") {

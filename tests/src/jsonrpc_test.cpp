@@ -7,7 +7,8 @@ using toolmux::jsonrpc::parse_message;
 namespace rpc = toolmux::jsonrpc;
 
 TEST_CASE("a request is read with its id, method and params") {
-  Message m = parse_message(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}})");
+  Message m =
+      parse_message(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}})");
   REQUIRE(m.kind == Message::Kind::request);
   CHECK(m.id == 7);
   CHECK(m.method == "tools/list");
@@ -71,6 +72,7 @@ TEST_CASE("responses from the client are recognised") {
 
 TEST_CASE("errors are built as JSON-RPC 2.0 error objects") {
   auto e = rpc::make_error(4, rpc::kMethodNotFound, "Method not found: x");
-  CHECK(e == nlohmann::json::parse(
-                 R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: x"}})"));
+  CHECK(e ==
+        nlohmann::json::parse(
+            R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: x"}})"));
 }

@@ -26,8 +26,9 @@ struct Fixture {
   }
 
   json request(const json& id, const std::string& method, json params = json::object()) {
-    server->handle(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(),
-                   session);
+    server->handle(
+        json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(),
+        session);
     return sink.response(id);
   }
 
@@ -53,7 +54,8 @@ struct Fixture {
 TEST_CASE("initialize answers with the client's version when supported, else the latest") {
   SECTION("supported") {
     Fixture f;
-    json r = f.request(1, "initialize", {{"protocolVersion", "2025-03-26"}, {"capabilities", json::object()}});
+    json r = f.request(1, "initialize",
+                       {{"protocolVersion", "2025-03-26"}, {"capabilities", json::object()}});
     CHECK(r["result"]["protocolVersion"] == "2025-03-26");
     CHECK(r["result"]["serverInfo"]["name"] == "toolmux");
     CHECK(r["result"]["capabilities"].contains("tools"));
@@ -183,8 +185,9 @@ TEST_CASE("ping is answered while a slow call runs, and a cancelled call gets no
   // Progress is sent for the token while the tool runs.
   REQUIRE(f.sink.wait_for_notification("notifications/progress"));
 
-  f.server->handle(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}})",
-                   f.session);
+  f.server->handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}})",
+      f.session);
   CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
   CHECK(f.sink.response("slow-1", std::chrono::milliseconds(300)).is_null());
   auto progress = f.sink.notifications("notifications/progress");

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include "transports/stdio_transport.h"
 

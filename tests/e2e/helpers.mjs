@@ -1,0 +1,360 @@
+// Shared helpers for the toolmux end-to-end tests.
+//
+// Every test starts the real built binary (TOOLMUX_BIN, default build/toolmux)
+// with a fresh temporary directory as --root, filled with the fixture files the
+// test itself creates, so tests do not depend on each other or on the host.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export const REPO_ROOT = path.resolve(here, '../..');
+export const TOOLMUX_BIN = process.env.TOOLMUX_BIN
+  ? path.resolve(process.env.TOOLMUX_BIN)
+  : path.resolve(here, '../../build/toolmux');
+export const DATA_DIR = path.join(REPO_ROOT, 'tests/data/e2e');
+export const CATALOG = path.join(DATA_DIR, 'catalog.json');
+export const BROKEN_CATALOG = path.join(DATA_DIR, 'broken_catalog.json');
+
+export const LATEST_PROTOCOL_VERSION = '2025-11-25';
+export const PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+
+export const BUILTIN_READ_TOOLS = [
+  'find_files',
+  'get_file_info',
+  'list_directory',
+  'read_text_file',
+  'search_file_contents',
+];
+
+export const OUTSIDE_ROOTS = /outside the allowed roots/i;
+
+/** Fails loudly (rather than skipping) when the binary is missing. */
+export function requireBinary() {
+  if (!fs.existsSync(TOOLMUX_BIN)) {
+    throw new Error(
+      `toolmux binary not found at ${TOOLMUX_BIN}: build it ` +
+        '(cmake -S . -B build && cmake --build build --target toolmux) or set TOOLMUX_BIN',
+    );
+  }
+}
+
+const tempDirs = new Set();
+process.on('exit', () => {
+  for (const dir of tempDirs) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort
+    }
+  }
+});
+
+/** A fresh, empty temporary directory (real path, symlinks resolved), removed at exit. */
+export function makeTempDir(prefix = 'toolmux-e2e-') {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/**
+ * Creates `files` beneath a fresh temporary directory and returns its path.
+ * Keys are relative paths; a value that is a string is the file content, and
+ * a key ending in "/" is an (empty) directory.
+ */
+export function makeRoot(files = {}) {
+  const root = makeTempDir('toolmux-root-');
+  writeTree(root, files);
+  return root;
+}
+
+export function writeTree(dir, files) {
+  for (const [rel, content] of Object.entries(files)) {
+    const full = path.join(dir, rel);
+    if (rel.endsWith('/')) {
+      fs.mkdirSync(full, { recursive: true });
+    } else {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      fs.writeFileSync(full, content);
+    }
+  }
+}
+
+/** JSON of a value for an assertion message, cut to `max` characters. */
+export function short(value, max = 600) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max)}... (${text.length} chars)` : text;
+}
+
+/** The concatenated text of a CallToolResult's text content blocks. */
+export function textOf(result) {
+  return (result?.content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/** Lines of a text, without a trailing empty line. */
+export function linesOf(text) {
+  const lines = text.split('\n');
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `predicate()` is truthy, polling; throws after `timeoutMs`. */
+export async function waitUntil(predicate, timeoutMs, what = 'condition') {
+  const start = Date.now();
+  for (;;) {
+    const value = predicate();
+    if (value) return value;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/**
+ * Starts `toolmux serve` with the given arguments through the real SDK client
+ * and connects (initialize + notifications/initialized).
+ *
+ * Returns { client, transport, sent, received, stderr(), close() }:
+ * `sent` and `received` record every JSON-RPC message in each direction, so a
+ * test can look at what the SDK does not expose (the negotiated protocol
+ * version, whether a cancelled request got a response, ...).
+ *
+ * `t` (a node:test context) registers the close as cleanup and dumps the
+ * server's stderr when the test fails.
+ */
+export async function startClient(t, { args = [], env = {}, command = TOOLMUX_BIN, cwd, clientCapabilities = {} } = {}) {
+  if (command === TOOLMUX_BIN) requireBinary();
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { ...env },
+    cwd,
+    stderr: 'pipe',
+  });
+  let stderrText = '';
+  transport.stderr.on('data', (chunk) => {
+    stderrText += chunk.toString();
+  });
+
+  const sent = [];
+  const received = [];
+  const originalSend = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    sent.push(message);
+    return originalSend(message, options);
+  };
+  // Protocol.connect assigns transport.onmessage; tap it to record every message.
+  let handler;
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get() {
+      return handler && ((message, extra) => {
+        received.push(message);
+        return handler(message, extra);
+      });
+    },
+    set(fn) {
+      handler = fn;
+    },
+  });
+
+  const client = new Client({ name: 'toolmux-e2e', version: '0.0.0' }, { capabilities: clientCapabilities });
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await client.close().catch(() => {});
+  };
+  if (t) {
+    t.after(async () => {
+      await close();
+      // TOOLMUX_E2E_STDERR=1 shows each server's stderr (its logs) in the test output.
+      if (process.env.TOOLMUX_E2E_STDERR && stderrText) t.diagnostic(`toolmux stderr:\n${stderrText}`);
+    });
+  }
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    await close();
+    error.message += `\n--- toolmux stderr ---\n${stderrText}`;
+    throw error;
+  }
+  return {
+    client,
+    transport,
+    sent,
+    received,
+    stderr: () => stderrText,
+    close,
+  };
+}
+
+/** The full tool list, following nextCursor until the last page. */
+export async function listAllTools(client) {
+  const tools = [];
+  let cursor;
+  const seen = new Set();
+  for (;;) {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...page.tools);
+    if (!page.nextCursor) return tools;
+    if (seen.has(page.nextCursor)) throw new Error(`cursor repeated: ${page.nextCursor}`);
+    seen.add(page.nextCursor);
+    cursor = page.nextCursor;
+  }
+}
+
+/** Asserts that `promise` rejects with an McpError carrying `code`. */
+export async function expectMcpError(assert, promise, code, messagePattern) {
+  let error;
+  try {
+    const result = await promise;
+    assert.fail(`expected a JSON-RPC error ${code}, got a result: ${JSON.stringify(result)}`);
+  } catch (e) {
+    if (e.code === 'ERR_ASSERTION') throw e;
+    error = e;
+  }
+  assert.equal(error.code, code, `expected error code ${code}, got ${error.code}: ${error.message}`);
+  if (messagePattern) assert.match(error.message, messagePattern);
+  return error;
+}
+
+/**
+ * A toolmux process driven over a raw pipe (no SDK): one JSON-RPC message per
+ * line. `lines` holds every stdout line, `messages` the parsed ones.
+ */
+export class RawServer {
+  constructor(args = ['serve'], { env, cwd } = {}) {
+    requireBinary();
+    this.child = spawn(TOOLMUX_BIN, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: env ?? { PATH: process.env.PATH, HOME: process.env.HOME ?? '/' },
+      cwd,
+    });
+    this.lines = [];
+    this.messages = [];
+    this.unparsable = [];
+    this.stderr = '';
+    this.exit = null; // { code, signal, at }
+    let buffer = '';
+    this.child.stdout.on('data', (chunk) => {
+      buffer += chunk.toString();
+      let newline;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline).replace(/\r$/, '');
+        buffer = buffer.slice(newline + 1);
+        if (line === '') continue;
+        this.lines.push(line);
+        try {
+          this.messages.push(JSON.parse(line));
+        } catch {
+          this.unparsable.push(line);
+        }
+      }
+    });
+    this.child.stderr.on('data', (chunk) => {
+      this.stderr += chunk.toString();
+    });
+    this.child.stdin.on('error', () => {});
+    this.exited = once(this.child, 'exit').then(([code, signal]) => {
+      this.exit = { code, signal, at: performance.now() };
+      return this.exit;
+    });
+  }
+
+  /** Writes one raw line (a newline is appended). */
+  writeLine(line) {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  send(message) {
+    this.writeLine(JSON.stringify(message));
+  }
+
+  /** Waits for the first message (from index `from`) matching `predicate`. */
+  async waitFor(predicate, { timeoutMs = 5000, from = 0, what = 'a message' } = {}) {
+    const start = Date.now();
+    for (;;) {
+      for (let i = from; i < this.messages.length; i++) {
+        if (predicate(this.messages[i])) return this.messages[i];
+      }
+      if (this.exit) {
+        throw new Error(`toolmux exited (${JSON.stringify(this.exit)}) before ${what}; stdout lines: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
+      }
+      if (Date.now() - start > timeoutMs) {
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stdout lines: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
+      }
+      await sleep(5);
+    }
+  }
+
+  /** Sends a request and waits for the response with the same id. */
+  async request(id, method, params) {
+    const message = { jsonrpc: '2.0', id, method };
+    if (params !== undefined) message.params = params;
+    const from = this.messages.length;
+    this.send(message);
+    return this.waitFor((m) => m.id === id && ('result' in m || 'error' in m), { from, what: `the response to ${method} (id ${id})` });
+  }
+
+  async initialize(protocolVersion = LATEST_PROTOCOL_VERSION, id = 'init') {
+    const response = await this.request(id, 'initialize', {
+      protocolVersion,
+      capabilities: {},
+      clientInfo: { name: 'toolmux-e2e-raw', version: '0.0.0' },
+    });
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return response;
+  }
+
+  closeStdin() {
+    this.child.stdin.end();
+  }
+
+  async kill() {
+    if (!this.exit) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+}
+
+/** Runs `toolmux ARGS...` to completion; returns { code, signal, stdout, stderr }. */
+export function runCli(args, { timeoutMs = 10000, cwd } = {}) {
+  requireBinary();
+  return new Promise((resolve, reject) => {
+    const child = spawn(TOOLMUX_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`toolmux ${args.join(' ')} did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** The project version from the top-level CMakeLists.txt (project(toolmux VERSION x.y.z)). */
+export function projectVersion() {
+  const cmake = fs.readFileSync(path.join(REPO_ROOT, 'CMakeLists.txt'), 'utf8');
+  const match = /project\s*\(\s*toolmux\s+VERSION\s+([0-9.]+)/i.exec(cmake);
+  return match ? match[1] : null;
+}

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev librocksdb-dev catch2)
 if [[ ${1:-} == --tests ]]; then
-  packages+=(clang-format)
+  packages+=(clang-format clang-tidy)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 

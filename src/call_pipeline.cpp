@@ -173,7 +173,7 @@ CallStage check_arguments() {
   };
 }
 
-CallStage deadline(std::shared_ptr<RunningHandlers> running) {
+CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
   return [running](CallHandler next) -> CallHandler {
     return [running, next = std::move(next)](ToolCall& call) {
       // The run is shared with its thread: if we stop waiting, the thread still
@@ -247,13 +247,13 @@ CallHandler invoke_tool() {
   };
 }
 
-CallHandler build_call_pipeline(Logger& logger, std::shared_ptr<RunningHandlers> running) {
+CallHandler build_call_pipeline(Logger& logger, const std::shared_ptr<RunningHandlers>& running) {
   return compose(
       {
           stages::record(logger),
           stages::check_result(),
           stages::check_arguments(),
-          stages::deadline(std::move(running)),
+          stages::deadline(running),
           stages::catch_tool_exceptions(),
       },
       invoke_tool());

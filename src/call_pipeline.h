@@ -95,7 +95,7 @@ CallStage check_arguments();
 // the call is cancelled, or the tool's timeout passes ("timed out after N ms").
 // An abandoned run is told to stop through its context and its result dropped;
 // `running` counts it until it has really stopped.
-CallStage deadline(std::shared_ptr<RunningHandlers> running);
+CallStage deadline(const std::shared_ptr<RunningHandlers>& running);
 // The one place where exceptions from tool code are caught.
 CallStage catch_tool_exceptions();
 }  // namespace stages
@@ -104,6 +104,6 @@ CallStage catch_tool_exceptions();
 CallHandler invoke_tool();
 
 // The pipeline every tools/call goes through.
-CallHandler build_call_pipeline(Logger& logger, std::shared_ptr<RunningHandlers> running);
+CallHandler build_call_pipeline(Logger& logger, const std::shared_ptr<RunningHandlers>& running);
 
 }  // namespace toolmux

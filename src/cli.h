@@ -16,7 +16,7 @@ struct ServeOptions {
   std::filesystem::path data_dir;            // empty = $XDG_STATE_HOME/toolmux
   bool allow_writes = false;
   std::size_t page_size = 0;  // 0 = all tools on one page
-  std::size_t max_message_bytes = 16 * 1024 * 1024;
+  std::size_t max_message_bytes = std::size_t{16} << 20;
   LogLevel log_level = LogLevel::info;  // of the stderr log
 };
 

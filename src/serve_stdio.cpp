@@ -47,7 +47,7 @@ std::string describe_tools(const ToolRegistry& registry) {
 
 }  // namespace
 
-int serve_stdio(std::shared_ptr<const ToolRegistry> registry, const ServeOptions& options,
+int serve_stdio(const std::shared_ptr<const ToolRegistry>& registry, const ServeOptions& options,
                 Logger& logger) {
   StdioTransport transport(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
   g_transport = &transport;

@@ -11,7 +11,7 @@ namespace toolmux {
 
 // Serves stdin/stdout until stdin closes or SIGTERM/SIGINT arrives, then
 // cancels the calls in flight, waits briefly for them, and returns the exit code.
-int serve_stdio(std::shared_ptr<const ToolRegistry> registry, const ServeOptions& options,
+int serve_stdio(const std::shared_ptr<const ToolRegistry>& registry, const ServeOptions& options,
                 Logger& logger);
 
 }  // namespace toolmux

@@ -1,4 +1,5 @@
 #include "catalog/catalog_file.h"
+#include "catalog/edit_distance.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -52,22 +53,6 @@ std::string type_name(const json& value) {
     default:
       return "something else";
   }
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      std::size_t cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Collects the problems of one object, with pointers under `base`.

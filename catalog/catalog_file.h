@@ -1,5 +1,5 @@
-// The catalog file: JSON that declares command tools (and, later, aliases,
-// policy and upstreams). See examples/catalog.json and the README.
+// The catalog file: JSON that declares command tools, aliases, the operator's
+// policy and result limits (and, later, upstreams). See examples/catalog.json and the README.
 //
 // Loading collects every problem in the file at once, each with a JSON pointer
 // to where it is; unknown fields are problems too, so a typo is caught rather
@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "catalog/aliases.h"
 #include "catalog/problem.h"
+#include "catalog/result_limits.h"
+#include "catalog/tool_policy.h"
 #include "catalog/providers/command_tools.h"
 #include "catalog/tool.h"
 #include "catalog/tool_registry.h"
@@ -24,6 +27,9 @@ struct CommandTool {
 
 struct CatalogFile {
   std::vector<CommandTool> command_tools;
+  AliasTable aliases;    // "aliases"
+  ToolPolicy policy;     // "policy"
+  ResultLimits results;  // "results"
 };
 
 struct CatalogLoad {
@@ -37,7 +43,9 @@ struct CatalogLoad {
 CatalogLoad load_catalog_file(const std::filesystem::path& path);
 
 // Registers the command tools into `registry` (which may already hold built-in
-// tools: a clash of names is a problem at "/tools/N/name").
+// tools: a clash of names is a problem at "/tools/N/name"), then checks the
+// aliases and the policy against everything registered (check_aliases,
+// check_tool_policy), so that they may name built-in tools too.
 Problems register_catalog(ToolRegistry& registry, const CatalogFile& catalog);
 
 }  // namespace toolmux

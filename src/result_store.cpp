@@ -1,0 +1,1 @@
+#include "src/result_store.h"

@@ -30,7 +30,7 @@ ArgumentCheck check_arguments(const RegisteredTool& tool, std::string_view argum
   return check_arguments(tool, parse_untrusted_json(arguments_json));
 }
 
-ArgumentCheck check_arguments(const RegisteredTool& tool, const ParsedJson& parsed) {
+ArgumentCheck check_argument_boundary(const ParsedJson& parsed) {
   ArgumentCheck check;
   if (parsed.syntax_error) {
     check.arguments = nlohmann::json::object();
@@ -48,13 +48,20 @@ ArgumentCheck check_arguments(const RegisteredTool& tool, const ParsedJson& pars
   if (!check.arguments.is_object()) {
     check.problems.push_back(std::string("arguments must be a JSON object, got ") +
                              check.arguments.type_name());
-    return check;
   }
-  if (tool.input_schema) {
-    for (std::string& problem : tool.input_schema->validate(check.arguments)) {
-      check.problems.push_back("argument " + std::move(problem));
-    }
+  return check;
+}
+
+void check_input_schema(const RegisteredTool& tool, ArgumentCheck& check) {
+  if (!check.ok() || !tool.input_schema) return;
+  for (std::string& problem : tool.input_schema->validate(check.arguments)) {
+    check.problems.push_back("argument " + std::move(problem));
   }
+}
+
+ArgumentCheck check_arguments(const RegisteredTool& tool, const ParsedJson& parsed) {
+  ArgumentCheck check = check_argument_boundary(parsed);
+  check_input_schema(tool, check);
   return check;
 }
 

@@ -30,6 +30,14 @@ ArgumentCheck check_arguments(const RegisteredTool& tool, std::string_view argum
 
 // From a value already read at the boundary, as the server has it: `parsed` is
 // the arguments value with the violations found under it (see violations_under).
+// Exactly check_argument_boundary, then check_input_schema.
 ArgumentCheck check_arguments(const RegisteredTool& tool, const ParsedJson& parsed);
+
+// The two halves, for the server, which applies the operator's argument policy
+// (aliases, defaults, fixed values) in between:
+// the JSON boundary, and that the arguments are an object ({} when absent);
+ArgumentCheck check_argument_boundary(const ParsedJson& parsed);
+// the tool's input schema, when the boundary check passed.
+void check_input_schema(const RegisteredTool& tool, ArgumentCheck& check);
 
 }  // namespace toolmux

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -26,12 +27,25 @@ namespace fs = std::filesystem;
 constexpr std::size_t kMaxFileBytes = 16u << 20;
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 
-const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools"};
+const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools",
+                                                  "aliases", "policy",   "results"};
 const std::vector<std::string_view> kToolFields = {
     "$comment",   "name",      "title",      "description", "inputSchema", "outputSchema",
     "sideEffect", "timeoutMs", "idempotent", "tags",        "version",     "command"};
 const std::vector<std::string_view> kCommandFields = {
     "$comment", "argv", "cwd", "envAllow", "env", "maxOutputBytes", "maxStderrBytes"};
+const std::vector<std::string_view> kAliasesFields = {"$comment", "tools", "arguments"};
+const std::vector<std::string_view> kPolicyFields = {"$comment", "arguments", "access",
+                                                     "unknownTool"};
+const std::vector<std::string_view> kArgumentPolicyFields = {"$comment", "defaults", "fixed"};
+const std::vector<std::string_view> kAccessRuleFields = {"$comment", "allow", "deny"};
+const std::vector<std::string_view> kResultsFields = {"$comment",       "maxTextChars",
+                                                      "offload",        "offloadThresholdBytes",
+                                                      "retentionHours", "storeMaxBytes"};
+
+// retentionHours: more than 0, at most this (about 114 years, which keeps
+// "now + retention" within a nanosecond clock).
+constexpr long kMaxRetentionHours = 1000000;
 
 std::string type_name(const json& value) {
   switch (value.type()) {
@@ -121,8 +135,12 @@ class ObjectReader {
                     value->get<std::int64_t>() < 0;
     std::uint64_t number = negative ? 0 : value->get<std::uint64_t>();
     if (negative || number < min || number > max) {
-      add(pointer(name), std::string(name) + " must be between " + std::to_string(min) + " and " +
-                             std::to_string(max) + ", not " + value->dump());
+      add(pointer(name),
+          std::string(name) +
+              (max == std::numeric_limits<std::uint64_t>::max()
+                   ? " must be at least " + std::to_string(min)
+                   : " must be between " + std::to_string(min) + " and " + std::to_string(max)) +
+              ", not " + value->dump());
       mark(name);
       return std::nullopt;
     }
@@ -352,6 +370,167 @@ std::optional<std::string> read_file(const fs::path& path, Problems& problems) {
   return text;
 }
 
+// "aliases": only the shape; check_aliases checks the names at registration.
+AliasTable read_aliases(const json& value, Problems& problems) {
+  AliasTable aliases;
+  ObjectReader reader(value, "/aliases", problems);
+  reader.reject_unknown(kAliasesFields);
+  reader.string("$comment", false);
+  if (const json* tools = reader.object("tools", false)) {
+    for (const auto& [alias, target] : tools->items()) {
+      if (!target.is_string()) {
+        reader.add(reader.pointer("tools") + "/" + pointer_token(alias),
+                   "expected a string (a tool name), got " + type_name(target));
+        continue;
+      }
+      aliases.tools[alias] = target.get<std::string>();
+    }
+  }
+  if (const json* arguments = reader.object("arguments", false)) {
+    for (const auto& [tool, table] : arguments->items()) {
+      const std::string tool_at = reader.pointer("arguments") + "/" + pointer_token(tool);
+      if (!table.is_object()) {
+        reader.add(tool_at,
+                   "expected an object (argument alias: argument name), got " + type_name(table));
+        continue;
+      }
+      auto& renames = aliases.arguments[tool];
+      for (const auto& [alias, canonical] : table.items()) {
+        if (!canonical.is_string()) {
+          reader.add(tool_at + "/" + pointer_token(alias),
+                     "expected a string (an argument name), got " + type_name(canonical));
+          continue;
+        }
+        renames[alias] = canonical.get<std::string>();
+      }
+    }
+  }
+  return aliases;
+}
+
+// "policy": only the shape; check_tool_policy checks the tools and arguments
+// it names at registration.
+ToolPolicy read_policy(const json& value, Problems& problems) {
+  ToolPolicy policy;
+  ObjectReader reader(value, "/policy", problems);
+  reader.reject_unknown(kPolicyFields);
+  reader.string("$comment", false);
+  if (const json* arguments = reader.object("arguments", false)) {
+    for (const auto& [tool, item] : arguments->items()) {
+      const std::string tool_at = reader.pointer("arguments") + "/" + pointer_token(tool);
+      if (!item.is_object()) {
+        reader.add(tool_at,
+                   "expected an object (\"defaults\" and \"fixed\"), got " + type_name(item));
+        continue;
+      }
+      ObjectReader tool_reader(item, tool_at, problems);
+      tool_reader.reject_unknown(kArgumentPolicyFields);
+      tool_reader.string("$comment", false);
+      ArgumentPolicy& argument_policy = policy.arguments[tool];
+      if (const json* defaults = tool_reader.object("defaults", false)) {
+        argument_policy.defaults = *defaults;
+      }
+      if (const json* fixed = tool_reader.object("fixed", false)) argument_policy.fixed = *fixed;
+      for (const auto& [name, default_value] : argument_policy.defaults.items()) {
+        if (!argument_policy.fixed.contains(name)) continue;
+        tool_reader.add(
+            tool_reader.pointer("defaults") + "/" + pointer_token(name),
+            "argument " + json(name).dump() + " has both a default and a fixed value (" +
+                tool_reader.pointer("fixed") + "/" + pointer_token(name) + "): give one");
+      }
+    }
+  }
+  if (const json* access = reader.object("access", false)) {
+    for (const auto& [principal, item] : access->items()) {
+      const std::string rule_at = reader.pointer("access") + "/" + pointer_token(principal);
+      if (!item.is_object()) {
+        reader.add(rule_at, "expected an object (\"allow\" and \"deny\"), got " + type_name(item));
+        continue;
+      }
+      ObjectReader rule_reader(item, rule_at, problems);
+      rule_reader.reject_unknown(kAccessRuleFields);
+      rule_reader.string("$comment", false);
+      AccessRule& rule = policy.access[principal];
+      if (auto allow = rule_reader.strings("allow", false)) rule.allow = std::move(*allow);
+      if (auto deny = rule_reader.strings("deny", false)) rule.deny = std::move(*deny);
+    }
+  }
+  if (auto answer = reader.string("unknownTool", false)) {
+    if (*answer == "error") {
+      policy.unknown_tool = UnknownToolAnswer::protocol_error;
+    } else if (*answer == "result") {
+      policy.unknown_tool = UnknownToolAnswer::tool_result;
+    } else {
+      reader.add(reader.pointer("unknownTool"),
+                 "unknownTool must be \"error\" or \"result\", not " + json(*answer).dump());
+    }
+  }
+  return policy;
+}
+
+ResultLimits read_results(const json& value, Problems& problems) {
+  ResultLimits limits;
+  ObjectReader reader(value, "/results", problems);
+  reader.reject_unknown(kResultsFields);
+  reader.string("$comment", false);
+  if (const json* chars = reader.field("maxTextChars", false)) {
+    if (!chars->is_number_integer()) {
+      reader.add(reader.pointer("maxTextChars"), "expected an integer, got " + type_name(*chars));
+    } else if (chars->is_number_unsigned() &&
+               chars->get<std::uint64_t>() >
+                   static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      reader.add(reader.pointer("maxTextChars"),
+                 "maxTextChars must be at most " +
+                     std::to_string(std::numeric_limits<std::int64_t>::max()) + ", not " +
+                     chars->dump());
+    } else if (std::int64_t number = chars->get<std::int64_t>(); number == 0 || number < -1) {
+      reader.add(reader.pointer("maxTextChars"),
+                 "maxTextChars must be -1 (no truncation) or at least 1, not " + chars->dump());
+    } else {
+      limits.max_text_chars = number;
+    }
+  }
+  if (auto offload = reader.boolean("offload")) limits.offload = *offload;
+  if (auto threshold = reader.integer("offloadThresholdBytes", false, 1024,
+                                      std::numeric_limits<std::uint64_t>::max())) {
+    limits.offload_threshold_bytes = *threshold;
+  }
+  if (const json* hours = reader.field("retentionHours", false)) {
+    if (!hours->is_number()) {
+      reader.add(reader.pointer("retentionHours"), "expected a number, got " + type_name(*hours));
+    } else if (double number = hours->get<double>();
+               !(number > 0) || number > static_cast<double>(kMaxRetentionHours)) {
+      reader.add(reader.pointer("retentionHours"),
+                 "retentionHours must be more than 0 and at most " +
+                     std::to_string(kMaxRetentionHours) + ", not " + hours->dump());
+    } else {
+      // Rounded to whole seconds, at least one.
+      auto seconds = static_cast<std::int64_t>(std::llround(number * 3600.0));
+      limits.retention = std::chrono::seconds(std::max<std::int64_t>(seconds, 1));
+    }
+  }
+  if (auto store = reader.integer("storeMaxBytes", false, std::uint64_t{1} << 20,
+                                  std::numeric_limits<std::uint64_t>::max())) {
+    limits.store_max_bytes = *store;
+  }
+  return limits;
+}
+
+// Where a problem goes in the report: the whole document first, then the
+// tools (by index), then aliases, policy and results.
+std::pair<int, long> problem_order(std::string_view pointer) {
+  auto under = [&](std::string_view section) {
+    return pointer == section ||
+           (pointer.rfind(section, 0) == 0 && pointer.size() > section.size() &&
+            pointer[section.size()] == '/');
+  };
+  if (under("/tools")) return {1, tool_index(pointer)};
+  if (under("/aliases")) return {2, 0};
+  if (under("/policy")) return {3, 0};
+  if (under("/results")) return {4, 0};
+  return {0, 0};
+}
+
 }  // namespace
 
 CatalogLoad load_catalog_file(const std::filesystem::path& path) {
@@ -410,11 +589,22 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
     }
   }
 
-  // Whole-document problems first, then tool by tool; text order within each.
+  if (const json* aliases = top.object("aliases", false)) {
+    load.catalog.aliases = read_aliases(*aliases, problems);
+  }
+  if (const json* policy = top.object("policy", false)) {
+    load.catalog.policy = read_policy(*policy, problems);
+  }
+  if (const json* results = top.object("results", false)) {
+    load.catalog.results = read_results(*results, problems);
+  }
+
+  // Whole-document problems first, then tool by tool, then the other sections;
+  // the order they were found in within each.
   std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
-    return tool_index(a.pointer) < tool_index(b.pointer);
+    return problem_order(a.pointer) < problem_order(b.pointer);
   });
-  if (!problems.empty()) load.catalog.command_tools.clear();
+  if (!problems.empty()) load.catalog = CatalogFile{};
   return load;
 }
 
@@ -444,6 +634,25 @@ Problems register_catalog(ToolRegistry& registry, const CatalogFile& catalog) {
     }
   }
   if (!problems.empty()) return problems;
+
+  // Aliases and the policy may name built-in tools as well as the file's own,
+  // so they are checked against both: a scratch registry holding what is
+  // registered already plus the catalog's tools.
+  bool names_tools = !catalog.aliases.tools.empty() || !catalog.aliases.arguments.empty() ||
+                     !catalog.policy.arguments.empty();
+  if (names_tools) {
+    ToolRegistry everything;
+    for (const auto& tool : registry.tools()) everything.add(tool->spec, tool->handler);
+    for (const CommandTool& tool : catalog.command_tools) {
+      everything.add(tool.spec, make_command_handler(tool.command));
+    }
+    problems = check_aliases(catalog.aliases, everything);
+    for (auto& problem : check_tool_policy(catalog.policy, everything)) {
+      problems.push_back(std::move(problem));
+    }
+    if (!problems.empty()) return problems;
+  }
+
   for (std::size_t i = 0; i < catalog.command_tools.size(); ++i) {
     const CommandTool& tool = catalog.command_tools[i];
     for (auto& problem : with_prefix(registry.add(tool.spec, make_command_handler(tool.command)),

@@ -12,10 +12,10 @@
 
 #include "catalog/aliases.h"
 #include "catalog/problem.h"
-#include "catalog/result_limits.h"
-#include "catalog/tool_policy.h"
 #include "catalog/providers/command_tools.h"
+#include "catalog/result_limits.h"
 #include "catalog/tool.h"
+#include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
 
 namespace toolmux {
@@ -38,14 +38,19 @@ struct CatalogLoad {
 };
 
 // Reads and checks the file: JSON boundary, field names and types, each tool
-// spec against the contract (check_tool_spec) and each command against its
-// schema. A relative "cwd" is taken relative to the file's folder.
+// spec against the contract (check_tool_spec), each command against its
+// schema, and the shape and ranges of "aliases", "policy" and "results" (the
+// tools and arguments those name are checked by register_catalog, which knows
+// the built-in tools). A relative "cwd" is taken relative to the file's
+// folder. With any problem, `catalog` is left empty (all defaults).
 CatalogLoad load_catalog_file(const std::filesystem::path& path);
 
 // Registers the command tools into `registry` (which may already hold built-in
-// tools: a clash of names is a problem at "/tools/N/name"), then checks the
-// aliases and the policy against everything registered (check_aliases,
-// check_tool_policy), so that they may name built-in tools too.
+// tools: a clash of names is a problem at "/tools/N/name"), after checking the
+// aliases and the policy against everything registered plus the command tools
+// (check_aliases, check_tool_policy), so that they may name built-in tools too.
+// Returns every problem found; with any, nothing is registered and the
+// registry is as it was: the caller refuses the file.
 Problems register_catalog(ToolRegistry& registry, const CatalogFile& catalog);
 
 }  // namespace toolmux

@@ -60,6 +60,17 @@ class CallContext {
                                std::string_view message) = 0;
   // Sends notifications/message when `level` is at or above the client's level.
   virtual void log(LogLevel level, const json& data) = 0;
+  // The session the call came from: state a tool keeps per session (such as
+  // offloaded results) is keyed by it. Unguessable; "" outside a session.
+  virtual const std::string& session_id() const {
+    static const std::string none;
+    return none;
+  }
+  // Who is calling, for the operator's access rules ("local" over stdio).
+  virtual const std::string& principal() const {
+    static const std::string none;
+    return none;
+  }
 };
 
 // A tools/call result as MCP defines it (CallToolResult).

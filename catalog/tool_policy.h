@@ -17,8 +17,10 @@
 namespace toolmux {
 
 struct ArgumentPolicy {
-  nlohmann::json defaults = nlohmann::json::object();  // applied when the caller leaves them out
-  nlohmann::json fixed = nlohmann::json::object();     // always applied; hidden from the advertised schema
+  // Applied when the caller leaves them out.
+  nlohmann::json defaults = nlohmann::json::object();
+  // Always applied; the caller may not set them; hidden from the advertised schema.
+  nlohmann::json fixed = nlohmann::json::object();
 };
 
 // Tool-name patterns: "*" matches any run of characters, everything else is literal.
@@ -34,30 +36,46 @@ enum class UnknownToolAnswer {
 
 struct ToolPolicy {
   std::map<std::string, ArgumentPolicy, std::less<>> arguments;  // by canonical tool name
-  std::map<std::string, AccessRule, std::less<>> access;          // by principal; "*" = anyone else
+  std::map<std::string, AccessRule, std::less<>> access;         // by principal; "*" = anyone else
   UnknownToolAnswer unknown_tool = UnknownToolAnswer::protocol_error;
 
-  // Why `principal` may not call `tool`, naming the rule
-  // ("denied by /policy/access/*/deny/0 \"write_*\""), or nullopt when allowed.
-  // The rule for a principal is access[principal] if present, else access["*"],
-  // else everything is allowed.
+  // Why `principal` may not call `tool` (a canonical name), naming the rule
+  // by its pointer, or nullopt when allowed. The rule for a principal is
+  // access[principal] if present, else access["*"], else everything is
+  // allowed. A tool is allowed iff (allow is empty or an allow pattern
+  // matches) and no deny pattern matches. A deny is reported first, with the
+  // first matching pattern: `denied by /policy/access/*/deny/0 ("write_*")`;
+  // else a tool no allow pattern matches: `not in /policy/access/alice/allow`.
   std::optional<std::string> denial(std::string_view principal, std::string_view tool) const;
 
-  // Applies defaults and fixed values of `tool` to `arguments` (an object). A
-  // caller-supplied value for a fixed argument is a problem
-  // ("argument \"x\" is fixed by the operator and cannot be set").
-  std::vector<std::string> apply_arguments(std::string_view tool, nlohmann::json& arguments) const;
+  // Applies defaults (only where absent) and fixed values (always) of `tool`
+  // to `call_arguments`: null counts as {}, anything else but an object is
+  // left alone for the schema check to refuse. A caller-supplied value for a
+  // fixed argument, even an equal one, is a problem ("argument \"x\" is fixed
+  // by the operator and cannot be set"); returns the problems, and leaves
+  // `call_arguments` as it was when there are any.
+  std::vector<std::string> apply_arguments(std::string_view tool,
+                                           nlohmann::json& call_arguments) const;
 
-  // The inputSchema to advertise: `schema` without the fixed arguments (gone
-  // from "properties" and "required").
+  // The inputSchema to advertise: a copy of `schema` without the fixed
+  // arguments (gone from "properties" and "required"; a "required" left
+  // empty is removed). Everything else is kept. Arguments are still checked
+  // against the full schema, after apply_arguments.
   nlohmann::json advertised_schema(std::string_view tool, const nlohmann::json& schema) const;
 };
 
-// Checks the policy against the registry: tools named in "arguments" exist,
-// and every default and fixed argument is declared by the tool's schema.
-// Pointers: "/policy/arguments/<tool>/defaults/<arg>" etc.
+// Checks the policy against the registry: tools named in "arguments" exist
+// ("/policy/arguments/<tool>"), every default and fixed argument is declared
+// by the tool's inputSchema.properties, and its value, checked alone against
+// the tool's input schema, breaks none of the schema's rules for that argument
+// ("/policy/arguments/<tool>/defaults/<arg>", ".../fixed/<arg>"). Access
+// patterns are not checked: one may name a tool that is offered only
+// sometimes (write_text_file).
 Problems check_tool_policy(const ToolPolicy& policy, const ToolRegistry& registry);
 
+// Whether `name` matches `pattern` ("*" matches any run of characters,
+// including none; everything else, '?' and '[' too, matches itself). Case
+// matters.
 bool tool_pattern_matches(std::string_view pattern, std::string_view name);
 
 }  // namespace toolmux

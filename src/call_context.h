@@ -27,6 +27,8 @@ class SessionCallContext final : public CallContext {
   void report_progress(double progress, std::optional<double> total,
                        std::string_view message) override;
   void log(LogLevel level, const nlohmann::json& data) override;
+  const std::string& session_id() const override { return session_->id(); }
+  const std::string& principal() const override { return session_->principal(); }
 
   void finish();
 

@@ -1,12 +1,14 @@
 #include "src/call_pipeline.h"
 
-#include <condition_variable>
-#include <mutex>
-#include <optional>
 #include <thread>
 #include <utility>
 
 #include "catalog/argument_check.h"
+#include "catalog/utf8.h"
+#include "src/base64.h"
+#include "src/jsonrpc.h"
+#include "src/result_tools.h"
+#include "src/tool_name_suggestions.h"
 
 namespace toolmux {
 
@@ -19,6 +21,10 @@ std::string_view call_outcome_name(CallOutcome outcome) {
       return "ok";
     case CallOutcome::tool_error:
       return "tool_error";
+    case CallOutcome::unknown_tool:
+      return "unknown_tool";
+    case CallOutcome::denied:
+      return "denied";
     case CallOutcome::invalid_arguments:
       return "invalid_arguments";
     case CallOutcome::timed_out:
@@ -56,54 +62,211 @@ CallHandler compose(const std::vector<CallStage>& stages, CallHandler terminal) 
 
 namespace {
 
-std::string tool_label(const ToolCall& call) { return "Tool \"" + call.tool->spec.name + "\""; }
-
-CallResult failure(CallOutcome outcome, std::string message) {
-  return CallResult{ToolResult::error(std::move(message)), outcome};
+std::string json_quoted(std::string_view s) {
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::size_t result_bytes(const ToolResult& result) {
+std::string tool_label(const ToolCall& call) { return "Tool " + json_quoted(call.tool->spec.name); }
+
+CallResult failure(CallOutcome outcome, std::string message) {
+  return CallResult{ToolResult::error(std::move(message)), outcome, std::nullopt, 0, false, false};
+}
+
+bool is_text_block(const json& block) {
+  return block.is_object() && block.value("type", "") == "text" && block.contains("text") &&
+         block["text"].is_string();
+}
+
+std::size_t text_bytes(const ToolResult& result) {
   std::size_t bytes = 0;
+  if (!result.content.is_array()) return 0;
   for (const auto& block : result.content) {
-    if (block.contains("text") && block["text"].is_string()) {
-      bytes += block["text"].get_ref<const std::string&>().size();
-    } else if (block.contains("data") && block["data"].is_string()) {
-      bytes += block["data"].get_ref<const std::string&>().size();
-    }
+    if (is_text_block(block)) bytes += block["text"].get_ref<const std::string&>().size();
   }
   return bytes;
+}
+
+bool answered(CallOutcome outcome) {
+  return outcome == CallOutcome::ok || outcome == CallOutcome::tool_error ||
+         outcome == CallOutcome::cancelled;
+}
+
+// What replaces an offloaded text: its beginning, and how to read the rest.
+constexpr std::size_t kPreviewChars = 2000;
+
+std::string offload_notice(std::string_view text, const std::string& id, std::string_view what) {
+  const std::size_t total_chars = utf8_length(text);
+  const std::size_t preview_end = utf8_byte_offset(text, kPreviewChars);
+  std::string out(text.substr(0, preview_end));
+  out += "\n\n[toolmux: " + std::string(what) + " is " + std::to_string(text.size()) + " bytes (" +
+         std::to_string(total_chars) + " characters), too large to show here";
+  out += preview_end < text.size()
+             ? "; its first " + std::to_string(kPreviewChars) + " characters are above"
+             : "";
+  out += ". It is stored as result_id " + json_quoted(id) +
+         ": call read_tool_result with {\"result_id\": " + json_quoted(id) +
+         ", \"offset\": 0}, then with each page's next_offset, to read it whole (up to " +
+         std::to_string(kMaxPageChars) + " characters a page).]";
+  return out;
+}
+
+std::string truncation_marker(std::size_t kept, std::size_t total) {
+  return "\n[toolmux: truncated: showing the first " + std::to_string(kept) + " of " +
+         std::to_string(total) + " characters; " + std::to_string(total - kept) +
+         " characters were cut]";
 }
 
 }  // namespace
 
 namespace stages {
 
-CallStage record(Logger& logger) {
-  return [&logger](CallHandler next) -> CallHandler {
-    return [&logger, next = std::move(next)](ToolCall& call) {
+CallStage record(Logger& logger, Metrics& metrics) {
+  return [&logger, &metrics](CallHandler next) -> CallHandler {
+    return [&logger, &metrics, next = std::move(next)](ToolCall& call) {
       const auto start = Clock::now();
       CallResult out = next(call);
-      const auto micros =
-          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
-      json fields{{"tool", call.tool->spec.name},
-                  {"session", call.session_id},
-                  {"outcome", call_outcome_name(out.outcome)},
-                  {"duration_ms", static_cast<double>(micros) / 1000.0},
-                  {"bytes_returned", result_bytes(out.result)}};
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const std::string tool = call.tool ? call.tool->spec.name : call.requested_name;
+      CallRecord record{tool,
+                        std::string(call_outcome_name(out.outcome)),
+                        seconds,
+                        out.bytes_produced,
+                        text_bytes(out.result),
+                        out.truncated,
+                        out.offloaded};
+      metrics.record_call(record);
       // A tool that answers with an error did its job; a call that broke
       // (bad arguments, a throw, a timeout, a bad result) deserves attention.
-      const bool answered = out.outcome == CallOutcome::ok ||
-                            out.outcome == CallOutcome::tool_error ||
-                            out.outcome == CallOutcome::cancelled;
-      logger.write(answered ? LogLevel::info : LogLevel::warning, "tool_call", fields);
-      if (out.outcome != CallOutcome::cancelled) {
-        json data{{"event", "tool_call"},
-                  {"tool", call.tool->spec.name},
-                  {"outcome", call_outcome_name(out.outcome)}};
+      logger.write(answered(out.outcome) ? LogLevel::info : LogLevel::warning, "tool_call",
+                   {{"tool", record.tool},
+                    {"owner", call.principal},
+                    {"session", call.session_label},
+                    {"outcome", record.outcome},
+                    {"duration_ms", seconds * 1000.0},
+                    {"bytes_produced", record.bytes_produced},
+                    {"bytes_returned", record.bytes_returned},
+                    {"truncated", record.truncated},
+                    {"offloaded", record.offloaded}});
+      if (out.outcome != CallOutcome::cancelled && call.context) {
         const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
                                : out.outcome == CallOutcome::tool_error ? LogLevel::info
                                                                         : LogLevel::warning;
-        call.context->log(level, data);
+        call.context->log(level,
+                          {{"event", "tool_call"}, {"tool", tool}, {"outcome", record.outcome}});
+      }
+      return out;
+    };
+  };
+}
+
+CallStage resolve_tool() {
+  return [](CallHandler next) -> CallHandler {
+    return [next = std::move(next)](ToolCall& call) {
+      const Catalog& catalog = *call.catalog;
+      call.tool = catalog.registry->find(catalog.aliases.canonical_tool(call.requested_name));
+      if (call.tool) return next(call);
+
+      auto suggestions = suggest_tool_names(*catalog.registry, call.requested_name, 3);
+      std::string message = "Unknown tool: " + json_quoted(call.requested_name) + ".";
+      if (!suggestions.empty()) {
+        message += " Did you mean";
+        for (std::size_t i = 0; i < suggestions.size(); ++i) {
+          message += (i == 0 ? " " : ", ") + json_quoted(suggestions[i]);
+        }
+        message += "?";
+      }
+      message += " tools/list shows every tool this server offers.";
+      CallResult out = failure(CallOutcome::unknown_tool, message);
+      if (catalog.policy.unknown_tool == UnknownToolAnswer::protocol_error) {
+        out.protocol_error =
+            ProtocolError{jsonrpc::kInvalidParams,
+                          message,
+                          {{"unknownTool", call.requested_name}, {"suggestions", suggestions}}};
+      }
+      return out;
+    };
+  };
+}
+
+CallStage authorize() {
+  return [](CallHandler next) -> CallHandler {
+    return [next = std::move(next)](ToolCall& call) {
+      if (auto why = call.catalog->policy.denial(call.principal, call.tool->spec.name)) {
+        return failure(CallOutcome::denied, tool_label(call) + " is not allowed for " +
+                                                json_quoted(call.principal) + ": " + *why);
+      }
+      return next(call);
+    };
+  };
+}
+
+CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
+  return [results](CallHandler next) -> CallHandler {
+    return [results, next = std::move(next)](ToolCall& call) {
+      CallResult out = next(call);
+      out.bytes_produced = text_bytes(out.result);
+      if (out.outcome == CallOutcome::cancelled || call.tool->spec.name == kReadToolResult) {
+        return out;
+      }
+      const ResultLimits& limits = call.catalog->limits;
+      // Stores `text` for this session; the id, or "" when it could not be stored.
+      auto offload = [&](const std::string& text) -> std::string {
+        if (!limits.offload || text.size() <= limits.offload_threshold_bytes || !results) {
+          return "";
+        }
+        std::string error;
+        ResultStore* store = results->get(error);
+        std::string id = store ? store->put(call.session_id, text, error) : "";
+        if (id.empty() && call.context) {
+          call.context->log(LogLevel::warning,
+                            {{"event", "offload_failed"}, {"tool", call.tool->spec.name}});
+        }
+        return id;
+      };
+
+      for (auto& block : out.result.content) {
+        if (!is_text_block(block)) continue;
+        std::string& text = block["text"].get_ref<std::string&>();
+        if (std::string id = offload(text); !id.empty()) {
+          text = offload_notice(text, id, "this result");
+          out.offloaded = true;
+          continue;
+        }
+        if (limits.max_text_chars < 0) continue;
+        const auto max = static_cast<std::size_t>(limits.max_text_chars);
+        const std::size_t cut = utf8_byte_offset(text, max);
+        if (cut < text.size()) {
+          const std::size_t total = utf8_length(text);
+          text.resize(cut);
+          text += truncation_marker(max, total);
+          out.truncated = true;
+        }
+      }
+
+      // structuredContent must reach the client whole or not at all: a client
+      // validates it against the outputSchema, and a successful call of a tool
+      // with an outputSchema must carry it (MCP tools: structured content).
+      // One too large to return is stored, and the call answers isError.
+      if (!out.result.structured_content.is_null()) {
+        const std::string serialized = out.result.structured_content.dump();
+        const bool too_large =
+            (limits.offload && serialized.size() > limits.offload_threshold_bytes) ||
+            (limits.max_text_chars >= 0 &&
+             utf8_length(serialized) > static_cast<std::size_t>(limits.max_text_chars));
+        if (too_large) {
+          std::string notice;
+          if (std::string id = offload(serialized); !id.empty()) {
+            notice = offload_notice(serialized, id, "the structured result");
+            out.offloaded = true;
+          } else {
+            notice = "[toolmux: the structured result is " + std::to_string(serialized.size()) +
+                     " bytes, over this server's limit; it was not returned]";
+            out.truncated = true;
+          }
+          out.result.structured_content = nullptr;
+          out.result.is_error = true;
+          out.result.content.push_back({{"type", "text"}, {"text", std::move(notice)}});
+        }
       }
       return out;
     };
@@ -115,23 +278,35 @@ CallStage check_result() {
     return [next = std::move(next)](ToolCall& call) {
       CallResult out = next(call);
       if (out.outcome == CallOutcome::cancelled) return out;
-      const ToolResult& r = out.result;
+      ToolResult& r = out.result;
       if (!r.content.is_array()) {
         return failure(CallOutcome::bad_result,
                        tool_label(call) + " returned content that is not a list");
       }
       for (const auto& block : r.content) {
-        if (!block.is_object() || !block.contains("type")) {
+        if (!block.is_object() || !block.contains("type") || !block["type"].is_string()) {
           return failure(CallOutcome::bad_result,
                          tool_label(call) + " returned a content block without a type");
         }
-        if (block.contains("text") && block["text"].is_string() &&
-            !is_valid_utf8(block["text"].get_ref<const std::string&>())) {
+        if (json_depth(block) > JsonLimits{}.max_depth) {
           return failure(CallOutcome::bad_result,
-                         tool_label(call) + " returned text that is not valid UTF-8");
+                         tool_label(call) + " returned content nested deeper than 256 levels");
         }
       }
-      if (r.is_error) return out;
+      // Text that is not UTF-8 cannot travel in JSON: an error that still
+      // carries the bytes, as base64, so nothing the tool said is lost.
+      for (const auto& block : r.content) {
+        if (!is_text_block(block)) continue;
+        const std::string& text = block["text"].get_ref<const std::string&>();
+        if (!is_valid_utf8(text)) {
+          ToolResult error =
+              ToolResult::error(tool_label(call) + " returned text that is not valid UTF-8; its " +
+                                std::to_string(text.size()) + " bytes follow, base64-encoded");
+          error.content.push_back({{"type", "text"}, {"text", base64_encode(text)}});
+          return CallResult{
+              std::move(error), CallOutcome::bad_result, std::nullopt, 0, false, false};
+        }
+      }
       const auto& output_schema = call.tool->output_schema;
       if (!r.structured_content.is_null()) {
         if (json_depth(r.structured_content) > JsonLimits{}.max_depth) {
@@ -139,18 +314,18 @@ CallStage check_result() {
               CallOutcome::bad_result,
               tool_label(call) + " returned structuredContent nested deeper than 256 levels");
         }
-        if (output_schema) {
+        if (output_schema && !r.is_error) {
           auto violations = output_schema->validate(r.structured_content);
           if (!violations.empty()) {
-            std::string message =
-                tool_label(call) +
-                " returned structuredContent that does not match its outputSchema:";
+            std::string message = tool_label(call) +
+                                  " returned structuredContent that does not match its "
+                                  "outputSchema:";
             for (const auto& v : violations) message += " " + v + ";";
             message.pop_back();
             return failure(CallOutcome::bad_result, message);
           }
         }
-      } else if (output_schema) {
+      } else if (output_schema && !r.is_error) {
         return failure(CallOutcome::bad_result,
                        tool_label(call) +
                            " returned no structuredContent although it declares an outputSchema");
@@ -163,10 +338,18 @@ CallStage check_result() {
 CallStage check_arguments() {
   return [](CallHandler next) -> CallHandler {
     return [next = std::move(next)](ToolCall& call) {
-      ArgumentCheck check = toolmux::check_arguments(*call.tool, call.raw_arguments);
-      if (!check.ok()) {
-        return failure(CallOutcome::invalid_arguments, check.message(call.tool->spec.name));
+      const std::string& name = call.tool->spec.name;
+      ArgumentCheck check = check_argument_boundary(call.raw_arguments);
+      if (check.ok()) {
+        auto renamed = call.catalog->aliases.rename_arguments(name, check.arguments);
+        check.problems.insert(check.problems.end(), renamed.begin(), renamed.end());
       }
+      if (check.ok()) {
+        auto fixed = call.catalog->policy.apply_arguments(name, check.arguments);
+        check.problems.insert(check.problems.end(), fixed.begin(), fixed.end());
+      }
+      check_input_schema(*call.tool, check);
+      if (!check.ok()) return failure(CallOutcome::invalid_arguments, check.message(name));
       call.arguments = std::move(check.arguments);
       return next(call);
     };
@@ -205,7 +388,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       constexpr auto kPoll = std::chrono::milliseconds(20);
       while (!run->result) {
         if (call.control->cancelled()) {
-          return CallResult{ToolResult::error("cancelled"), CallOutcome::cancelled};
+          return failure(CallOutcome::cancelled, "cancelled");
         }
         if (call.control->expired()) {
           return failure(CallOutcome::timed_out, tool_label(call) + " timed out after " +
@@ -214,9 +397,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         run->done.wait_for(
             lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
       }
-      if (call.control->cancelled()) {
-        return CallResult{ToolResult::error("cancelled"), CallOutcome::cancelled};
-      }
+      if (call.control->cancelled()) return failure(CallOutcome::cancelled, "cancelled");
       return std::move(*run->result);
     };
   };
@@ -243,14 +424,19 @@ CallHandler invoke_tool() {
   return [](ToolCall& call) {
     ToolResult result = call.tool->handler(call.arguments, *call.context);
     const CallOutcome outcome = result.is_error ? CallOutcome::tool_error : CallOutcome::ok;
-    return CallResult{std::move(result), outcome};
+    return CallResult{std::move(result), outcome, std::nullopt, 0, false, false};
   };
 }
 
-CallHandler build_call_pipeline(Logger& logger, const std::shared_ptr<RunningHandlers>& running) {
+CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
+                                const std::shared_ptr<RunningHandlers>& running,
+                                std::shared_ptr<LazyResultStore> results) {
   return compose(
       {
-          stages::record(logger),
+          stages::record(logger, metrics),
+          stages::resolve_tool(),
+          stages::authorize(),
+          stages::limit_result(std::move(results)),
           stages::check_result(),
           stages::check_arguments(),
           stages::deadline(running),

@@ -1,13 +1,16 @@
 // The tools/call pipeline: every call, whichever tool and provider it reaches,
 // runs through the same chain of small, named stages. A stage is a function
 // from the next handler to a handler (middleware), so each one is testable
-// alone and the chain is composed in one place: build_call_pipeline().
+// alone, and the chain is composed in one place: build_call_pipeline().
 //
-//   record -> check_result -> check_arguments -> deadline -> catch_tool_exceptions -> invoke
+//   record -> resolve_tool -> authorize -> limit_result -> check_result
+//     -> check_arguments -> deadline -> catch_tool_exceptions -> invoke
 //
-// Failures of the tool (bad arguments, a throw, a timeout, a broken result)
-// become isError results here; protocol errors (unknown tool, bad params) are
-// the server's business and never reach the pipeline.
+// Stages further out see the result later: check_result judges what the tool
+// returned before limit_result cuts or offloads it, and record sees the final
+// answer. Failures of the tool (bad arguments, a throw, a timeout, a broken
+// result, a denial) become isError results; the only protocol error a stage
+// produces is an unknown tool name, when the policy says so.
 #pragma once
 
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,14 +27,19 @@
 #include "catalog/tool.h"
 #include "catalog/tool_registry.h"
 #include "catalog/untrusted_json.h"
+#include "src/lazy_result_store.h"
 #include "src/logger.h"
+#include "src/metrics.h"
 #include "src/session.h"
+#include "src/tool_catalog.h"
 
 namespace toolmux {
 
 enum class CallOutcome {
   ok,
   tool_error,
+  unknown_tool,
+  denied,
   invalid_arguments,
   timed_out,
   cancelled,
@@ -40,23 +49,38 @@ enum class CallOutcome {
 std::string_view call_outcome_name(CallOutcome outcome);
 
 struct ToolCall {
-  std::string session_id;
-  const RegisteredTool* tool = nullptr;  // resolved before the pipeline runs
-  // Keeps `tool` alive for as long as any thread of the call runs, even one
-  // abandoned after a timeout.
-  std::shared_ptr<const ToolRegistry> registry;
+  std::string session_id;      // owner of what the call stores
+  std::string session_label;   // for logs (the id itself is a secret)
+  std::string principal;       // whom the access rules apply to
+  std::string requested_name;  // as the client sent it (may be an alias)
+  // The catalog the call runs against; keeps `tool` alive for as long as any
+  // thread of the call runs, even one abandoned after a timeout.
+  std::shared_ptr<const Catalog> catalog;
+  const RegisteredTool* tool = nullptr;  // set by resolve_tool
   ParsedJson raw_arguments;              // as read at the boundary
   nlohmann::json arguments;              // set by check_arguments
   std::shared_ptr<CallControl> control;  // cancellation and deadline
   std::shared_ptr<CallContext> context;  // progress, logging, cancelled() for the handler
 };
 
+struct ProtocolError {
+  int code = 0;
+  std::string message;
+  nlohmann::json data;
+};
+
 struct CallResult {
   ToolResult result;
   CallOutcome outcome = CallOutcome::ok;
+  // When set, the call is answered with this JSON-RPC error instead of `result`.
+  std::optional<ProtocolError> protocol_error;
+  std::size_t bytes_produced = 0;  // text bytes the tool returned, before limits
+  bool truncated = false;
+  bool offloaded = false;
 };
 
 using CallHandler = std::function<CallResult(ToolCall&)>;
+using CallStage = std::function<CallHandler(CallHandler next)>;
 
 // Counts tool handlers still running, including those the deadline stage
 // stopped waiting for after a timeout or a cancellation, so that shutdown can
@@ -74,21 +98,33 @@ class RunningHandlers {
   std::condition_variable idle_;
   std::size_t count_ = 0;
 };
-using CallStage = std::function<CallHandler(CallHandler next)>;
 
 // Wraps `terminal` in `stages`, the first stage outermost.
 CallHandler compose(const std::vector<CallStage>& stages, CallHandler terminal);
 
 namespace stages {
-// Writes one record per call to the operator's log (tool, session, duration,
-// outcome, bytes returned) and a notifications/message to the client (debug for
-// successes, info for error answers, warning for broken calls: bad arguments,
-// a throw, a timeout, a bad result).
-CallStage record(Logger& logger);
-// The result boundary: text is valid UTF-8, structuredContent is present,
-// bounded in depth and matches the tool's outputSchema when it declares one.
+// Writes one record per call to the operator's log (tool, owner, session,
+// duration, outcome, bytes produced and returned, truncated, offloaded),
+// counts it in `metrics`, and sends the client a notifications/message (debug
+// for successes, info for error answers, warning for broken calls).
+CallStage record(Logger& logger, Metrics& metrics);
+// Finds the tool by name or alias. An unknown name is answered with the
+// closest names: a -32602 error, or an isError result if the policy says so.
+CallStage resolve_tool();
+// The operator's access rules for the caller's principal; a denial is an
+// isError result naming the rule.
+CallStage authorize();
+// Result limits: text over the offload threshold goes to the result store
+// (a preview and a result id stay); text over the character limit is cut with
+// a marker. read_tool_result's pages are exempt: they are bounded already.
+CallStage limit_result(std::shared_ptr<LazyResultStore> results);
+// The result boundary: content blocks are well-formed, text is valid UTF-8
+// (else an error that carries the bytes, base64), structuredContent is
+// present, bounded in depth and matches the tool's outputSchema when it
+// declares one.
 CallStage check_result();
-// Runs check_arguments (catalog/argument_check.h); a failure is an isError
+// The JSON boundary, then the operator's argument policy (argument aliases,
+// defaults, fixed values), then the input schema; a failure is an isError
 // result naming the argument and the rule, and the tool does not run.
 CallStage check_arguments();
 // Runs the rest of the chain on its own thread and returns when it finishes,
@@ -104,6 +140,8 @@ CallStage catch_tool_exceptions();
 CallHandler invoke_tool();
 
 // The pipeline every tools/call goes through.
-CallHandler build_call_pipeline(Logger& logger, const std::shared_ptr<RunningHandlers>& running);
+CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
+                                const std::shared_ptr<RunningHandlers>& running,
+                                std::shared_ptr<LazyResultStore> results);
 
 }  // namespace toolmux

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "catalog/catalog_file.h"
 #include "src/cli.h"
 #include "src/logger.h"
 #include "src/serve_stdio.h"
@@ -19,30 +18,36 @@ int run_check(const std::filesystem::path& file) {
   ServeOptions options;
   options.catalog_file = file;
   Problems problems;
-  auto registry = build_tool_registry(options, problems);
-  if (!registry) {
+  auto catalog = build_catalog(options, nullptr, problems);
+  if (!catalog) {
     std::cout << file.string() << ": " << problems.size()
               << (problems.size() == 1 ? " problem" : " problems") << "\n"
               << format_problems(problems);
     return 1;
   }
-  CatalogLoad load = load_catalog_file(file);
-  std::cout << file.string() << ": ok, " << load.catalog.command_tools.size() << " command tools ("
-            << registry->tools().size() << " tools with the built-ins)\n";
+  std::cout << file.string() << ": ok, " << catalog->command_tool_count << " command tools ("
+            << catalog->registry->tools().size() << " tools with the built-ins)\n";
   return 0;
 }
 
 int run_serve(const ServeOptions& options) {
   Logger logger(stderr, options.log_level);
+  ResultStoreOptions store_options;
+  store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
+  auto results = std::make_shared<LazyResultStore>(store_options);
   Problems problems;
-  auto registry = build_tool_registry(options, problems);
-  if (!registry) {
+  auto catalog = build_catalog(options, results, problems);
+  if (!catalog) {
     std::cerr << "toolmux: refusing to start, " << problems.size()
               << (problems.size() == 1 ? " problem" : " problems") << ":\n"
               << format_problems(problems);
     return 2;
   }
-  return serve_stdio(registry, options, logger);
+  // The catalog file's "results" section sets the store's limits.
+  store_options.retention = catalog->limits.retention;
+  store_options.max_bytes = catalog->limits.store_max_bytes;
+  results->configure(store_options);
+  return serve_stdio(catalog, results, options, logger);
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 
 #include "src/call_context.h"
 #include "src/tool_list_cursor.h"
-#include "src/tool_name_suggestions.h"
 
 namespace toolmux {
 
@@ -35,12 +34,12 @@ const JsonViolation* first_violation_outside(const std::vector<JsonViolation>& v
 
 }  // namespace
 
-McpServer::McpServer(std::shared_ptr<const ToolRegistry> registry, ServerOptions options,
-                     Logger& logger)
-    : registry_(std::move(registry)),
+McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions options, Logger& logger,
+                     Metrics& metrics)
+    : catalog_(std::move(catalog)),
       options_(std::move(options)),
       logger_(logger),
-      pipeline_(build_call_pipeline(logger, running_)) {
+      pipeline_(build_call_pipeline(logger, metrics, running_, options_.results)) {
   auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
     return [this, method](const Message& m, const std::shared_ptr<Session>& s) {
       (this->*method)(m, s);
@@ -60,12 +59,12 @@ void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& se
   switch (m.kind) {
     case Message::Kind::invalid:
       logger_.write(LogLevel::info, "invalid_message",
-                    {{"session", session->id()}, {"code", m.error_code}, {"reason", m.error}});
+                    {{"session", session->label()}, {"code", m.error_code}, {"reason", m.error}});
       respond_error(*session, m.id, m.error_code, m.error);
       return;
     case Message::Kind::response:
       // We send no requests yet, so there is nothing to match a response to.
-      logger_.write(LogLevel::debug, "unexpected_response", {{"session", session->id()}});
+      logger_.write(LogLevel::debug, "unexpected_response", {{"session", session->label()}});
       return;
     case Message::Kind::notification:
       handle_notification(m, session);
@@ -79,7 +78,7 @@ void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& se
 void McpServer::reject_unreadable(const std::shared_ptr<Session>& session,
                                   std::string_view reason) {
   logger_.write(LogLevel::warning, "invalid_message",
-                {{"session", session->id()}, {"reason", reason}});
+                {{"session", session->label()}, {"reason", reason}});
   respond_error(*session, nullptr, jsonrpc::kParseError, "Parse error: " + std::string(reason));
 }
 
@@ -119,7 +118,7 @@ void McpServer::handle_notification(const Message& m, const std::shared_ptr<Sess
     // Nothing to do: the session is usable from the initialize response on.
   } else {
     logger_.write(LogLevel::debug, "ignored_notification",
-                  {{"session", session->id()}, {"method", m.method}});
+                  {{"session", session->label()}, {"method", m.method}});
   }
 }
 
@@ -146,7 +145,7 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
   session->set_initialized(version, params.value("capabilities", json::object()),
                            params.value("clientInfo", json::object()));
   logger_.write(LogLevel::info, "session_initialized",
-                {{"session", session->id()},
+                {{"session", session->label()},
                  {"protocol_version", version},
                  {"client", params.value("clientInfo", json::object()).value("name", "")}});
 
@@ -160,24 +159,30 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
 }
 
 void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {
-  const auto& tools = registry_->tools();
+  // A caller sees only the tools the operator's access rules let it call.
+  std::vector<const json*> visible;
+  for (const json& tool : catalog_->published) {
+    if (!catalog_->policy.denial(session->principal(), tool["name"].get<std::string>())) {
+      visible.push_back(&tool);
+    }
+  }
   std::size_t offset = 0;
   if (m.params.is_object() && m.params.contains("cursor") && !m.params["cursor"].is_null()) {
     const json& cursor = m.params["cursor"];
     std::optional<std::size_t> decoded;
     if (cursor.is_string()) decoded = decode_tool_list_cursor(cursor.get<std::string>());
-    if (!decoded || *decoded > tools.size()) {
+    if (!decoded || *decoded > visible.size()) {
       respond_error(*session, m.id, jsonrpc::kInvalidParams, "Invalid params: unknown cursor");
       return;
     }
     offset = *decoded;
   }
-  const std::size_t page = options_.page_size == 0 ? tools.size() : options_.page_size;
-  const std::size_t end = std::min(tools.size(), offset + page);
+  const std::size_t page = options_.page_size == 0 ? visible.size() : options_.page_size;
+  const std::size_t end = std::min(visible.size(), offset + page);
   json listed = json::array();
-  for (std::size_t i = offset; i < end; ++i) listed.push_back(tools[i]->descriptor);
+  for (std::size_t i = offset; i < end; ++i) listed.push_back(*visible[i]);
   json result{{"tools", std::move(listed)}};
-  if (end < tools.size()) result["nextCursor"] = encode_tool_list_cursor(end);
+  if (end < visible.size()) result["nextCursor"] = encode_tool_list_cursor(end);
   session->send(jsonrpc::make_result(m.id, std::move(result)));
 }
 
@@ -203,40 +208,25 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
                   "Invalid params: tools/call needs \"name\" (a string)");
     return;
   }
-  const std::string name = params["name"].get<std::string>();
-  const RegisteredTool* tool = registry_->find(name);
-  if (!tool) {
-    auto suggestions = suggest_tool_names(*registry_, name, 3);
-    std::string message = "Unknown tool: \"" + name + "\".";
-    if (!suggestions.empty()) {
-      message += " Did you mean";
-      for (std::size_t i = 0; i < suggestions.size(); ++i) {
-        message += (i == 0 ? " \"" : ", \"") + suggestions[i] + "\"";
-      }
-      message += "?";
-    }
-    respond_error(*session, m.id, jsonrpc::kInvalidParams, message,
-                  {{"unknownTool", name}, {"suggestions", suggestions}});
-    return;
-  }
-
   auto control = session->begin_call(m.id);
   if (!control) {
     respond_error(*session, m.id, jsonrpc::kInvalidRequest,
                   "Invalid request: a request with id " + m.id.dump() + " is already in flight");
     return;
   }
-
   json progress_token = nullptr;
   if (params.contains("_meta") && params["_meta"].is_object()) {
     progress_token = params["_meta"].value("progressToken", json(nullptr));
   }
+  const std::string name = params["name"].get<std::string>();
   auto context =
       std::make_shared<SessionCallContext>(session, control, progress_token, "toolmux/" + name);
   ToolCall call;
   call.session_id = session->id();
-  call.tool = tool;
-  call.registry = registry_;
+  call.session_label = session->label();
+  call.principal = session->principal();
+  call.requested_name = name;
+  call.catalog = catalog_;
   call.raw_arguments.value = params.value("arguments", json(nullptr));
   call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
   call.control = control;
@@ -248,7 +238,10 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
     CallResult out = pipeline_(call);
     context->finish();
     // A cancelled request gets no response (MCP cancellation utility).
-    if (out.outcome != CallOutcome::cancelled) {
+    if (out.protocol_error) {
+      const ProtocolError& e = *out.protocol_error;
+      session->send(jsonrpc::make_error(id, e.code, e.message, e.data));
+    } else if (out.outcome != CallOutcome::cancelled) {
       session->send(jsonrpc::make_result(id, out.result.to_json()));
     }
     session->end_call(id);

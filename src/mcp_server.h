@@ -18,12 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/tool_registry.h"
 #include "catalog/untrusted_json.h"
 #include "src/call_pipeline.h"
 #include "src/jsonrpc.h"
 #include "src/logger.h"
+#include "src/metrics.h"
 #include "src/session.h"
+#include "src/tool_catalog.h"
 
 namespace toolmux {
 
@@ -36,11 +37,13 @@ struct ServerOptions {
   std::size_t page_size = 0;  // tools per tools/list page; 0 = all in one page
   std::string instructions;   // sent in the initialize result when not empty
   JsonLimits json_limits;
+  std::shared_ptr<LazyResultStore> results;  // where large results go; null = never offload
 };
 
 class McpServer {
  public:
-  McpServer(std::shared_ptr<const ToolRegistry> registry, ServerOptions options, Logger& logger);
+  McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions options, Logger& logger,
+            Metrics& metrics);
 
   // Handles one message (its text, as the transport read it) from `session`.
   void handle(std::string_view text, const std::shared_ptr<Session>& session);
@@ -66,7 +69,7 @@ class McpServer {
   void call_tool(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
   void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
-  std::shared_ptr<const ToolRegistry> registry_;
+  std::shared_ptr<const Catalog> catalog_;
   ServerOptions options_;
   Logger& logger_;
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();

@@ -28,17 +28,17 @@
 namespace toolmux {
 
 struct ResultStoreOptions {
-  std::filesystem::path data_dir;              // the store lives in data_dir/results/slot-N
-  std::chrono::seconds retention{24 * 3600};   // results older than this are gone
-  std::uint64_t max_bytes = 1ull << 30;        // past this, the oldest results are evicted
-  std::size_t max_slots = 16;                  // processes that can share data_dir at once
+  std::filesystem::path data_dir;             // the store lives in data_dir/results/slot-N
+  std::chrono::seconds retention{24 * 3600};  // results older than this are gone
+  std::uint64_t max_bytes = 1ull << 30;       // past this, the oldest results are evicted
+  std::size_t max_slots = 16;                 // processes that can share data_dir at once
   // The wall clock, replaceable in tests of expiry.
   std::function<std::chrono::system_clock::time_point()> now = std::chrono::system_clock::now;
 };
 
 struct ResultPage {
-  std::string text;                        // whole UTF-8 characters only
-  std::uint64_t offset = 0;                // in Unicode characters, where `text` starts
+  std::string text;                          // whole UTF-8 characters only
+  std::uint64_t offset = 0;                  // in Unicode characters, where `text` starts
   std::optional<std::uint64_t> next_offset;  // absent at the end
   std::uint64_t total_chars = 0;
 };

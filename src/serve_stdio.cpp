@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "src/mcp_server.h"
+#include "src/random_id.h"
 #include "src/session.h"
 #include "transports/stdio_transport.h"
 
@@ -47,7 +48,8 @@ std::string describe_tools(const ToolRegistry& registry) {
 
 }  // namespace
 
-int serve_stdio(const std::shared_ptr<const ToolRegistry>& registry, const ServeOptions& options,
+int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
+                const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
                 Logger& logger) {
   StdioTransport transport(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
   g_transport = &transport;
@@ -55,12 +57,16 @@ int serve_stdio(const std::shared_ptr<const ToolRegistry>& registry, const Serve
 
   ServerOptions server_options;
   server_options.page_size = options.page_size;
-  server_options.instructions = describe_tools(*registry);
-  McpServer server(registry, server_options, logger);
+  server_options.instructions = describe_tools(*catalog->registry);
+  server_options.results = results;
+  Metrics metrics;
+  McpServer server(catalog, server_options, logger, metrics);
   StdioSink sink(transport);
-  auto session = std::make_shared<Session>("stdio", sink);
+  // One session for the process. Its id keys the results it offloads, so it
+  // is random: a later process on the same data directory cannot read them.
+  auto session = std::make_shared<Session>(random_id(), "local", "stdio", sink);
   logger.write(LogLevel::info, "serving",
-               {{"transport", "stdio"}, {"tools", registry->tools().size()}});
+               {{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}});
 
   while (auto line = transport.read_line()) {
     if (line->oversized) {
@@ -76,6 +82,8 @@ int serve_stdio(const std::shared_ptr<const ToolRegistry>& registry, const Serve
   session->cancel_all_calls();
   const auto grace = std::chrono::milliseconds(2000);
   const bool drained = session->wait_for_calls(grace) && server.wait_for_running_tools(grace);
+  // The session has ended: its offloaded results go with it.
+  if (ResultStore* store = results->if_open()) store->delete_owner(session->id());
   logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
   return 0;
 }

@@ -3,15 +3,17 @@
 
 #include <memory>
 
-#include "catalog/tool_registry.h"
 #include "src/cli.h"
+#include "src/lazy_result_store.h"
 #include "src/logger.h"
+#include "src/tool_catalog.h"
 
 namespace toolmux {
 
 // Serves stdin/stdout until stdin closes or SIGTERM/SIGINT arrives, then
 // cancels the calls in flight, waits briefly for them, and returns the exit code.
-int serve_stdio(const std::shared_ptr<const ToolRegistry>& registry, const ServeOptions& options,
+int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
+                const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
                 Logger& logger);
 
 }  // namespace toolmux

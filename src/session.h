@@ -54,9 +54,18 @@ class CallControl {
 
 class Session {
  public:
-  Session(std::string id, MessageSink& sink) : id_(std::move(id)), sink_(sink) {}
+  // `id` must be unguessable: results and other per-session state are keyed by
+  // it. `principal` is who the operator's access rules apply to.
+  // `label` names the session in logs instead.
+  Session(std::string id, std::string principal, std::string label, MessageSink& sink)
+      : id_(std::move(id)),
+        principal_(std::move(principal)),
+        label_(std::move(label)),
+        sink_(sink) {}
 
   const std::string& id() const { return id_; }
+  const std::string& label() const { return label_; }
+  const std::string& principal() const { return principal_; }
   void send(const nlohmann::json& message) { sink_.send(message); }
 
   // Lifecycle (legacy era): initialize sets the negotiated version.
@@ -83,6 +92,8 @@ class Session {
 
  private:
   const std::string id_;
+  const std::string principal_;
+  const std::string label_;
   MessageSink& sink_;
   std::atomic<LogLevel> log_level_{LogLevel::warning};
 

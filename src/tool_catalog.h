@@ -1,18 +1,42 @@
-// Assembles the tools a server offers: the built-in filesystem tools, then the
-// catalog file's command tools. Used by `serve` and by `check`, so both judge a
-// catalog file the same way.
+// Assembles what a server offers into one immutable snapshot: the built-in
+// filesystem tools, read_tool_result, the catalog file's command tools, its
+// aliases, policy and result limits. Used by `serve` and by `check`, so both
+// judge a catalog file the same way. A snapshot is shared (std::shared_ptr)
+// by every call that uses it and read from many threads.
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "catalog/aliases.h"
 #include "catalog/problem.h"
+#include "catalog/result_limits.h"
+#include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
 #include "src/cli.h"
+#include "src/lazy_result_store.h"
 
 namespace toolmux {
 
+struct Catalog {
+  std::shared_ptr<const ToolRegistry> registry;
+  AliasTable aliases;
+  ToolPolicy policy;
+  ResultLimits limits;
+  // What tools/list shows, in registration order: each tool's descriptor with
+  // the operator's fixed arguments hidden from its inputSchema.
+  std::vector<nlohmann::json> published;
+  std::size_t command_tool_count = 0;
+};
+
 // Null with problems when anything is wrong; problems from the catalog file
-// carry pointers into it, problems from the command line start with "--root".
-std::shared_ptr<ToolRegistry> build_tool_registry(const ServeOptions& options, Problems& problems);
+// carry pointers into it, problems from the command line start with "/roots".
+// `results` backs read_tool_result (may be null for `check`).
+std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
+                                             std::shared_ptr<LazyResultStore> results,
+                                             Problems& problems);
 
 }  // namespace toolmux

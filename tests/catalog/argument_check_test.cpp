@@ -1,25 +1,18 @@
 #include "catalog/argument_check.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/fixtures.h"
+
 using namespace toolmux;
+using namespace toolmux::testing;
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(TOOLMUX_TEST_DATA) + "/schemas/" + name);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
-}
 
 const RegisteredTool& tool() {
   static ToolRegistry registry = [] {
@@ -27,7 +20,7 @@ const RegisteredTool& tool() {
     ToolSpec spec;
     spec.name = "copy";
     spec.description = "Copies.";
-    spec.input_schema = load("tool_input.json");
+    spec.input_schema = load_schema("tool_input.json");
     spec.side_effect = "local_mutation";
     spec.timeout = 1000ms;
     const Problems problems =
@@ -52,8 +45,6 @@ const RegisteredTool& open_tool() {
   }();
   return *registry.find("open");
 }
-
-std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 }  // namespace
 
@@ -112,10 +103,10 @@ TEST_CASE("boundary violations are reported and the schema is not run") {
   SECTION("depth 257 is rejected, 256 accepted") {
     // The arguments object is level 1, so "nested" adds 255 or 256 levels.
     const ArgumentCheck ok =
-        check_arguments(tool(), "{\"path\":\"a\",\"nested\":" + nested(255) + "}");
+        check_arguments(tool(), "{\"path\":\"a\",\"nested\":" + nested_arrays(255) + "}");
     CHECK(ok.ok());
     const ArgumentCheck deep =
-        check_arguments(tool(), "{\"path\":\"a\",\"nested\":" + nested(256) + "}");
+        check_arguments(tool(), "{\"path\":\"a\",\"nested\":" + nested_arrays(256) + "}");
     REQUIRE(deep.problems.size() == 1);
     std::string pointer = "/nested";
     for (int i = 0; i < 255; ++i) pointer += "/0";

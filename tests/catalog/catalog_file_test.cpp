@@ -1,68 +1,28 @@
 #include "catalog/catalog_file.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/fixtures.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_context.h"
+
 using namespace toolmux;
+using namespace toolmux::testing;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 const fs::path kCatalogs = fs::path(TOOLMUX_TEST_DATA) / "catalogs";
 const fs::path kExample = fs::path(TOOLMUX_TEST_DATA) / ".." / ".." / "examples" / "catalog.json";
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "toolmux-catalog-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = fs::canonical(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& text) const {
-    fs::path file = path_ / name;
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  fs::path path_;
-};
-
-class FakeContext : public CallContext {
- public:
-  bool cancelled() const override { return false; }
-  Clock::time_point deadline() const override { return deadline_; }
-  void report_progress(double, std::optional<double>, std::string_view) override {}
-  void log(LogLevel, const json&) override {}
-
- private:
-  Clock::time_point deadline_ = Clock::now() + 20s;
-};
-
-// Whether a problem at exactly `pointer` has a message containing `fragment`.
-bool has_problem(const Problems& problems, const std::string& pointer,
-                 const std::string& fragment) {
-  return std::any_of(problems.begin(), problems.end(), [&](const Problem& p) {
-    return p.pointer == pointer && p.message.find(fragment) != std::string::npos;
-  });
-}
 
 // A tool object with every required field, to be modified by a test.
 json good_tool(const std::string& name) {
@@ -78,11 +38,33 @@ CatalogLoad load_json(const TempDir& dir, const json& document) {
   return load_catalog_file(dir.write("catalog.json", document.dump(2)));
 }
 
+// Stand-ins for two built-in tools (the filesystem provider is another
+// library): the names and arguments the catalog's aliases and policy refer to.
+void add_stand_in_builtins(ToolRegistry& registry) {
+  auto add = [&](const std::string& name, const json& properties) {
+    ToolSpec spec;
+    spec.name = name;
+    spec.description = "A stand-in for the built-in " + name + ".";
+    spec.input_schema = {{"type", "object"}, {"properties", properties}};
+    spec.side_effect = "read_only";
+    spec.timeout = 1000ms;
+    REQUIRE(registry.add(spec, [](const json&, CallContext&) { return ToolResult::text("ok"); })
+                .empty());
+  };
+  add("read_text_file", {{"path", {{"type", "string"}}},
+                         {"start_line", {{"type", "integer"}}},
+                         {"end_line", {{"type", "integer"}}}});
+  add("search_file_contents", {{"query", {{"type", "string"}}},
+                               {"path", {{"type", "string"}}},
+                               {"case_sensitive", {{"type", "boolean"}}},
+                               {"max_results", {{"type", "integer"}, {"minimum", 1}}}});
+}
+
 std::string call(const RegisteredTool& tool, const json& arguments, bool* is_error = nullptr) {
-  FakeContext context;
+  TestContext context;
   ToolResult result = tool.handler(arguments, context);
   if (is_error) *is_error = result.is_error;
-  return result.content.at(0).at("text").get<std::string>();
+  return text_of(result);
 }
 
 }  // namespace
@@ -355,4 +337,296 @@ TEST_CASE("a catalog tool whose name clashes with a registered tool is refused")
   // Nothing of a refused catalog is registered.
   CHECK(registry.tools().size() == 1);
   CHECK(registry.find("where_am_i") == nullptr);
+}
+
+TEST_CASE("without aliases, policy or results the defaults apply") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "valid.json");
+  REQUIRE(load.problems.empty());
+  const CatalogFile& catalog = load.catalog;
+  CHECK(catalog.aliases.tools.empty());
+  CHECK(catalog.aliases.arguments.empty());
+  CHECK(catalog.policy.arguments.empty());
+  CHECK(catalog.policy.access.empty());
+  CHECK(catalog.policy.unknown_tool == UnknownToolAnswer::protocol_error);
+  CHECK(catalog.results.max_text_chars == 100000);
+  CHECK(catalog.results.offload);
+  CHECK(catalog.results.offload_threshold_bytes == 50000);
+  CHECK(catalog.results.retention == 24h);
+  CHECK(catalog.results.store_max_bytes == std::uint64_t{1} << 30);
+}
+
+TEST_CASE("a catalog with aliases, policy and results loads every field") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "all_sections.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  const CatalogFile& catalog = load.catalog;
+  REQUIRE(catalog.command_tools.size() == 1);
+
+  const AliasTable& aliases = catalog.aliases;
+  CHECK(aliases.tools.size() == 3);
+  CHECK(aliases.canonical_tool("cat") == "read_text_file");
+  CHECK(aliases.canonical_tool("grep") == "search_file_contents");
+  CHECK(aliases.canonical_tool("say") == "echo_words");
+  REQUIRE(aliases.arguments.count("search_file_contents"));
+  CHECK(aliases.arguments.at("search_file_contents").at("q") == "query");
+  CHECK(aliases.arguments.at("search_file_contents").at("dir") == "path");
+  CHECK(aliases.arguments.at("echo_words").at("w") == "words");
+
+  const ToolPolicy& policy = catalog.policy;
+  REQUIRE(policy.arguments.size() == 2);
+  CHECK(policy.arguments.at("search_file_contents").defaults == json{{"max_results", 50}});
+  CHECK(policy.arguments.at("search_file_contents").fixed == json{{"case_sensitive", false}});
+  CHECK(policy.arguments.at("echo_words").defaults == json::object());
+  CHECK(policy.arguments.at("echo_words").fixed == json{{"prefix", ">"}});
+  REQUIRE(policy.access.size() == 3);
+  CHECK(policy.access.at("*").allow == std::vector<std::string>{"*"});
+  CHECK(policy.access.at("*").deny == std::vector<std::string>{"write_*"});
+  CHECK(policy.access.at("admin").deny.empty());
+  CHECK(policy.access.at("reader").allow == std::vector<std::string>{"read_*", "cat"});
+  CHECK(policy.unknown_tool == UnknownToolAnswer::tool_result);
+  CHECK(policy.denial("someone", "write_text_file") ==
+        std::optional<std::string>("denied by /policy/access/*/deny/0 (\"write_*\")"));
+  CHECK_FALSE(policy.denial("admin", "write_text_file"));
+  CHECK(policy.denial("reader", "echo_words") ==
+        std::optional<std::string>("not in /policy/access/reader/allow"));
+
+  const ResultLimits& results = catalog.results;
+  CHECK(results.max_text_chars == 2000);
+  CHECK_FALSE(results.offload);
+  CHECK(results.offload_threshold_bytes == 4096);
+  CHECK(results.retention == 5400s);
+  CHECK(results.store_max_bytes == 2097152);
+}
+
+TEST_CASE("aliases and policy may name built-in tools, and the catalog then registers") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "all_sections.json");
+  REQUIRE(load.problems.empty());
+  ToolRegistry registry;
+  add_stand_in_builtins(registry);
+  Problems problems = register_catalog(registry, load.catalog);
+  INFO(format_problems(problems));
+  REQUIRE(problems.empty());
+  REQUIRE(registry.tools().size() == 3);
+
+  // A call by alias, with an aliased argument and a fixed one, as the server
+  // runs it: canonical name, renamed arguments, policy, schema check, handler.
+  const CatalogFile& catalog = load.catalog;
+  std::string name(catalog.aliases.canonical_tool("say"));
+  const RegisteredTool* echo = registry.find(name);
+  REQUIRE(echo);
+  json arguments = {{"w", {"hello", "world"}}};
+  CHECK(catalog.aliases.rename_arguments(name, arguments).empty());
+  CHECK(catalog.policy.apply_arguments(name, arguments).empty());
+  CHECK(arguments == json{{"words", {"hello", "world"}}, {"prefix", ">"}});
+  CHECK(echo->input_schema->validate(arguments).empty());
+  CHECK(call(*echo, arguments) == ">\nhello\nworld\n");
+
+  // The fixed prefix is hidden from the advertised schema, and from "required".
+  json advertised = catalog.policy.advertised_schema(name, echo->spec.input_schema);
+  CHECK_FALSE(advertised["properties"].contains("prefix"));
+  CHECK(advertised["required"] == json::array({"words"}));
+  json sent = {{"words", {"x"}}, {"prefix", "mine"}};
+  CHECK(catalog.policy.apply_arguments(name, sent) ==
+        std::vector<std::string>{"argument \"prefix\" is fixed by the operator and cannot be set"});
+}
+
+TEST_CASE("aliases of built-in tools that are not registered refuse the catalog") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "all_sections.json");
+  REQUIRE(load.problems.empty());
+  ToolRegistry registry;  // no built-ins
+  Problems problems = register_catalog(registry, load.catalog);
+  INFO(format_problems(problems));
+  CHECK(has_problem(problems, "/aliases/tools/cat",
+                    "alias \"cat\" points at tool \"read_text_file\", which does not exist"));
+  CHECK(has_problem(problems, "/aliases/tools/grep", "which does not exist"));
+  CHECK(has_problem(problems, "/aliases/arguments/search_file_contents", "does not exist"));
+  CHECK(has_problem(problems, "/policy/arguments/search_file_contents",
+                    "argument policy for tool \"search_file_contents\", which does not exist"));
+  CHECK(problems.size() == 4);
+  // Nothing of a refused catalog is registered.
+  CHECK(registry.tools().empty());
+}
+
+TEST_CASE("aliases and policy naming missing tools and arguments are refused at registration") {
+  // The loader checks only the shape: the names are checked against the registry.
+  CatalogLoad load = load_catalog_file(kCatalogs / "bad_references.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+
+  ToolRegistry registry;
+  add_stand_in_builtins(registry);
+  Problems p = register_catalog(registry, load.catalog);
+  INFO(format_problems(p));
+  CHECK(has_problem(p, "/aliases/tools/read_text_file",
+                    "alias \"read_text_file\" collides with tool \"read_text_file\""));
+  CHECK(has_problem(p, "/aliases/tools/cat",
+                    "alias \"cat\" points at tool \"read_txt_file\", which does not exist (did "
+                    "you mean \"read_text_file\"?)"));
+  CHECK(has_problem(p, "/aliases/tools/bad name", "alias \"bad name\" is not a valid tool name"));
+  CHECK(has_problem(p, "/aliases/arguments/echo_word",
+                    "argument aliases for tool \"echo_word\", which does not exist (did you "
+                    "mean \"echo_words\"?)"));
+  CHECK(has_problem(p, "/aliases/arguments/echo_words/prefix",
+                    "argument alias \"prefix\" collides with argument \"prefix\" of tool "
+                    "\"echo_words\""));
+  CHECK(has_problem(p, "/aliases/arguments/echo_words/p",
+                    "argument alias \"p\" points at argument \"prefx\", which tool "
+                    "\"echo_words\" does not declare (did you mean \"prefix\"?)"));
+  CHECK(has_problem(p, "/policy/arguments/search_file_contents/fixed/case_sensitiv",
+                    "tool \"search_file_contents\" declares no argument \"case_sensitiv\" (did "
+                    "you mean \"case_sensitive\"?)"));
+  CHECK(has_problem(p, "/policy/arguments/echo_words/defaults/words",
+                    "the default \"not an array\" of argument \"words\" does not match the input "
+                    "schema of tool \"echo_words\": /words: "));
+  CHECK(has_problem(p, "/policy/arguments/grep",
+                    "argument policy for tool \"grep\", which does not exist"));
+  // Access patterns may name tools that are not registered.
+  CHECK(p.size() == 9);
+  // The registry is as it was.
+  CHECK(registry.tools().size() == 2);
+  CHECK(registry.find("echo_words") == nullptr);
+}
+
+TEST_CASE("a broken aliases, policy or results section reports every problem with its pointer") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "broken_sections.json");
+  const Problems& p = load.problems;
+  INFO(format_problems(p));
+  CHECK(load.catalog.aliases.tools.empty());
+  CHECK(load.catalog.policy.arguments.empty());
+  CHECK(load.catalog.results.max_text_chars == 100000);
+
+  CHECK(has_problem(p, "/alias", "unknown field \"alias\" (did you mean \"aliases\"?)"));
+
+  CHECK(has_problem(p, "/aliases/tool", "unknown field \"tool\" (did you mean \"tools\"?)"));
+  CHECK(has_problem(p, "/aliases/tools/cat", "expected a string (a tool name), got an integer"));
+  CHECK(has_problem(p, "/aliases/arguments/a",
+                    "expected an object (argument alias: argument name), got an array"));
+  CHECK(has_problem(p, "/aliases/arguments/b/x",
+                    "expected a string (an argument name), got a boolean"));
+
+  CHECK(has_problem(p, "/policy/arguments/t/fixd",
+                    "unknown field \"fixd\" (did you mean \"fixed\"?)"));
+  CHECK(has_problem(p, "/policy/arguments/t/defaults/n",
+                    "argument \"n\" has both a default and a fixed value "
+                    "(/policy/arguments/t/fixed/n): give one"));
+  CHECK(has_problem(p, "/policy/arguments/u/defaults", "expected an object, got an array"));
+  CHECK(has_problem(p, "/policy/arguments/v",
+                    "expected an object (\"defaults\" and \"fixed\"), got a string"));
+  CHECK(has_problem(p, "/policy/access/*/allow", "expected an array of strings, got a string"));
+  CHECK(has_problem(p, "/policy/access/*/deny/1", "expected a string, got an integer"));
+  CHECK(has_problem(p, "/policy/access/bob/alow",
+                    "unknown field \"alow\" (did you mean \"allow\"?)"));
+  CHECK(has_problem(p, "/policy/access/a~1b",
+                    "expected an object (\"allow\" and \"deny\"), got null"));
+  CHECK(has_problem(p, "/policy/unknownTool",
+                    "unknownTool must be \"error\" or \"result\", not \"ignore\""));
+
+  CHECK(has_problem(p, "/results/maxTextChar",
+                    "unknown field \"maxTextChar\" (did you mean \"maxTextChars\"?)"));
+  CHECK(has_problem(p, "/results/maxTextChars",
+                    "maxTextChars must be -1 (no truncation) or at least 1, not 0"));
+  CHECK(has_problem(p, "/results/offload", "expected a boolean, got a string"));
+  CHECK(has_problem(p, "/results/offloadThresholdBytes",
+                    "offloadThresholdBytes must be at least 1024, not 100"));
+  CHECK(has_problem(p, "/results/retentionHours",
+                    "retentionHours must be more than 0 and at most 1000000, not 0"));
+  CHECK(has_problem(p, "/results/storeMaxBytes", "expected an integer, got a number"));
+  CHECK(p.size() == 20);
+
+  // Whole-document problems first, then the sections in order.
+  CHECK(p.front().pointer == "/alias");
+  CHECK(p[1].pointer.rfind("/aliases/", 0) == 0);
+  CHECK(p.back().pointer.rfind("/results/", 0) == 0);
+}
+
+TEST_CASE("results: ranges, types and the conversion of retentionHours") {
+  TempDir dir;
+  auto results = [&](const json& section) {
+    return load_json(dir, {{"tools", json::array()}, {"results", section}});
+  };
+
+  auto unlimited = results({{"maxTextChars", -1}, {"retentionHours", 0.0001}});
+  INFO(format_problems(unlimited.problems));
+  REQUIRE(unlimited.problems.empty());
+  CHECK(unlimited.catalog.results.max_text_chars == -1);
+  CHECK(unlimited.catalog.results.retention == 1s);  // 0.36 s, at least one second
+
+  auto smallest = results({{"maxTextChars", 1},
+                           {"offloadThresholdBytes", 1024},
+                           {"storeMaxBytes", 1048576},
+                           {"retentionHours", 1000000},
+                           {"offload", true}});
+  INFO(format_problems(smallest.problems));
+  REQUIRE(smallest.problems.empty());
+  CHECK(smallest.catalog.results.max_text_chars == 1);
+  CHECK(smallest.catalog.results.offload_threshold_bytes == 1024);
+  CHECK(smallest.catalog.results.store_max_bytes == 1048576);
+  CHECK(smallest.catalog.results.retention == std::chrono::hours(1000000));
+
+  auto bad = results({{"maxTextChars", -2},
+                      {"offloadThresholdBytes", -1},
+                      {"storeMaxBytes", 1048575},
+                      {"retentionHours", "24"}});
+  const Problems& p = bad.problems;
+  INFO(format_problems(p));
+  CHECK(
+      has_problem(p, "/results/maxTextChars", "must be -1 (no truncation) or at least 1, not -2"));
+  CHECK(has_problem(p, "/results/offloadThresholdBytes", "must be at least 1024, not -1"));
+  CHECK(has_problem(p, "/results/storeMaxBytes", "must be at least 1048576, not 1048575"));
+  CHECK(has_problem(p, "/results/retentionHours", "expected a number, got a string"));
+  CHECK(p.size() == 4);
+
+  auto more = results({{"maxTextChars", 1.5},
+                       {"retentionHours", 1000001},
+                       {"storeMaxBytes", true},
+                       {"offloadThresholdBytes", nullptr}});
+  CHECK(has_problem(more.problems, "/results/maxTextChars", "expected an integer, got a number"));
+  CHECK(has_problem(more.problems, "/results/retentionHours", "not 1000001"));
+  CHECK(has_problem(more.problems, "/results/storeMaxBytes", "expected an integer, got a boolean"));
+  CHECK(has_problem(more.problems, "/results/offloadThresholdBytes",
+                    "expected an integer, got null"));
+  CHECK(more.problems.size() == 4);
+
+  auto negative_hours = results({{"retentionHours", -1.5}});
+  CHECK(has_problem(negative_hours.problems, "/results/retentionHours", "not -1.5"));
+  auto huge = results({{"maxTextChars", 18446744073709551615ull}});
+  CHECK(has_problem(huge.problems, "/results/maxTextChars", "must be at most"));
+}
+
+TEST_CASE("the new sections must be objects, and their problems come with the tools' problems") {
+  TempDir dir;
+  json tool = good_tool("t");
+  tool.erase("description");
+  auto load = load_json(
+      dir, {{"tools", {tool}}, {"aliases", json::array()}, {"policy", 5}, {"results", "big"}});
+  const Problems& p = load.problems;
+  INFO(format_problems(p));
+  CHECK(has_problem(p, "/tools/0", "missing required field \"description\""));
+  CHECK(has_problem(p, "/aliases", "expected an object, got an array"));
+  CHECK(has_problem(p, "/policy", "expected an object, got an integer"));
+  CHECK(has_problem(p, "/results", "expected an object, got a string"));
+  CHECK(p.size() == 4);
+  CHECK(p.front().pointer == "/tools/0");
+  CHECK(load.catalog.command_tools.empty());
+
+  // Empty sections are fine.
+  auto empty =
+      load_json(dir, {{"tools", json::array()},
+                      {"aliases", json::object()},
+                      {"policy", {{"arguments", json::object()}, {"access", json::object()}}},
+                      {"results", json::object()}});
+  CHECK(empty.problems.empty());
+  ToolRegistry registry;
+  CHECK(register_catalog(registry, empty.catalog).empty());
+}
+
+TEST_CASE("a repeated key in the aliases is a problem at its pointer") {
+  TempDir dir;
+  fs::path file = dir.write("catalog.json", R"({"tools": [],
+    "aliases": {"tools": {"cat": "read_text_file", "cat": "list_directory"}}})");
+  CatalogLoad load = load_catalog_file(file);
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.size() == 1);
+  CHECK(load.problems[0].pointer == "/aliases/tools/cat");
+  CHECK(load.problems[0].message.find("repeated object key \"cat\"") != std::string::npos);
 }

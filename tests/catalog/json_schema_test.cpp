@@ -1,25 +1,17 @@
 #include "catalog/json_schema.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "catalog/untrusted_json.h"
+#include "tests/support/fixtures.h"
 
 using namespace toolmux;
+using namespace toolmux::testing;
 using nlohmann::json;
 
 namespace {
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(TOOLMUX_TEST_DATA) + "/schemas/" + name);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
-}
 
 std::shared_ptr<const CompiledSchema> compile_ok(const json& schema) {
   Problems problems;
@@ -53,7 +45,7 @@ std::string nested_not(int depth) {
 }  // namespace
 
 TEST_CASE("local references through $defs and definitions resolve, recursively") {
-  auto defs = compile_ok(load("recursive_defs.json"));
+  auto defs = compile_ok(load_schema("recursive_defs.json"));
   CHECK(defs
             ->validate(json::parse(
                 R"({"tree":{"value":1,"children":[{"value":2,"children":[{"value":3}]}]}})"))
@@ -63,7 +55,7 @@ TEST_CASE("local references through $defs and definitions resolve, recursively")
   CHECK(defs->validate(json::parse(R"({"tree":{"value":1,"children":[{"value":2,"extra":0}]}})")) ==
         std::vector<std::string>{"/tree/children/0: property \"extra\" is not allowed"});
 
-  auto definitions = compile_ok(load("recursive_definitions.json"));
+  auto definitions = compile_ok(load_schema("recursive_definitions.json"));
   CHECK(
       definitions->validate(json::parse(R"({"list":{"head":"a","tail":{"head":"b","tail":null}}})"))
           .empty());
@@ -95,7 +87,7 @@ TEST_CASE("$schema naming a standard draft is accepted") {
 }
 
 TEST_CASE("annotations, unknown keywords and data are not taken for keywords") {
-  auto schema = compile_ok(load("annotations_and_data.json"));
+  auto schema = compile_ok(load_schema("annotations_and_data.json"));
   CHECK(schema->validate(json::parse(R"({"prefixItems":"x","email":"not an email"})")).empty());
   CHECK(schema->validate(json::parse(R"({"when":"2024-02-30T10:00:00Z"})")).empty() == false);
   CHECK(schema->validate(json::parse(R"({"when":"yesterday"})")) ==
@@ -116,7 +108,7 @@ TEST_CASE("format applies to strings only") {
 }
 
 TEST_CASE("refused schemas: every problem, with pointers") {
-  const Problems problems = refused(load("many_problems.json"));
+  const Problems problems = refused(load_schema("many_problems.json"));
   CHECK(
       has(problems, "/$id",
           "$id \"https://example.com/tool.json\" is not allowed: a schema must be self-contained, "
@@ -207,7 +199,7 @@ TEST_CASE("other refusals") {
 }
 
 TEST_CASE("validation messages name the pointer and the rule") {
-  auto schema = compile_ok(load("tool_input.json"));
+  auto schema = compile_ok(load_schema("tool_input.json"));
   CHECK(schema->validate(json::parse(R"({"path":"a","count":5,"mode":"fast","tags":["x"]})"))
             .empty());
   CHECK(schema->validate(json::parse(R"({"path":"a","count":"5"})")) ==

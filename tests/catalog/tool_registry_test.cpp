@@ -1,24 +1,17 @@
 #include "catalog/tool_registry.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/fixtures.h"
+
 using namespace toolmux;
+using namespace toolmux::testing;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(TOOLMUX_TEST_DATA) + "/schemas/" + name);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
-}
 
 ToolSpec valid_spec(std::string name = "read_file") {
   ToolSpec spec;
@@ -249,8 +242,8 @@ TEST_CASE("schema refusals, for the input and the output schema") {
 TEST_CASE("schemas with local references and standard $schema are accepted") {
   ToolRegistry registry;
   ToolSpec a = valid_spec("defs");
-  a.input_schema = load("recursive_defs.json");
-  a.output_schema = load("recursive_definitions.json");
+  a.input_schema = load_schema("recursive_defs.json");
+  a.output_schema = load_schema("recursive_definitions.json");
   CHECK(registry.add(a, noop).empty());
   ToolSpec b = valid_spec("drafts");
   b.input_schema =

@@ -4,16 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/fixtures.h"
+
 using namespace toolmux;
+using namespace toolmux::testing;
 using nlohmann::json;
-
-namespace {
-
-std::string nested_arrays(std::size_t depth, const std::string& inner = "") {
-  return std::string(depth, '[') + inner + std::string(depth, ']');
-}
-
-}  // namespace
 
 TEST_CASE("well-formed JSON parses to the same value as nlohmann") {
   const std::string text =

@@ -62,7 +62,6 @@ test('tools/list --page-size 2: walking nextCursor yields every tool exactly onc
   const full = await startClient(t, { args: base });
   const expected = (await full.client.listTools()).tools.map((tool) => tool.name).sort();
   assert.ok(expected.length >= 5, `too few tools: ${expected}`);
-  assert.ok(expected.length % 2 === 1, 'fixture should give an odd count so the last page is short');
 
   const paged = await startClient(t, { args: [...base, '--page-size', '2'] });
   const names = [];

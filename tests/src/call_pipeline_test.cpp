@@ -13,22 +13,25 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Fixture {
-  std::shared_ptr<ToolRegistry> registry = make_test_registry();
+  std::shared_ptr<Catalog> catalog = make_test_catalog();
   CapturingSink sink;
-  std::shared_ptr<Session> session = std::make_shared<Session>("test", sink);
+  std::shared_ptr<Session> session =
+      std::make_shared<Session>("test-session", "local", "test", sink);
   std::FILE* log_file = std::tmpfile();
   Logger logger{log_file, LogLevel::debug};
+  Metrics metrics;
   std::shared_ptr<RunningHandlers> running = std::make_shared<RunningHandlers>();
-  CallHandler pipeline = build_call_pipeline(logger, running);
+  CallHandler pipeline = build_call_pipeline(logger, metrics, running, nullptr);
 
   ~Fixture() { std::fclose(log_file); }
 
   ToolCall make_call(const std::string& tool, const std::string& arguments_json) {
     ToolCall call;
     call.session_id = session->id();
-    call.tool = registry->find(tool);
-    call.registry = registry;
-    REQUIRE(call.tool != nullptr);
+    call.session_label = session->label();
+    call.principal = session->principal();
+    call.requested_name = tool;
+    call.catalog = catalog;
     call.raw_arguments = parse_untrusted_json(arguments_json);
     call.control = std::make_shared<CallControl>();
     call.context = std::make_shared<SessionCallContext>(session, call.control, nullptr, "test");

@@ -17,7 +17,7 @@ struct Fixture {
   explicit Fixture(std::size_t page_size = 0) {
     ServerOptions options;
     options.page_size = page_size;
-    server = std::make_unique<McpServer>(registry, options, logger);
+    server = std::make_unique<McpServer>(make_test_catalog(), options, logger, metrics);
   }
   ~Fixture() {
     session->cancel_all_calls();
@@ -41,11 +41,12 @@ struct Fixture {
     server->handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session);
   }
 
-  std::shared_ptr<ToolRegistry> registry = make_test_registry();
   CapturingSink sink;
-  std::shared_ptr<Session> session = std::make_shared<Session>("test", sink);
+  std::shared_ptr<Session> session =
+      std::make_shared<Session>("test-session", "local", "test", sink);
   std::FILE* log_file = std::tmpfile();
   Logger logger{log_file, LogLevel::debug};
+  Metrics metrics;
   std::unique_ptr<McpServer> server;
 };
 

@@ -14,6 +14,7 @@
 
 #include "catalog/tool_registry.h"
 #include "src/session.h"
+#include "src/tool_catalog.h"
 
 namespace toolmux::testing {
 
@@ -72,6 +73,15 @@ inline std::shared_ptr<ToolRegistry> make_test_registry() {
                     })
               .empty());
   return registry;
+}
+
+// The test registry as a server catalog: no aliases, no policy, default limits.
+inline std::shared_ptr<Catalog> make_test_catalog(
+    std::shared_ptr<ToolRegistry> registry = make_test_registry()) {
+  auto catalog = std::make_shared<Catalog>();
+  for (const auto& tool : registry->tools()) catalog->published.push_back(tool->descriptor);
+  catalog->registry = std::move(registry);
+  return catalog;
 }
 
 // Collects what the server sends, and lets a test wait for a message.

@@ -1,16 +1,11 @@
 #include "catalog/providers/command_tools.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -19,92 +14,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/fixtures.h"
+#include "tests/support/processes.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_context.h"
+
 using namespace toolmux;
+using namespace toolmux::testing;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using Argv = std::vector<std::string>;
 
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "toolmux-command-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = fs::canonical(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool eventually_gone(pid_t pid) {
-  auto until = Clock::now() + 3s;
-  while (Clock::now() < until) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    // A zombie that no init reaps counts as gone.
-    std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-    auto close = stat.rfind(')');
-    if (close != std::string::npos && close + 2 < stat.size() &&
-        (stat[close + 2] == 'Z' || stat[close + 2] == 'X')) {
-      return true;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
-}
-
-class FakeContext : public CallContext {
- public:
-  explicit FakeContext(std::chrono::milliseconds timeout = 20s)
-      : deadline_(Clock::now() + timeout) {}
-
-  bool cancelled() const override { return cancelled_ || Clock::now() >= deadline_; }
-  Clock::time_point deadline() const override { return deadline_; }
-  void report_progress(double progress, std::optional<double> total,
-                       std::string_view message) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    progress_.push_back({progress, total.has_value(), std::string(message)});
-  }
-  void log(LogLevel, const json&) override {}
-
-  struct Progress {
-    double progress;
-    bool has_total;
-    std::string message;
-  };
-  std::vector<Progress> progress() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return progress_;
-  }
-
-  std::atomic<bool> cancelled_{false};
-
- private:
-  Clock::time_point deadline_;
-  std::mutex mutex_;
-  std::vector<Progress> progress_;
-};
-
-std::string text_of(const ToolResult& result) {
-  REQUIRE(result.content.is_array());
-  REQUIRE(result.content.size() == 1);
-  REQUIRE(result.content[0]["type"] == "text");
-  return result.content[0]["text"].get<std::string>();
-}
 
 bool starts_with(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
@@ -117,12 +39,12 @@ CommandSpec command(Argv argv) {
   return spec;
 }
 
-ToolResult run(CommandSpec spec, const json& arguments, FakeContext& context) {
+ToolResult run(CommandSpec spec, const json& arguments, TestContext& context) {
   return make_command_handler(std::move(spec))(arguments, context);
 }
 
 ToolResult run(CommandSpec spec, const json& arguments = json::object()) {
-  FakeContext context;
+  TestContext context;
   return run(std::move(spec), arguments, context);
 }
 
@@ -206,13 +128,6 @@ json schema_with(std::initializer_list<const char*> names) {
   for (const char* name : names) properties[name] = {{"type", "string"}};
   return {{"type", "object"}, {"properties", properties}};
 }
-
-bool has_problem(const Problems& problems, const std::string& pointer,
-                 const std::string& fragment) {
-  return std::any_of(problems.begin(), problems.end(), [&](const Problem& p) {
-    return p.pointer == pointer && p.message.find(fragment) != std::string::npos;
-  });
-}
 }  // namespace
 
 TEST_CASE("check_command_spec accepts a good command") {
@@ -286,22 +201,22 @@ TEST_CASE("a command past its deadline is killed with its whole process group") 
   TempDir dir;
   auto pidfile = dir.path() / "pid";
   auto spec = command({"sh", "-c", "sleep 30 & echo $! > \"$1\"; sleep 30", "sh", "{pidfile}"});
-  FakeContext context(400ms);
+  TestContext context(400ms);
   auto start = Clock::now();
   auto result = run(spec, {{"pidfile", pidfile.string()}}, context);
   CHECK(Clock::now() - start < 5s);
   CHECK(result.is_error);
   CHECK(text_of(result) == "timed out after 400 ms");
-  std::string pid_text = slurp(pidfile);
+  std::string pid_text = read_file(pidfile);
   REQUIRE_FALSE(pid_text.empty());
   CHECK(eventually_gone(static_cast<pid_t>(std::stol(pid_text))));
 }
 
 TEST_CASE("cancelling the call kills the command") {
-  FakeContext context;
+  TestContext context;
   std::thread canceller([&] {
     std::this_thread::sleep_for(200ms);
-    context.cancelled_ = true;
+    context.cancel = true;
   });
   auto start = Clock::now();
   auto result = run(command({"sleep", "30"}), json::object(), context);
@@ -370,14 +285,14 @@ TEST_CASE("a command runs in its working directory") {
 }
 
 TEST_CASE("a long command reports progress about once a second") {
-  FakeContext context;
+  TestContext context;
   auto result = run(command({"sleep", "2.3"}), json::object(), context);
   CHECK_FALSE(result.is_error);
   auto progress = context.progress();
   REQUIRE(progress.size() == 2);
   CHECK(progress[0].progress == 1.0);
   CHECK(progress[0].message == "running for 1s");
-  CHECK_FALSE(progress[0].has_total);
+  CHECK_FALSE(progress[0].total);
   CHECK(progress[1].progress == 2.0);
   CHECK(progress[1].message == "running for 2s");
 }
@@ -394,7 +309,7 @@ TEST_CASE("a command handler can run on many threads at once") {
   std::vector<std::thread> threads;
   for (int i = 0; i < 6; ++i) {
     threads.emplace_back([&, i] {
-      FakeContext context;
+      TestContext context;
       outputs[i] = handler({{"n", std::to_string(i)}}, context).content[0]["text"];
     });
   }

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <ctime>
@@ -15,66 +14,22 @@
 #include <vector>
 
 #include "catalog/argument_check.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_context.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using toolmux::CallContext;
 using toolmux::FilesystemToolOptions;
 using toolmux::ToolRegistry;
 using toolmux::ToolResult;
+using toolmux::testing::read_file;
+using toolmux::testing::TempDir;
+using toolmux::testing::TestContext;
+using toolmux::testing::text_of;
+using toolmux::testing::write_file;
 
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "toolmux-fstools-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = fs::canonical(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& relative) const { return path_ / relative; }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-class TestContext : public CallContext {
- public:
-  bool cancelled() const override { return cancel.load(); }
-  std::chrono::steady_clock::time_point deadline() const override {
-    return std::chrono::steady_clock::now() + std::chrono::hours(1);
-  }
-  void report_progress(double progress, std::optional<double> total,
-                       std::string_view message) override {
-    CHECK_FALSE(total.has_value());
-    if (!progress_values.empty()) CHECK(progress > progress_values.back());
-    progress_values.push_back(progress);
-    progress_messages.emplace_back(message);
-  }
-  void log(toolmux::LogLevel, const json&) override {}
-
-  std::atomic<bool> cancel{false};
-  std::vector<double> progress_values;
-  std::vector<std::string> progress_messages;
-};
 
 // The tools over some roots, called the way the server calls them: arguments
 // checked against the registered input schema, then the handler.
@@ -95,7 +50,14 @@ class Tools {
     const toolmux::ArgumentCheck check = toolmux::check_arguments(*tool, arguments.dump());
     INFO(check.message(name));
     REQUIRE(check.ok());
+    const std::size_t reported = context.progress().size();
     ToolResult result = tool->handler(check.arguments, context);
+    // Progress carries no total and increases from report to report.
+    const std::vector<TestContext::Progress> progress = context.progress();
+    for (std::size_t i = reported; i < progress.size(); ++i) {
+      CHECK_FALSE(progress[i].total.has_value());
+      if (i > 0) CHECK(progress[i].progress > progress[i - 1].progress);
+    }
     REQUIRE(result.content.is_array());
     REQUIRE(result.content.size() == 1);
     if (tool->output_schema && !result.is_error) {
@@ -110,12 +72,8 @@ class Tools {
   }
 
   ToolRegistry registry;
-  TestContext context;
+  TestContext context{std::chrono::hours(1)};
 };
-
-std::string text_of(const ToolResult& result) {
-  return result.content.at(0).at("text").get<std::string>();
-}
 
 std::string ok_text(const ToolResult& result) {
   INFO(text_of(result));
@@ -515,8 +473,10 @@ TEST_CASE("search_file_contents reports progress and skips big files",
 
   CHECK(ok_text(tools.call("search_file_contents", {{"query", "needle"}})) ==
         "No matches for \"needle\".\n[toolmux: skipped 1 file over 8 MiB]");
-  CHECK(tools.context.progress_values == std::vector<double>{200, 400});
-  CHECK(tools.context.progress_messages.front() == "scanned 200 files");
+  std::vector<double> progress_values;
+  for (const auto& report : tools.context.progress()) progress_values.push_back(report.progress);
+  CHECK(progress_values == std::vector<double>{200, 400});
+  CHECK(tools.context.progress().front().message == "scanned 200 files");
 }
 
 TEST_CASE("get_file_info describes a file, a folder and a link itself",

@@ -6,78 +6,31 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/processes.h"
+#include "tests/support/temp_dir.h"
+
 using namespace toolmux;
+using namespace toolmux::testing;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "toolmux-runner-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = fs::canonical(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& text, bool executable = false) {
-  std::ofstream(path) << text;
-  if (executable) fs::permissions(path, fs::perms::owner_all, fs::perm_options::add);
-}
-
-// A zombie (which nothing may reap in a container without an init) counts as gone.
-bool process_gone(pid_t pid) {
-  if (::kill(pid, 0) != 0) return errno == ESRCH;
-  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return true;
-  char state = stat[close + 2];
-  return state == 'Z' || state == 'X';
-}
-
-bool eventually_gone(pid_t pid) {
-  auto until = Clock::now() + 3s;
-  while (Clock::now() < until) {
-    if (process_gone(pid)) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
-}
-
 // The PID a script wrote to `file`, waiting for it to appear.
 pid_t read_pid(const fs::path& file) {
   auto until = Clock::now() + 3s;
   while (Clock::now() < until) {
-    std::string text = slurp(file);
+    std::string text = read_file(file);
     if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
     std::this_thread::sleep_for(10ms);
   }

@@ -6,40 +6,18 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using toolmux::Location;
 using toolmux::Problems;
 using toolmux::RootSet;
+using toolmux::testing::TempDir;
+using toolmux::testing::write_file;
 
 namespace {
-
-// A fresh folder under the system temp folder, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "toolmux-rootset-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = fs::canonical(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& relative) const { return path_ / relative; }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-}
 
 RootSet open_roots(const std::vector<fs::path>& roots) {
   Problems problems;

@@ -1,0 +1,104 @@
+#include "src/metrics.h"
+
+#include <sstream>
+
+namespace toolmux {
+namespace {
+
+// Prometheus label values escape backslash, double quote and newline.
+std::string label(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Metrics::record_call(const CallRecord& r) {
+  std::lock_guard lock(mutex_);
+  ToolStats& stats = tools_[r.tool];
+  ++stats.calls_by_outcome[r.outcome];
+  ++stats.count;
+  stats.seconds_sum += r.seconds;
+  stats.bytes_produced += r.bytes_produced;
+  stats.bytes_returned += r.bytes_returned;
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (r.seconds <= kBuckets[i]) {
+      ++stats.bucket_counts[i];
+      break;
+    }
+  }
+  truncations_ += r.truncated ? 1 : 0;
+  offloads_ += r.offloaded ? 1 : 0;
+}
+
+std::uint64_t Metrics::calls(std::string_view tool, std::string_view outcome) const {
+  std::lock_guard lock(mutex_);
+  auto t = tools_.find(tool);
+  if (t == tools_.end()) return 0;
+  auto o = t->second.calls_by_outcome.find(outcome);
+  return o == t->second.calls_by_outcome.end() ? 0 : o->second;
+}
+
+std::uint64_t Metrics::truncations() const {
+  std::lock_guard lock(mutex_);
+  return truncations_;
+}
+
+std::uint64_t Metrics::offloads() const {
+  std::lock_guard lock(mutex_);
+  return offloads_;
+}
+
+std::string Metrics::render_prometheus() const {
+  std::lock_guard lock(mutex_);
+  std::ostringstream out;
+  out << "# HELP toolmux_tool_calls_total Tool calls by tool and outcome.\n"
+      << "# TYPE toolmux_tool_calls_total counter\n";
+  for (const auto& [tool, stats] : tools_) {
+    for (const auto& [outcome, n] : stats.calls_by_outcome) {
+      out << "toolmux_tool_calls_total{tool=\"" << label(tool) << "\",outcome=\"" << label(outcome)
+          << "\"} " << n << "\n";
+    }
+  }
+  out << "# HELP toolmux_tool_call_duration_seconds Tool call duration.\n"
+      << "# TYPE toolmux_tool_call_duration_seconds histogram\n";
+  for (const auto& [tool, stats] : tools_) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += stats.bucket_counts[i];
+      out << "toolmux_tool_call_duration_seconds_bucket{tool=\"" << label(tool) << "\",le=\""
+          << kBuckets[i] << "\"} " << cumulative << "\n";
+    }
+    out << "toolmux_tool_call_duration_seconds_bucket{tool=\"" << label(tool) << "\",le=\"+Inf\"} "
+        << stats.count << "\n"
+        << "toolmux_tool_call_duration_seconds_sum{tool=\"" << label(tool) << "\"} "
+        << stats.seconds_sum << "\n"
+        << "toolmux_tool_call_duration_seconds_count{tool=\"" << label(tool) << "\"} "
+        << stats.count << "\n";
+  }
+  out << "# HELP toolmux_tool_result_bytes_total Text bytes tools produced and toolmux returned.\n"
+      << "# TYPE toolmux_tool_result_bytes_total counter\n";
+  for (const auto& [tool, stats] : tools_) {
+    out << "toolmux_tool_result_bytes_total{tool=\"" << label(tool) << "\",stage=\"produced\"} "
+        << stats.bytes_produced << "\n"
+        << "toolmux_tool_result_bytes_total{tool=\"" << label(tool) << "\",stage=\"returned\"} "
+        << stats.bytes_returned << "\n";
+  }
+  out << "# HELP toolmux_truncated_results_total Results whose text was truncated.\n"
+      << "# TYPE toolmux_truncated_results_total counter\n"
+      << "toolmux_truncated_results_total " << truncations_ << "\n"
+      << "# HELP toolmux_offloaded_results_total Results stored for read_tool_result.\n"
+      << "# TYPE toolmux_offloaded_results_total counter\n"
+      << "toolmux_offloaded_results_total " << offloads_ << "\n";
+  return out.str();
+}
+
+}  // namespace toolmux

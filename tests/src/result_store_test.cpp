@@ -1,0 +1,727 @@
+#include "src/result_store.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+
+using toolmux::ResultPage;
+using toolmux::ResultStore;
+using toolmux::ResultStoreOptions;
+using toolmux::testing::TempDir;
+using ReadError = toolmux::ResultStore::ReadError;
+
+namespace {
+
+// A clock the test moves by hand.
+struct FakeClock {
+  std::shared_ptr<std::atomic<std::int64_t>> seconds =
+      std::make_shared<std::atomic<std::int64_t>>(1'700'000'000);
+  std::function<std::chrono::system_clock::time_point()> fn() const {
+    auto s = seconds;
+    return [s] { return std::chrono::system_clock::time_point(std::chrono::seconds(s->load())); };
+  }
+  void advance(std::chrono::seconds d) { *seconds += d.count(); }
+};
+
+ResultStoreOptions options_for(const TempDir& dir) {
+  ResultStoreOptions options;
+  options.data_dir = dir.path();
+  return options;
+}
+
+std::unique_ptr<ResultStore> open_store(const ResultStoreOptions& options) {
+  std::string error;
+  auto store = ResultStore::open(options, error);
+  INFO(error);
+  REQUIRE(store);
+  CHECK(error.empty());
+  return store;
+}
+
+std::string put(ResultStore& store, std::string_view owner, std::string_view text) {
+  std::string error;
+  std::string id = store.put(owner, text, error);
+  INFO(error);
+  REQUIRE(!id.empty());
+  CHECK(error.empty());
+  return id;
+}
+
+// Appends the UTF-8 encoding of code point `cp`.
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// About `bytes` bytes of 1-, 2-, 3- and 4-byte characters in a random mix
+// (deterministic), with the byte offset of every character in `starts`.
+std::string mixed_text(std::size_t bytes, std::vector<std::size_t>* starts = nullptr,
+                       unsigned seed = 42) {
+  static const char32_t kSamples[] = {U'a', U'Z',  U'\n', U' ', U'é', U'ß', U'Ж',
+                                      U'€', U'中', U'文', U'😀', U'𝄞', U'🚀', U'Ω'};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kSamples) - 1);
+  std::string out;
+  out.reserve(bytes + 4);
+  while (out.size() < bytes) {
+    if (starts) starts->push_back(out.size());
+    append_utf8(out, kSamples[pick(rng)]);
+  }
+  return out;
+}
+
+std::size_t count_chars(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return n;
+}
+
+bool starts_on_boundary(std::string_view s) {
+  return s.empty() || (static_cast<unsigned char>(s.front()) & 0xc0) != 0x80;
+}
+
+// Reads the whole result page by page, checking each page; returns the text.
+std::string read_all(const ResultStore& store, std::string_view owner, std::string_view id,
+                     std::size_t max_chars, std::uint64_t total_chars) {
+  std::string all;
+  std::uint64_t offset = 0;
+  std::size_t pages = 0;
+  for (;;) {
+    ReadError error = ReadError::none;
+    auto page = store.read(owner, id, offset, max_chars, error);
+    REQUIRE(page);
+    REQUIRE(error == ReadError::none);
+    REQUIRE(page->offset == offset);
+    REQUIRE(page->total_chars == total_chars);
+    REQUIRE(starts_on_boundary(page->text));
+    std::size_t chars = count_chars(page->text);
+    REQUIRE(chars == std::min<std::uint64_t>(max_chars, total_chars - offset));
+    all += page->text;
+    ++pages;
+    if (!page->next_offset) {
+      REQUIRE(offset + chars == total_chars);
+      break;
+    }
+    REQUIRE(*page->next_offset == offset + chars);
+    offset = *page->next_offset;
+  }
+  std::size_t expected_pages = total_chars == 0 ? 1 : (total_chars + max_chars - 1) / max_chars;
+  CHECK(pages == expected_pages);
+  return all;
+}
+
+ReadError read_error(const ResultStore& store, std::string_view owner, std::string_view id,
+                     std::uint64_t offset = 0, std::size_t max_chars = 100) {
+  ReadError error = ReadError::none;
+  auto page = store.read(owner, id, offset, max_chars, error);
+  if (page) CHECK(error == ReadError::none);
+  return page ? ReadError::none : error;
+}
+
+std::uint64_t vm_hwm_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a result reads back page by page, byte for byte, with multi-byte characters") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::vector<std::size_t> starts;
+  std::string text = mixed_text(5'000'000, &starts);
+  std::string id = put(*store, "session-1", text);
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == text.size());
+
+  for (std::size_t max_chars : {20000u, 4096u, 65537u, 333333u, 10'000'000u}) {
+    INFO("max_chars " << max_chars);
+    CHECK(read_all(*store, "session-1", id, max_chars, starts.size()) == text);
+  }
+
+  SECTION("pages at arbitrary offsets are the matching characters") {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::size_t> offset_dist(0, starts.size());
+    std::uniform_int_distribution<std::size_t> size_dist(1, 70000);
+    for (int i = 0; i < 300; ++i) {
+      std::size_t offset = offset_dist(rng);
+      std::size_t max_chars = size_dist(rng);
+      ReadError error = ReadError::none;
+      auto page = store->read("session-1", id, offset, max_chars, error);
+      REQUIRE(page);
+      std::size_t end_char = std::min(offset + max_chars, starts.size());
+      std::size_t from = offset == starts.size() ? text.size() : starts[offset];
+      std::size_t to = end_char == starts.size() ? text.size() : starts[end_char];
+      REQUIRE(page->text == text.substr(from, to - from));
+      if (end_char == starts.size()) {
+        REQUIRE_FALSE(page->next_offset);
+      } else {
+        REQUIRE(page->next_offset == end_char);
+      }
+    }
+  }
+}
+
+TEST_CASE("tiny pages cross chunk boundaries without splitting characters") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  // Just over two 64 KiB chunks, ending on a 4-byte character.
+  std::string text = mixed_text(140'000, nullptr, 3);
+  append_utf8(text, U'😀');
+  std::size_t total = count_chars(text);
+  std::string id = put(*store, "o", text);
+  for (std::size_t max_chars : {1u, 3u}) {
+    INFO("max_chars " << max_chars);
+    CHECK(read_all(*store, "o", id, max_chars, total) == text);
+  }
+}
+
+TEST_CASE("the ends of a result: last page, empty page at the end, offset past the end") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string text = "h\xc3\xa9llo \xe4\xb8\xad \xf0\x9f\x98\x80!";  // "héllo 中 😀!"
+  std::string id = put(*store, "o", text);
+
+  ReadError error = ReadError::none;
+  auto first = store->read("o", id, 0, 5, error);
+  REQUIRE(first);
+  CHECK(first->text == "h\xc3\xa9llo");
+  CHECK(first->next_offset == 5u);
+  CHECK(first->total_chars == 10);
+
+  auto last = store->read("o", id, 5, 100, error);
+  REQUIRE(last);
+  CHECK(last->text == " \xe4\xb8\xad \xf0\x9f\x98\x80!");
+  CHECK_FALSE(last->next_offset);
+
+  auto exact = store->read("o", id, 5, 5, error);
+  REQUIRE(exact);
+  CHECK(exact->text == " \xe4\xb8\xad \xf0\x9f\x98\x80!");
+  CHECK_FALSE(exact->next_offset);
+
+  auto at_end = store->read("o", id, 10, 100, error);
+  REQUIRE(at_end);
+  CHECK(error == ReadError::none);
+  CHECK(at_end->text.empty());
+  CHECK(at_end->offset == 10);
+  CHECK_FALSE(at_end->next_offset);
+
+  CHECK(read_error(*store, "o", id, 11) == ReadError::offset_out_of_range);
+  CHECK(read_error(*store, "o", id, ~std::uint64_t{0}) == ReadError::offset_out_of_range);
+}
+
+TEST_CASE("an empty result has one empty page") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string id = put(*store, "o", "");
+  ReadError error = ReadError::none;
+  auto page = store->read("o", id, 0, 100, error);
+  REQUIRE(page);
+  CHECK(page->text.empty());
+  CHECK(page->total_chars == 0);
+  CHECK_FALSE(page->next_offset);
+  CHECK(read_error(*store, "o", id, 1) == ReadError::offset_out_of_range);
+}
+
+TEST_CASE("invalid UTF-8 is refused") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  for (std::string bad : {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
+                          std::string("\xc0\xaf"), std::string("\x80x")}) {
+    std::string error;
+    CHECK(store->put("o", bad, error).empty());
+    CHECK(error == "the result is not valid UTF-8");
+  }
+  CHECK(store->stored_count() == 0);
+}
+
+TEST_CASE("ids are random base64url, used exactly as given, and owned") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::set<std::string> ids;
+  for (int i = 0; i < 200; ++i) {
+    std::string id = put(*store, "o", "x");
+    REQUIRE(id.size() == 43);
+    REQUIRE(
+        id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+        std::string::npos);
+    ids.insert(id);
+  }
+  CHECK(ids.size() == 200);
+
+  std::string id = put(*store, "alice", "secret");
+  CHECK(read_error(*store, "alice", id) == ReadError::none);
+
+  // Someone else's id answers exactly like an unknown one, at any offset.
+  ReadError wrong_owner = ReadError::none;
+  ReadError unknown = ReadError::none;
+  auto a = store->read("bob", id, 0, 100, wrong_owner);
+  auto b = store->read("bob", std::string(43, 'A'), 0, 100, unknown);
+  CHECK_FALSE(a);
+  CHECK_FALSE(b);
+  CHECK(wrong_owner == ReadError::not_found);
+  CHECK(unknown == ReadError::not_found);
+  CHECK(read_error(*store, "bob", id, 1000) == ReadError::not_found);
+  CHECK(read_error(*store, "", id) == ReadError::not_found);
+  CHECK(read_error(*store, "alice ", id) == ReadError::not_found);
+
+  std::string upper = id;
+  std::string lower = id;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (upper != id) CHECK(read_error(*store, "alice", upper) == ReadError::not_found);
+  if (lower != id) CHECK(read_error(*store, "alice", lower) == ReadError::not_found);
+  CHECK(read_error(*store, "alice", id + " ") == ReadError::not_found);
+  CHECK(read_error(*store, "alice", " " + id) == ReadError::not_found);
+  CHECK(read_error(*store, "alice", id.substr(0, 42)) == ReadError::not_found);
+  CHECK(read_error(*store, "alice", "") == ReadError::not_found);
+  // An id is no key prefix of anything else: "m/" + id + more is not it.
+  CHECK(read_error(*store, "alice", id + "A") == ReadError::not_found);
+}
+
+TEST_CASE("results survive closing and reopening the store") {
+  TempDir dir;
+  auto options = options_for(dir);
+  std::string text = mixed_text(300'000);
+  std::string id1;
+  std::string id2;
+  std::filesystem::path folder;
+  {
+    auto store = open_store(options);
+    folder = store->folder();
+    CHECK(folder == dir.path() / "results" / "slot-0");
+    id1 = put(*store, "a", text);
+    id2 = put(*store, "b", "short");
+  }
+  auto store = open_store(options);
+  CHECK(store->folder() == folder);
+  CHECK(store->stored_count() == 2);
+  CHECK(store->stored_bytes() == text.size() + 5);
+  CHECK(read_all(*store, "a", id1, 20000, count_chars(text)) == text);
+  CHECK(read_all(*store, "b", id2, 20000, 5) == "short");
+}
+
+TEST_CASE("results expire after the retention, also across a reopen") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.retention = std::chrono::hours(1);
+  options.now = clock.fn();
+
+  auto store = open_store(options);
+  std::string old_id = put(*store, "o", "old");
+  clock.advance(std::chrono::minutes(30));
+  std::string new_id = put(*store, "o", "new");
+
+  clock.advance(std::chrono::minutes(30) - std::chrono::seconds(1));
+  CHECK(read_error(*store, "o", old_id) == ReadError::none);
+  CHECK(store->expire_old() == 0);
+
+  clock.advance(std::chrono::seconds(1));  // old: created + retention == now
+  CHECK(read_error(*store, "o", old_id) == ReadError::not_found);  // not yet deleted
+  CHECK(store->stored_count() == 2);
+  CHECK(store->expire_old() == 1);
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == 3);
+  CHECK(read_error(*store, "o", old_id) == ReadError::not_found);
+  CHECK(read_error(*store, "o", new_id) == ReadError::none);
+
+  // Closed while new_id's time runs out: open() expires it.
+  store.reset();
+  clock.advance(std::chrono::minutes(31));
+  store = open_store(options);
+  CHECK(store->stored_count() == 0);
+  CHECK(store->stored_bytes() == 0);
+  CHECK(read_error(*store, "o", new_id) == ReadError::not_found);
+}
+
+TEST_CASE("past max_bytes the oldest results are evicted first") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.max_bytes = 1000;
+  options.now = clock.fn();  // a clock that stands still: creation order decides
+  auto store = open_store(options);
+
+  std::string r1 = put(*store, "o", std::string(300, '1'));
+  std::string r2 = put(*store, "p", std::string(300, '2'));
+  std::string r3 = put(*store, "o", std::string(300, '3'));
+  CHECK(store->stored_bytes() == 900);
+
+  std::string r4 = put(*store, "o", std::string(300, '4'));
+  CHECK(store->stored_count() == 3);
+  CHECK(store->stored_bytes() == 900);
+  CHECK(read_error(*store, "o", r1) == ReadError::not_found);
+  CHECK(read_error(*store, "p", r2) == ReadError::none);
+
+  // Across a reopen the order is kept.
+  store.reset();
+  store = open_store(options);
+  CHECK(store->stored_bytes() == 900);
+  std::string r5 = put(*store, "o", std::string(500, '5'));
+  CHECK(read_error(*store, "p", r2) == ReadError::not_found);
+  CHECK(read_error(*store, "o", r3) == ReadError::not_found);
+  CHECK(read_error(*store, "o", r4) == ReadError::none);
+  CHECK(read_error(*store, "o", r5) == ReadError::none);
+  CHECK(store->stored_bytes() == 800);
+  CHECK(store->stored_count() == 2);
+
+  // Exactly max_bytes fits, after evicting everything else.
+  std::string r6 = put(*store, "o", std::string(1000, '6'));
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == 1000);
+  CHECK(read_error(*store, "o", r6) == ReadError::none);
+}
+
+TEST_CASE("a single result larger than max_bytes is refused") {
+  TempDir dir;
+  auto options = options_for(dir);
+  options.max_bytes = 1000;
+  auto store = open_store(options);
+  std::string kept = put(*store, "o", std::string(400, 'k'));
+
+  std::string error;
+  CHECK(store->put("o", std::string(1001, 'x'), error).empty());
+  CHECK(error == "result of 1001 bytes is larger than the store's limit of 1000 bytes");
+  CHECK(store->stored_count() == 1);
+  CHECK(read_error(*store, "o", kept) == ReadError::none);
+}
+
+TEST_CASE("delete_owner deletes only that owner's results") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string a1 = put(*store, "a", "one");
+  std::string a2 = put(*store, "a", mixed_text(200'000));
+  const std::string ab_text = "prefix of a longer owner";
+  std::string ab = put(*store, "ab", ab_text);
+  std::string b1 = put(*store, "b", "two");
+  const std::uint64_t kept_bytes = ab_text.size() + 3;
+
+  store->delete_owner("a");
+  CHECK(read_error(*store, "a", a1) == ReadError::not_found);
+  CHECK(read_error(*store, "a", a2) == ReadError::not_found);
+  CHECK(read_error(*store, "ab", ab) == ReadError::none);
+  CHECK(read_error(*store, "b", b1) == ReadError::none);
+  CHECK(store->stored_count() == 2);
+  CHECK(store->stored_bytes() == kept_bytes);
+
+  store->delete_owner("nobody");
+  CHECK(store->stored_count() == 2);
+}
+
+TEST_CASE("concurrent puts and reads") {
+  TempDir dir;
+  auto options = options_for(dir);
+  options.max_bytes = 4'000'000;
+  auto store = open_store(options);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::string owner = "owner-" + std::to_string(t);
+      for (int i = 0; i < 20; ++i) {
+        std::string text = mixed_text(100'000, nullptr, static_cast<unsigned>(t * 100 + i));
+        std::string error;
+        std::string id = store->put(owner, text, error);
+        if (id.empty()) {
+          ++failures;
+          continue;
+        }
+        std::string back;
+        std::uint64_t offset = 0;
+        for (;;) {
+          ReadError read_error = ReadError::none;
+          auto page = store->read(owner, id, offset, 20000, read_error);
+          if (!page) break;  // evicted meanwhile: fine
+          back += page->text;
+          if (!page->next_offset) {
+            if (back != text) ++failures;
+            break;
+          }
+          offset = *page->next_offset;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  CHECK(store->stored_bytes() <= 4'000'000);
+}
+
+TEST_CASE("each process takes the lowest free slot") {
+  TempDir dir;
+  auto options = options_for(dir);
+  auto first = open_store(options);
+  auto second = open_store(options);
+  CHECK(first->folder() == dir.path() / "results" / "slot-0");
+  CHECK(second->folder() == dir.path() / "results" / "slot-1");
+
+  std::string in_first = put(*first, "o", "in slot 0");
+  std::string in_second = put(*second, "o", "in slot 1");
+  CHECK(read_error(*first, "o", in_first) == ReadError::none);
+  CHECK(read_error(*second, "o", in_second) == ReadError::none);
+  CHECK(read_error(*first, "o", in_second) == ReadError::not_found);
+  CHECK(read_error(*second, "o", in_first) == ReadError::not_found);
+  CHECK(first->stored_count() == 1);
+  CHECK(second->stored_count() == 1);
+
+  // The slot-0 holder closes: the next open gets slot 0 back, with its data.
+  first.reset();
+  auto third = open_store(options);
+  CHECK(third->folder() == dir.path() / "results" / "slot-0");
+  ReadError error = ReadError::none;
+  auto page = third->read("o", in_first, 0, 100, error);
+  REQUIRE(page);
+  CHECK(page->text == "in slot 0");
+
+  // All slots taken: a clear error naming the folder.
+  options.max_slots = 2;
+  std::string open_error;
+  CHECK_FALSE(ResultStore::open(options, open_error));
+  CHECK(open_error.find((dir.path() / "results").string()) != std::string::npos);
+  CHECK(open_error.find("slot") != std::string::npos);
+}
+
+// ---- Other processes ----
+//
+// RocksDB's background threads do not survive fork(), so a second process is
+// this test binary run again (fork + exec) for one hidden "child:" test case,
+// which does nothing unless TOOLMUX_STORE_CHILD_DIR is set. It writes result
+// ids to fd kOutFd and may wait for EOF on fd kInFd.
+
+namespace {
+
+constexpr int kOutFd = 100;
+constexpr int kInFd = 101;
+
+struct Child {
+  pid_t pid = -1;
+  int from_child = -1;  // kOutFd's other end
+  int to_child = -1;    // kInFd's other end
+};
+
+Child spawn_child(const std::string& test_name, const std::filesystem::path& data_dir) {
+  Child child;
+  int out[2];
+  int in[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  env_strings.push_back("TOOLMUX_STORE_CHILD_DIR=" + data_dir.string());
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string name = test_name;
+  char* argv[] = {exe.data(), name.data(), nullptr};
+  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(devnull >= 0);
+  child.pid = ::fork();
+  REQUIRE(child.pid >= 0);
+  if (child.pid == 0) {
+    if (::dup2(out[1], kOutFd) < 0 || ::dup2(in[0], kInFd) < 0 || ::dup2(devnull, 1) < 0 ||
+        ::dup2(devnull, 2) < 0) {
+      ::_exit(120);
+    }
+    ::execve(exe.c_str(), argv, envp.data());
+    ::_exit(121);
+  }
+  ::close(devnull);
+  ::close(out[1]);
+  ::close(in[0]);
+  child.from_child = out[0];
+  child.to_child = in[1];
+  return child;
+}
+
+// The next id the child wrote, or "" (child gone, or nothing within 30 s).
+std::string next_id(const Child& child) {
+  std::string id(43, '\0');
+  std::size_t got = 0;
+  while (got < id.size()) {
+    pollfd p{child.from_child, POLLIN, 0};
+    if (::poll(&p, 1, 30'000) <= 0) return "";
+    ssize_t n = ::read(child.from_child, id.data() + got, id.size() - got);
+    if (n <= 0) return "";
+    got += static_cast<std::size_t>(n);
+  }
+  return id;
+}
+
+// Waits for the child; its exit status (-1 when killed).
+int finish(Child& child, bool kill_it) {
+  if (kill_it) ::kill(child.pid, SIGKILL);
+  if (child.to_child >= 0) ::close(child.to_child);
+  child.to_child = -1;
+  int status = 0;
+  if (::waitpid(child.pid, &status, 0) != child.pid) return -2;
+  ::close(child.from_child);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool write_id(const std::string& id) {
+  return ::write(kOutFd, id.data(), id.size()) == static_cast<ssize_t>(id.size());
+}
+
+const std::string& killed_writer_text() {
+  static const std::string text = mixed_text(3'000'000, nullptr, 9);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("child: hold slot 0", "[.child]") {
+  const char* dir = std::getenv("TOOLMUX_STORE_CHILD_DIR");
+  if (!dir) return;
+  ResultStoreOptions options;
+  options.data_dir = dir;
+  std::string error;
+  auto store = ResultStore::open(options, error);
+  if (!store || store->folder().filename() != "slot-0") ::_exit(1);
+  std::string id = store->put("child", "from the child", error);
+  if (id.empty() || !write_id(id)) ::_exit(2);
+  char byte;
+  while (::read(kInFd, &byte, 1) > 0) {
+  }
+  ::_exit(0);  // without closing the store: the lock goes with the process
+}
+
+TEST_CASE("child: write until killed", "[.child]") {
+  const char* dir = std::getenv("TOOLMUX_STORE_CHILD_DIR");
+  if (!dir) return;
+  ResultStoreOptions options;
+  options.data_dir = dir;
+  std::string error;
+  auto store = ResultStore::open(options, error);
+  if (!store) ::_exit(1);
+  for (;;) {
+    std::string id = store->put("w", killed_writer_text(), error);
+    if (id.empty() || !write_id(id)) ::_exit(2);
+  }
+}
+
+TEST_CASE("another process holding slot 0 makes this one take slot 1") {
+  TempDir dir;
+  auto options = options_for(dir);
+  Child child = spawn_child("child: hold slot 0", dir.path());
+  std::string child_id = next_id(child);
+  std::unique_ptr<ResultStore> parent;
+  if (!child_id.empty()) {
+    std::string error;
+    parent = ResultStore::open(options, error);
+  }
+  int status = finish(child, child_id.empty());  // EOF on kInFd: the child exits
+  REQUIRE(!child_id.empty());
+  CHECK(status == 0);
+  REQUIRE(parent);
+  CHECK(parent->folder() == dir.path() / "results" / "slot-1");
+  CHECK(read_error(*parent, "child", child_id) == ReadError::not_found);
+
+  // The child is gone: slot 0 is free again, with what the child stored.
+  auto again = open_store(options);
+  CHECK(again->folder() == dir.path() / "results" / "slot-0");
+  ReadError error = ReadError::none;
+  auto page = again->read("child", child_id, 0, 100, error);
+  REQUIRE(page);
+  CHECK(page->text == "from the child");
+}
+
+TEST_CASE("a process killed while writing leaves only whole results") {
+  TempDir dir;
+  auto options = options_for(dir);
+  const std::string& text = killed_writer_text();
+  Child child = spawn_child("child: write until killed", dir.path());
+  std::vector<std::string> ids;
+  while (ids.size() < 3) {
+    std::string id = next_id(child);
+    if (id.empty()) break;
+    ids.push_back(id);
+  }
+  // Somewhere in the middle of the next put.
+  std::this_thread::sleep_for(std::chrono::milliseconds(7));
+  finish(child, true);
+  REQUIRE(ids.size() == 3);
+
+  auto store = open_store(options);
+  CHECK(store->folder() == dir.path() / "results" / "slot-0");
+  CHECK(store->stored_count() >= 3);
+  CHECK(store->stored_bytes() == store->stored_count() * text.size());
+  for (const auto& stored : ids) {
+    CHECK(read_all(*store, "w", stored, 20000, count_chars(text)) == text);
+  }
+}
+
+// Not run by default: ./result_store_test "[.measure]"
+TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string text = mixed_text(10'000'000, nullptr, 5);
+  std::size_t total = count_chars(text);
+  std::uint64_t before = vm_hwm_kib();
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::string id = put(*store, "o", text);
+  auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t after_put = vm_hwm_kib();
+
+  std::uint64_t offset = 0;
+  std::size_t bytes = 0;
+  std::size_t pages = 0;
+  for (;;) {
+    ReadError error = ReadError::none;
+    auto page = store->read("o", id, offset, 20000, error);
+    REQUIRE(page);
+    bytes += page->text.size();
+    ++pages;
+    if (!page->next_offset) break;
+    offset = *page->next_offset;
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  CHECK(bytes == text.size());
+  std::uint64_t after_read = vm_hwm_kib();
+
+  auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  double mb = static_cast<double>(text.size()) / 1e6;
+  std::printf("10 MB result (%zu chars, %zu bytes)\n", total, text.size());
+  std::printf("put: %.3f s, %.1f MB/s\n", secs(t1 - t0), mb / secs(t1 - t0));
+  std::printf("read: %zu pages of 20000 chars, %.3f s, %.1f MB/s\n", pages, secs(t2 - t1),
+              mb / secs(t2 - t1));
+  std::printf("VmHWM: %llu KiB with the text built, %llu KiB after put, %llu KiB after reads\n",
+              static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
+              static_cast<unsigned long long>(after_read));
+}

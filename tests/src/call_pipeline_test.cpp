@@ -2,9 +2,7 @@
 
 #include <chrono>
 
-#include "src/call_context.h"
-#include "src/call_pipeline.h"
-#include "tests/support/test_tools.h"
+#include "tests/support/pipeline_fixture.h"
 
 using namespace toolmux;
 using namespace toolmux::testing;
@@ -12,41 +10,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Fixture {
-  std::shared_ptr<Catalog> catalog = make_test_catalog();
-  CapturingSink sink;
-  std::shared_ptr<Session> session =
-      std::make_shared<Session>("test-session", "local", "test", sink);
-  std::FILE* log_file = std::tmpfile();
-  Logger logger{log_file, LogLevel::debug};
-  Metrics metrics;
-  std::shared_ptr<RunningHandlers> running = std::make_shared<RunningHandlers>();
-  CallHandler pipeline = build_call_pipeline(logger, metrics, running, nullptr);
-
-  ~Fixture() { std::fclose(log_file); }
-
-  ToolCall make_call(const std::string& tool, const std::string& arguments_json) {
-    ToolCall call;
-    call.session_id = session->id();
-    call.session_label = session->label();
-    call.principal = session->principal();
-    call.requested_name = tool;
-    call.catalog = catalog;
-    call.raw_arguments = parse_untrusted_json(arguments_json);
-    call.control = std::make_shared<CallControl>();
-    call.context = std::make_shared<SessionCallContext>(session, call.control, nullptr, "test");
-    return call;
-  }
-
-  std::string log_text() {
-    std::fflush(log_file);
-    std::rewind(log_file);
-    std::string text;
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, log_file)) text.append(buf, n);
-    return text;
-  }
-};
+using Fixture = PipelineFixture;
 
 std::string first_text(const CallResult& r) { return r.result.content.at(0).at("text"); }
 

@@ -120,7 +120,8 @@ TEST_CASE("tools/list pages with opaque cursors and refuses a bad one") {
     CHECK(r["result"]["tools"].size() <= 3);
     cursor = r["result"].value("nextCursor", json(nullptr));
   } while (!cursor.is_null());
-  CHECK(names == std::vector<std::string>{"echo", "slow", "throws", "wrong_output"});
+  CHECK(names ==
+        std::vector<std::string>{"echo", "slow", "throws", "wrong_output", "raw_bytes", "listing"});
 
   json bad = f.request(99, "tools/list", {{"cursor", "bm90LWEtY3Vyc29y"}});
   CHECK(bad["error"]["code"] == -32602);

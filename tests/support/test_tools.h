@@ -34,7 +34,8 @@ inline json object_schema(json properties = json::object(), json required = json
   return {{"type", "object"}, {"properties", properties}, {"required", required}};
 }
 
-// echo {text}, slow {ms} (stops early when cancelled), throws {}, wrong_output {}
+// echo {text}, slow {ms} (stops early when cancelled), throws {}, wrong_output {},
+// raw_bytes {} (text that is not UTF-8), listing {n} (structured, n items)
 inline std::shared_ptr<ToolRegistry> make_test_registry() {
   auto registry = std::make_shared<ToolRegistry>();
   REQUIRE(registry
@@ -69,6 +70,30 @@ inline std::shared_ptr<ToolRegistry> make_test_registry() {
                     [](const json&, CallContext&) {
                       ToolResult r = ToolResult::text("{\"count\":\"three\"}");
                       r.structured_content = {{"count", "three"}};
+                      return r;
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("raw_bytes", object_schema()),
+                    [](const json&, CallContext&) {
+                      ToolResult r;
+                      r.content.push_back({{"type", "text"}, {"text", std::string("ok\xff\xfe")}});
+                      return r;
+                    })
+              .empty());
+  // listing {n}: structuredContent {"items": [n strings of 100 characters]}
+  ToolSpec listing = spec("listing", object_schema({{"n", {{"type", "integer"}}}}, {"n"}));
+  listing.output_schema =
+      object_schema({{"items", {{"type", "array"}, {"items", {{"type", "string"}}}}}}, {"items"});
+  REQUIRE(registry
+              ->add(listing,
+                    [](const json& args, CallContext&) {
+                      json items = json::array();
+                      for (int i = 0; i < args["n"].get<int>(); ++i) {
+                        items.push_back(std::string(100, static_cast<char>('a' + i % 26)));
+                      }
+                      ToolResult r = ToolResult::text(json{{"items", items}}.dump());
+                      r.structured_content = {{"items", items}};
                       return r;
                     })
               .empty());

@@ -358,3 +358,156 @@ export function projectVersion() {
   const match = /project\s*\(\s*toolmux\s+VERSION\s+([0-9.]+)/i.exec(cmake);
   return match ? match[1] : null;
 }
+
+// ---------------------------------------------------------------------------
+// Aliases, policy, result limits and offloading (limits.test.mjs,
+// aliases.test.mjs). Their catalog files are in tests/data/e2e/limits/.
+
+export const LIMITS_DIR = path.join(DATA_DIR, 'limits');
+
+/** The path of a catalog file in tests/data/e2e/limits/. */
+export function limitsCatalog(name) {
+  return path.join(LIMITS_DIR, name);
+}
+
+/**
+ * startClient with a fresh --root (filled with `files`) and a fresh --data-dir
+ * (unless `dataDir` is given, or `dataDir: null` to leave the flag out), the
+ * catalog, and `args`; lists the tools once so that the SDK validates
+ * structuredContent against each tool's outputSchema from then on.
+ */
+export async function serveStore(t, { catalog, files = {}, args = [], env = {}, dataDir } = {}) {
+  const root = makeRoot(files);
+  const data = dataDir === undefined ? makeTempDir('toolmux-data-') : dataDir;
+  const session = await startClient(t, {
+    args: [
+      'serve',
+      '--root',
+      root,
+      ...(data === null ? [] : ['--data-dir', data]),
+      ...(catalog ? ['--catalog', catalog] : []),
+      ...args,
+    ],
+    env,
+  });
+  session.tools = await listAllTools(session.client);
+  session.root = root;
+  session.dataDir = data;
+  return session;
+}
+
+/** The Unicode characters (code points) of a string: toolmux counts these, JS's .length counts UTF-16 units. */
+export function codePoints(text) {
+  return Array.from(text);
+}
+
+export function charCount(text) {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+export const CYCLE_CHARS = ['a', 'é', '☃', '𝄞']; // 1, 2, 3 and 4 bytes in UTF-8
+
+/** What the catalogs' gen_chars tool prints: `count` characters of CYCLE_CHARS, from index `start`. */
+export function genCharsText(count, start = 0) {
+  let out = '';
+  for (let i = 0; i < count; i++) out += CYCLE_CHARS[(i + start) % 4];
+  return out;
+}
+
+/** What the catalogs' gen_lines tool prints: `lines` numbered lines with 1- to 4-byte characters. */
+export function genLinesText(lines) {
+  const parts = [];
+  for (let i = 0; i < lines; i++) parts.push(`${i} ${CYCLE_CHARS[i % 4]} é☃𝄞 ${CYCLE_CHARS[(i * 3 + 1) % 4]}\n`);
+  return parts.join('');
+}
+
+/** The marker toolmux appends to a text cut at `kept` of `total` characters. */
+export function truncationMarker(kept, total) {
+  return `\n[toolmux: truncated: showing the first ${kept} of ${total} characters; ${total - kept} characters were cut]`;
+}
+
+const OFFLOAD_NOTICE =
+  /\n\n\[toolmux: (this result|the structured result) is (\d+) bytes \((\d+) characters\), too large to show here(; its first (\d+) characters are above)?\. It is stored as result_id "([^"]+)": call read_tool_result with \{"result_id": "([^"]+)", "offset": 0\}, then with each page's next_offset, to read it whole \(up to 20000 characters a page\)\.\]$/;
+
+/**
+ * Splits an offloaded text block into its preview and the notice; null when the
+ * text carries no notice. Returns { preview, what, bytes, chars, previewChars, id, notice }.
+ */
+export function parseOffloadNotice(text) {
+  const match = OFFLOAD_NOTICE.exec(text);
+  if (!match) return null;
+  if (match[6] !== match[7]) throw new Error(`the notice names two ids: ${match[6]} and ${match[7]}`);
+  return {
+    preview: text.slice(0, match.index),
+    what: match[1],
+    bytes: Number(match[2]),
+    chars: Number(match[3]),
+    previewChars: match[5] === undefined ? null : Number(match[5]),
+    id: match[6],
+    notice: match[0],
+  };
+}
+
+/** The exact notice toolmux puts after the preview of an offloaded `text` stored as `id`. */
+export function expectedOffloadNotice(text, id, what = 'this result', previewChars = 2000) {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  const chars = charCount(text);
+  const above = chars > previewChars ? `; its first ${previewChars} characters are above` : '';
+  return (
+    `\n\n[toolmux: ${what} is ${bytes} bytes (${chars} characters), too large to show here${above}. ` +
+    `It is stored as result_id ${JSON.stringify(id)}: call read_tool_result with {"result_id": ${JSON.stringify(id)}, "offset": 0}, ` +
+    "then with each page's next_offset, to read it whole (up to 20000 characters a page).]"
+  );
+}
+
+/**
+ * Reads a stored result whole with read_tool_result, checking each page's
+ * shape: content[0] is the page, content[1] the position line, and
+ * structuredContent { result_id, offset, returned_chars, total_chars,
+ * next_offset (absent at the end) }. `maxChars` is a number, or a function of
+ * the page index giving the max_chars of that page (undefined: leave it out).
+ * Returns { text, pages, totalChars }.
+ */
+export async function readStoredResult(assert, client, id, { maxChars } = {}) {
+  const parts = [];
+  let offset = 0;
+  let totalChars = null;
+  for (let page = 0; ; page++) {
+    const max = typeof maxChars === 'function' ? maxChars(page) : maxChars;
+    const args = { result_id: id, offset };
+    if (max !== undefined) args.max_chars = max;
+    const result = await client.callTool({ name: 'read_tool_result', arguments: args });
+    assert.notEqual(result.isError, true, `read_tool_result ${JSON.stringify(args)}: ${short(result)}`);
+    assert.equal(result.content.length, 2, `page ${page}: expected the page and a position line: ${short(result)}`);
+    const text = result.content[0].text;
+    const sc = result.structuredContent;
+    assert.ok(sc, `page ${page}: no structuredContent`);
+    assert.equal(sc.result_id, id);
+    assert.equal(sc.offset, offset);
+    if (totalChars === null) totalChars = sc.total_chars;
+    assert.equal(sc.total_chars, totalChars, `page ${page}: total_chars changed`);
+    const chars = charCount(text);
+    assert.equal(sc.returned_chars, chars, `page ${page}: returned_chars ${sc.returned_chars} but the page has ${chars} characters`);
+    const limit = max ?? 20000;
+    const end = offset + chars;
+    if (sc.next_offset !== undefined) {
+      assert.equal(chars, limit, `page ${page} (offset ${offset}): not the last page but ${chars} characters, not ${limit}`);
+      assert.equal(sc.next_offset, end);
+      assert.equal(result.content[1].text, `[toolmux: characters ${offset} to ${end} of ${totalChars}; continue with offset ${end}]`);
+    } else {
+      assert.ok(chars <= limit, `page ${page}: ${chars} characters, over max_chars ${limit}`);
+      assert.equal(end, totalChars, `the last page ends at ${end}, not at total_chars ${totalChars}`);
+      assert.equal(result.content[1].text, `[toolmux: characters ${offset} to ${end} of ${totalChars}; this is the end]`);
+    }
+    parts.push(text);
+    if (sc.next_offset === undefined) return { text: parts.join(''), pages: page + 1, totalChars };
+    offset = sc.next_offset;
+  }
+}
+
+/** The message read_tool_result gives for an id this session cannot read. */
+export function notFoundPrefix(id) {
+  return `No stored result with id ${JSON.stringify(id)} for this session`;
+}

@@ -121,7 +121,7 @@ TEST_CASE("truncation keeps a text at the limit and cuts one over it, never insi
   CHECK(f.metrics.truncations() == 1);
 }
 
-TEST_CASE("-1 turns truncation off") {
+TEST_CASE("a limit of -1 turns truncation off") {
   PipelineFixture f;
   f.catalog->limits.offload = false;
   f.catalog->limits.max_text_chars = -1;

@@ -695,7 +695,9 @@ TEST_CASE("a process killed while writing leaves only whole results") {
 // Not run by default: ./result_store_test "[.measure]"
 TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
   TempDir dir;
+  std::uint64_t at_start = vm_hwm_kib();
   auto store = open_store(options_for(dir));
+  std::uint64_t opened = vm_hwm_kib();
   std::string text = mixed_text(10'000'000, nullptr, 5);
   std::size_t total = count_chars(text);
   std::uint64_t before = vm_hwm_kib();
@@ -727,7 +729,10 @@ TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
   std::printf("put: %.3f s, %.1f MB/s\n", secs(t1 - t0), mb / secs(t1 - t0));
   std::printf("read: %zu pages of 20000 chars, %.3f s, %.1f MB/s\n", pages, secs(t2 - t1),
               mb / secs(t2 - t1));
-  std::printf("VmHWM: %llu KiB with the text built, %llu KiB after put, %llu KiB after reads\n",
-              static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
-              static_cast<unsigned long long>(after_read));
+  std::printf(
+      "VmHWM: %llu KiB at the start, %llu KiB with the store open, %llu KiB with the text"
+      " built, %llu KiB after put, %llu KiB after reads\n",
+      static_cast<unsigned long long>(at_start), static_cast<unsigned long long>(opened),
+      static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
+      static_cast<unsigned long long>(after_read));
 }

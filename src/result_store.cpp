@@ -43,7 +43,6 @@
 #include <rocksdb/slice.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
-#include <sys/random.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -53,6 +52,10 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/untrusted_json.h"
+#include "catalog/utf8.h"
+#include "src/random_id.h"
+
 namespace toolmux {
 
 namespace {
@@ -61,8 +64,8 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kIdBytes = 32;
 constexpr std::size_t kIdLength = 43;  // base64url of 32 bytes, no padding
-constexpr std::size_t kChunkBytes = 64 * 1024;
-constexpr std::size_t kBatchBytes = 1024 * 1024;
+constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
 constexpr std::uint8_t kMetaVersion = 1;
 
 // ---- Encoding ----
@@ -204,7 +207,7 @@ std::string prefix_end(std::string prefix) {
 // ---- UTF-8 ----
 
 // Length of the character starting with lead byte `b` (valid UTF-8).
-std::size_t utf8_length(unsigned char b) {
+std::size_t char_bytes(unsigned char b) {
   if (b < 0x80) return 1;
   if (b < 0xe0) return 2;
   if (b < 0xf0) return 3;
@@ -212,101 +215,6 @@ std::size_t utf8_length(unsigned char b) {
 }
 
 bool is_continuation(unsigned char b) { return (b & 0xc0) == 0x80; }
-
-// Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF); counts its characters into `chars`.
-bool valid_utf8(std::string_view s, std::uint64_t& chars) {
-  chars = 0;
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    unsigned char b = p[i];
-    if (b < 0x80) {
-      // Fast path over ASCII runs.
-      ++i;
-      ++chars;
-      continue;
-    }
-    std::size_t len;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) {
-      len = 2;
-    } else if (b >= 0xe0 && b <= 0xef) {
-      len = 3;
-      if (b == 0xe0) lo = 0xa0;
-      if (b == 0xed) hi = 0x9f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      len = 4;
-      if (b == 0xf0) lo = 0x90;
-      if (b == 0xf4) hi = 0x8f;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    if (p[i + 1] < lo || p[i + 1] > hi) return false;
-    for (std::size_t k = 2; k < len; ++k) {
-      if (!is_continuation(p[i + k])) return false;
-    }
-    i += len;
-    ++chars;
-  }
-  return true;
-}
-
-std::uint64_t count_chars(std::string_view s) {
-  std::uint64_t chars = 0;
-  for (char c : s) chars += is_continuation(static_cast<unsigned char>(c)) ? 0 : 1;
-  return chars;
-}
-
-// ---- Ids ----
-
-bool random_bytes(unsigned char* out, std::size_t n) {
-  std::size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::getrandom(out + got, n - got, 0);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    got += static_cast<std::size_t>(r);
-  }
-  if (got == n) return true;
-  // getrandom(2) unavailable: /dev/urandom.
-  std::FILE* f = std::fopen("/dev/urandom", "rb");
-  if (!f) return false;
-  std::size_t read = std::fread(out, 1, n, f);
-  std::fclose(f);
-  return read == n;
-}
-
-std::string base64url(const unsigned char* in, std::size_t n) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve((n * 4 + 2) / 3);
-  std::size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
-    std::uint32_t v = (std::uint32_t{in[i]} << 16) | (std::uint32_t{in[i + 1]} << 8) | in[i + 2];
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(kAlphabet[(v >> 6) & 63]);
-    out.push_back(kAlphabet[v & 63]);
-  }
-  if (n - i == 1) {
-    std::uint32_t v = std::uint32_t{in[i]} << 16;
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-  } else if (n - i == 2) {
-    std::uint32_t v = (std::uint32_t{in[i]} << 16) | (std::uint32_t{in[i + 1]} << 8);
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(kAlphabet[(v >> 6) & 63]);
-  }
-  return out;
-}
 
 // ---- RocksDB configuration ----
 
@@ -511,11 +419,11 @@ std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options
 std::string ResultStore::put(std::string_view owner, std::string_view text, std::string& error) {
   error.clear();
   Impl& s = *impl_;
-  std::uint64_t total_chars = 0;
-  if (!valid_utf8(text, total_chars)) {
+  if (!is_valid_utf8(text)) {
     error = "the result is not valid UTF-8";
     return {};
   }
+  const std::uint64_t total_chars = utf8_length(text);
   if (text.size() > s.options.max_bytes) {
     error = "result of " + std::to_string(text.size()) +
             " bytes is larger than the store's limit of " + std::to_string(s.options.max_bytes) +
@@ -533,12 +441,13 @@ std::string ResultStore::put(std::string_view owner, std::string_view text, std:
     }
   }
 
-  unsigned char raw[kIdBytes];
-  if (!random_bytes(raw, sizeof raw)) {
-    error = "could not generate a result id: no random source";
+  std::string id;
+  try {
+    id = random_id(kIdBytes);
+  } catch (const std::system_error& e) {
+    error = std::string("could not generate a result id: ") + e.what();
     return {};
   }
-  std::string id = base64url(raw, sizeof raw);
 
   Meta m;
   m.owner.assign(owner);
@@ -564,7 +473,7 @@ std::string ResultStore::put(std::string_view owner, std::string_view text, std:
     std::string_view chunk = text.substr(pos, end - pos);
     m.chunk_starts.push_back(chars_before);
     batch.Put(chunk_key(id, m.chunk_starts.size() - 1), rocksdb::Slice(chunk.data(), chunk.size()));
-    chars_before += count_chars(chunk);
+    chars_before += utf8_length(chunk);
     pos = end;
     if (batch.GetDataSize() >= kBatchBytes) {
       auto status = s.db->Write(rocksdb::WriteOptions(), &batch);
@@ -626,9 +535,9 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
       const auto* p = reinterpret_cast<const unsigned char*>(value.data());
       std::size_t n = value.size();
       std::size_t i = 0;
-      for (; skip > 0 && i < n; --skip) i += utf8_length(p[i]);
+      for (; skip > 0 && i < n; --skip) i += char_bytes(p[i]);
       std::size_t start = i;
-      for (; taken < want && i < n; ++taken) i += utf8_length(p[i]);
+      for (; taken < want && i < n; ++taken) i += char_bytes(p[i]);
       page.text.append(value.data() + start, std::min(i, n) - start);
       ++index;
     }

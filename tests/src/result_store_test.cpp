@@ -21,7 +21,6 @@
 
 #include "tests/support/temp_dir.h"
 
-using toolmux::ResultPage;
 using toolmux::ResultStore;
 using toolmux::ResultStoreOptions;
 using toolmux::testing::TempDir;
@@ -173,7 +172,8 @@ TEST_CASE("a result reads back page by page, byte for byte, with multi-byte char
     CHECK(read_all(*store, "session-1", id, max_chars, starts.size()) == text);
   }
 
-  SECTION("pages at arbitrary offsets are the matching characters") {
+  // Pages at arbitrary offsets are the matching characters.
+  {
     std::mt19937 rng(7);
     std::uniform_int_distribution<std::size_t> offset_dist(0, starts.size());
     std::uniform_int_distribution<std::size_t> size_dist(1, 70000);
@@ -200,13 +200,28 @@ TEST_CASE("tiny pages cross chunk boundaries without splitting characters") {
   TempDir dir;
   auto store = open_store(options_for(dir));
   // Just over two 64 KiB chunks, ending on a 4-byte character.
-  std::string text = mixed_text(140'000, nullptr, 3);
+  std::vector<std::size_t> starts;
+  std::string text = mixed_text(140'000, &starts, 3);
+  starts.push_back(text.size());
   append_utf8(text, U'😀');
-  std::size_t total = count_chars(text);
+  std::size_t total = starts.size();
   std::string id = put(*store, "o", text);
-  for (std::size_t max_chars : {1u, 3u}) {
+  for (std::size_t max_chars : {5u, 11u}) {
     INFO("max_chars " << max_chars);
     CHECK(read_all(*store, "o", id, max_chars, total) == text);
+  }
+  // One and two characters at a time around each 64 KiB boundary.
+  starts.push_back(text.size());
+  for (std::size_t c = 0; c < total; ++c) {
+    std::size_t near = starts[c] % 65536;
+    if (starts[c] < 65536 || (near > 64 && near < 65536 - 64)) continue;
+    for (std::size_t max_chars : {1u, 2u}) {
+      ReadError error = ReadError::none;
+      auto page = store->read("o", id, c, max_chars, error);
+      REQUIRE(page);
+      std::size_t end = std::min(c + max_chars, total);
+      REQUIRE(page->text == text.substr(starts[c], starts[end] - starts[c]));
+    }
   }
 }
 
@@ -260,8 +275,9 @@ TEST_CASE("an empty result has one empty page") {
 TEST_CASE("invalid UTF-8 is refused") {
   TempDir dir;
   auto store = open_store(options_for(dir));
-  for (std::string bad : {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
-                          std::string("\xc0\xaf"), std::string("\x80x")}) {
+  for (const std::string& bad :
+       {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
+        std::string("\xc0\xaf"), std::string("\x80x")}) {
     std::string error;
     CHECK(store->put("o", bad, error).empty());
     CHECK(error == "the result is not valid UTF-8");
@@ -450,6 +466,7 @@ TEST_CASE("concurrent puts and reads") {
   auto store = open_store(options);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       std::string owner = "owner-" + std::to_string(t);
@@ -545,6 +562,7 @@ Child spawn_child(const std::string& test_name, const std::filesystem::path& dat
   for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
   env_strings.push_back("TOOLMUX_STORE_CHILD_DIR=" + data_dir.string());
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::string name = test_name;

@@ -223,7 +223,7 @@ bool is_continuation(unsigned char b) { return (b & 0xc0) == 0x80; }
 rocksdb::Options db_options() {
   rocksdb::Options options;
   options.create_if_missing = true;
-  options.write_buffer_size = 4 << 20;
+  options.write_buffer_size = 2 << 20;
   options.max_write_buffer_number = 2;
   options.max_background_jobs = 2;
   options.max_open_files = 64;

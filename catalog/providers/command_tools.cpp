@@ -251,14 +251,15 @@ ToolResult run_command(const CommandSpec& command, const json& arguments, CallCo
     append_stream(message, "stdout", outcome.stdout_text, outcome.stdout_truncated);
     return ToolResult::error(std::move(message));
   }
-  std::string_view out = outcome.stdout_text;
-  if (outcome.stdout_truncated) out = without_split_character(out);
-  if (!is_valid_utf8(out)) return ToolResult::error("command output is not valid UTF-8");
-  std::string text(out);
+  // Moved, not copied: the output may be large, and memory is bounded.
+  const std::size_t kept = outcome.stdout_text.size();
+  std::string text = std::move(outcome.stdout_text);
+  if (outcome.stdout_truncated) text.resize(without_split_character(text).size());
+  if (!is_valid_utf8(text)) return ToolResult::error("command output is not valid UTF-8");
   if (outcome.stdout_truncated) {
     if (!text.empty() && text.back() != '\n') text += '\n';
-    text += "[toolmux: output truncated at " + std::to_string(outcome.stdout_text.size()) +
-            " bytes of " + std::to_string(outcome.stdout_total_bytes) + "]";
+    text += "[toolmux: output truncated at " + std::to_string(kept) + " bytes of " +
+            std::to_string(outcome.stdout_total_bytes) + "]";
   }
   return ToolResult::text(std::move(text));
 }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace toolmux {
 namespace {
@@ -97,14 +98,20 @@ std::optional<std::string> find_program(const std::string& name, const std::stri
   return std::nullopt;
 }
 
-// Captures one stream up to a cap, counting everything.
+// Captures one stream up to a cap, counting everything. The kept bytes
+// gather in chunks and are joined once at the end: a growing string would copy
+// itself at each doubling and hold two large buffers at once.
 struct Capture {
-  std::string* text;
-  std::size_t cap;
-  bool* truncated;
+  std::string* text = nullptr;
+  std::size_t cap = 0;
+  bool* truncated = nullptr;
   std::size_t total = 0;
-  Fd* fd;
+  Fd* fd = nullptr;
   bool open = true;
+  std::size_t kept = 0;
+  std::vector<std::string> chunks;
+
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
   // Reads what is available; returns false at end of stream or on error.
   bool read_available() {
@@ -114,9 +121,9 @@ struct Capture {
       if (got > 0) {
         auto n = static_cast<std::size_t>(got);
         total += n;
-        if (text->size() < cap) {
-          std::size_t keep = std::min(n, cap - text->size());
-          text->append(buffer.data(), keep);
+        if (kept < cap) {
+          std::size_t keep = std::min(n, cap - kept);
+          keep_bytes(buffer.data(), keep);
           if (keep < n) *truncated = true;
         } else {
           *truncated = true;
@@ -127,6 +134,31 @@ struct Capture {
       if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
       return false;  // 0 = end of stream; other errors end the stream too
     }
+  }
+
+  void keep_bytes(const char* data, std::size_t n) {
+    kept += n;
+    while (n > 0) {
+      if (chunks.empty() || chunks.back().size() == kChunkBytes) {
+        chunks.emplace_back();
+        chunks.back().reserve(std::min(kChunkBytes, cap));
+      }
+      std::string& chunk = chunks.back();
+      const std::size_t take = std::min(n, kChunkBytes - chunk.size());
+      chunk.append(data, take);
+      data += take;
+      n -= take;
+    }
+  }
+
+  // Joins the chunks into *text, freeing each as it goes.
+  void finish() {
+    text->reserve(kept);
+    for (std::string& chunk : chunks) {
+      text->append(chunk);
+      std::string().swap(chunk);
+    }
+    chunks.clear();
   }
 
   void close() {
@@ -288,10 +320,15 @@ ProcessOutcome run_process(const ProcessRequest& request,
   set_nonblocking(out.read_end.get());
   set_nonblocking(err.read_end.get());
 
-  Capture captures[2] = {
-      {&outcome.stdout_text, request.max_stdout_bytes, &outcome.stdout_truncated, 0, &out.read_end},
-      {&outcome.stderr_text, request.max_stderr_bytes, &outcome.stderr_truncated, 0, &err.read_end},
-  };
+  Capture captures[2];
+  captures[0].text = &outcome.stdout_text;
+  captures[0].cap = request.max_stdout_bytes;
+  captures[0].truncated = &outcome.stdout_truncated;
+  captures[0].fd = &out.read_end;
+  captures[1].text = &outcome.stderr_text;
+  captures[1].cap = request.max_stderr_bytes;
+  captures[1].truncated = &outcome.stderr_truncated;
+  captures[1].fd = &err.read_end;
 
   bool killed = false;
   bool exited = false;
@@ -363,6 +400,7 @@ ProcessOutcome run_process(const ProcessRequest& request,
       capture.close();
     }
   }
+  for (auto& capture : captures) capture.finish();
   outcome.stdout_total_bytes = captures[0].total;
 
   int status = 0;

@@ -88,7 +88,8 @@ ToolResult read_page(LazyResultStore* results, const json& args, CallContext& co
 
 }  // namespace
 
-Problems register_result_tools(ToolRegistry& registry, std::shared_ptr<LazyResultStore> store) {
+Problems register_result_tools(ToolRegistry& registry,
+                               const std::shared_ptr<LazyResultStore>& store) {
   ToolSpec spec;
   spec.name = kReadToolResult;
   spec.title = "Read a stored tool result";

@@ -15,6 +15,7 @@ inline constexpr std::size_t kMaxPageChars = 20000;
 
 // Registers read_tool_result. With a null store the tool is listed but every
 // call answers that no results are stored (as `toolmux check` needs no store).
-Problems register_result_tools(ToolRegistry& registry, std::shared_ptr<LazyResultStore> store);
+Problems register_result_tools(ToolRegistry& registry,
+                               const std::shared_ptr<LazyResultStore>& store);
 
 }  // namespace toolmux

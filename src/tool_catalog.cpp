@@ -7,7 +7,7 @@
 namespace toolmux {
 
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
-                                             std::shared_ptr<LazyResultStore> results,
+                                             const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems) {
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
@@ -21,7 +21,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   if (fs.roots.empty()) fs.roots.push_back(std::filesystem::current_path());
   fs.allow_writes = options.allow_writes;
   take(register_filesystem_tools(*registry, fs));
-  take(register_result_tools(*registry, std::move(results)));
+  take(register_result_tools(*registry, results));
 
   if (!options.catalog_file.empty()) {
     CatalogLoad load = load_catalog_file(options.catalog_file);

@@ -36,7 +36,7 @@ struct Catalog {
 // carry pointers into it, problems from the command line start with "/roots".
 // `results` backs read_tool_result (may be null for `check`).
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
-                                             std::shared_ptr<LazyResultStore> results,
+                                             const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems);
 
 }  // namespace toolmux

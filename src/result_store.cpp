@@ -45,6 +45,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <mutex>
@@ -253,6 +254,9 @@ struct ResultStore::Impl {
   std::uint64_t bytes = 0;
   std::size_t count = 0;
   std::uint64_t next_seq = 0;
+  // When put() last swept out expired results (reads hide them at once; the
+  // sweep frees their space), in the options' clock, nanoseconds.
+  std::atomic<std::int64_t> last_sweep_ns{0};
 
   ~Impl() {
     if (db) {
@@ -419,6 +423,12 @@ std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options
 std::string ResultStore::put(std::string_view owner, std::string_view text, std::string& error) {
   error.clear();
   Impl& s = *impl_;
+  constexpr std::int64_t kSweepEveryNs = 60'000'000'000;  // a minute
+  const std::int64_t now_ns = to_ns(s.options.now());
+  std::int64_t last = s.last_sweep_ns.load();
+  if (now_ns - last >= kSweepEveryNs && s.last_sweep_ns.compare_exchange_strong(last, now_ns)) {
+    expire_old();
+  }
   if (!is_valid_utf8(text)) {
     error = "the result is not valid UTF-8";
     return {};

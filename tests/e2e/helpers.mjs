@@ -403,8 +403,18 @@ export function codePoints(text) {
 
 export function charCount(text) {
   let n = 0;
-  for (const _ of text) n++;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xdc00 || unit > 0xdfff) n++; // a low surrogate continues a character
+  }
   return n;
+}
+
+/** The first `count` characters (code points) of a text. */
+export function firstChars(text, count) {
+  let i = 0;
+  for (let n = 0; n < count && i < text.length; n++) i += text.codePointAt(i) > 0xffff ? 2 : 1;
+  return text.slice(0, i);
 }
 
 export const CYCLE_CHARS = ['a', 'é', '☃', '𝄞']; // 1, 2, 3 and 4 bytes in UTF-8
@@ -468,13 +478,15 @@ export function expectedOffloadNotice(text, id, what = 'this result', previewCha
  * structuredContent { result_id, offset, returned_chars, total_chars,
  * next_offset (absent at the end) }. `maxChars` is a number, or a function of
  * the page index giving the max_chars of that page (undefined: leave it out).
- * Returns { text, pages, totalChars }.
+ * `offset` is where to start (default 0); `maxPages` stops early.
+ * Returns { text, pages, totalChars, end } (end: the offset after the last page read).
  */
-export async function readStoredResult(assert, client, id, { maxChars } = {}) {
+export async function readStoredResult(assert, client, id, { maxChars, offset: from = 0, maxPages = Infinity } = {}) {
   const parts = [];
-  let offset = 0;
+  let offset = from;
   let totalChars = null;
   for (let page = 0; ; page++) {
+    if (page >= maxPages) return { text: parts.join(''), pages: page, totalChars, end: offset };
     const max = typeof maxChars === 'function' ? maxChars(page) : maxChars;
     const args = { result_id: id, offset };
     if (max !== undefined) args.max_chars = max;
@@ -502,7 +514,7 @@ export async function readStoredResult(assert, client, id, { maxChars } = {}) {
       assert.equal(result.content[1].text, `[toolmux: characters ${offset} to ${end} of ${totalChars}; this is the end]`);
     }
     parts.push(text);
-    if (sc.next_offset === undefined) return { text: parts.join(''), pages: page + 1, totalChars };
+    if (sc.next_offset === undefined) return { text: parts.join(''), pages: page + 1, totalChars, end };
     offset = sc.next_offset;
   }
 }

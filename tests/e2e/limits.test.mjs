@@ -22,6 +22,7 @@ import {
   expectedOffloadNotice,
   genCharsText,
   genLinesText,
+  firstChars,
   limitsCatalog,
   makeTempDir,
   notFoundPrefix,
@@ -61,7 +62,7 @@ function expectOffloaded(result, original, what = 'this result') {
   assert.match(notice.id, /^[A-Za-z0-9_-]{43}$/, `result_id ${notice.id} is not 43 base64url characters`);
   assert.equal(notice.bytes, Buffer.byteLength(original, 'utf8'), 'the notice gives the wrong byte count');
   assert.equal(notice.chars, charCount(original), 'the notice gives the wrong character count');
-  assertSameBytes(notice.preview, codePoints(original).slice(0, 2000).join(''), 'the preview (the first 2000 characters)');
+  assertSameBytes(notice.preview, firstChars(original, 2000), 'the preview (the first 2000 characters)');
   assert.equal(notice.notice, expectedOffloadNotice(original, notice.id, what));
   return notice;
 }
@@ -147,13 +148,25 @@ test('offload threshold: 1024 bytes stay inline, 1025 bytes are stored (preview 
   assertSameBytes(back.text, original, 'the text read back');
 });
 
+/** Byte offsets of each character of a UTF-8 buffer, and of its end: starts[k] is where character k begins. */
+function charStarts(buffer) {
+  const starts = new Uint32Array(buffer.length + 1);
+  let n = 0;
+  for (let i = 0; i < buffer.length; i++) if ((buffer[i] & 0xc0) !== 0x80) starts[n++] = i;
+  starts[n] = buffer.length;
+  return starts.subarray(0, n + 1);
+}
+
 test('offload: a 5 MB result is stored and read back byte for byte, in 20000- and 7777-character pages', async (t) => {
   const { client } = await serveStore(t, { catalog: OFFLOAD });
   const lines = 215000;
   const original = genLinesText(lines);
-  const bytes = Buffer.byteLength(original, 'utf8');
-  assert.ok(bytes > 5_000_000, `the test text is only ${bytes} bytes`);
-  const all = codePoints(original);
+  const bytes = utf8(original);
+  assert.ok(bytes.length > 5_000_000, `the test text is only ${bytes.length} bytes`);
+  const starts = charStarts(bytes);
+  const total = starts.length - 1;
+  const chars = (from, to) => bytes.subarray(starts[from], starts[Math.min(to, total)]).toString('utf8');
+  const charBytes = (k) => starts[k + 1] - starts[k];
 
   const result = await client.callTool({ name: 'gen_lines', arguments: { lines } });
   assert.notEqual(result.isError, true, short(result));
@@ -163,43 +176,50 @@ test('offload: a 5 MB result is stored and read back byte for byte, in 20000- an
 
   // Whole pages of the default size (max_chars left out: 20000).
   const whole = await readStoredResult(assert, client, notice.id);
-  assert.equal(whole.totalChars, all.length);
-  assert.equal(whole.pages, Math.ceil(all.length / 20000));
+  assert.equal(whole.totalChars, total);
+  assert.equal(whole.pages, Math.ceil(total / 20000));
   assertSameBytes(whole.text, original, 'the result read back in 20000-character pages');
 
-  // Again, mixing page sizes (7777 among them), so that pages start and end next to every character size.
+  // Mixed page sizes (7777 among them), at the start and up to the end, so that pages start and end next to
+  // every character size.
   const sizes = [7777, 20000, 1, 12345, 7777, 19999, 3];
-  const boundaryBytes = new Set();
-  const mixed = await readStoredResult(assert, client, notice.id, { maxChars: (page) => sizes[page % sizes.length] });
-  assertSameBytes(mixed.text, original, 'the result read back in mixed pages');
-  let offset = 0;
-  for (let page = 0; offset < all.length; page++) {
-    offset += sizes[page % sizes.length];
-    if (offset < all.length) boundaryBytes.add(`${utf8(all[offset - 1]).length}|${utf8(all[offset]).length}`);
+  const maxChars = (page) => sizes[page % sizes.length];
+  const head = await readStoredResult(assert, client, notice.id, { maxChars, maxPages: 30 });
+  assertSameBytes(head.text, chars(0, head.end), 'the first 30 mixed pages');
+  const tailFrom = total - 100000;
+  const tail = await readStoredResult(assert, client, notice.id, { maxChars, offset: tailFrom });
+  assertSameBytes(tail.text, chars(tailFrom, total), 'the mixed pages to the end');
+  const boundaries = new Set();
+  for (const [from, pages] of [[0, head.pages], [tailFrom, tail.pages]]) {
+    let offset = from;
+    for (let page = 0; page < pages && offset < total; page++) {
+      offset += maxChars(page);
+      if (offset < total) boundaries.add(`${charBytes(offset - 1)}|${charBytes(offset)}`);
+    }
   }
   for (const size of [2, 3, 4]) {
-    assert.ok([...boundaryBytes].some((pair) => pair.startsWith(`${size}|`)), `no page ended just after a ${size}-byte character`);
-    assert.ok([...boundaryBytes].some((pair) => pair.endsWith(`|${size}`)), `no page started with a ${size}-byte character`);
+    assert.ok([...boundaries].some((pair) => pair.startsWith(`${size}|`)), `no page ended just after a ${size}-byte character`);
+    assert.ok([...boundaries].some((pair) => pair.endsWith(`|${size}`)), `no page started with a ${size}-byte character`);
   }
 
   // One page from the middle, at an offset that is not a page boundary.
   const middle = await client.callTool({ name: 'read_tool_result', arguments: { result_id: notice.id, offset: 1234567, max_chars: 7777 } });
   assert.notEqual(middle.isError, true, short(middle));
-  assertSameBytes(middle.content[0].text, all.slice(1234567, 1234567 + 7777).join(''), 'the page at offset 1234567');
+  assertSameBytes(middle.content[0].text, chars(1234567, 1234567 + 7777), 'the page at offset 1234567');
   assert.deepEqual(middle.structuredContent, {
     result_id: notice.id,
     offset: 1234567,
     returned_chars: 7777,
-    total_chars: all.length,
+    total_chars: total,
     next_offset: 1234567 + 7777,
   });
 
   // The end: an offset equal to the length is an empty last page; past it is an error.
-  const atEnd = await client.callTool({ name: 'read_tool_result', arguments: { result_id: notice.id, offset: all.length } });
+  const atEnd = await client.callTool({ name: 'read_tool_result', arguments: { result_id: notice.id, offset: total } });
   assert.notEqual(atEnd.isError, true, short(atEnd));
   assert.equal(atEnd.content[0].text, '');
-  assert.deepEqual(atEnd.structuredContent, { result_id: notice.id, offset: all.length, returned_chars: 0, total_chars: all.length });
-  const past = await client.callTool({ name: 'read_tool_result', arguments: { result_id: notice.id, offset: all.length + 1 } });
+  assert.deepEqual(atEnd.structuredContent, { result_id: notice.id, offset: total, returned_chars: 0, total_chars: total });
+  const past = await client.callTool({ name: 'read_tool_result', arguments: { result_id: notice.id, offset: total + 1 } });
   assert.equal(past.isError, true, short(past));
   assert.match(textOf(past), /past the end/);
   // max_chars is 1..20000.

@@ -385,6 +385,20 @@ TEST_CASE("results expire after the retention, also across a reopen") {
   CHECK(read_error(*store, "o", new_id) == ReadError::not_found);
 }
 
+TEST_CASE("a later put sweeps out expired results, so their space comes back") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.retention = std::chrono::hours(1);
+  options.now = clock.fn();
+  auto store = open_store(options);
+  put(*store, "o", "old");
+  clock.advance(std::chrono::hours(2));
+  put(*store, "o", "new!");
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == 4);
+}
+
 TEST_CASE("past max_bytes the oldest results are evicted first") {
   TempDir dir;
   FakeClock clock;

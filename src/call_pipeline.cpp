@@ -209,9 +209,11 @@ CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
         return out;
       }
       const ResultLimits& limits = call.catalog->limits;
-      // Stores `text` for this session; the id, or "" when it could not be stored.
-      auto offload = [&](const std::string& text) -> std::string {
-        if (!limits.offload || text.size() <= limits.offload_threshold_bytes || !results) {
+      // Stores `text` for this session when offloading is on and it is over
+      // the threshold (or `anyway`); the id, or "" when it was not stored.
+      auto offload = [&](const std::string& text, bool anyway) -> std::string {
+        if (!limits.offload || !results ||
+            (!anyway && text.size() <= limits.offload_threshold_bytes)) {
           return "";
         }
         std::string error;
@@ -227,7 +229,7 @@ CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
       for (auto& block : out.result.content) {
         if (!is_text_block(block)) continue;
         std::string& text = block["text"].get_ref<std::string&>();
-        if (std::string id = offload(text); !id.empty()) {
+        if (std::string id = offload(text, false); !id.empty()) {
           text = offload_notice(text, id, "this result");
           out.offloaded = true;
           continue;
@@ -255,7 +257,8 @@ CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
              utf8_length(serialized) > static_cast<std::size_t>(limits.max_text_chars));
         if (too_large) {
           std::string notice;
-          if (std::string id = offload(serialized); !id.empty()) {
+          // Too large to return whole, so stored even under the byte threshold.
+          if (std::string id = offload(serialized, true); !id.empty()) {
             notice = offload_notice(serialized, id, "the structured result");
             out.offloaded = true;
           } else {

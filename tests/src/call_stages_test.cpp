@@ -203,3 +203,20 @@ TEST_CASE("structuredContent passes whole under the limits, and too large it is 
   CHECK_THAT(text_at(stored, 1), Catch::Contains("the structured result is"));
   CHECK_THAT(text_at(stored, 1), Catch::Contains("read_tool_result"));
 }
+
+TEST_CASE("structuredContent over the character limit is stored even under the byte threshold") {
+  TempDir dir;
+  PipelineFixture f;
+  ResultStoreOptions options;
+  options.data_dir = dir.path();
+  f.results = std::make_shared<LazyResultStore>(options);
+  f.catalog->limits.max_text_chars = 3000;  // offload threshold stays at 50,000 bytes
+  f.rebuild();
+
+  ToolCall call = f.make_call("listing", R"({"n":40})");  // ~4,000 characters of JSON
+  CallResult r = f.pipeline(call);
+  CHECK(r.offloaded);
+  CHECK(r.truncated);  // the text block beside it was cut
+  CHECK(r.result.is_error);
+  CHECK_THAT(text_at(r, 1), Catch::Contains("result_id"));
+}

@@ -24,7 +24,9 @@ std::string usage_text() {
 
 Usage:
   toolmux serve [options]     Serve MCP over stdio (one JSON-RPC message per line).
-  toolmux check FILE          Check a catalog file; list every problem with its JSON pointer.
+  toolmux check FILE [--allow-writes] [--root DIR]...
+                              Check a catalog file against the tools serve would offer
+                              with those options; list every problem with its JSON pointer.
   toolmux --version           Print the version.
   toolmux --help              Print this help.
 
@@ -54,9 +56,22 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     return cl;
   }
   if (command == "check") {
-    if (args.size() != 2) return usage_error("check takes exactly one FILE");
+    // The catalog is checked against the tools `serve` would offer, so the
+    // options that change those are accepted here too.
     cl.action = CommandLine::Action::check;
-    cl.check_file = args[1];
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--allow-writes") {
+        cl.serve.allow_writes = true;
+      } else if (args[i] == "--root" && i + 1 < args.size()) {
+        cl.serve.roots.emplace_back(args[++i]);
+      } else if (!args[i].empty() && args[i][0] != '-' && cl.check_file.empty()) {
+        cl.check_file = args[i];
+      } else {
+        return usage_error("check takes one FILE and optionally --allow-writes and --root DIR");
+      }
+    }
+    if (cl.check_file.empty()) return usage_error("check needs a FILE");
+    cl.serve.catalog_file = cl.check_file;
     return cl;
   }
   if (command != "serve") return usage_error("unknown command \"" + command + "\"");

@@ -14,9 +14,7 @@ namespace {
 
 using namespace toolmux;
 
-int run_check(const std::filesystem::path& file) {
-  ServeOptions options;
-  options.catalog_file = file;
+int run_check(const std::filesystem::path& file, const ServeOptions& options) {
   Problems problems;
   auto catalog = build_catalog(options, nullptr, problems);
   if (!catalog) {
@@ -68,7 +66,7 @@ int main(int argc, char** argv) {
       code = 2;
       break;
     case CommandLine::Action::check:
-      code = run_check(cl.check_file);
+      code = run_check(cl.check_file, cl.serve);
       break;
     case CommandLine::Action::serve:
       code = run_serve(cl.serve);

@@ -54,6 +54,7 @@ void add_stand_in_builtins(ToolRegistry& registry) {
   add("read_text_file", {{"path", {{"type", "string"}}},
                          {"start_line", {{"type", "integer"}}},
                          {"end_line", {{"type", "integer"}}}});
+  add("list_directory", {{"path", {{"type", "string"}}}});
   add("search_file_contents", {{"query", {{"type", "string"}}},
                                {"path", {{"type", "string"}}},
                                {"case_sensitive", {{"type", "boolean"}}},
@@ -130,10 +131,12 @@ TEST_CASE("examples/catalog.json loads, registers and works as documented") {
   INFO(format_problems(load.problems));
   REQUIRE(load.problems.empty());
   ToolRegistry registry;
+  add_stand_in_builtins(registry);  // its aliases and policy name built-in tools
+  const std::size_t builtins = registry.tools().size();
   Problems problems = register_catalog(registry, load.catalog);
   INFO(format_problems(problems));
   REQUIRE(problems.empty());
-  CHECK(registry.tools().size() == load.catalog.command_tools.size());
+  CHECK(registry.tools().size() == builtins + load.catalog.command_tools.size());
 
   TempDir dir;
   fs::path text = dir.write("some file.txt", "one\ntwo\nthree\n");

@@ -2,37 +2,53 @@
 //
 // Layout (one column family; every key starts with a one-letter kind and '/'):
 //
+//   c/<id><chunk index, be32>      the text, in chunks of at most 64 KiB cut on
+//                                  character boundaries.
 //   m/<id>                         metadata of a result (the commit record):
 //                                  version byte 1, created (i64 ns since the
 //                                  epoch), seq (u64), byte size (u64), char
 //                                  count (u64), chunk count (u32), owner length
 //                                  (u32), owner bytes, then each chunk's first
 //                                  char offset (u64 per chunk); big-endian.
-//   c/<id><chunk index, be32>      the text, in chunks of at most 64 KiB cut on
-//                                  character boundaries.
+//   o/<owner length, be32><owner><id>  empty: results by owner, for delete_owner.
+//   p/<id>                         empty: a result being written. Only earlier
+//                                  versions wrote it; open() still deletes the
+//                                  chunks of every p/<id> it finds.
 //   t/<created, be64><seq, be64><id>  empty: results by age, for expiry and
 //                                  eviction (created has its sign bit flipped
 //                                  so the byte order is the time order; seq, a
 //                                  per-slot counter, orders results created in
 //                                  the same nanosecond).
-//   o/<owner length, be32><owner><id>  empty: results by owner, for delete_owner.
-//   p/<id>                         empty: a result being written.
 //
 // Ids are 43 characters (256 random bits in base64url), so "m/<id>" and
 // "c/<id>" prefixes never overlap between ids.
 //
-// Writing a result: the chunks go in batches of about 1 MiB, the first of
-// which also writes p/<id>; then one last batch writes m/, t/ and o/ and
-// deletes p/<id>. A result exists for readers only once m/<id> is there, so a
-// process killed mid-way leaves none of it visible; open() deletes the chunks
-// of every p/<id> it finds. (One batch for the whole text would hold a second
-// and third copy of it in memory at once -- the batch and the memtable -- where
-// 1 MiB batches keep the peak near the text plus RocksDB's small buffers.)
+// Writing a result is one atomic step either way, so a process killed mid-way
+// leaves none of it:
+//
+// - Up to kIngestBytes (1 MiB) of text: one WriteBatch with the chunks, m/, t/
+//   and o/. It costs a copy of the text in the batch and another in the
+//   memtable, at most 2 MiB together.
+// - Larger: the keys of the result -- chunks, then m/, o/, t/, which is their
+//   byte order -- go in that order into a new table file,
+//   slot-N/ingest/<id>.sst, written with rocksdb::SstFileWriter one 64 KiB
+//   block at a time, and IngestExternalFile moves (hard-links) the finished
+//   file into the database: that is the commit. Nothing of the text passes
+//   through a batch or a memtable, so the store adds only its write buffers
+//   (~1 MiB) to the text the caller holds. A process killed before the
+//   ingestion leaves only the file in ingest/, which open() deletes (after
+//   the ingestion, what is left there is a second link to a live file).
+//   Ingesting a file whose key range overlaps the memtable makes RocksDB flush
+//   the memtable first (allow_blocking_flush); the file gets a sequence number
+//   above everything already written (allow_global_seqno), so snapshots taken
+//   before do not see it.
 //
 // A page read gets m/<id> and then only the chunks the page covers: the chunk
 // holding the first character is found by binary search over the chunks'
 // first char offsets kept in the metadata. Reads use a snapshot, so a result
-// deleted meanwhile reads as not found rather than half there.
+// deleted meanwhile reads as not found rather than half there. Chunks of large
+// results are read without filling the block cache: paging through one would
+// otherwise fill the whole cache with blocks read once or twice.
 #include "src/result_store.h"
 
 #include <rocksdb/cache.h>
@@ -41,6 +57,7 @@
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -66,7 +83,12 @@ namespace fs = std::filesystem;
 constexpr std::size_t kIdBytes = 32;
 constexpr std::size_t kIdLength = 43;  // base64url of 32 bytes, no padding
 constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
-constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
+// Results larger than this are written as a table file and ingested (see the
+// top of the file); smaller ones, in one WriteBatch. Below 1 MiB the batch and
+// memtable copies cost less than 2 MiB, and a table file would cost a file
+// creation, two fsyncs and a MANIFEST update per result, and one more level-0
+// file for compaction to merge.
+constexpr std::size_t kIngestBytes = std::size_t{1} << 20;
 constexpr std::uint8_t kMetaVersion = 1;
 
 // ---- Encoding ----
@@ -217,6 +239,28 @@ std::size_t char_bytes(unsigned char b) {
 
 bool is_continuation(unsigned char b) { return (b & 0xc0) == 0x80; }
 
+// Cuts `text` into chunks of at most kChunkBytes on character boundaries,
+// records each chunk's first char offset in m.chunk_starts and calls
+// add(key, chunk) for each, in key order, until one fails.
+template <typename Add>
+rocksdb::Status add_chunks(std::string_view id, std::string_view text, Meta& m, Add&& add) {
+  std::size_t pos = 0;
+  std::uint64_t chars_before = 0;
+  while (pos < text.size()) {
+    std::size_t end = std::min(pos + kChunkBytes, text.size());
+    while (end < text.size() && end > pos && is_continuation(static_cast<unsigned char>(text[end])))
+      --end;
+    std::string_view chunk = text.substr(pos, end - pos);
+    m.chunk_starts.push_back(chars_before);
+    rocksdb::Status status = add(chunk_key(id, m.chunk_starts.size() - 1),
+                                 rocksdb::Slice(chunk.data(), chunk.size()));
+    if (!status.ok()) return status;
+    chars_before += utf8_length(chunk);
+    pos = end;
+  }
+  return rocksdb::Status::OK();
+}
+
 // ---- RocksDB configuration ----
 
 // Small on purpose: the server's memory while offloading a result should stay
@@ -248,6 +292,8 @@ rocksdb::Options db_options() {
 struct ResultStore::Impl {
   ResultStoreOptions options;
   fs::path folder;
+  fs::path ingest_folder;     // folder/ingest: table files being written
+  rocksdb::Options db_options;  // what db was opened with, for SstFileWriter
   std::unique_ptr<rocksdb::DB> db;
 
   mutable std::mutex mutex;  // guards the counters; held by every write
@@ -331,8 +377,8 @@ struct ResultStore::Impl {
     return id;
   }
 
-  // Deletes every chunk of `id` and its pending marker (a write that did not
-  // finish).
+  // Deletes every chunk of `id` and its pending marker (a write of an earlier
+  // version that did not finish).
   void remove_partial(std::string_view id) {
     rocksdb::WriteBatch batch;
     scan(
@@ -346,8 +392,72 @@ struct ResultStore::Impl {
     db->Write(rocksdb::WriteOptions(), &batch).PermitUncheckedError();
   }
 
+  // Writes a result (its keys in byte order: chunks, m/, o/, t/) into a table
+  // file and ingests it, the commit; the mutex is held. The file is gone
+  // afterwards, whether or not it worked.
+  rocksdb::Status write_ingested(std::string_view id, std::string_view text, Meta& m) {
+    std::error_code ec;
+    fs::create_directories(ingest_folder, ec);
+    if (ec) return rocksdb::Status::IOError(ingest_folder.string(), ec.message());
+    std::string path = (ingest_folder / (std::string(id) + ".sst")).string();
+    rocksdb::Status status;
+    {
+      // Keeping the file in the page cache makes reading it back right away
+      // cheap; the page cache is not the process's memory.
+      rocksdb::SstFileWriter writer(rocksdb::EnvOptions(db_options), db_options,
+                                    db->DefaultColumnFamily(), /*invalidate_page_cache=*/false);
+      status = writer.Open(path);
+      if (status.ok()) {
+        status = add_chunks(id, text, m, [&](const std::string& key, const rocksdb::Slice& chunk) {
+          return writer.Put(key, chunk);
+        });
+      }
+      if (status.ok()) status = writer.Put(meta_key(id), encode_meta(m));
+      if (status.ok()) status = writer.Put(owner_key(m.owner, id), rocksdb::Slice());
+      if (status.ok()) status = writer.Put(time_key(m, id), rocksdb::Slice());
+      if (status.ok()) status = writer.Finish();  // syncs the file
+    }
+    if (status.ok()) {
+      rocksdb::IngestExternalFileOptions ingest;
+      ingest.move_files = true;            // a hard link, no copy
+      ingest.snapshot_consistency = true;  // invisible to older snapshots
+      ingest.allow_global_seqno = true;    // keys written before may overlap its range
+      ingest.allow_blocking_flush = true;  // so may the memtable's: flush it first
+      ingest.write_global_seqno = false;   // kept in the MANIFEST, not written into the file
+      status = db->IngestExternalFile({path}, ingest);
+    }
+    // After a move RocksDB has removed it; after a failure (or a fallback to
+    // copying) it is still here.
+    fs::remove(path, ec);
+    return status;
+  }
+
+  // Writes a small result in one batch, the commit; the mutex is held.
+  rocksdb::Status write_batch(std::string_view id, std::string_view text, Meta& m) {
+    // Room for all of it up front: growing the batch would copy it.
+    std::size_t most_chunks = text.size() / (kChunkBytes - 3) + 1;  // chunks lose <= 3 bytes
+    rocksdb::WriteBatch batch(text.size() + 2 * m.owner.size() + 80 * most_chunks + 256);
+    rocksdb::Status status =
+        add_chunks(id, text, m, [&](const std::string& key, const rocksdb::Slice& chunk) {
+          return batch.Put(key, chunk);
+        });
+    if (status.ok()) status = batch.Put(meta_key(id), encode_meta(m));
+    if (status.ok()) status = batch.Put(time_key(m, id), rocksdb::Slice());
+    if (status.ok()) status = batch.Put(owner_key(m.owner, id), rocksdb::Slice());
+    if (status.ok()) status = db->Write(rocksdb::WriteOptions(), &batch);
+    return status;
+  }
+
   // At open: drops unfinished writes and recomputes the counters.
   bool recover(std::string& error) {
+    // Table files of puts that did not reach their ingestion. This process
+    // holds the slot, so no put of another process is writing them.
+    std::error_code ec;
+    fs::remove_all(ingest_folder, ec);
+    if (ec) {
+      error = "could not clear " + ingest_folder.string() + ": " + ec.message();
+      return false;
+    }
     std::vector<std::string> pending;
     bool ok = scan(
         "p/",
@@ -409,6 +519,8 @@ std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options
     impl->options = options;
     if (!impl->options.now) impl->options.now = std::chrono::system_clock::now;
     impl->folder = folder;
+    impl->ingest_folder = folder / "ingest";
+    impl->db_options = db_opts;
     impl->db.reset(raw);
     if (!impl->recover(error)) return nullptr;
     std::unique_ptr<ResultStore> store(new ResultStore(std::move(impl)));
@@ -466,37 +578,12 @@ std::string ResultStore::put(std::string_view owner, std::string_view text, std:
   m.bytes = text.size();
   m.chars = total_chars;
 
-  auto fail = [&](const rocksdb::Status& status) {
+  rocksdb::Status status =
+      text.size() > kIngestBytes ? s.write_ingested(id, text, m) : s.write_batch(id, text, m);
+  if (!status.ok()) {
     error = "could not store the result in " + s.folder.string() + ": " + status.ToString();
-    s.remove_partial(id);
-    return std::string();
-  };
-
-  rocksdb::WriteBatch batch;
-  batch.Put(pending_key(id), rocksdb::Slice());
-  std::size_t pos = 0;
-  std::uint64_t chars_before = 0;
-  while (pos < text.size()) {
-    std::size_t end = std::min(pos + kChunkBytes, text.size());
-    while (end < text.size() && end > pos && is_continuation(static_cast<unsigned char>(text[end])))
-      --end;
-    std::string_view chunk = text.substr(pos, end - pos);
-    m.chunk_starts.push_back(chars_before);
-    batch.Put(chunk_key(id, m.chunk_starts.size() - 1), rocksdb::Slice(chunk.data(), chunk.size()));
-    chars_before += utf8_length(chunk);
-    pos = end;
-    if (batch.GetDataSize() >= kBatchBytes) {
-      auto status = s.db->Write(rocksdb::WriteOptions(), &batch);
-      if (!status.ok()) return fail(status);
-      batch.Clear();
-    }
+    return {};
   }
-  batch.Delete(pending_key(id));
-  batch.Put(meta_key(id), encode_meta(m));
-  batch.Put(time_key(m, id), rocksdb::Slice());
-  batch.Put(owner_key(m.owner, id), rocksdb::Slice());
-  auto status = s.db->Write(rocksdb::WriteOptions(), &batch);
-  if (!status.ok()) return fail(status);
   s.bytes += m.bytes;
   ++s.count;
   return id;

@@ -486,7 +486,7 @@ TEST_CASE("aliases and policy naming missing tools and arguments are refused at 
   // Access patterns may name tools that are not registered.
   CHECK(p.size() == 9);
   // The registry is as it was.
-  CHECK(registry.tools().size() == 2);
+  CHECK(registry.tools().size() == 3);
   CHECK(registry.find("echo_words") == nullptr);
 }
 

@@ -501,4 +501,30 @@ std::size_t json_depth(const nlohmann::json& value) {
   return deepest;
 }
 
+std::optional<std::string> unserializable_json(const nlohmann::json& value) {
+  std::vector<std::pair<const nlohmann::json*, std::string>> stack{{&value, ""}};
+  while (!stack.empty()) {
+    auto [node, pointer] = stack.back();
+    stack.pop_back();
+    const std::string where = pointer.empty() ? "/" : pointer;
+    if (node->is_number_float() && !std::isfinite(node->get<double>())) {
+      return "a number that is not finite at " + where;
+    }
+    if (node->is_string() && !is_valid_utf8(node->get_ref<const std::string&>())) {
+      return "a string that is not valid UTF-8 at " + where;
+    }
+    if (node->is_object()) {
+      for (const auto& [key, child] : node->items()) {
+        if (!is_valid_utf8(key)) return "a key that is not valid UTF-8 in " + where;
+        stack.emplace_back(&child, pointer + "/" + pointer_token(key));
+      }
+    } else if (node->is_array()) {
+      for (std::size_t i = 0; i < node->size(); ++i) {
+        stack.emplace_back(&(*node)[i], pointer + "/" + std::to_string(i));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace toolmux

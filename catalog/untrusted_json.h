@@ -54,4 +54,9 @@ bool is_valid_utf8(std::string_view text);
 // The nesting depth of a value: a scalar is 0, [] or {} is 1, [[1]] is 2.
 std::size_t json_depth(const nlohmann::json& value);
 
+// Why `value` cannot be written as JSON text a client can read — a number that
+// is not finite (NaN, infinity) or a string or key that is not valid UTF-8 —
+// naming the first such place by its JSON pointer; nullopt when it can.
+std::optional<std::string> unserializable_json(const nlohmann::json& value);
+
 }  // namespace toolmux

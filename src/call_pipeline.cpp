@@ -310,6 +310,16 @@ CallStage check_result() {
               std::move(error), CallOutcome::bad_result, std::nullopt, 0, false, false};
         }
       }
+      // Anything else that could not be written as JSON (NaN, bad UTF-8 in
+      // another block or in structuredContent) is an error naming where.
+      for (const json* part : {&r.content, &r.structured_content}) {
+        if (auto why = unserializable_json(*part)) {
+          return failure(
+              CallOutcome::bad_result,
+              tool_label(call) + " returned a result that cannot be sent as JSON: " + *why +
+                  (part == &r.content ? " of its content" : " of its structuredContent"));
+        }
+      }
       const auto& output_schema = call.tool->output_schema;
       if (!r.structured_content.is_null()) {
         if (json_depth(r.structured_content) > JsonLimits{}.max_depth) {

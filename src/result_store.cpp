@@ -252,8 +252,8 @@ rocksdb::Status add_chunks(std::string_view id, std::string_view text, Meta& m, 
       --end;
     std::string_view chunk = text.substr(pos, end - pos);
     m.chunk_starts.push_back(chars_before);
-    rocksdb::Status status = add(chunk_key(id, m.chunk_starts.size() - 1),
-                                 rocksdb::Slice(chunk.data(), chunk.size()));
+    rocksdb::Status status =
+        add(chunk_key(id, m.chunk_starts.size() - 1), rocksdb::Slice(chunk.data(), chunk.size()));
     if (!status.ok()) return status;
     chars_before += utf8_length(chunk);
     pos = end;
@@ -276,12 +276,13 @@ rocksdb::Options db_options() {
   options.max_log_file_size = 1 << 20;
   options.max_manifest_file_size = 4 << 20;
   options.max_total_wal_size = 16 << 20;
+  options.writable_file_max_buffer_size = 256 << 10;
   auto supported = rocksdb::GetSupportedCompressions();
   if (std::find(supported.begin(), supported.end(), rocksdb::kLZ4Compression) != supported.end()) {
     options.compression = rocksdb::kLZ4Compression;
   }
   rocksdb::BlockBasedTableOptions table;
-  table.block_cache = rocksdb::NewLRUCache(8 << 20);
+  table.block_cache = rocksdb::NewLRUCache(2 << 20);
   table.cache_index_and_filter_blocks = true;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return options;
@@ -292,7 +293,7 @@ rocksdb::Options db_options() {
 struct ResultStore::Impl {
   ResultStoreOptions options;
   fs::path folder;
-  fs::path ingest_folder;     // folder/ingest: table files being written
+  fs::path ingest_folder;       // folder/ingest: table files being written
   rocksdb::Options db_options;  // what db was opened with, for SstFileWriter
   std::unique_ptr<rocksdb::DB> db;
 
@@ -437,10 +438,9 @@ struct ResultStore::Impl {
     // Room for all of it up front: growing the batch would copy it.
     std::size_t most_chunks = text.size() / (kChunkBytes - 3) + 1;  // chunks lose <= 3 bytes
     rocksdb::WriteBatch batch(text.size() + 2 * m.owner.size() + 80 * most_chunks + 256);
-    rocksdb::Status status =
-        add_chunks(id, text, m, [&](const std::string& key, const rocksdb::Slice& chunk) {
-          return batch.Put(key, chunk);
-        });
+    rocksdb::Status status = add_chunks(
+        id, text, m,
+        [&](const std::string& key, const rocksdb::Slice& chunk) { return batch.Put(key, chunk); });
     if (status.ok()) status = batch.Put(meta_key(id), encode_meta(m));
     if (status.ok()) status = batch.Put(time_key(m, id), rocksdb::Slice());
     if (status.ok()) status = batch.Put(owner_key(m.owner, id), rocksdb::Slice());
@@ -623,6 +623,7 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
     page.text.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(want * 4, m->bytes)));
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
+    ro.fill_cache = m->bytes <= kIngestBytes;
     rocksdb::PinnableSlice value;
     while (taken < want && index < m->chunk_starts.size()) {
       value.Reset();

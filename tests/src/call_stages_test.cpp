@@ -2,6 +2,7 @@
 // rules, argument policy, the result boundary, truncation and offloading.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "catalog/utf8.h"
@@ -219,4 +220,22 @@ TEST_CASE("structuredContent over the character limit is stored even under the b
   CHECK(r.truncated);  // the text block beside it was cut
   CHECK(r.result.is_error);
   CHECK_THAT(text_at(r, 1), Catch::Contains("result_id"));
+}
+
+TEST_CASE("a result that cannot be written as JSON is an error naming where") {
+  PipelineFixture f;
+  auto registry = make_test_registry();
+  REQUIRE(registry
+              ->add(spec("not_finite", object_schema()),
+                    [](const json&, CallContext&) {
+                      ToolResult r = ToolResult::text("fine");
+                      r.structured_content = {{"ratio", std::nan("")}};
+                      return r;
+                    })
+              .empty());
+  f.catalog = make_test_catalog(registry);
+  ToolCall call = f.make_call("not_finite", "{}");
+  CallResult r = f.pipeline(call);
+  CHECK(r.outcome == CallOutcome::bad_result);
+  CHECK_THAT(text_at(r), Catch::Contains("a number that is not finite at /ratio"));
 }

@@ -378,6 +378,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         std::mutex mutex;
         std::condition_variable done;
         std::optional<CallResult> result;
+        Clock::time_point finished_at;
         ToolCall call;
       };
       auto run = std::make_shared<Run>();
@@ -390,6 +391,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         CallResult out = next(run->call);
         {
           std::lock_guard lock(run->mutex);
+          run->finished_at = Clock::now();
           run->result = std::move(out);
           run->done.notify_all();
         }
@@ -399,18 +401,22 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       std::unique_lock lock(run->mutex);
       // Cancellation is a flag, so wake now and then to look at it.
       constexpr auto kPoll = std::chrono::milliseconds(20);
+      auto timed_out = [&] {
+        return failure(CallOutcome::timed_out, tool_label(call) + " timed out after " +
+                                                   std::to_string(timeout.count()) + " ms");
+      };
       while (!run->result) {
         if (call.control->cancelled()) {
           return failure(CallOutcome::cancelled, "cancelled");
         }
-        if (call.control->expired()) {
-          return failure(CallOutcome::timed_out, tool_label(call) + " timed out after " +
-                                                     std::to_string(timeout.count()) + " ms");
-        }
+        if (call.control->expired()) return timed_out();
         run->done.wait_for(
             lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
       }
       if (call.control->cancelled()) return failure(CallOutcome::cancelled, "cancelled");
+      // A tool that stopped because its deadline passed (a command is killed
+      // then) answers late: it timed out, whatever it says.
+      if (run->finished_at >= call.control->deadline()) return timed_out();
       return std::move(*run->result);
     };
   };

@@ -276,12 +276,16 @@ rocksdb::Options db_options() {
   options.max_log_file_size = 1 << 20;
   options.max_manifest_file_size = 4 << 20;
   options.max_total_wal_size = 16 << 20;
+  // The write buffer of every file RocksDB writes (log, tables, the table
+  // files of large results): 1 MiB by default, most of what a large put adds.
   options.writable_file_max_buffer_size = 256 << 10;
   auto supported = rocksdb::GetSupportedCompressions();
   if (std::find(supported.begin(), supported.end(), rocksdb::kLZ4Compression) != supported.end()) {
     options.compression = rocksdb::kLZ4Compression;
   }
   rocksdb::BlockBasedTableOptions table;
+  // Index blocks and the chunks of small results (large results are read
+  // past it); lives as long as the process, so it counts against every put.
   table.block_cache = rocksdb::NewLRUCache(2 << 20);
   table.cache_index_and_filter_blocks = true;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));

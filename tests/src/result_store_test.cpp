@@ -1001,3 +1001,26 @@ TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
       static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
       static_cast<unsigned long long>(after_read));
 }
+
+// Not run by default: ./result_store_test "[.measure-small]" (on its own: VmHWM
+// is a high-water mark). A result at the 1 MiB limit goes in one WriteBatch.
+TEST_CASE("measure: 1 MiB put and page reads", "[.measure-small]") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string text = mixed_text((1u << 20) - 4, nullptr, 5);
+  std::uint64_t before = vm_hwm_kib();
+  auto t0 = std::chrono::steady_clock::now();
+  std::string id = put(*store, "o", text);
+  auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t after_put = vm_hwm_kib();
+  CHECK(read_all(*store, "o", id, 20000, count_chars(text)) == text);
+  auto t2 = std::chrono::steady_clock::now();
+  std::uint64_t after_read = vm_hwm_kib();
+  auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  double mb = static_cast<double>(text.size()) / 1e6;
+  std::printf("%zu bytes: put %.4f s (%.1f MB/s), read %.4f s (%.1f MB/s)\n", text.size(),
+              secs(t1 - t0), mb / secs(t1 - t0), secs(t2 - t1), mb / secs(t2 - t1));
+  std::printf("VmHWM: %llu KiB with the text built, %llu KiB after put, %llu KiB after reads\n",
+              static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
+              static_cast<unsigned long long>(after_read));
+}

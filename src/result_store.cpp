@@ -11,9 +11,6 @@
 //                                  (u32), owner bytes, then each chunk's first
 //                                  char offset (u64 per chunk); big-endian.
 //   o/<owner length, be32><owner><id>  empty: results by owner, for delete_owner.
-//   p/<id>                         empty: a result being written. Only earlier
-//                                  versions wrote it; open() still deletes the
-//                                  chunks of every p/<id> it finds.
 //   t/<created, be64><seq, be64><id>  empty: results by age, for expiry and
 //                                  eviction (created has its sign bit flipped
 //                                  so the byte order is the time order; seq, a
@@ -207,12 +204,6 @@ std::string owner_key(std::string_view owner, std::string_view id) {
   return k;
 }
 
-std::string pending_key(std::string_view id) {
-  std::string k = "p/";
-  k.append(id);
-  return k;
-}
-
 // The smallest key greater than every key starting with `prefix` ("" when
 // there is none: all bytes 0xff).
 std::string prefix_end(std::string prefix) {
@@ -382,21 +373,6 @@ struct ResultStore::Impl {
     return id;
   }
 
-  // Deletes every chunk of `id` and its pending marker (a write of an earlier
-  // version that did not finish).
-  void remove_partial(std::string_view id) {
-    rocksdb::WriteBatch batch;
-    scan(
-        chunk_prefix(id),
-        [&](std::string_view key, std::string_view) {
-          batch.Delete(rocksdb::Slice(key.data(), key.size()));
-          return true;
-        },
-        false);
-    batch.Delete(pending_key(id));
-    db->Write(rocksdb::WriteOptions(), &batch).PermitUncheckedError();
-  }
-
   // Writes a result (its keys in byte order: chunks, m/, o/, t/) into a table
   // file and ingests it, the commit; the mutex is held. The file is gone
   // afterwards, whether or not it worked.
@@ -462,26 +438,17 @@ struct ResultStore::Impl {
       error = "could not clear " + ingest_folder.string() + ": " + ec.message();
       return false;
     }
-    std::vector<std::string> pending;
     bool ok = scan(
-        "p/",
-        [&](std::string_view key, std::string_view) {
-          pending.emplace_back(key.substr(2));
+        "m/",
+        [&](std::string_view, std::string_view value) {
+          if (auto m = decode_meta(value)) {
+            bytes += m->bytes;
+            ++count;
+            next_seq = std::max(next_seq, m->seq + 1);
+          }
           return true;
         },
         false);
-    for (const auto& id : pending) remove_partial(id);
-    ok = ok && scan(
-                   "m/",
-                   [&](std::string_view, std::string_view value) {
-                     if (auto m = decode_meta(value)) {
-                       bytes += m->bytes;
-                       ++count;
-                       next_seq = std::max(next_seq, m->seq + 1);
-                     }
-                     return true;
-                   },
-                   false);
     if (!ok) error = "could not read the result store in " + folder.string();
     return ok;
   }

@@ -521,11 +521,10 @@ namespace {
 
 // What the database in `folder` holds, read with RocksDB directly (read-only,
 // replaying the log as an open would): the ids with metadata, the ids with
-// chunks, and how many p/ keys.
+// chunks.
 struct RawContents {
   std::set<std::string> with_meta;
   std::set<std::string> with_chunks;
-  std::size_t pending = 0;
 };
 
 RawContents raw_contents(const std::filesystem::path& folder) {
@@ -541,7 +540,6 @@ RawContents raw_contents(const std::filesystem::path& folder) {
     std::string key = it->key().ToString();
     if (key.rfind("m/", 0) == 0) out.with_meta.insert(key.substr(2));
     if (key.rfind("c/", 0) == 0) out.with_chunks.insert(key.substr(2, 43));
-    if (key.rfind("p/", 0) == 0) ++out.pending;
   }
   REQUIRE(it->status().ok());
   return out;
@@ -669,37 +667,6 @@ TEST_CASE("concurrent puts and reads of large results") {
   CHECK(failures == 0);
   CHECK(store->stored_bytes() <= 8'000'000);
   CHECK(files_in(store->folder() / "ingest") == 0);
-}
-
-TEST_CASE("open() deletes the chunks of a write an earlier version left unfinished") {
-  TempDir dir;
-  auto options = options_for(dir);
-  std::string kept;
-  {
-    auto store = open_store(options);
-    kept = put(*store, "o", "kept");
-  }
-  // What the earlier store wrote before its last batch: p/<id> and chunks.
-  const std::string id(43, 'Q');
-  {
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Options db_options;
-    auto path = (dir.path() / "results" / "slot-0").string();
-    REQUIRE(rocksdb::DB::Open(db_options, path, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    REQUIRE(db->Put(rocksdb::WriteOptions(), "p/" + id, "").ok());
-    for (char index = 0; index < 3; ++index) {
-      std::string key = "c/" + id + std::string(3, '\0') + std::string(1, index);
-      REQUIRE(db->Put(rocksdb::WriteOptions(), key, "chunk").ok());
-    }
-  }
-  auto store = open_store(options);
-  CHECK(store->stored_count() == 1);
-  store.reset();
-  RawContents raw = raw_contents(dir.path() / "results" / "slot-0");
-  CHECK(raw.pending == 0);
-  CHECK(raw.with_chunks == std::set<std::string>{kept});
-  CHECK(raw.with_meta == std::set<std::string>{kept});
 }
 
 TEST_CASE("each process takes the lowest free slot") {
@@ -927,7 +894,6 @@ void check_killed_writer(const std::string& child_test, const std::string& text)
 
     // Nothing partial in the database even before open() tidies up.
     RawContents before = raw_contents(folder);
-    CHECK(before.pending == 0);
     for (const auto& id : before.with_chunks) CHECK(before.with_meta.count(id) == 1);
     // A table file left by a put killed before its ingestion.
     toolmux::testing::write_file(ingest / "left-behind.sst", "partial");

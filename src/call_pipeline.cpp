@@ -387,7 +387,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       call.control->set_deadline(Clock::now() + timeout);
 
       running->enter();
-      std::thread([run, next, running] {
+      std::thread([run, next, running]() mutable {
         CallResult out = next(run->call);
         {
           std::lock_guard lock(run->mutex);
@@ -395,6 +395,11 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
           run->result = std::move(out);
           run->done.notify_all();
         }
+        // Let go of what the chain holds (the catalog, the result store)
+        // before saying this handler has stopped: whoever waits for that may
+        // then tear them down.
+        next = nullptr;
+        run.reset();
         running->leave();
       }).detach();
 

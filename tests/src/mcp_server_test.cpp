@@ -22,6 +22,7 @@ struct Fixture {
   ~Fixture() {
     session->cancel_all_calls();
     session->wait_for_calls(std::chrono::seconds(2));
+    server->wait_for_running_tools(std::chrono::seconds(2));
     std::fclose(log_file);
   }
 

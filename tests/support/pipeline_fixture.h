@@ -28,7 +28,12 @@ struct PipelineFixture {
   // Rebuilds the pipeline after `results` changed.
   void rebuild() { pipeline = build_call_pipeline(logger, metrics, running, results); }
 
-  ~PipelineFixture() { std::fclose(log_file); }
+  ~PipelineFixture() {
+    // Handler threads the deadline stage let go of must stop before the
+    // catalog and the store go away.
+    running->wait_until_idle(std::chrono::seconds(5));
+    std::fclose(log_file);
+  }
 
   ToolCall make_call(const std::string& tool, const std::string& arguments_json) {
     ToolCall call;

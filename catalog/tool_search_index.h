@@ -1,0 +1,101 @@
+// Ranked search over tool definitions, for tool_search: a model describes what
+// it wants to do, and the index returns the tools most likely to do it.
+//
+// BM25F: a tool is a document of separately weighted fields (name, title,
+// description, parameter names, parameter descriptions, enum values). Names
+// are split on case changes, '_', '-', '.' and digits, and the joined form is
+// indexed too; words are stemmed (Snowball English, libstemmer). Text that
+// repeats across most tools of one source (boilerplate such as "This tool
+// calls the GitHub API") is damped so that it does not drown the ranking.
+//
+// An index is immutable once built: build() makes a new one (off the request
+// path, when the catalog changes) and callers swap a shared_ptr. search() may
+// be called from any number of threads at once.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace toolmux {
+
+// What the index sees of one tool.
+struct SearchDocument {
+  std::string name;
+  std::string title;
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> parameters;  // name, description
+  std::vector<std::string> enum_values;
+  std::string source;  // where the tool comes from ("builtin", a catalog, an upstream)
+};
+
+// A document from an MCP Tool object ({name, title?, description, inputSchema}):
+// parameters are the top-level properties of inputSchema, with their
+// descriptions and the string values of their enums (one level of nesting in
+// objects and array items is followed too).
+SearchDocument search_document_from_tool(const nlohmann::json& tool, std::string source);
+
+struct SearchOptions {
+  // BM25F field weights.
+  double name_weight = 3.0;
+  double title_weight = 2.0;
+  double description_weight = 1.0;
+  double parameter_name_weight = 1.0;
+  double parameter_description_weight = 0.5;
+  double enum_weight = 0.5;
+  double k1 = 1.2;
+  double b = 0.75;  // length normalisation, per field against that field's mean length
+  bool stem = true;
+  bool split_names = true;         // snake_case / camelCase / digits into words
+  bool damp_boilerplate = true;    // damp terms frequent within one source
+  // Query expansion: a query term (lower-case, unstemmed) also matches these
+  // terms, at expansion_weight.
+  std::map<std::string, std::vector<std::string>, std::less<>> synonyms;
+  double expansion_weight = 0.5;
+
+  // Plain BM25, the baseline: one field of all the text, no name splitting,
+  // no stemming, no boilerplate damping, no expansion.
+  static SearchOptions plain_bm25();
+};
+
+class ToolSearchIndex {
+ public:
+  static std::shared_ptr<const ToolSearchIndex> build(std::vector<SearchDocument> documents,
+                                                      SearchOptions options = {});
+
+  struct Hit {
+    std::size_t document;  // index into the documents given to build()
+    double score;
+  };
+  // The best `limit` documents for `query`, best first, ties broken by name so
+  // the same query always gives the same order. `allowed` (when set) filters
+  // documents before ranking. Empty when nothing matches.
+  std::vector<Hit> search(std::string_view query, std::size_t limit,
+                          const std::function<bool(std::size_t)>& allowed = {}) const;
+
+  const SearchDocument& document(std::size_t i) const { return documents_[i]; }
+  std::size_t size() const { return documents_.size(); }
+  // Bytes the index holds (postings, vocabulary, documents), for benchmarks.
+  std::size_t memory_bytes() const;
+
+  // The words a text is indexed as (lower-case, split, stemmed as the options
+  // say); exposed for tests and for `toolmux search --explain`.
+  std::vector<std::string> analyze(std::string_view text, bool is_name) const;
+
+  ~ToolSearchIndex();
+  struct Impl;
+
+ private:
+  ToolSearchIndex(std::vector<SearchDocument> documents, std::unique_ptr<Impl> impl);
+  std::vector<SearchDocument> documents_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace toolmux

@@ -6,6 +6,7 @@
 #include "catalog/argument_check.h"
 #include "catalog/utf8.h"
 #include "src/base64.h"
+#include "src/call_tool.h"
 #include "src/jsonrpc.h"
 #include "src/result_tools.h"
 #include "src/tool_name_suggestions.h"
@@ -116,6 +117,39 @@ std::string truncation_marker(std::size_t kept, std::size_t total) {
          " characters were cut]";
 }
 
+// call_tool {name, arguments}: the call becomes a call of `name` with
+// `arguments` (and the boundary violations found under them). Why not, if it
+// cannot.
+std::optional<std::string> unwrap_call_tool(ToolCall& call) {
+  const json& outer = call.raw_arguments.value;
+  if (call.raw_arguments.syntax_error) return "arguments are " + *call.raw_arguments.syntax_error;
+  for (const JsonViolation& v : call.raw_arguments.violations) {
+    if (v.pointer.rfind("/arguments", 0) != 0) return "argument " + v.pointer + ": " + v.message;
+  }
+  if (!outer.is_object() || !outer.contains("name") || !outer["name"].is_string()) {
+    return std::string("argument /name: a tool name (string) is required");
+  }
+  const json inner = outer.value("arguments", json(nullptr));
+  if (!inner.is_null() && !inner.is_object()) {
+    return std::string("argument /arguments: must be an object");
+  }
+  for (const auto& [key, value] : outer.items()) {
+    if (key != "name" && key != "arguments") {
+      return "argument /" + pointer_token(key) + ": call_tool takes only name and arguments";
+    }
+  }
+  std::string name = outer["name"].get<std::string>();
+  if (call.catalog->aliases.canonical_tool(name) == kCallTool) {
+    return std::string("argument /name: call_tool cannot call itself");
+  }
+  ParsedJson arguments;
+  arguments.value = inner;
+  arguments.violations = violations_under(call.raw_arguments.violations, "/arguments");
+  call.requested_name = std::move(name);
+  call.raw_arguments = std::move(arguments);
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace stages {
@@ -163,6 +197,13 @@ CallStage resolve_tool() {
   return [](CallHandler next) -> CallHandler {
     return [next = std::move(next)](ToolCall& call) {
       const Catalog& catalog = *call.catalog;
+      const bool via_call_tool = catalog.aliases.canonical_tool(call.requested_name) == kCallTool;
+      if (via_call_tool) {
+        if (auto problem = unwrap_call_tool(call)) {
+          return failure(CallOutcome::invalid_arguments,
+                         "Invalid arguments for tool \"call_tool\": " + *problem);
+        }
+      }
       call.tool = catalog.registry->find(catalog.aliases.canonical_tool(call.requested_name));
       if (call.tool) return next(call);
 
@@ -177,7 +218,9 @@ CallStage resolve_tool() {
       }
       message += " tools/list shows every tool this server offers.";
       CallResult out = failure(CallOutcome::unknown_tool, message);
-      if (catalog.policy.unknown_tool == UnknownToolAnswer::protocol_error) {
+      // Through call_tool the request itself was fine: the tool it named is
+      // what was unknown, which is call_tool's answer to give.
+      if (catalog.policy.unknown_tool == UnknownToolAnswer::protocol_error && !via_call_tool) {
         out.protocol_error =
             ProtocolError{jsonrpc::kInvalidParams,
                           message,

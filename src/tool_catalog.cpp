@@ -2,6 +2,7 @@
 
 #include "catalog/catalog_file.h"
 #include "catalog/providers/filesystem_tools.h"
+#include "src/call_tool.h"
 #include "src/result_tools.h"
 
 namespace toolmux {
@@ -22,6 +23,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   fs.allow_writes = options.allow_writes;
   take(register_filesystem_tools(*registry, fs));
   take(register_result_tools(*registry, results));
+  take(register_call_tool(*registry));
 
   if (!options.catalog_file.empty()) {
     CatalogLoad load = load_catalog_file(options.catalog_file);

@@ -7,6 +7,7 @@
 
 #include "catalog/utf8.h"
 #include "src/base64.h"
+#include "src/call_tool.h"
 #include "src/result_tools.h"
 #include "tests/support/pipeline_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -238,4 +239,52 @@ TEST_CASE("a result that cannot be written as JSON is an error naming where") {
   CallResult r = f.pipeline(call);
   CHECK(r.outcome == CallOutcome::bad_result);
   CHECK_THAT(text_at(r), Catch::Contains("a number that is not finite at /ratio"));
+}
+
+namespace {
+
+std::shared_ptr<Catalog> catalog_with_call_tool() {
+  auto registry = make_test_registry();
+  REQUIRE(register_call_tool(*registry).empty());
+  return make_test_catalog(registry);
+}
+
+}  // namespace
+
+TEST_CASE("call_tool reaches a tool by name through every stage") {
+  PipelineFixture f;
+  f.catalog = catalog_with_call_tool();
+  f.catalog->aliases.tools["say"] = "echo";
+
+  ToolCall call = f.make_call("call_tool", R"({"name":"say","arguments":{"text":"hi"}})");
+  CallResult r = f.pipeline(call);
+  CHECK(r.outcome == CallOutcome::ok);
+  CHECK(text_at(r) == "hi");
+  CHECK(call.tool->spec.name == "echo");  // recorded and limited as echo
+
+  ToolCall bad = f.make_call("call_tool", R"({"name":"echo","arguments":{"text":1}})");
+  CHECK_THAT(text_at(f.pipeline(bad)), Catch::StartsWith("Invalid arguments for tool \"echo\""));
+
+  ToolCall repeated =
+      f.make_call("call_tool", R"({"name":"echo","arguments":{"text":"a","text":"b"}})");
+  CHECK_THAT(text_at(f.pipeline(repeated)), Catch::Contains("argument /text: repeated object key"));
+
+  f.catalog->policy.access["*"] = AccessRule{{}, {"echo"}};
+  ToolCall denied = f.make_call("call_tool", R"({"name":"echo","arguments":{"text":"x"}})");
+  CHECK(f.pipeline(denied).outcome == CallOutcome::denied);
+}
+
+TEST_CASE("call_tool answers an unknown name or a bad call with an isError result") {
+  PipelineFixture f;
+  f.catalog = catalog_with_call_tool();
+  ToolCall unknown = f.make_call("call_tool", R"({"name":"ecko"})");
+  CallResult r = f.pipeline(unknown);
+  CHECK(r.outcome == CallOutcome::unknown_tool);
+  CHECK_FALSE(r.protocol_error.has_value());
+  CHECK_THAT(text_at(r), Catch::Contains("Did you mean \"echo\""));
+
+  ToolCall itself = f.make_call("call_tool", R"({"name":"call_tool"})");
+  CHECK_THAT(text_at(f.pipeline(itself)), Catch::Contains("cannot call itself"));
+  ToolCall nameless = f.make_call("call_tool", R"({"arguments":{}})");
+  CHECK(f.pipeline(nameless).outcome == CallOutcome::invalid_arguments);
 }

@@ -53,12 +53,15 @@ struct SearchOptions {
   double k1 = 1.2;
   double b = 0.75;  // length normalisation, per field against that field's mean length
   bool stem = true;
-  bool split_names = true;         // snake_case / camelCase / digits into words
-  bool damp_boilerplate = true;    // damp terms frequent within one source
+  bool split_names = true;       // snake_case / camelCase / digits into words
+  bool damp_boilerplate = true;  // damp terms frequent within one source
   // Query expansion: a query term (lower-case, unstemmed) also matches these
   // terms, at expansion_weight.
   std::map<std::string, std::vector<std::string>, std::less<>> synonyms;
   double expansion_weight = 0.5;
+  // All the text in one field (name_weight and the other field weights are
+  // not used): the plain_bm25() baseline.
+  bool single_field = false;
 
   // Plain BM25, the baseline: one field of all the text, no name splitting,
   // no stemming, no boilerplate damping, no expansion.

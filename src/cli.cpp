@@ -27,6 +27,9 @@ Usage:
   toolmux check FILE [--allow-writes] [--root DIR]...
                               Check a catalog file against the tools serve would offer
                               with those options; list every problem with its JSON pointer.
+  toolmux search [--catalog FILE] [--limit N] [--allow-writes] [--root DIR]... QUERY
+                              Run tool_search's search over that catalog, as an operator
+                              tuning it would.
   toolmux --version           Print the version.
   toolmux --help              Print this help.
 
@@ -72,6 +75,30 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     }
     if (cl.check_file.empty()) return usage_error("check needs a FILE");
     cl.serve.catalog_file = cl.check_file;
+    return cl;
+  }
+  if (command == "search") {
+    // The same search tool_search runs, over the catalog serve would offer.
+    cl.action = CommandLine::Action::search;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--allow-writes") {
+        cl.serve.allow_writes = true;
+      } else if ((a == "--catalog" || a == "--root" || a == "--limit") && i + 1 < args.size()) {
+        const std::string& v = args[++i];
+        if (a == "--catalog") cl.serve.catalog_file = v;
+        if (a == "--root") cl.serve.roots.emplace_back(v);
+        if (a == "--limit" &&
+            (!parse_size(v, cl.search_limit) || cl.search_limit == 0 || cl.search_limit > 20)) {
+          return usage_error("--limit needs a whole number from 1 to 20");
+        }
+      } else if (!a.empty() && a[0] == '-') {
+        return usage_error("unknown option \"" + a + "\" for search");
+      } else {
+        cl.search_query += (cl.search_query.empty() ? "" : " ") + a;
+      }
+    }
+    if (cl.search_query.empty()) return usage_error("search needs a QUERY");
     return cl;
   }
   if (command != "serve") return usage_error("unknown command \"" + command + "\"");

@@ -21,10 +21,12 @@ struct ServeOptions {
 };
 
 struct CommandLine {
-  enum class Action { serve, check, version, help, usage_error };
+  enum class Action { serve, check, search, version, help, usage_error };
   Action action = Action::help;
   ServeOptions serve;
   std::filesystem::path check_file;
+  std::string search_query;  // for search
+  std::size_t search_limit = 5;
   std::string error;  // for usage_error
 };
 

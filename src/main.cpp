@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/utf8.h"
 #include "src/cli.h"
 #include "src/logger.h"
 #include "src/serve_stdio.h"
@@ -25,6 +26,30 @@ int run_check(const std::filesystem::path& file, const ServeOptions& options) {
   }
   std::cout << file.string() << ": ok, " << catalog->command_tool_count << " command tools ("
             << catalog->registry->tools().size() << " tools with the built-ins)\n";
+  return 0;
+}
+
+int run_search(const CommandLine& cl) {
+  Problems problems;
+  auto catalog = build_catalog(cl.serve, nullptr, problems);
+  if (!catalog) {
+    std::cerr << format_problems(problems);
+    return 1;
+  }
+  auto searchable = catalog->search->get();
+  const nlohmann::json found = search_tools(*searchable, cl.search_query, cl.search_limit, "local");
+  if (found.empty()) {
+    std::cout << "No tools match \"" << cl.search_query << "\".\n";
+    return 1;
+  }
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    std::string description = found[i]["description"];
+    if (utf8_length(description) > 100) {
+      description = description.substr(0, utf8_byte_offset(description, 97)) + "...";
+    }
+    std::cout << i + 1 << ". " << found[i]["name"].get<std::string>() << "  " << description
+              << "\n";
+  }
   return 0;
 }
 
@@ -67,6 +92,9 @@ int main(int argc, char** argv) {
       break;
     case CommandLine::Action::check:
       code = run_check(cl.check_file, cl.serve);
+      break;
+    case CommandLine::Action::search:
+      code = run_search(cl);
       break;
     case CommandLine::Action::serve:
       code = run_serve(cl.serve);

@@ -38,12 +38,36 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   }
   if (problems.size() != before) return nullptr;
 
-  for (const auto& tool : registry->tools()) {
-    nlohmann::json published = tool->descriptor;
+  // tool_search comes last: its description tells what the catalog holds.
+  const std::size_t builtins = registry->tools().size() - catalog->command_tool_count;
+  std::string summary = "This server offers " + std::to_string(registry->tools().size() + 1) +
+                        " tools: " + std::to_string(builtins) +
+                        " built-in (files in the folders it was given, stored results, "
+                        "call_tool)";
+  if (catalog->command_tool_count > 0) {
+    summary += " and " + std::to_string(catalog->command_tool_count) + " from its catalog file";
+  }
+  summary += ".";
+  take(register_tool_search(*registry, catalog->search, summary));
+  if (problems.size() != before) return nullptr;
+
+  auto searchable = std::make_shared<SearchableCatalog>();
+  std::vector<SearchDocument> documents;
+  const auto& tools = registry->tools();
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const RegisteredTool& tool = *tools[i];
+    nlohmann::json published = tool.descriptor;
     published["inputSchema"] =
-        catalog->policy.advertised_schema(tool->spec.name, tool->descriptor["inputSchema"]);
+        catalog->policy.advertised_schema(tool.spec.name, tool.descriptor["inputSchema"]);
+    // Built-ins come first, then the file's tools, then tool_search.
+    const bool from_file = i >= builtins && i < builtins + catalog->command_tool_count;
+    documents.push_back(search_document_from_tool(published, from_file ? "catalog" : "toolmux"));
+    searchable->tools.push_back(published);
     catalog->published.push_back(std::move(published));
   }
+  searchable->index = ToolSearchIndex::build(std::move(documents));
+  searchable->policy = &catalog->policy;
+  catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);
   return catalog;
 }

@@ -1,6 +1,7 @@
 // Assembles what a server offers into one immutable snapshot: the built-in
-// filesystem tools, read_tool_result, the catalog file's command tools, its
-// aliases, policy and result limits. Used by `serve` and by `check`, so both
+// filesystem tools, read_tool_result, call_tool, the catalog file's command
+// tools, tool_search with its index over all of them, and the file's aliases,
+// policy and result limits. Used by `serve` and by `check`, so both
 // judge a catalog file the same way. A snapshot is shared (std::shared_ptr)
 // by every call that uses it and read from many threads.
 #pragma once
@@ -18,6 +19,7 @@
 #include "catalog/tool_registry.h"
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
+#include "src/tool_search.h"
 
 namespace toolmux {
 
@@ -30,6 +32,8 @@ struct Catalog {
   // the operator's fixed arguments hidden from its inputSchema.
   std::vector<nlohmann::json> published;
   std::size_t command_tool_count = 0;
+  // What tool_search answers from (set once every tool is registered).
+  std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
 };
 
 // Null with problems when anything is wrong; problems from the catalog file

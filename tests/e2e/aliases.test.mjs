@@ -119,7 +119,7 @@ test('aliases are not advertised: tools/list shows each tool once, under its own
     assert.ok(!listed.includes(alias), `alias ${alias} is in tools/list: ${listed}`);
   }
   // get_file_info is denied by the catalog's access rule, so it is not listed either.
-  const expected = [...BUILTIN_READ_TOOLS.filter((n) => n !== 'get_file_info'), 'read_tool_result', 'call_tool', 'gen_chars', 'show_args'].sort();
+  const expected = [...BUILTIN_READ_TOOLS.filter((n) => n !== 'get_file_info'), 'read_tool_result', 'call_tool', 'tool_search', 'gen_chars', 'show_args'].sort();
   assert.deepEqual(listed, expected);
   assert.equal(new Set(listed).size, listed.length, `a tool is listed twice: ${listed}`);
   // No advertised schema mentions an argument alias.

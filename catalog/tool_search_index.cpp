@@ -1,0 +1,854 @@
+#include "catalog/tool_search_index.h"
+
+#include <libstemmer.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace toolmux {
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Characters and words.
+
+enum class CharClass : std::uint8_t { kSeparator, kUpper, kLower, kDigit, kUnderscore };
+
+struct Char {
+  CharClass cls;
+  std::size_t length;  // bytes
+};
+
+// Non-ASCII code points that separate words rather than belong to them:
+// Latin-1 punctuation and symbols, general punctuation (dashes, quotes,
+// bullets), arrows and symbols, CJK punctuation, and emoji.
+bool is_unicode_separator(std::uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
+         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
+         (cp >= 0xFF00 && cp <= 0xFF0F) || cp >= 0x1F000;
+}
+
+// The class and length of the non-ASCII character that starts at text[i]: a
+// letter counts as lower case; an invalid UTF-8 byte is a separator.
+Char non_ascii_char_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  std::size_t length = 0;
+  std::uint32_t cp = 0;
+  if ((c & 0xE0U) == 0xC0U) {
+    length = 2;
+    cp = c & 0x1FU;
+  } else if ((c & 0xF0U) == 0xE0U) {
+    length = 3;
+    cp = c & 0x0FU;
+  } else if ((c & 0xF8U) == 0xF0U) {
+    length = 4;
+    cp = c & 0x07U;
+  } else {
+    return {CharClass::kSeparator, 1};
+  }
+  if (i + length > text.size()) return {CharClass::kSeparator, 1};
+  for (std::size_t k = 1; k < length; ++k) {
+    const auto cc = static_cast<unsigned char>(text[i + k]);
+    if ((cc & 0xC0U) != 0x80U) return {CharClass::kSeparator, 1};
+    cp = (cp << 6U) | (cc & 0x3FU);
+  }
+  return {is_unicode_separator(cp) ? CharClass::kSeparator : CharClass::kLower, length};
+}
+
+constexpr std::array<CharClass, 128> kAsciiClass = [] {
+  std::array<CharClass, 128> classes{};
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    if (c >= 'a' && c <= 'z') {
+      classes[c] = CharClass::kLower;
+    } else if (c >= 'A' && c <= 'Z') {
+      classes[c] = CharClass::kUpper;
+    } else if (c >= '0' && c <= '9') {
+      classes[c] = CharClass::kDigit;
+    } else if (c == '_') {
+      classes[c] = CharClass::kUnderscore;
+    } else {
+      classes[c] = CharClass::kSeparator;
+    }
+  }
+  return classes;
+}();
+
+inline Char char_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (c < 0x80) return {kAsciiClass[c], 1};
+  return non_ascii_char_at(text, i);
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
+void append_lower(std::string& out, std::string_view text) {
+  const std::size_t at = out.size();
+  out.resize(at + text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    out[at + i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+}
+
+// Words of running text: maximal runs of letters and digits (and '_' when
+// keep_underscore), lower-cased. Calls emit(word).
+template <class Emit>
+void tokenize_text(std::string_view text, bool keep_underscore, std::string& buffer, Emit&& emit) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    Char ch = char_at(text, i);
+    const bool word_char =
+        ch.cls != CharClass::kSeparator && (keep_underscore || ch.cls != CharClass::kUnderscore);
+    if (!word_char) {
+      i += ch.length;
+      continue;
+    }
+    const std::size_t start = i;
+    while (i < text.size()) {
+      ch = char_at(text, i);
+      if (ch.cls == CharClass::kSeparator || (!keep_underscore && ch.cls == CharClass::kUnderscore))
+        break;
+      i += ch.length;
+    }
+    buffer.clear();
+    append_lower(buffer, text.substr(start, i - start));
+    emit(std::string_view(buffer), true);
+  }
+}
+
+// Words of a name: the text is cut at white space into words, and each word
+// into parts at every other separator ('_', '-', '.', '/', ...), at case
+// changes (getHTTPResponse: get, HTTP, Response) and at letter/digit
+// boundaries. Calls emit(part, single) for each part, lower-cased, and, when a
+// word has several parts, emit(joined, false) with the parts joined
+// (list_issues: list, issues, listissues). `single` is true when the word is
+// one part only.
+template <class Emit>
+void tokenize_name(std::string_view text, std::string& buffer,
+                   std::vector<std::pair<std::size_t, std::size_t>>& parts, Emit&& emit) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (is_space(text[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t word_end = i;
+    while (word_end < text.size() && !is_space(text[word_end])) ++word_end;
+    const std::string_view word = text.substr(0, word_end);
+
+    parts.clear();
+    std::size_t part_start = 0;
+    bool in_part = false;
+    CharClass previous = CharClass::kSeparator;
+    while (i < word_end) {
+      const Char ch = char_at(word, i);
+      const bool letter_or_digit =
+          ch.cls != CharClass::kSeparator && ch.cls != CharClass::kUnderscore;
+      if (!letter_or_digit) {
+        if (in_part) parts.emplace_back(part_start, i);
+        in_part = false;
+        previous = CharClass::kSeparator;
+        i += ch.length;
+        continue;
+      }
+      bool boundary = false;
+      if (in_part) {
+        const bool digit = ch.cls == CharClass::kDigit;
+        const bool previous_digit = previous == CharClass::kDigit;
+        // letters|digits, lower|Upper, and the R of HTTPResponse
+        boundary = digit != previous_digit ||
+                   (previous == CharClass::kLower && ch.cls == CharClass::kUpper) ||
+                   (previous == CharClass::kUpper && ch.cls == CharClass::kUpper &&
+                    i + 1 < word_end && char_at(word, i + 1).cls == CharClass::kLower);
+      }
+      if (boundary) parts.emplace_back(part_start, i);
+      if (!in_part || boundary) part_start = i;
+      in_part = true;
+      previous = ch.cls;
+      i += ch.length;
+    }
+    if (in_part) parts.emplace_back(part_start, word_end);
+    i = word_end;
+
+    const bool single = parts.size() == 1;
+    for (const auto& [begin, end] : parts) {
+      buffer.clear();
+      append_lower(buffer, word.substr(begin, end - begin));
+      emit(std::string_view(buffer), single);
+    }
+    if (parts.size() > 1) {
+      buffer.clear();
+      for (const auto& [begin, end] : parts) append_lower(buffer, word.substr(begin, end - begin));
+      emit(std::string_view(buffer), false);
+    }
+  }
+}
+
+// Dropped from running text and from one-word query words, never from names.
+bool is_stop_word(std::string_view word) {
+  static constexpr auto kStopWords = std::to_array<std::string_view>(
+      {"a",    "an",   "and",   "are",   "as",   "at",    "be",    "been",  "but",   "by", "can",
+       "do",   "does", "for",   "from",  "has",  "have",  "how",   "i",     "if",    "in", "into",
+       "is",   "it",   "its",   "me",    "my",   "of",    "on",    "or",    "our",   "so", "such",
+       "than", "that", "the",   "their", "then", "there", "these", "this",  "those", "to", "was",
+       "we",   "were", "which", "will",  "with", "you",   "your",  "please"});
+  return std::find(kStopWords.begin(), kStopWords.end(), word) != kStopWords.end();
+}
+
+// One Snowball English stemmer per thread: sb_stemmer is not thread-safe.
+class Stemmer {
+ public:
+  Stemmer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {
+    if (stemmer_ == nullptr) throw std::runtime_error("libstemmer: no English stemmer");
+  }
+  ~Stemmer() { sb_stemmer_delete(stemmer_); }
+  Stemmer(const Stemmer&) = delete;
+  Stemmer& operator=(const Stemmer&) = delete;
+
+  void stem(std::string_view word, std::string& out) {
+    constexpr std::size_t kMaxStemmed = 64;  // longer words (ids, blobs) are kept as they are
+    if (word.size() > kMaxStemmed) {
+      out.assign(word);
+      return;
+    }
+    const sb_symbol* stemmed = sb_stemmer_stem(
+        stemmer_, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
+    if (stemmed == nullptr) {  // out of memory
+      out.assign(word);
+      return;
+    }
+    out.assign(reinterpret_cast<const char*>(stemmed),
+               static_cast<std::size_t>(sb_stemmer_length(stemmer_)));
+  }
+
+  static Stemmer& for_this_thread() {
+    thread_local Stemmer stemmer;
+    return stemmer;
+  }
+
+ private:
+  sb_stemmer* stemmer_;
+};
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <class V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+constexpr std::uint32_t kNoTerm = std::numeric_limits<std::uint32_t>::max();
+
+enum Field : std::uint8_t {
+  kName,
+  kTitle,
+  kDescription,
+  kParameterName,
+  kParameterDescription,
+  kEnum,
+  kFieldCount
+};
+
+std::size_t string_bytes(const std::string& s) {
+  return sizeof(std::string) + (s.capacity() > 15 ? s.capacity() + 1 : 0);
+}
+
+}  // namespace
+
+SearchOptions SearchOptions::plain_bm25() {
+  SearchOptions options;
+  options.name_weight = options.title_weight = options.description_weight = 1.0;
+  options.parameter_name_weight = options.parameter_description_weight = options.enum_weight = 1.0;
+  options.k1 = 1.2;
+  options.b = 0.75;
+  options.stem = false;
+  options.split_names = false;
+  options.damp_boilerplate = false;
+  options.synonyms.clear();
+  options.single_field = true;
+  return options;
+}
+
+// ---------------------------------------------------------------------------
+// The index.
+//
+// Scoring (BM25F, one saturation): for a document d and an index term t,
+//
+//   wtf(d, t)  = damp(source(d), t) * sum over fields f of
+//                  w_f * tf_f(d, t) / (1 - b + b * len_f(d) / avglen_f)
+//   score(d)   = sum over query terms t of
+//                  q(t) * idf(t) * wtf(d, t) * (k1 + 1) / (wtf(d, t) + k1)
+//   idf(t)     = log((N - df(t) + 0.5) / (df(t) + 0.5) + 1)
+//
+// where len_f(d) counts the words of field f (joined name forms included),
+// avglen_f is the mean of len_f over the documents whose field f is not empty
+// (titles and enums are rare: a mean over all documents would crush them),
+// df(t) counts the documents containing t in any field, and q(t) is 1 for a
+// query word and expansion_weight for a synonym (the largest when both).
+//
+// Boilerplate damping: for a source s with n_s >= 20 documents, of which
+// df_s(t) contain t, with share = df_s(t) / n_s,
+//
+//   damp(s, t) = 1                          when share <= 0.5
+//              = 1 - 0.9 * (share - 0.5) / 0.5   otherwise (0.1 at share 1)
+//
+// and damp is 1 for smaller sources. Everything but q(t) is known at build
+// time, so a posting holds idf-free saturated weight wtf * (k1+1)/(wtf+k1)
+// and a query only adds q(t) * idf(t) * weight for each posting of its terms.
+struct ToolSearchIndex::Impl {
+  SearchOptions options;
+  StringMap<std::uint32_t> vocabulary;       // stemmed term -> id
+  std::vector<float> idf;                    // by term id
+  std::vector<std::uint32_t> posting_start;  // by term id, size terms + 1
+  std::vector<std::uint32_t> posting_document;
+  std::vector<float> posting_weight;
+  std::vector<std::uint32_t> name_rank;              // by document: its place in name order
+  StringMap<std::vector<std::uint32_t>> expansions;  // synonym key -> term ids
+
+  // The term a lower-case word is indexed as (stemmed when the options say).
+  void term_of(std::string_view word, std::string& out) const {
+    if (options.stem) {
+      Stemmer::for_this_thread().stem(word, out);
+    } else {
+      out.assign(word);
+    }
+  }
+
+  // Analysis of indexed text; calls emit(term).
+  template <class Emit>
+  void analyze(std::string_view text, bool is_name, Emit&& emit) const {
+    std::string buffer;
+    std::string term;
+    if (is_name && options.split_names) {
+      std::vector<std::pair<std::size_t, std::size_t>> parts;
+      tokenize_name(text, buffer, parts, [&](std::string_view word, bool) {
+        term_of(word, term);
+        emit(std::string_view(term));
+      });
+      return;
+    }
+    // Without name splitting ('_' is a word character): a name is one word.
+    tokenize_text(text, !options.split_names, buffer, [&](std::string_view word, bool) {
+      if (!is_name && is_stop_word(word)) return;
+      term_of(word, term);
+      emit(std::string_view(term));
+    });
+  }
+
+  // Analysis of a query; calls emit(lower-case word, term, is_joined_or_part).
+  // Query words are split like names, but a one-part word that is a stop word
+  // is dropped.
+  template <class Emit>
+  void analyze_query(std::string_view text, Emit&& emit) const {
+    std::string buffer;
+    std::string term;
+    auto word_done = [&](std::string_view word, bool single) {
+      if (single && is_stop_word(word)) return;
+      term_of(word, term);
+      emit(word, std::string_view(term));
+    };
+    if (options.split_names) {
+      std::vector<std::pair<std::size_t, std::size_t>> parts;
+      tokenize_name(text, buffer, parts, word_done);
+    } else {
+      tokenize_text(text, true, buffer, word_done);
+    }
+  }
+};
+
+namespace {
+
+struct Entry {  // one (term, field) of one document, while building
+  std::uint32_t term;
+  std::uint16_t count;
+  std::uint8_t field;
+};
+
+// Lower-case word -> value, for the build: an open-addressing table over one
+// string arena (the build looks up every word of every document here, and
+// stems and checks stop words only for words it has not seen).
+class WordCache {
+ public:
+  static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+
+  WordCache() : slots_(1024) {}
+
+  static std::uint64_t hash(std::string_view word) {
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+    for (char c : word) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29U);
+  }
+
+  // The value of `word`, or kEmpty.
+  std::uint32_t find(std::string_view word, std::uint64_t h) const {
+    for (std::size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& slot = slots_[i];
+      if (slot.value == kEmpty) return kEmpty;
+      if (slot.hash == h && slot.length == word.size() &&
+          std::string_view(arena_).substr(slot.offset, slot.length) == word)
+        return slot.value;
+    }
+  }
+
+  void insert(std::string_view word, std::uint64_t h, std::uint32_t value) {
+    if ((used_ + 1) * 2 > slots_.size()) grow();
+    place({h, arena_.size(), static_cast<std::uint32_t>(word.size()), value});
+    arena_.append(word);
+    ++used_;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t hash = 0;
+    std::size_t offset = 0;
+    std::uint32_t length = 0;
+    std::uint32_t value = kEmpty;
+  };
+
+  void place(const Slot& entry) {
+    std::size_t i = entry.hash & (slots_.size() - 1);
+    while (slots_[i].value != kEmpty) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = entry;
+  }
+
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    for (const Slot& slot : old)
+      if (slot.value != kEmpty) place(slot);
+  }
+
+  std::vector<Slot> slots_;
+  std::string arena_;
+  std::size_t used_ = 0;
+};
+
+struct QueryTerm {
+  std::uint32_t term;
+  float weight;
+};
+
+struct Candidate {
+  float score;
+  std::uint32_t rank;  // name rank
+  std::uint32_t document;
+};
+
+// Better first: higher score, then earlier name.
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.rank < b.rank;
+}
+
+struct QueryScratch {
+  std::vector<float> scores;
+  std::vector<std::uint32_t> touched;
+  std::vector<Candidate> heap;
+  std::vector<QueryTerm> terms;
+};
+
+}  // namespace
+
+ToolSearchIndex::ToolSearchIndex(std::vector<SearchDocument> documents, std::unique_ptr<Impl> impl)
+    : documents_(std::move(documents)), impl_(std::move(impl)) {}
+
+ToolSearchIndex::~ToolSearchIndex() = default;
+
+std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<SearchDocument> documents,
+                                                              SearchOptions options) {
+  if (documents.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("ToolSearchIndex: too many documents");
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  Impl& ix = *impl;
+  const SearchOptions& opt = ix.options;
+  const std::size_t n = documents.size();
+
+  // Pass 1: analyse every field of every document into (term, field, count)
+  // entries, building the vocabulary. Analysis of a word is cached by its
+  // lower-case form (stemming is the slow part).
+  // lower-case word -> term id, with kStopBit set when the word is a stop word
+  WordCache word_terms;
+  constexpr std::uint32_t kStopBit = 1U << 31U;
+  constexpr std::uint32_t kMaxTerms = 1U << 28U;  // a term id and a field fit in 32 bits
+  std::string term;
+  auto word_value = [&](std::string_view word) {
+    const std::uint64_t h = WordCache::hash(word);
+    std::uint32_t value = word_terms.find(word, h);
+    if (value != WordCache::kEmpty) return value;
+    ix.term_of(word, term);
+    auto [it, inserted] =
+        ix.vocabulary.try_emplace(term, static_cast<std::uint32_t>(ix.vocabulary.size()));
+    if (ix.vocabulary.size() >= kMaxTerms)
+      throw std::length_error("ToolSearchIndex: too many terms");
+    value = it->second | (is_stop_word(word) ? kStopBit : 0U);
+    word_terms.insert(word, h, value);
+    return value;
+  };
+
+  std::vector<std::uint32_t> field_length(n * kFieldCount, 0);
+  std::vector<Entry> entries;
+  std::vector<std::size_t> entry_start(n + 1, 0);
+  std::vector<std::uint32_t> scratch;  // term << 3 | field, for each word of one document
+  std::string buffer;
+  std::vector<std::pair<std::size_t, std::size_t>> parts;
+
+  auto add_text = [&](std::string_view text, bool is_name, std::uint8_t field) {
+    if (opt.single_field) field = kName;
+    std::size_t before = scratch.size();
+    if (is_name && opt.split_names) {
+      tokenize_name(text, buffer, parts, [&](std::string_view word, bool) {
+        scratch.push_back((word_value(word) & ~kStopBit) << 3U | field);
+      });
+    } else {
+      tokenize_text(text, !opt.split_names, buffer, [&](std::string_view word, bool) {
+        const std::uint32_t value = word_value(word);
+        if (!is_name && (value & kStopBit) != 0) return;
+        scratch.push_back((value & ~kStopBit) << 3U | field);
+      });
+    }
+    return scratch.size() - before;
+  };
+
+  for (std::size_t d = 0; d < n; ++d) {
+    const SearchDocument& doc = documents[d];
+    scratch.clear();
+    std::array<std::size_t, kFieldCount> length{};
+    auto add = [&](std::string_view text, bool is_name, Field field) {
+      length[opt.single_field ? kName : field] += add_text(text, is_name, field);
+    };
+    add(doc.name, true, kName);
+    add(doc.title, false, kTitle);
+    add(doc.description, false, kDescription);
+    for (const auto& [name, description] : doc.parameters) {
+      add(name, true, kParameterName);
+      add(description, false, kParameterDescription);
+    }
+    for (const auto& value : doc.enum_values) add(value, true, kEnum);
+    for (std::size_t f = 0; f < kFieldCount; ++f)
+      field_length[d * kFieldCount + f] = static_cast<std::uint32_t>(length[f]);
+
+    std::sort(scratch.begin(), scratch.end());
+    for (std::size_t i = 0; i < scratch.size();) {
+      std::size_t j = i;
+      while (j < scratch.size() && scratch[j] == scratch[i]) ++j;
+      const auto count = static_cast<std::uint16_t>(
+          std::min<std::size_t>(j - i, std::numeric_limits<std::uint16_t>::max()));
+      entries.push_back({scratch[i] >> 3U, count, static_cast<std::uint8_t>(scratch[i] & 7U)});
+      i = j;
+    }
+    entry_start[d + 1] = entries.size();
+  }
+  word_terms = WordCache();
+  const std::size_t terms = ix.vocabulary.size();
+
+  // Mean field lengths, over the documents where the field is not empty.
+  std::array<double, kFieldCount> mean_length{};
+  for (std::size_t f = 0; f < kFieldCount; ++f) {
+    double total = 0;
+    std::size_t with_field = 0;
+    for (std::size_t d = 0; d < n; ++d) {
+      if (std::uint32_t len = field_length[d * kFieldCount + f]; len > 0) {
+        total += len;
+        ++with_field;
+      }
+    }
+    mean_length[f] = with_field > 0 ? total / static_cast<double>(with_field) : 1.0;
+  }
+
+  // Pass 2: document frequencies, overall and per source (for damping).
+  std::vector<std::uint32_t> df(terms, 0);
+  for (std::size_t d = 0; d < n; ++d) {
+    for (std::size_t e = entry_start[d]; e < entry_start[d + 1]; ++e)
+      if (e == entry_start[d] || entries[e].term != entries[e - 1].term) ++df[entries[e].term];
+  }
+
+  StringMap<std::uint32_t> source_ids;
+  std::vector<std::uint32_t> source_of(n);
+  std::vector<std::vector<std::uint32_t>> source_documents;
+  for (std::size_t d = 0; d < n; ++d) {
+    auto [it, inserted] =
+        source_ids.try_emplace(documents[d].source, static_cast<std::uint32_t>(source_ids.size()));
+    if (inserted) source_documents.emplace_back();
+    source_of[d] = it->second;
+    source_documents[it->second].push_back(static_cast<std::uint32_t>(d));
+  }
+  // Damped terms of each source, sorted by term.
+  std::vector<std::vector<std::pair<std::uint32_t, float>>> damped(source_documents.size());
+  constexpr std::size_t kMinSourceDocuments = 20;
+  constexpr double kFreeShare = 0.5;
+  constexpr double kFloor = 0.1;
+  if (opt.damp_boilerplate) {
+    std::vector<std::uint32_t> source_df(terms, 0);
+    std::vector<std::uint32_t> touched;
+    for (std::size_t s = 0; s < source_documents.size(); ++s) {
+      const auto& docs = source_documents[s];
+      if (docs.size() < kMinSourceDocuments) continue;
+      touched.clear();
+      for (std::uint32_t d : docs) {
+        for (std::size_t e = entry_start[d]; e < entry_start[d + 1]; ++e) {
+          if (e != entry_start[d] && entries[e].term == entries[e - 1].term) continue;
+          if (source_df[entries[e].term]++ == 0) touched.push_back(entries[e].term);
+        }
+      }
+      std::sort(touched.begin(), touched.end());
+      for (std::uint32_t t : touched) {
+        const double share = source_df[t] / static_cast<double>(docs.size());
+        if (share > kFreeShare) {
+          const double factor = 1.0 - (1.0 - kFloor) * (share - kFreeShare) / (1.0 - kFreeShare);
+          damped[s].emplace_back(t, static_cast<float>(factor));
+        }
+        source_df[t] = 0;
+      }
+    }
+  }
+
+  // Pass 3: postings, in document order within each term.
+  ix.posting_start.assign(terms + 1, 0);
+  for (std::size_t t = 0; t < terms; ++t) ix.posting_start[t + 1] = ix.posting_start[t] + df[t];
+  const std::size_t postings = ix.posting_start[terms];
+  ix.posting_document.resize(postings);
+  ix.posting_weight.resize(postings);
+  std::vector<std::uint32_t> cursor(ix.posting_start.begin(), ix.posting_start.end() - 1);
+
+  std::array<double, kFieldCount> weight{};
+  weight[kName] = opt.single_field ? 1.0 : opt.name_weight;
+  weight[kTitle] = opt.title_weight;
+  weight[kDescription] = opt.description_weight;
+  weight[kParameterName] = opt.parameter_name_weight;
+  weight[kParameterDescription] = opt.parameter_description_weight;
+  weight[kEnum] = opt.enum_weight;
+  const double k1 = opt.k1;
+  const double b = opt.b;
+  for (std::size_t d = 0; d < n; ++d) {
+    std::array<double, kFieldCount> norm{};
+    for (std::size_t f = 0; f < kFieldCount; ++f)
+      norm[f] = weight[f] / (1.0 - b + b * field_length[d * kFieldCount + f] / mean_length[f]);
+    const auto& damp = damped[source_of[d]];
+    auto damp_it = damp.begin();
+    for (std::size_t e = entry_start[d]; e < entry_start[d + 1];) {
+      const std::uint32_t t = entries[e].term;
+      double wtf = 0;
+      for (; e < entry_start[d + 1] && entries[e].term == t; ++e)
+        wtf += norm[entries[e].field] * entries[e].count;
+      while (damp_it != damp.end() && damp_it->first < t) ++damp_it;
+      if (damp_it != damp.end() && damp_it->first == t) wtf *= damp_it->second;
+      const std::uint32_t at = cursor[t]++;
+      ix.posting_document[at] = static_cast<std::uint32_t>(d);
+      ix.posting_weight[at] = static_cast<float>(wtf * (k1 + 1.0) / (wtf + k1));
+    }
+  }
+
+  ix.idf.resize(terms);
+  for (std::size_t t = 0; t < terms; ++t) {
+    const double dft = df[t];
+    ix.idf[t] =
+        static_cast<float>(std::log((static_cast<double>(n) - dft + 0.5) / (dft + 0.5) + 1.0));
+  }
+
+  // Name order, for ties.
+  std::vector<std::uint32_t> by_name(n);
+  for (std::size_t d = 0; d < n; ++d) by_name[d] = static_cast<std::uint32_t>(d);
+  std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const int c = documents[x].name.compare(documents[y].name);
+    return c != 0 ? c < 0 : x < y;
+  });
+  ix.name_rank.resize(n);
+  for (std::size_t r = 0; r < n; ++r) ix.name_rank[by_name[r]] = static_cast<std::uint32_t>(r);
+
+  // Synonyms, analysed as query words, kept when the index has them.
+  for (const auto& [key, values] : opt.synonyms) {
+    std::string lower_key;
+    append_lower(lower_key, key);
+    std::vector<std::uint32_t> ids;
+    for (const auto& value : values) {
+      ix.analyze_query(value, [&](std::string_view, std::string_view t) {
+        if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end()) ids.push_back(it->second);
+      });
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (!ids.empty()) {
+      auto& slot = ix.expansions[lower_key];
+      slot.insert(slot.end(), ids.begin(), ids.end());
+    }
+  }
+
+  return std::shared_ptr<const ToolSearchIndex>(
+      new ToolSearchIndex(std::move(documents), std::move(impl)));
+}
+
+std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
+    std::string_view query, std::size_t limit,
+    const std::function<bool(std::size_t)>& allowed) const {
+  std::vector<Hit> hits;
+  if (limit == 0 || documents_.empty()) return hits;
+  const Impl& ix = *impl_;
+  thread_local QueryScratch scratch;
+
+  // Query terms, each with its weight (1, or expansion_weight for a synonym).
+  auto& terms = scratch.terms;
+  terms.clear();
+  const auto expansion = static_cast<float>(ix.options.expansion_weight);
+  ix.analyze_query(query, [&](std::string_view word, std::string_view t) {
+    if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
+      terms.push_back({it->second, 1.0F});
+    if (!ix.expansions.empty()) {
+      if (auto it = ix.expansions.find(word); it != ix.expansions.end())
+        for (std::uint32_t id : it->second) terms.push_back({id, expansion});
+    }
+  });
+  if (terms.empty()) return hits;
+  std::sort(terms.begin(), terms.end(), [](const QueryTerm& x, const QueryTerm& y) {
+    return x.term != y.term ? x.term < y.term : x.weight > y.weight;
+  });
+  terms.erase(std::unique(terms.begin(), terms.end(),
+                          [](const QueryTerm& x, const QueryTerm& y) { return x.term == y.term; }),
+              terms.end());
+
+  // Accumulate.
+  auto& scores = scratch.scores;
+  auto& touched = scratch.touched;
+  if (scores.size() < documents_.size()) scores.resize(documents_.size(), 0.0F);
+  touched.clear();
+  for (const QueryTerm& q : terms) {
+    const float factor = q.weight * ix.idf[q.term];
+    const std::uint32_t end = ix.posting_start[q.term + 1];
+    for (std::uint32_t p = ix.posting_start[q.term]; p < end; ++p) {
+      const std::uint32_t d = ix.posting_document[p];
+      if (scores[d] == 0.0F) touched.push_back(d);
+      scores[d] += factor * ix.posting_weight[p];
+    }
+  }
+
+  // The best `limit`: a heap whose top is the worst kept.
+  auto& heap = scratch.heap;
+  heap.clear();
+  for (std::uint32_t d : touched) {
+    const Candidate c{scores[d], ix.name_rank[d], d};
+    scores[d] = 0.0F;
+    if (heap.size() == limit && !better(c, heap.front())) continue;
+    if (allowed && !allowed(d)) continue;
+    if (heap.size() == limit) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = c;
+    } else {
+      heap.push_back(c);
+    }
+    std::push_heap(heap.begin(), heap.end(), better);
+  }
+  std::sort_heap(heap.begin(), heap.end(), better);
+  hits.reserve(heap.size());
+  for (const Candidate& c : heap) hits.push_back({c.document, static_cast<double>(c.score)});
+  return hits;
+}
+
+std::vector<std::string> ToolSearchIndex::analyze(std::string_view text, bool is_name) const {
+  std::vector<std::string> words;
+  impl_->analyze(text, is_name, [&](std::string_view t) { words.emplace_back(t); });
+  return words;
+}
+
+std::size_t ToolSearchIndex::memory_bytes() const {
+  const Impl& ix = *impl_;
+  std::size_t bytes = sizeof(*this) + sizeof(Impl);
+  bytes += ix.idf.capacity() * sizeof(float);
+  bytes += ix.posting_start.capacity() * sizeof(std::uint32_t);
+  bytes += ix.posting_document.capacity() * sizeof(std::uint32_t);
+  bytes += ix.posting_weight.capacity() * sizeof(float);
+  bytes += ix.name_rank.capacity() * sizeof(std::uint32_t);
+  // Hash maps: a bucket pointer each, a node (next pointer, value, hash) each.
+  constexpr std::size_t kNodeOverhead = 2 * sizeof(void*);
+  bytes += ix.vocabulary.bucket_count() * sizeof(void*);
+  for (const auto& [word, id] : ix.vocabulary)
+    bytes += kNodeOverhead + string_bytes(word) + sizeof(id);
+  bytes += ix.expansions.bucket_count() * sizeof(void*);
+  for (const auto& [word, ids] : ix.expansions)
+    bytes += kNodeOverhead + string_bytes(word) + sizeof(std::vector<std::uint32_t>) +
+             ids.capacity() * sizeof(std::uint32_t);
+  bytes += documents_.capacity() * sizeof(SearchDocument);
+  for (const SearchDocument& doc : documents_) {
+    bytes += string_bytes(doc.name) - sizeof(std::string) + string_bytes(doc.title) -
+             sizeof(std::string) + string_bytes(doc.description) - sizeof(std::string) +
+             string_bytes(doc.source) - sizeof(std::string);
+    bytes += doc.parameters.capacity() * sizeof(doc.parameters[0]);
+    for (const auto& [name, description] : doc.parameters)
+      bytes += string_bytes(name) - sizeof(std::string) + string_bytes(description) -
+               sizeof(std::string);
+    bytes += doc.enum_values.capacity() * sizeof(std::string);
+    for (const auto& value : doc.enum_values) bytes += string_bytes(value) - sizeof(std::string);
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+std::string string_field(const json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+void collect_enum(const json& schema, std::vector<std::string>& out) {
+  if (!schema.is_object()) return;
+  auto it = schema.find("enum");
+  if (it == schema.end() || !it->is_array()) return;
+  for (const auto& value : *it)
+    if (value.is_string()) out.push_back(value.get<std::string>());
+}
+
+// The enum of a property, of its array items, and of the properties of an
+// object property or of object items (one level).
+void collect_enums(const json& property, std::vector<std::string>& out) {
+  if (!property.is_object()) return;
+  collect_enum(property, out);
+  auto nested = [&](const json& schema) {
+    if (!schema.is_object()) return;
+    auto props = schema.find("properties");
+    if (props == schema.end() || !props->is_object()) return;
+    for (const auto& [key, value] : props->items()) collect_enum(value, out);
+  };
+  nested(property);
+  if (auto items = property.find("items"); items != property.end() && items->is_object()) {
+    collect_enum(*items, out);
+    nested(*items);
+  }
+}
+
+}  // namespace
+
+SearchDocument search_document_from_tool(const json& tool, std::string source) {
+  SearchDocument doc;
+  doc.source = std::move(source);
+  doc.name = string_field(tool, "name");
+  doc.title = string_field(tool, "title");
+  if (doc.title.empty() && tool.is_object()) {
+    if (auto annotations = tool.find("annotations"); annotations != tool.end())
+      doc.title = string_field(*annotations, "title");
+  }
+  doc.description = string_field(tool, "description");
+  if (!tool.is_object()) return doc;
+  auto schema = tool.find("inputSchema");
+  if (schema == tool.end() || !schema->is_object()) return doc;
+  auto properties = schema->find("properties");
+  if (properties == schema->end() || !properties->is_object()) return doc;
+  for (const auto& [key, property] : properties->items()) {
+    doc.parameters.emplace_back(key, string_field(property, "description"));
+    collect_enums(property, doc.enum_values);
+  }
+  return doc;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,308 @@
+#include "catalog/tool_search_index.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using namespace toolmux;
+using nlohmann::json;
+
+namespace {
+
+SearchDocument doc(std::string name, std::string description, std::string source = "test",
+                   std::vector<std::pair<std::string, std::string>> parameters = {},
+                   std::vector<std::string> enums = {}) {
+  SearchDocument d;
+  d.name = std::move(name);
+  d.description = std::move(description);
+  d.source = std::move(source);
+  d.parameters = std::move(parameters);
+  d.enum_values = std::move(enums);
+  return d;
+}
+
+std::vector<SearchDocument> small_catalog() {
+  return {
+      doc("list_issues", "List issues in a GitHub repository, with filters.", "github",
+          {{"owner", "Repository owner"}, {"repo", "Repository name"}, {"state", "Issue state"}},
+          {"open", "closed", "all"}),
+      doc("create_issue", "Create a new issue in a GitHub repository.", "github",
+          {{"owner", "Repository owner"}, {"title", "Issue title"}, {"body", "Issue body"}}),
+      doc("create_pull_request", "Open a pull request from one branch into another.", "github",
+          {{"head", "Branch with the changes"}, {"base", "Branch to merge into"}}),
+      doc("send_message", "Send a text message to a phone number.", "twilio",
+          {{"to", "Phone number to send to"}, {"body", "Text of the message"}}),
+      doc("browser_take_screenshot", "Take a screenshot of the current page.", "playwright",
+          {{"fullPage", "Capture the whole scrollable page"}}),
+      doc("pods_list", "List the pods of a Kubernetes namespace.", "kubernetes",
+          {{"namespace", "Kubernetes namespace"}}),
+      doc("read_text_file", "Read a text file from the file system.", "filesystem",
+          {{"path", "Path of the file"}}),
+      doc("getHTTPResponse", "Fetch a URL and return the response.", "fetch",
+          {{"url", "The address to fetch"}}),
+  };
+}
+
+std::vector<std::string> names(const ToolSearchIndex& index,
+                               const std::vector<ToolSearchIndex::Hit>& hits) {
+  std::vector<std::string> out;
+  for (const auto& hit : hits) out.push_back(index.document(hit.document).name);
+  return out;
+}
+
+std::string top(const ToolSearchIndex& index, std::string_view query) {
+  auto hits = index.search(query, 5);
+  return hits.empty() ? std::string() : index.document(hits[0].document).name;
+}
+
+bool contains(const std::vector<std::string>& words, const std::string& word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+}  // namespace
+
+TEST_CASE("names are split on case, separators and digits, and joined too") {
+  auto index = ToolSearchIndex::build({});
+  CHECK(index->analyze("getHTTPResponse", true) ==
+        std::vector<std::string>{"get", "http", "respons", "gethttprespons"});
+  CHECK(index->analyze("list_issues", true) ==
+        std::vector<std::string>{"list", "issu", "listissu"});
+  CHECK(index->analyze("kebab-case.name", true) ==
+        std::vector<std::string>{"kebab", "case", "name", "kebabcasenam"});
+  CHECK(index->analyze("v2beta", true) == std::vector<std::string>{"v", "2", "beta", "v2beta"});
+  CHECK(index->analyze("PascalCase", true) ==
+        std::vector<std::string>{"pascal", "case", "pascalcas"});
+  CHECK(index->analyze("read", true) == std::vector<std::string>{"read"});
+}
+
+TEST_CASE("running text: lower case, stop words dropped, stemmed, non-ASCII letters kept") {
+  auto index = ToolSearchIndex::build({});
+  CHECK(index->analyze("creating", false) == std::vector<std::string>{"creat"});
+  CHECK(index->analyze("Take a screenshot of the page", false) ==
+        std::vector<std::string>{"take", "screenshot", "page"});
+  CHECK(index->analyze("list_issues", false) == std::vector<std::string>{"list", "issu"});
+  CHECK(index->analyze("Café – über", false) == std::vector<std::string>{"café", "über"});
+}
+
+TEST_CASE("stop words are kept in names") {
+  auto index = ToolSearchIndex::build({});
+  CHECK(contains(index->analyze("get_the_file", true), "the"));
+  CHECK(index->analyze("to", true) == std::vector<std::string>{"to"});
+  CHECK(index->analyze("to", false).empty());
+}
+
+TEST_CASE("plain BM25 neither splits nor stems") {
+  auto index = ToolSearchIndex::build({}, SearchOptions::plain_bm25());
+  CHECK(index->analyze("list_issues", true) == std::vector<std::string>{"list_issues"});
+  CHECK(index->analyze("Creating issues", false) == std::vector<std::string>{"creating", "issues"});
+}
+
+TEST_CASE("a query with a tool's own words ranks it first") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  CHECK(top(*index, "create a github issue") == "create_issue");
+  CHECK(top(*index, "send a text message") == "send_message");
+  CHECK(top(*index, "take a screenshot of the page") == "browser_take_screenshot");
+  CHECK(top(*index, "list kubernetes pods") == "pods_list");
+  CHECK(top(*index, "read a file") == "read_text_file");
+  CHECK(top(*index, "open a pull request") == "create_pull_request");
+}
+
+TEST_CASE("split and joined names match queries") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  CHECK(top(*index, "list issues") == "list_issues");
+  CHECK(top(*index, "listissues") == "list_issues");
+  CHECK(top(*index, "list_issues") == "list_issues");
+  CHECK(top(*index, "http response") == "getHTTPResponse");
+  CHECK(top(*index, "getHttpResponse") == "getHTTPResponse");
+}
+
+TEST_CASE("enum values and parameter names are searched") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  CHECK(top(*index, "closed") == "list_issues");
+  CHECK(top(*index, "fullPage") == "browser_take_screenshot");
+}
+
+TEST_CASE("synonyms expand a query") {
+  auto catalog = small_catalog();
+  auto without = ToolSearchIndex::build(catalog);
+  CHECK(without->search("sms", 5).empty());
+
+  SearchOptions options;
+  options.synonyms["sms"] = {"text message"};
+  auto with = ToolSearchIndex::build(catalog, options);
+  CHECK(top(*with, "send an sms") == "send_message");
+  auto hits = with->search("sms", 5);
+  REQUIRE_FALSE(hits.empty());
+  CHECK(with->document(hits[0].document).name == "send_message");
+  // An expanded term counts less than the word itself.
+  auto direct = with->search("text message", 1);
+  REQUIRE_FALSE(direct.empty());
+  CHECK(hits[0].score < direct[0].score);
+}
+
+TEST_CASE("boilerplate frequent in one source does not decide the ranking") {
+  std::vector<SearchDocument> catalog;
+  // 30 tools of one source, each saying it calls the Acme API.
+  for (int i = 0; i < 30; ++i)
+    catalog.push_back(doc("acme_op_" + std::to_string(i),
+                          "Operation number " + std::to_string(i) +
+                              " of the Acme cloud API. This tool calls the Acme API.",
+                          "acme"));
+  // The tool that is about the API (its only mention of it is short).
+  catalog.push_back(doc("api_gateway_routes", "Manage the routes of an API gateway.", "gateway"));
+  for (int i = 0; i < 5; ++i)
+    catalog.push_back(doc("gateway_tool_" + std::to_string(i), "Deploy gateway stuff.", "gateway"));
+
+  auto damped = ToolSearchIndex::build(catalog);
+  CHECK(top(*damped, "api") == "api_gateway_routes");
+
+  SearchOptions options;
+  options.damp_boilerplate = false;
+  auto undamped = ToolSearchIndex::build(catalog, options);
+  auto damped_hits = damped->search("api", 40);
+  auto undamped_hits = undamped->search("api", 40);
+  REQUIRE(damped_hits.size() == undamped_hits.size());
+  // Damping lowers the acme tools' scores for "api", and leaves the other's alone.
+  double damped_acme = 0;
+  double undamped_acme = 0;
+  for (const auto& hit : damped_hits)
+    if (damped->document(hit.document).source == "acme") damped_acme = hit.score;
+  for (const auto& hit : undamped_hits)
+    if (undamped->document(hit.document).source == "acme") undamped_acme = hit.score;
+  CHECK(damped_acme < undamped_acme * 0.6);
+}
+
+TEST_CASE("the allowed filter applies before ranking") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  auto all = index->search("issue", 1);
+  REQUIRE(all.size() == 1);
+  const std::size_t best = all[0].document;
+  auto filtered = index->search("issue", 1, [&](std::size_t d) { return d != best; });
+  REQUIRE(filtered.size() == 1);
+  CHECK(filtered[0].document != best);
+  CHECK(index->search("issue", 5, [](std::size_t) { return false; }).empty());
+}
+
+TEST_CASE("ties are broken by name, and results are deterministic") {
+  std::vector<SearchDocument> catalog = {doc("zeta", "Export the report."),
+                                         doc("alpha", "Export the report."),
+                                         doc("mid", "Export the report.")};
+  auto index = ToolSearchIndex::build(catalog);
+  auto hits = index->search("export report", 10);
+  CHECK(names(*index, hits) == std::vector<std::string>{"alpha", "mid", "zeta"});
+  CHECK(hits[0].score == hits[2].score);
+  for (int i = 0; i < 5; ++i)
+    CHECK(names(*index, index->search("export report", 10)) ==
+          std::vector<std::string>{"alpha", "mid", "zeta"});
+  CHECK(names(*index, index->search("export", 2)) == std::vector<std::string>{"alpha", "mid"});
+}
+
+TEST_CASE("nonsense, stop words and empty queries find nothing") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  CHECK(index->search("xyzzy plugh", 5).empty());
+  CHECK(index->search("the of a", 5).empty());
+  CHECK(index->search("", 5).empty());
+  CHECK(index->search("issue", 0).empty());
+  auto empty = ToolSearchIndex::build({});
+  CHECK(empty->search("issue", 5).empty());
+  CHECK(empty->size() == 0);
+}
+
+TEST_CASE("results are best first and within the limit") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  auto hits = index->search("repository issue branch", 2);
+  REQUIRE(hits.size() == 2);
+  CHECK(hits[0].score >= hits[1].score);
+  CHECK(index->search("repository issue branch", 100).size() == 3);
+}
+
+TEST_CASE("plain BM25 ranks differently from the default") {
+  auto catalog = small_catalog();
+  auto plain = ToolSearchIndex::build(catalog, SearchOptions::plain_bm25());
+  auto tuned = ToolSearchIndex::build(catalog);
+  // No name splitting: "list issues" is not the name list_issues ...
+  auto plain_hits = plain->search("listissues", 5);
+  CHECK(plain_hits.empty());
+  CHECK(top(*tuned, "listissues") == "list_issues");
+  // ... and no stemming: "creating" does not match "create".
+  CHECK(plain->search("creating", 5).empty());
+  CHECK(top(*tuned, "creating") == "create_issue");
+  CHECK(plain->search("issues", 5).size() != tuned->search("issues", 5).size());
+}
+
+TEST_CASE("search may run on many threads at once") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  const auto expected = names(*index, index->search("create a github issue", 3));
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      int good = 0;
+      for (int i = 0; i < 200; ++i)
+        if (names(*index, index->search("create a github issue", 3)) == expected) ++good;
+      ok[t] = good;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int good : ok) CHECK(good == 200);
+}
+
+TEST_CASE("memory_bytes counts the index") {
+  auto index = ToolSearchIndex::build(small_catalog());
+  CHECK(index->memory_bytes() > 1000);
+  CHECK(index->size() == small_catalog().size());
+}
+
+TEST_CASE("a search document from an MCP tool") {
+  json tool = {
+      {"name", "list_issues"},
+      {"title", "List issues"},
+      {"description", "List issues in a repository."},
+      {"inputSchema",
+       {{"type", "object"},
+        {"properties",
+         {{"owner", {{"type", "string"}, {"description", "Repository owner"}}},
+          {"state", {{"type", "string"}, {"enum", {"open", "closed", 3}}}},
+          {"labels",
+           {{"type", "array"}, {"items", {{"type", "string"}, {"enum", {"bug", "feature"}}}}}},
+          {"sort",
+           {{"type", "object"},
+            {"properties",
+             {{"by", {{"type", "string"}, {"enum", {"created", "updated"}}}},
+              {"deep",
+               {{"type", "object"},
+                {"properties", {{"x", {{"type", "string"}, {"enum", {"nope"}}}}}}}}}}}}}}}}};
+  SearchDocument d = search_document_from_tool(tool, "github");
+  CHECK(d.name == "list_issues");
+  CHECK(d.title == "List issues");
+  CHECK(d.description == "List issues in a repository.");
+  CHECK(d.source == "github");
+  REQUIRE(d.parameters.size() == 4);
+  CHECK(std::find(d.parameters.begin(), d.parameters.end(),
+                  std::pair<std::string, std::string>{"owner", "Repository owner"}) !=
+        d.parameters.end());
+  CHECK(std::find(d.parameters.begin(), d.parameters.end(),
+                  std::pair<std::string, std::string>{"state", ""}) != d.parameters.end());
+  auto enums = d.enum_values;
+  std::sort(enums.begin(), enums.end());
+  CHECK(enums ==
+        std::vector<std::string>{"bug", "closed", "created", "feature", "open", "updated"});
+}
+
+TEST_CASE("a search document from a malformed tool has what could be read") {
+  SearchDocument d = search_document_from_tool(json::array(), "x");
+  CHECK(d.name.empty());
+  CHECK(d.source == "x");
+  d = search_document_from_tool(
+      {{"name", "t"}, {"description", 5}, {"inputSchema", {{"properties", {1, 2}}}}}, "x");
+  CHECK(d.name == "t");
+  CHECK(d.description.empty());
+  CHECK(d.parameters.empty());
+  d = search_document_from_tool(
+      {{"name", "t"}, {"inputSchema", {{"properties", {{"p", "not a schema"}}}}}}, "x");
+  REQUIRE(d.parameters.size() == 1);
+  CHECK(d.parameters[0].first == "p");
+}

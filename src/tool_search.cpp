@@ -62,7 +62,8 @@ ToolResult answer(const SearchIndexHolder& holder, const json& args, CallContext
 
 }  // namespace
 
-Problems register_tool_search(ToolRegistry& registry, std::shared_ptr<SearchIndexHolder> holder,
+Problems register_tool_search(ToolRegistry& registry,
+                              const std::shared_ptr<SearchIndexHolder>& holder,
                               const std::string& summary) {
   ToolSpec spec;
   spec.name = kToolSearch;

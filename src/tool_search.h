@@ -47,7 +47,8 @@ class SearchIndexHolder {
 // Registers tool_search. `summary` goes into its description so the model
 // knows what it can find ("2,880 tools from github, slack, ..."), with advice
 // on how to write a query.
-Problems register_tool_search(ToolRegistry& registry, std::shared_ptr<SearchIndexHolder> holder,
+Problems register_tool_search(ToolRegistry& registry,
+                              const std::shared_ptr<SearchIndexHolder>& holder,
                               const std::string& summary);
 
 // The hits for `query` that `principal` may call, best first: each

@@ -1,0 +1,327 @@
+// Search-quality benchmark for tool_search: loads the real tool catalog, builds a
+// ToolSearchIndex with toolmux's configuration (SearchOptions{}) and with the
+// plain BM25 baseline (SearchOptions::plain_bm25()), runs every query of
+// queries.json and prints Recall@1, Recall@5, MRR@10 and nDCG@10, overall, per
+// kind and per split. See README.md in this folder.
+//
+//   search_quality [--catalog DIR] [--queries FILE] [--show-misses] [--json-only]
+//                  [--config both|toolmux|plain]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool_search_index.h"
+
+#ifndef TOOLMUX_SQ_DEFAULT_CATALOG
+#define TOOLMUX_SQ_DEFAULT_CATALOG "../shared/data/catalog"
+#endif
+#ifndef TOOLMUX_SQ_DEFAULT_QUERIES
+#define TOOLMUX_SQ_DEFAULT_QUERIES "bench/search_quality/queries.json"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::size_t kLimit = 10;
+
+struct Query {
+  std::string id;
+  std::string kind;
+  std::string text;
+  std::string split;
+  std::set<std::string> relevant;  // "<server>/<tool name>"
+};
+
+struct Catalog {
+  std::vector<toolmux::SearchDocument> documents;
+  std::vector<std::string> ids;  // parallel to documents
+};
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path.string());
+  return json::parse(in);
+}
+
+Catalog load_catalog(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());  // a fixed document order, whatever the directory order
+  if (files.empty()) throw std::runtime_error("no *.json in " + dir.string());
+  Catalog catalog;
+  std::set<std::string> seen;
+  for (const auto& file : files) {
+    const json tools = read_json(file);
+    if (!tools.is_array()) throw std::runtime_error(file.string() + ": not a JSON array");
+    for (const auto& tool : tools) {
+      const std::string server = tool.at("server").get<std::string>();
+      std::string id = server + "/" + tool.at("name").get<std::string>();
+      if (!seen.insert(id).second) throw std::runtime_error("duplicate tool id " + id);
+      catalog.documents.push_back(toolmux::search_document_from_tool(tool, server));
+      catalog.ids.push_back(std::move(id));
+    }
+  }
+  return catalog;
+}
+
+std::vector<Query> load_queries(const fs::path& path, const std::set<std::string>& known_ids) {
+  const json doc = read_json(path);
+  std::vector<Query> queries;
+  std::set<std::string> seen;
+  for (const auto& q : doc) {
+    Query query{q.at("id").get<std::string>(), q.at("kind").get<std::string>(),
+                q.at("query").get<std::string>(), q.at("split").get<std::string>(), {}};
+    if (!seen.insert(query.id).second) throw std::runtime_error("duplicate query id " + query.id);
+    for (const auto& r : q.at("relevant")) {
+      const std::string id = r.get<std::string>();
+      if (!known_ids.count(id)) throw std::runtime_error(query.id + ": unknown tool " + id);
+      query.relevant.insert(id);
+    }
+    if (query.relevant.empty()) throw std::runtime_error(query.id + ": no relevant tools");
+    queries.push_back(std::move(query));
+  }
+  return queries;
+}
+
+// Metrics of one query's ranking.
+struct Scores {
+  double recall1 = 0, recall5 = 0, mrr10 = 0, ndcg10 = 0;
+};
+
+Scores score(const std::vector<std::string>& ranked, const std::set<std::string>& relevant) {
+  Scores s;
+  double dcg = 0;
+  std::size_t first = 0;  // 1-based rank of the first relevant hit, 0 = none in the top 10
+  for (std::size_t i = 0; i < ranked.size() && i < kLimit; ++i) {
+    if (!relevant.count(ranked[i])) continue;
+    const double rank = static_cast<double>(i + 1);
+    dcg += 1.0 / std::log2(rank + 1.0);
+    if (first == 0) first = i + 1;
+  }
+  double ideal = 0;
+  for (std::size_t i = 0; i < std::min(relevant.size(), kLimit); ++i) {
+    ideal += 1.0 / std::log2(static_cast<double>(i + 2));
+  }
+  s.recall1 = (first == 1) ? 1.0 : 0.0;
+  s.recall5 = (first >= 1 && first <= 5) ? 1.0 : 0.0;
+  s.mrr10 = first ? 1.0 / static_cast<double>(first) : 0.0;
+  s.ndcg10 = dcg / ideal;
+  return s;
+}
+
+struct Aggregate {
+  std::size_t n = 0;
+  Scores sum;
+  void add(const Scores& s) {
+    ++n;
+    sum.recall1 += s.recall1;
+    sum.recall5 += s.recall5;
+    sum.mrr10 += s.mrr10;
+    sum.ndcg10 += s.ndcg10;
+  }
+  double mean(double Scores::*field) const { return n ? sum.*field / static_cast<double>(n) : 0.0; }
+  json to_json() const {
+    return json{{"n", n},
+                {"recall@1", mean(&Scores::recall1)},
+                {"recall@5", mean(&Scores::recall5)},
+                {"mrr@10", mean(&Scores::mrr10)},
+                {"ndcg@10", mean(&Scores::ndcg10)}};
+  }
+};
+
+struct Miss {
+  const Query* query;
+  std::vector<std::pair<std::string, double>> top;  // what came back (top 5)
+  std::size_t first_relevant;                       // 1-based within the top 10, 0 = none
+};
+
+struct RunResult {
+  std::string name;
+  std::vector<std::pair<std::string, Aggregate>> groups;  // in print order
+  std::vector<Miss> misses;
+  double build_ms = 0;
+  double query_us = 0;  // mean per query
+  std::size_t memory_bytes = 0;
+};
+
+RunResult run(const std::string& name, const toolmux::SearchOptions& options, const Catalog& catalog,
+              const std::vector<Query>& queries) {
+  RunResult result;
+  result.name = name;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto index = toolmux::ToolSearchIndex::build(catalog.documents, options);
+  const auto t1 = std::chrono::steady_clock::now();
+  result.build_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  result.memory_bytes = index->memory_bytes();
+
+  const std::vector<std::string> group_names = {
+      "all",           "kind=task",     "kind=paraphrase",   "kind=keyword",        "split=tune",
+      "split=heldout", "tune/task",     "tune/paraphrase",   "tune/keyword",        "heldout/task",
+      "heldout/paraphrase", "heldout/keyword"};
+  std::map<std::string, Aggregate> groups;
+  double query_seconds = 0;
+  for (const auto& q : queries) {
+    const auto s0 = std::chrono::steady_clock::now();
+    const auto hits = index->search(q.text, kLimit);
+    query_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    std::vector<std::string> ranked;
+    ranked.reserve(hits.size());
+    for (const auto& h : hits) ranked.push_back(catalog.ids.at(h.document));
+    const Scores s = score(ranked, q.relevant);
+    for (const std::string& g : {std::string("all"), "kind=" + q.kind, "split=" + q.split, q.split + "/" + q.kind}) {
+      groups[g].add(s);
+    }
+    if (s.recall5 == 0.0) {
+      Miss m{&q, {}, 0};
+      for (std::size_t i = 0; i < hits.size(); ++i) {
+        if (i < 5) m.top.emplace_back(ranked[i], hits[i].score);
+        if (!m.first_relevant && q.relevant.count(ranked[i])) m.first_relevant = i + 1;
+      }
+      result.misses.push_back(std::move(m));
+    }
+  }
+  result.query_us = queries.empty() ? 0 : query_seconds * 1e6 / static_cast<double>(queries.size());
+  for (const auto& g : group_names) {
+    if (groups.count(g)) result.groups.emplace_back(g, groups[g]);
+  }
+  for (const auto& [g, agg] : groups) {  // any kind/split outside the usual names
+    if (std::find(group_names.begin(), group_names.end(), g) == group_names.end()) result.groups.emplace_back(g, agg);
+  }
+  return result;
+}
+
+void print_table(const std::vector<RunResult>& results) {
+  std::printf("%-20s %-10s %5s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5", "MRR@10", "nDCG@10");
+  const std::size_t rows = results.empty() ? 0 : results.front().groups.size();
+  for (std::size_t row = 0; row < rows; ++row) {
+    for (const auto& r : results) {
+      const auto& [g, agg] = r.groups[row];
+      std::printf("%-20s %-10s %5zu %8.3f %8.3f %8.3f %8.3f\n", g.c_str(), r.name.c_str(), agg.n,
+                  agg.mean(&Scores::recall1), agg.mean(&Scores::recall5), agg.mean(&Scores::mrr10),
+                  agg.mean(&Scores::ndcg10));
+    }
+  }
+  for (const auto& r : results) {
+    std::printf("%s: build %.1f ms, %.1f us/query, index %.2f MiB, %zu queries missing from the top 5\n",
+                r.name.c_str(), r.build_ms, r.query_us, static_cast<double>(r.memory_bytes) / (1024.0 * 1024.0),
+                r.misses.size());
+  }
+}
+
+void print_misses(const RunResult& r) {
+  std::printf("\n== %s: %zu queries with no relevant tool in the top 5\n", r.name.c_str(), r.misses.size());
+  for (const auto& m : r.misses) {
+    std::printf("%s [%s/%s] \"%s\"\n", m.query->id.c_str(), m.query->kind.c_str(), m.query->split.c_str(),
+                m.query->text.c_str());
+    std::string want;
+    for (const auto& id : m.query->relevant) want += (want.empty() ? "" : ", ") + id;
+    std::printf("  want: %s\n", want.c_str());
+    if (m.first_relevant) {
+      std::printf("  first relevant at rank %zu\n", m.first_relevant);
+    } else {
+      std::printf("  no relevant tool in the top %zu\n", kLimit);
+    }
+    if (m.top.empty()) std::printf("  got: nothing\n");
+    for (std::size_t i = 0; i < m.top.size(); ++i) {
+      std::printf("  %zu. %-60s %.3f\n", i + 1, m.top[i].first.c_str(), m.top[i].second);
+    }
+  }
+}
+
+int usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--catalog DIR] [--queries FILE] [--show-misses] [--json-only]\n"
+               "          [--config both|toolmux|plain]\n"
+               "defaults: --catalog %s\n          --queries %s\n",
+               argv0, TOOLMUX_SQ_DEFAULT_CATALOG, TOOLMUX_SQ_DEFAULT_QUERIES);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path catalog_dir = TOOLMUX_SQ_DEFAULT_CATALOG;
+  fs::path queries_path = TOOLMUX_SQ_DEFAULT_QUERIES;
+  bool show_misses = false;
+  bool json_only = false;
+  std::string config = "both";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(std::string(arg) + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (arg == "--catalog") {
+        catalog_dir = value();
+      } else if (arg == "--queries") {
+        queries_path = value();
+      } else if (arg == "--show-misses") {
+        show_misses = true;
+      } else if (arg == "--json-only") {
+        json_only = true;
+      } else if (arg == "--config") {
+        config = value();
+        if (config != "both" && config != "toolmux" && config != "plain") return usage(argv[0]);
+      } else {
+        return usage(argv[0]);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return usage(argv[0]);
+    }
+  }
+
+  try {
+    const Catalog catalog = load_catalog(catalog_dir);
+    const std::set<std::string> known(catalog.ids.begin(), catalog.ids.end());
+    const std::vector<Query> queries = load_queries(queries_path, known);
+
+    std::vector<RunResult> results;
+    if (config != "toolmux") results.push_back(run("plain_bm25", toolmux::SearchOptions::plain_bm25(), catalog, queries));
+    if (config != "plain") results.push_back(run("toolmux", toolmux::SearchOptions{}, catalog, queries));
+
+    if (!json_only) {
+      std::printf("%zu tools, %zu queries (catalog %s)\n\n", catalog.documents.size(), queries.size(),
+                  catalog_dir.string().c_str());
+      print_table(results);
+      if (show_misses) {
+        for (const auto& r : results) print_misses(r);
+      }
+      std::printf("\n");
+    }
+    json line{{"tools", catalog.documents.size()}, {"queries", queries.size()}};
+    for (const auto& r : results) {
+      json groups = json::object();
+      for (const auto& [g, agg] : r.groups) groups[g] = agg.to_json();
+      line[r.name] = {{"groups", groups},
+                      {"build_ms", r.build_ms},
+                      {"query_us", r.query_us},
+                      {"memory_bytes", r.memory_bytes}};
+    }
+    std::cout << line.dump() << std::endl;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "search_quality: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

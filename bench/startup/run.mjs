@@ -16,10 +16,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const REPO_ROOT = path.resolve(here, '../..');
+import { REPO_ROOT, median, peerEntry, readMemory, round, sleep, toolmuxVersion } from '../lib/common.mjs';
+
 const PROTOCOL_VERSION = '2025-06-18'; // supported by both servers
 
 function parseArgs(argv) {
@@ -50,38 +49,6 @@ function parseArgs(argv) {
   return options;
 }
 
-function peerEntry() {
-  const pkgDir = path.join(here, 'node_modules/@modelcontextprotocol/server-filesystem');
-  const pkgFile = path.join(pkgDir, 'package.json');
-  if (!fs.existsSync(pkgFile)) {
-    throw new Error(`${pkgDir} is missing: run scripts/install-node-deps.sh (or npm ci in bench/startup)`);
-  }
-  const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8'));
-  const bin = typeof pkg.bin === 'string' ? pkg.bin : Object.values(pkg.bin ?? {})[0] ?? 'dist/index.js';
-  return { entry: path.join(pkgDir, bin), version: pkg.version };
-}
-
-function toolmuxVersion(bin) {
-  return new Promise((resolve) => {
-    const child = spawn(bin, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.on('error', () => resolve(null));
-    child.on('exit', () => resolve(out.trim() || null));
-  });
-}
-
-/** Reads VmRSS and VmHWM (kB) of a live process. */
-function readMemory(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name) => {
-    const match = new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
-    return match ? Number(match[1]) : null;
-  };
-  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One run: returns { startupMs, rssKb, hwmKb, toolCount }. */
 async function runOnce(server, root, options) {
@@ -176,14 +143,6 @@ function quantile(values, q) {
   return sorted[rank - 1];
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  if (n === 0) return null;
-  return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
-const round = (x, digits = 2) => (x === null ? null : Math.round(x * 10 ** digits) / 10 ** digits);
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));

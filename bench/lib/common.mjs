@@ -1,0 +1,55 @@
+// What the benchmarks under bench/ share: finding the peer server, the
+// binary's version, a process's memory, and the statistics they report.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The reference filesystem server pinned in bench/startup: its entry script and version. */
+export function peerEntry() {
+  const pkgDir = path.join(REPO_ROOT, 'bench/startup/node_modules/@modelcontextprotocol/server-filesystem');
+  const pkgFile = path.join(pkgDir, 'package.json');
+  if (!fs.existsSync(pkgFile)) {
+    throw new Error(`${pkgDir} is missing: run scripts/install-node-deps.sh (npm ci in bench/startup)`);
+  }
+  const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8'));
+  const bin = typeof pkg.bin === 'string' ? pkg.bin : Object.values(pkg.bin ?? {})[0] ?? 'dist/index.js';
+  return { entry: path.join(pkgDir, bin), version: pkg.version };
+}
+
+/** What `toolmux --version` prints, or null. */
+export function toolmuxVersion(bin) {
+  return new Promise((resolve) => {
+    const child = spawn(bin, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('error', () => resolve(null));
+    child.on('exit', () => resolve(out.trim() || null));
+  });
+}
+
+/** VmRSS and VmHWM (kB) of a live process. */
+export function readMemory(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
+    return match ? Number(match[1]) : null;
+  };
+  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The median of the values that are not null. */
+export function median(values) {
+  const sorted = values.filter((v) => v !== null && v !== undefined).sort((a, b) => a - b);
+  const n = sorted.length;
+  if (n === 0) return null;
+  return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+export const round = (x, digits = 2) =>
+  x === null || x === undefined ? null : Math.round(x * 10 ** digits) / 10 ** digits;

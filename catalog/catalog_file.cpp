@@ -27,8 +27,9 @@ namespace fs = std::filesystem;
 constexpr std::size_t kMaxFileBytes = 16u << 20;
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 
-const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools",
-                                                  "aliases", "policy",   "results"};
+const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools",    "aliases",
+                                                  "policy",  "results",  "discovery"};
+const std::vector<std::string_view> kDiscoveryFields = {"$comment", "mode", "pinned"};
 const std::vector<std::string_view> kToolFields = {
     "$comment",   "name",      "title",      "description", "inputSchema", "outputSchema",
     "sideEffect", "timeoutMs", "idempotent", "tags",        "version",     "command"};
@@ -516,6 +517,27 @@ ResultLimits read_results(const json& value, Problems& problems) {
   return limits;
 }
 
+DiscoverySettings read_discovery(const json& value, Problems& problems) {
+  DiscoverySettings discovery;
+  ObjectReader reader(value, "/discovery", problems);
+  reader.reject_unknown(kDiscoveryFields);
+  reader.string("$comment", false);
+  if (auto mode = reader.string("mode", false)) {
+    if (*mode == "auto") {
+      discovery.mode = DiscoverySettings::Mode::automatic;
+    } else if (*mode == "on") {
+      discovery.mode = DiscoverySettings::Mode::on;
+    } else if (*mode == "off") {
+      discovery.mode = DiscoverySettings::Mode::off;
+    } else {
+      reader.add(reader.pointer("mode"),
+                 "mode must be \"auto\", \"on\" or \"off\", not " + json(*mode).dump());
+    }
+  }
+  if (auto pinned = reader.strings("pinned", false)) discovery.pinned = std::move(*pinned);
+  return discovery;
+}
+
 // Where a problem goes in the report: the whole document first, then the
 // tools (by index), then aliases, policy and results.
 std::pair<int, long> problem_order(std::string_view pointer) {
@@ -528,6 +550,7 @@ std::pair<int, long> problem_order(std::string_view pointer) {
   if (under("/aliases")) return {2, 0};
   if (under("/policy")) return {3, 0};
   if (under("/results")) return {4, 0};
+  if (under("/discovery")) return {5, 0};
   return {0, 0};
 }
 
@@ -597,6 +620,9 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
   }
   if (const json* results = top.object("results", false)) {
     load.catalog.results = read_results(*results, problems);
+  }
+  if (const json* discovery = top.object("discovery", false)) {
+    load.catalog.discovery = read_discovery(*discovery, problems);
   }
 
   // Whole-document problems first, then tool by tool, then the other sections;

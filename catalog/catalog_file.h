@@ -25,11 +25,20 @@ struct CommandTool {
   CommandSpec command;
 };
 
+// "discovery": whether tools/list shows every tool or only the pinned ones
+// plus tool_search, call_tool and read_tool_result (the rest found by search).
+struct DiscoverySettings {
+  enum class Mode { automatic, on, off };
+  Mode mode = Mode::automatic;  // automatic: on when the catalog has more than 40 tools
+  std::vector<std::string> pinned;
+};
+
 struct CatalogFile {
   std::vector<CommandTool> command_tools;
-  AliasTable aliases;    // "aliases"
-  ToolPolicy policy;     // "policy"
-  ResultLimits results;  // "results"
+  AliasTable aliases;           // "aliases"
+  ToolPolicy policy;            // "policy"
+  ResultLimits results;         // "results"
+  DiscoverySettings discovery;  // "discovery"
 };
 
 struct CatalogLoad {

@@ -66,6 +66,9 @@ class CallContext {
     static const std::string none;
     return none;
   }
+  // Tools a search found for this caller: with discovery on they join the
+  // session's tool list (and the client is told the list changed).
+  virtual void tools_discovered(const std::vector<std::string>& /*names*/) {}
   // Who is calling, for the operator's access rules ("local" over stdio).
   virtual const std::string& principal() const {
     static const std::string none;

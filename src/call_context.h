@@ -29,6 +29,9 @@ class SessionCallContext final : public CallContext {
   void log(LogLevel level, const nlohmann::json& data) override;
   const std::string& session_id() const override { return session_->id(); }
   const std::string& principal() const override { return session_->principal(); }
+  void tools_discovered(const std::vector<std::string>& names) override {
+    session_->add_discovered(names);
+  }
 
   void finish();
 

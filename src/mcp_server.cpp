@@ -151,7 +151,8 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
 
   json result{
       {"protocolVersion", version},
-      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
+      {"capabilities",
+       {{"tools", {{"listChanged", catalog_->discovery}}}, {"logging", json::object()}}},
       {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
   };
   if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
@@ -161,10 +162,14 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
 void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {
   // A caller sees only the tools the operator's access rules let it call.
   std::vector<const json*> visible;
+  // With discovery on, the rest of the catalog joins as searches find it.
   for (const json& tool : catalog_->published) {
-    if (!catalog_->policy.denial(session->principal(), tool["name"].get<std::string>())) {
-      visible.push_back(&tool);
+    const std::string& name = tool["name"].get_ref<const std::string&>();
+    if (catalog_->policy.denial(session->principal(), name)) continue;
+    if (catalog_->discovery && !catalog_->always_listed.count(name) && !session->discovered(name)) {
+      continue;
     }
+    visible.push_back(&tool);
   }
   std::size_t offset = 0;
   if (m.params.is_object() && m.params.contains("cursor") && !m.params["cursor"].is_null()) {

@@ -1,5 +1,7 @@
 #include "src/session.h"
 
+#include <thread>
+
 namespace toolmux {
 
 bool Session::initialized() const {
@@ -55,6 +57,34 @@ void Session::cancel_all_calls() {
 bool Session::wait_for_calls(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   return calls_changed_.wait_for(lock, timeout, [this] { return calls_.empty(); });
+}
+
+bool Session::discovered(std::string_view tool) const {
+  std::lock_guard lock(mutex_);
+  return discovered_.find(tool) != discovered_.end();
+}
+
+void Session::add_discovered(const std::vector<std::string>& tools) {
+  bool notify = false;
+  {
+    std::lock_guard lock(mutex_);
+    bool changed = false;
+    for (const auto& tool : tools) changed |= discovered_.insert(tool).second;
+    if (changed && !list_change_pending_) {
+      list_change_pending_ = true;
+      notify = true;
+    }
+  }
+  if (!notify) return;
+  // Additions in the next moments ride on this one notification.
+  std::thread([self = shared_from_this()] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    {
+      std::lock_guard lock(self->mutex_);
+      self->list_change_pending_ = false;
+    }
+    self->send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+  }).detach();
 }
 
 }  // namespace toolmux

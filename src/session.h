@@ -12,7 +12,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -52,7 +54,7 @@ class CallControl {
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };
 
-class Session {
+class Session : public std::enable_shared_from_this<Session> {
  public:
   // `id` must be unguessable: results and other per-session state are keyed by
   // it. `principal` is who the operator's access rules apply to.
@@ -79,6 +81,11 @@ class Session {
   LogLevel log_level() const { return log_level_.load(); }
   void set_log_level(LogLevel level) { log_level_.store(level); }
 
+  // Tools this session's searches found (discovery mode). Adding new ones
+  // sends notifications/tools/list_changed once for a burst of additions.
+  bool discovered(std::string_view tool) const;
+  void add_discovered(const std::vector<std::string>& tools);
+
   // Registers a call under its request id. Returns null when a call with that
   // id is already in flight (JSON-RPC ids must be unique among open requests).
   std::shared_ptr<CallControl> begin_call(const nlohmann::json& request_id);
@@ -104,6 +111,8 @@ class Session {
   nlohmann::json client_capabilities_;
   nlohmann::json client_info_;
   std::map<std::string, std::shared_ptr<CallControl>> calls_;  // key: id.dump()
+  std::set<std::string, std::less<>> discovered_;
+  bool list_change_pending_ = false;
 };
 
 }  // namespace toolmux

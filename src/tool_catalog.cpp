@@ -13,6 +13,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
   const std::size_t before = problems.size();
+  DiscoverySettings discovery;
   auto take = [&problems](Problems more) {
     problems.insert(problems.end(), more.begin(), more.end());
   };
@@ -27,6 +28,15 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
 
   if (!options.catalog_file.empty()) {
     CatalogLoad load = load_catalog_file(options.catalog_file);
+    // The discovery tools' names are toolmux's, whatever the catalog holds.
+    for (std::size_t i = 0; i < load.catalog.command_tools.size(); ++i) {
+      const std::string& name = load.catalog.command_tools[i].spec.name;
+      if (name == kToolSearch || name == kCallTool || name == kReadToolResult) {
+        load.problems.push_back(
+            {"/tools/" + std::to_string(i) + "/name",
+             "tool \"" + name + "\": the name is reserved for toolmux's own " + name + " tool"});
+      }
+    }
     take(load.problems);
     if (load.problems.empty()) {
       take(register_catalog(*registry, load.catalog));
@@ -34,6 +44,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       catalog->policy = std::move(load.catalog.policy);
       catalog->limits = load.catalog.results;
       catalog->command_tool_count = load.catalog.command_tools.size();
+      discovery = load.catalog.discovery;
     }
   }
   if (problems.size() != before) return nullptr;
@@ -49,6 +60,23 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   }
   summary += ".";
   take(register_tool_search(*registry, catalog->search, summary));
+  if (problems.size() != before) return nullptr;
+
+  // Discovery: automatic turns on past 40 tools, where a model's choice of
+  // tool starts to suffer and tool definitions crowd its context.
+  constexpr std::size_t kDiscoveryThreshold = 40;
+  catalog->discovery = discovery.mode == DiscoverySettings::Mode::on ||
+                       (discovery.mode == DiscoverySettings::Mode::automatic &&
+                        registry->tools().size() > kDiscoveryThreshold);
+  catalog->always_listed = {kToolSearch, kCallTool, kReadToolResult};
+  for (std::size_t i = 0; i < discovery.pinned.size(); ++i) {
+    const std::string& name = discovery.pinned[i];
+    if (!registry->find(name)) {
+      problems.push_back({"/discovery/pinned/" + std::to_string(i),
+                          "pinned tool \"" + name + "\" does not exist"});
+    }
+    catalog->always_listed.insert(name);
+  }
   if (problems.size() != before) return nullptr;
 
   auto searchable = std::make_shared<SearchableCatalog>();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ struct Catalog {
   // the operator's fixed arguments hidden from its inputSchema.
   std::vector<nlohmann::json> published;
   std::size_t command_tool_count = 0;
+  // Discovery: when on, tools/list shows only `always_listed` (the pinned
+  // tools, tool_search, call_tool, read_tool_result) plus what each session's
+  // searches found.
+  bool discovery = false;
+  std::set<std::string, std::less<>> always_listed;
   // What tool_search answers from (set once every tool is registered).
   std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
 };

@@ -40,6 +40,9 @@ ToolResult answer(const SearchIndexHolder& holder, const json& args, CallContext
   const std::string query = args["query"].get<std::string>();
   const std::size_t limit = args.value("limit", kDefaultSearchLimit);
   json found = search_tools(*catalog, query, limit, context.principal());
+  std::vector<std::string> names;
+  for (const auto& tool : found) names.push_back(tool["name"].get<std::string>());
+  context.tools_discovered(names);
 
   std::string text;
   if (found.empty()) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -27,9 +28,13 @@ namespace fs = std::filesystem;
 constexpr std::size_t kMaxFileBytes = 16u << 20;
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 
-const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools",    "aliases",
-                                                  "policy",  "results",  "discovery"};
+const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools",     "aliases",
+                                                  "policy",  "results",  "discovery", "search"};
 const std::vector<std::string_view> kDiscoveryFields = {"$comment", "mode", "pinned"};
+const std::vector<std::string_view> kSearchFields = {"$comment", "weights", "synonyms",
+                                                     "expansionWeight"};
+const std::vector<std::string_view> kWeightFields = {
+    "name", "title", "description", "parameterNames", "parameterDescriptions", "enums"};
 const std::vector<std::string_view> kToolFields = {
     "$comment",   "name",      "title",      "description", "inputSchema", "outputSchema",
     "sideEffect", "timeoutMs", "idempotent", "tags",        "version",     "command"};
@@ -538,6 +543,56 @@ DiscoverySettings read_discovery(const json& value, Problems& problems) {
   return discovery;
 }
 
+// "search": tool_search's field weights and query expansion.
+SearchOptions read_search(const json& value, Problems& problems) {
+  SearchOptions options;
+  ObjectReader reader(value, "/search", problems);
+  reader.reject_unknown(kSearchFields);
+  reader.string("$comment", false);
+  auto non_negative = [&](ObjectReader& r, std::string_view field, double& out) {
+    const json* v = r.field(field, false);
+    if (!v) return;
+    if (!v->is_number() || v->get<double>() < 0 || v->get<double>() > 100) {
+      r.add(r.pointer(field), "expected a number from 0 to 100, got " + v->dump());
+      return;
+    }
+    out = v->get<double>();
+  };
+  if (const json* weights = reader.object("weights", false)) {
+    ObjectReader w(*weights, reader.pointer("weights"), problems);
+    w.reject_unknown(kWeightFields);
+    non_negative(w, "name", options.name_weight);
+    non_negative(w, "title", options.title_weight);
+    non_negative(w, "description", options.description_weight);
+    non_negative(w, "parameterNames", options.parameter_name_weight);
+    non_negative(w, "parameterDescriptions", options.parameter_description_weight);
+    non_negative(w, "enums", options.enum_weight);
+  }
+  if (const json* synonyms = reader.object("synonyms", false)) {
+    for (const auto& [word, expansions] : synonyms->items()) {
+      const std::string at = reader.pointer("synonyms") + "/" + pointer_token(word);
+      std::vector<std::string> words;
+      if (!expansions.is_array()) {
+        reader.add(at, "expected an array of words, got " + type_name(expansions));
+        continue;
+      }
+      for (const auto& e : expansions) {
+        if (e.is_string() && !e.get_ref<const std::string&>().empty()) {
+          words.push_back(e.get<std::string>());
+        } else {
+          reader.add(at, "expected an array of non-empty strings");
+          break;
+        }
+      }
+      std::string key = word;
+      for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      options.synonyms[key] = std::move(words);
+    }
+  }
+  non_negative(reader, "expansionWeight", options.expansion_weight);
+  return options;
+}
+
 // Where a problem goes in the report: the whole document first, then the
 // tools (by index), then aliases, policy and results.
 std::pair<int, long> problem_order(std::string_view pointer) {
@@ -551,6 +606,7 @@ std::pair<int, long> problem_order(std::string_view pointer) {
   if (under("/policy")) return {3, 0};
   if (under("/results")) return {4, 0};
   if (under("/discovery")) return {5, 0};
+  if (under("/search")) return {6, 0};
   return {0, 0};
 }
 
@@ -623,6 +679,9 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
   }
   if (const json* discovery = top.object("discovery", false)) {
     load.catalog.discovery = read_discovery(*discovery, problems);
+  }
+  if (const json* search = top.object("search", false)) {
+    load.catalog.search = read_search(*search, problems);
   }
 
   // Whole-document problems first, then tool by tool, then the other sections;

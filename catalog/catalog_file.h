@@ -17,6 +17,7 @@
 #include "catalog/tool.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
+#include "catalog/tool_search_index.h"
 
 namespace toolmux {
 
@@ -39,6 +40,7 @@ struct CatalogFile {
   ToolPolicy policy;            // "policy"
   ResultLimits results;         // "results"
   DiscoverySettings discovery;  // "discovery"
+  SearchOptions search;         // "search": field weights, synonyms
 };
 
 struct CatalogLoad {

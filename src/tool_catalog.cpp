@@ -14,6 +14,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   auto catalog = std::make_shared<Catalog>();
   const std::size_t before = problems.size();
   DiscoverySettings discovery;
+  SearchOptions search_options;
   auto take = [&problems](Problems more) {
     problems.insert(problems.end(), more.begin(), more.end());
   };
@@ -45,6 +46,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       catalog->limits = load.catalog.results;
       catalog->command_tool_count = load.catalog.command_tools.size();
       discovery = load.catalog.discovery;
+      search_options = load.catalog.search;
     }
   }
   if (problems.size() != before) return nullptr;
@@ -93,7 +95,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
     searchable->tools.push_back(published);
     catalog->published.push_back(std::move(published));
   }
-  searchable->index = ToolSearchIndex::build(std::move(documents));
+  searchable->index = ToolSearchIndex::build(std::move(documents), search_options);
   searchable->policy = &catalog->policy;
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);

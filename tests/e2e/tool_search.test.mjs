@@ -59,3 +59,26 @@ test('toolmux search runs the same search from the command line', async () => {
   assert.equal(none.code, 1);
   assert.match(none.stdout, /No tools match/);
 });
+
+test('the catalog file sets search synonyms and weights; bad ones are load errors', async () => {
+  const dir = makeTempDir();
+  const good = path.join(dir, 'good.json');
+  fs.writeFileSync(good, JSON.stringify({
+    tools: [{
+      name: 'count_lines', description: 'Counts the lines of a text file.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+      sideEffect: 'read_only', timeoutMs: 1000, command: { argv: ['wc', '-l', '--', '{path}'] },
+    }],
+    search: { synonyms: { wc: ['count', 'lines'] }, expansionWeight: 0.5, weights: { name: 3 } },
+  }));
+  const found = await runCli(['search', '--catalog', good, '--limit', '1', 'wc']);
+  assert.equal(found.code, 0, found.stderr);
+  assert.match(found.stdout, /^1\. count_lines /);
+
+  const bad = path.join(dir, 'bad.json');
+  fs.writeFileSync(bad, JSON.stringify({ tools: [], search: { weights: { nam: 1 }, synonyms: { x: 'y' } } }));
+  const out = await runCli(['check', bad]);
+  assert.equal(out.code, 1);
+  assert.match(out.stdout, /\/search\/weights\/nam: unknown field "nam" \(did you mean "name"\?\)/);
+  assert.match(out.stdout, /\/search\/synonyms\/x: expected an array of words/);
+});

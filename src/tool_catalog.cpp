@@ -92,10 +92,10 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
     // Built-ins come first, then the file's tools, then tool_search.
     const bool from_file = i >= builtins && i < builtins + catalog->command_tool_count;
     documents.push_back(search_document_from_tool(published, from_file ? "catalog" : "toolmux"));
-    searchable->tools.push_back(published);
     catalog->published.push_back(std::move(published));
   }
   searchable->index = ToolSearchIndex::build(std::move(documents), search_options);
+  searchable->tools = &catalog->published;
   searchable->policy = &catalog->policy;
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);

@@ -19,12 +19,12 @@ std::shared_ptr<const SearchableCatalog> SearchIndexHolder::get() const {
 json search_tools(const SearchableCatalog& catalog, std::string_view query, std::size_t limit,
                   std::string_view principal) {
   auto allowed = [&](std::size_t doc) {
-    const std::string& name = catalog.tools[doc]["name"].get_ref<const std::string&>();
+    const std::string& name = (*catalog.tools)[doc]["name"].get_ref<const std::string&>();
     return name != kToolSearch && (!catalog.policy || !catalog.policy->denial(principal, name));
   };
   json found = json::array();
   for (const auto& hit : catalog.index->search(query, limit, allowed)) {
-    const json& tool = catalog.tools[hit.document];
+    const json& tool = (*catalog.tools)[hit.document];
     found.push_back({{"name", tool["name"]},
                      {"description", tool.value("description", "")},
                      {"inputSchema", tool["inputSchema"]}});

@@ -29,8 +29,9 @@ inline constexpr std::size_t kMaxSearchLimit = 20;
 // published tool (name, description, inputSchema as tools/list shows it).
 struct SearchableCatalog {
   std::shared_ptr<const ToolSearchIndex> index;
-  std::vector<nlohmann::json> tools;   // by document number
-  const ToolPolicy* policy = nullptr;  // owned by the Catalog, which outlives every call
+  // Both owned by the Catalog, which outlives every call that searches it.
+  const std::vector<nlohmann::json>* tools = nullptr;  // by document number
+  const ToolPolicy* policy = nullptr;
 };
 
 // Set once, read by every call. Thread-safe.

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -111,6 +112,23 @@ std::size_t count_chars(std::string_view s) {
 
 bool starts_on_boundary(std::string_view s) {
   return s.empty() || (static_cast<unsigned char>(s.front()) & 0xc0) != 0x80;
+}
+
+// For threads (no REQUIRE there): the whole text read page by page, or
+// nullopt when the result was evicted meanwhile.
+std::optional<std::string> read_back_unless_evicted(const ResultStore& store,
+                                                    std::string_view owner, std::string_view id,
+                                                    std::size_t max_chars) {
+  std::string back;
+  std::uint64_t offset = 0;
+  for (;;) {
+    ReadError read_error = ReadError::none;
+    auto page = store.read(owner, id, offset, max_chars, read_error);
+    if (!page) return std::nullopt;
+    back += page->text;
+    if (!page->next_offset) return back;
+    offset = *page->next_offset;
+  }
 }
 
 // Reads the whole result page by page, checking each page; returns the text.
@@ -496,19 +514,8 @@ TEST_CASE("concurrent puts and reads") {
           ++failures;
           continue;
         }
-        std::string back;
-        std::uint64_t offset = 0;
-        for (;;) {
-          ReadError read_error = ReadError::none;
-          auto page = store->read(owner, id, offset, 20000, read_error);
-          if (!page) break;  // evicted meanwhile: fine
-          back += page->text;
-          if (!page->next_offset) {
-            if (back != text) ++failures;
-            break;
-          }
-          offset = *page->next_offset;
-        }
+        auto back = read_back_unless_evicted(*store, owner, id, 20000);
+        if (back && *back != text) ++failures;
       }
     });
   }
@@ -647,19 +654,8 @@ TEST_CASE("concurrent puts and reads of large results") {
           ++failures;
           continue;
         }
-        std::string back;
-        std::uint64_t offset = 0;
-        for (;;) {
-          ReadError read_error = ReadError::none;
-          auto page = store->read(owner, id, offset, 100'000, read_error);
-          if (!page) break;  // evicted meanwhile: fine
-          back += page->text;
-          if (!page->next_offset) {
-            if (back != text) ++failures;
-            break;
-          }
-          offset = *page->next_offset;
-        }
+        auto back = read_back_unless_evicted(*store, owner, id, 100'000);
+        if (back && *back != text) ++failures;
       }
     });
   }

@@ -43,6 +43,13 @@ enum class LogLevel { debug, info, notice, warning, error, critical, alert, emer
 std::optional<LogLevel> log_level_from_name(std::string_view name);
 std::string_view log_level_name(LogLevel level);
 
+// What the client answered to a request the server sent it while serving a
+// call (elicitation, sampling): its result, or why there is none.
+struct ClientAnswer {
+  std::optional<json> result;
+  std::string error;  // set when there is no result: the client's error, a timeout, ...
+};
+
 // The handler's view of the call it serves. Implemented by the server; every
 // method may be called from the handler's thread at any time during the call
 // and does nothing harmful after the call has ended.
@@ -73,6 +80,15 @@ class CallContext {
   virtual const std::string& principal() const {
     static const std::string none;
     return none;
+  }
+  // The capabilities the client declared at initialize ({} when unknown):
+  // ask_client may only use what is there ("elicitation", "sampling", ...).
+  virtual json client_capabilities() const { return json::object(); }
+  // Sends the client a request (e.g. "elicitation/create",
+  // "sampling/createMessage") on the call's own stream and waits for the
+  // answer, at most until the call's deadline or its cancellation.
+  virtual ClientAnswer ask_client(const std::string& method, const json& /*params*/) {
+    return {std::nullopt, "this call cannot send " + method + " to the client"};
   }
 };
 

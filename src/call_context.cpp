@@ -1,5 +1,6 @@
 #include "src/call_context.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "src/jsonrpc.h"
@@ -8,9 +9,11 @@ namespace toolmux {
 
 SessionCallContext::SessionCallContext(std::shared_ptr<Session> session,
                                        std::shared_ptr<CallControl> control,
-                                       nlohmann::json progress_token, std::string logger_name)
+                                       nlohmann::json request_id, nlohmann::json progress_token,
+                                       std::string logger_name)
     : session_(std::move(session)),
       control_(std::move(control)),
+      request_id_(std::move(request_id)),
       progress_token_(std::move(progress_token)),
       logger_name_(std::move(logger_name)) {}
 
@@ -25,14 +28,30 @@ void SessionCallContext::report_progress(double progress, std::optional<double> 
   nlohmann::json params{{"progressToken", progress_token_}, {"progress", progress}};
   if (total) params["total"] = *total;
   if (!message.empty()) params["message"] = message;
-  session_->send(jsonrpc::make_notification("notifications/progress", std::move(params)));
+  session_->send_related(jsonrpc::make_notification("notifications/progress", std::move(params)),
+                         request_id_);
 }
 
 void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
   if (level < session_->log_level()) return;
-  session_->send(jsonrpc::make_notification(
-      "notifications/message",
-      {{"level", log_level_name(level)}, {"logger", logger_name_}, {"data", data}}));
+  session_->send_related(
+      jsonrpc::make_notification(
+          "notifications/message",
+          {{"level", log_level_name(level)}, {"logger", logger_name_}, {"data", data}}),
+      request_id_);
+}
+
+ClientAnswer SessionCallContext::ask_client(const std::string& method,
+                                            const nlohmann::json& params) {
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return {std::nullopt, "the call has already ended"};
+  }
+  // The wait ends with the call: its deadline or its cancellation.
+  const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+      control_->deadline() - std::chrono::steady_clock::now());
+  const auto timeout = std::max(std::chrono::milliseconds(0), remaining);
+  return session_->request_client(method, params, request_id_, control_.get(), timeout);
 }
 
 void SessionCallContext::finish() {

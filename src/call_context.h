@@ -19,8 +19,11 @@ namespace toolmux {
 
 class SessionCallContext final : public CallContext {
  public:
+  // `request_id` is the tools/call request served: what the call sends
+  // belongs to it (on HTTP, its stream).
   SessionCallContext(std::shared_ptr<Session> session, std::shared_ptr<CallControl> control,
-                     nlohmann::json progress_token, std::string logger_name);
+                     nlohmann::json request_id, nlohmann::json progress_token,
+                     std::string logger_name);
 
   bool cancelled() const override { return control_->stop_requested(); }
   std::chrono::steady_clock::time_point deadline() const override { return control_->deadline(); }
@@ -32,12 +35,15 @@ class SessionCallContext final : public CallContext {
   void tools_discovered(const std::vector<std::string>& names) override {
     session_->add_discovered(names);
   }
+  nlohmann::json client_capabilities() const override { return session_->client_capabilities(); }
+  ClientAnswer ask_client(const std::string& method, const nlohmann::json& params) override;
 
   void finish();
 
  private:
   std::shared_ptr<Session> session_;
   std::shared_ptr<CallControl> control_;
+  const nlohmann::json request_id_;
   const nlohmann::json progress_token_;  // null: the client asked for no progress
   const std::string logger_name_;
   std::mutex mutex_;

@@ -23,7 +23,8 @@ std::string usage_text() {
   return R"(toolmux — a managed MCP tool catalog server
 
 Usage:
-  toolmux serve [options]     Serve MCP over stdio (one JSON-RPC message per line).
+  toolmux serve [options]     Serve MCP over stdio (one JSON-RPC message per line),
+                              or over Streamable HTTP with --http.
   toolmux check FILE [--allow-writes] [--root DIR]...
                               Check a catalog file against the tools serve would offer
                               with those options; list every problem with its JSON pointer.
@@ -43,6 +44,19 @@ Options for serve:
   --page-size N               Tools per tools/list page (default: all on one page).
   --max-message-bytes N       Largest message accepted (default: 16777216).
   --log-level LEVEL           stderr log level: debug, info, warning, error (default: info).
+
+Options for serve --http:
+  --http HOST:PORT            Serve Streamable HTTP on that address (e.g. 127.0.0.1:8080;
+                              port 0 picks a free one; the log says which).
+  --path PATH                 The MCP endpoint (default: /mcp). Also served: /health, /metrics.
+  --allow-host NAME           A Host header name accepted besides localhost, 127.0.0.1 and
+                              [::1]; repeatable. Needed when clients reach another name.
+  --allow-origin ORIGIN       A browser Origin accepted besides loopback ones; repeatable.
+  --tokens-file FILE          Bearer tokens, "principal=token" per line; with it (or with
+                              $TOOLMUX_TOKENS holding the same entries) every request needs one.
+  --max-sessions N            Open sessions at most (default: 1000); then new ones get 503.
+  --session-idle SECONDS      A session unused this long ends (default: 3600).
+  --shutdown-grace SECONDS    On SIGTERM, how long running calls may finish (default: 10).
 )";
 }
 
@@ -140,10 +154,48 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
         if (!level) return usage_error("--log-level must be debug, info, warning or error");
         o.log_level = *level;
       }
+    } else if (flag == "--http") {
+      if (!value(v)) return usage_error("--http needs HOST:PORT");
+      const auto colon = v.rfind(':');
+      std::size_t port = 0;
+      if (colon == std::string::npos || colon == 0 || !parse_size(v.substr(colon + 1), port) ||
+          port > 65535) {
+        return usage_error("--http needs HOST:PORT, e.g. 127.0.0.1:8080 (got \"" + v + "\")");
+      }
+      o.http = true;
+      o.http_host = v.substr(0, colon);
+      if (o.http_host.size() > 2 && o.http_host.front() == '[' && o.http_host.back() == ']') {
+        o.http_host = o.http_host.substr(1, o.http_host.size() - 2);
+      }
+      o.http_port = static_cast<int>(port);
+    } else if (flag == "--path" || flag == "--allow-host" || flag == "--allow-origin" ||
+               flag == "--tokens-file") {
+      if (!value(v) || v.empty()) return usage_error(flag + " needs a value");
+      if (flag == "--path") {
+        if (v[0] != '/') return usage_error("--path must start with /");
+        o.http_path = v;
+      } else if (flag == "--allow-host") {
+        o.allowed_hosts.push_back(v);
+      } else if (flag == "--allow-origin") {
+        o.allowed_origins.push_back(v);
+      } else {
+        o.tokens_file = v;
+      }
+    } else if (flag == "--max-sessions" || flag == "--session-idle" || flag == "--shutdown-grace") {
+      std::size_t n = 0;
+      if (!value(v) || !parse_size(v, n) || n == 0) {
+        return usage_error(flag + " needs a whole number above 0");
+      }
+      if (flag == "--max-sessions") o.max_sessions = n;
+      if (flag == "--session-idle") o.session_idle_seconds = n;
+      if (flag == "--shutdown-grace") o.shutdown_grace_seconds = n;
     } else {
       return usage_error("unknown option \"" + flag + "\" for serve");
     }
   }
+  const bool http_only = !o.tokens_file.empty() || !o.allowed_hosts.empty() ||
+                         !o.allowed_origins.empty() || o.http_path != "/mcp";
+  if (http_only && !o.http) return usage_error("those options need --http HOST:PORT");
   return cl;
 }
 

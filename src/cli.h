@@ -18,6 +18,18 @@ struct ServeOptions {
   std::size_t page_size = 0;  // 0 = all tools on one page
   std::size_t max_message_bytes = std::size_t{16} << 20;
   LogLevel log_level = LogLevel::info;  // of the stderr log
+
+  // Streamable HTTP instead of stdio (--http HOST:PORT).
+  bool http = false;
+  std::string http_host = "127.0.0.1";
+  int http_port = 0;
+  std::string http_path = "/mcp";
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_origins;
+  std::filesystem::path tokens_file;  // "principal=token" lines; also $TOOLMUX_TOKENS
+  std::size_t max_sessions = 1000;
+  std::size_t session_idle_seconds = 3600;
+  std::size_t shutdown_grace_seconds = 10;
 };
 
 struct CommandLine {

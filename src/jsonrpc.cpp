@@ -58,6 +58,11 @@ Message parse_message(std::string_view text, const JsonLimits& limits) {
   if (method_it == doc.end()) {
     if (has_id && (doc.contains("result") || doc.contains("error"))) {
       m.kind = Message::Kind::response;
+      if (auto r = doc.find("result"); r != doc.end()) {
+        m.response["result"] = std::move(*r);
+      } else {
+        m.response["error"] = std::move(doc["error"]);
+      }
       m.violations = std::move(parsed.violations);
       return m;
     }

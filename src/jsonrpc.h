@@ -27,6 +27,8 @@ struct Message {
   json id;  // string or integer for requests and responses; null otherwise
   std::string method;
   json params;  // object, or null when absent
+  // For Kind::response: {"result": ...} or {"error": ...} as the peer sent it.
+  json response;
   // Boundary violations found anywhere in the message, pointers from its root.
   std::vector<JsonViolation> violations;
   // Set for Kind::invalid: why, and which error code answers it.

@@ -8,6 +8,7 @@
 #include "catalog/utf8.h"
 #include "src/cli.h"
 #include "src/logger.h"
+#include "src/serve_http.h"
 #include "src/serve_stdio.h"
 #include "src/tool_catalog.h"
 
@@ -70,6 +71,7 @@ int run_serve(const ServeOptions& options) {
   store_options.retention = catalog->limits.retention;
   store_options.max_bytes = catalog->limits.store_max_bytes;
   results->configure(store_options);
+  if (options.http) return serve_http(catalog, results, options, logger);
   return serve_stdio(catalog, results, options, logger);
 }
 

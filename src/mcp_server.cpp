@@ -16,7 +16,7 @@ namespace {
 
 void respond_error(Session& session, const json& id, int code, std::string_view message,
                    json data = nullptr) {
-  session.send(jsonrpc::make_error(id, code, message, std::move(data)));
+  session.send_related(jsonrpc::make_error(id, code, message, std::move(data)), id);
 }
 
 // Violations outside the arguments of a tools/call make the whole message
@@ -34,6 +34,15 @@ const JsonViolation* first_violation_outside(const std::vector<JsonViolation>& v
 
 }  // namespace
 
+ServerOptions server_options_for(const Catalog& catalog, const ServeOptions& serve,
+                                 std::shared_ptr<LazyResultStore> results) {
+  ServerOptions options;
+  options.page_size = serve.page_size;
+  options.instructions = server_instructions(catalog);
+  options.results = std::move(results);
+  return options;
+}
+
 McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions options, Logger& logger,
                      Metrics& metrics)
     : catalog_(std::move(catalog)),
@@ -47,7 +56,7 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   };
   methods_.emplace("initialize", bind(&McpServer::initialize));
   methods_.emplace("ping", [](const Message& m, const std::shared_ptr<Session>& s) {
-    s->send(jsonrpc::make_result(m.id, json::object()));
+    s->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
   });
   methods_.emplace("tools/list", bind(&McpServer::list_tools));
   methods_.emplace("tools/call", bind(&McpServer::call_tool));
@@ -55,7 +64,10 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
 }
 
 void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& session) {
-  Message m = jsonrpc::parse_message(text, options_.json_limits);
+  handle(jsonrpc::parse_message(text, options_.json_limits), session);
+}
+
+void McpServer::handle(const Message& m, const std::shared_ptr<Session>& session) {
   switch (m.kind) {
     case Message::Kind::invalid:
       logger_.write(LogLevel::info, "invalid_message",
@@ -63,8 +75,11 @@ void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& se
       respond_error(*session, m.id, m.error_code, m.error);
       return;
     case Message::Kind::response:
-      // We send no requests yet, so there is nothing to match a response to.
-      logger_.write(LogLevel::debug, "unexpected_response", {{"session", session->label()}});
+      // The answer to a request a tool sent the client (elicitation, sampling).
+      if (!session->deliver_response(m.id, m.response)) {
+        logger_.write(LogLevel::debug, "unexpected_response",
+                      {{"session", session->label()}, {"id", m.id}});
+      }
       return;
     case Message::Kind::notification:
       handle_notification(m, session);
@@ -156,7 +171,7 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
       {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
   };
   if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
-  session->send(jsonrpc::make_result(m.id, std::move(result)));
+  session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 
 void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {
@@ -188,7 +203,7 @@ void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& ses
   for (std::size_t i = offset; i < end; ++i) listed.push_back(*visible[i]);
   json result{{"tools", std::move(listed)}};
   if (end < visible.size()) result["nextCursor"] = encode_tool_list_cursor(end);
-  session->send(jsonrpc::make_result(m.id, std::move(result)));
+  session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 
 void McpServer::set_log_level(const Message& m, const std::shared_ptr<Session>& session) {
@@ -203,7 +218,7 @@ void McpServer::set_log_level(const Message& m, const std::shared_ptr<Session>& 
     return;
   }
   session->set_log_level(*level);
-  session->send(jsonrpc::make_result(m.id, json::object()));
+  session->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
 }
 
 void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& session) {
@@ -224,8 +239,8 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
     progress_token = params["_meta"].value("progressToken", json(nullptr));
   }
   const std::string name = params["name"].get<std::string>();
-  auto context =
-      std::make_shared<SessionCallContext>(session, control, progress_token, "toolmux/" + name);
+  auto context = std::make_shared<SessionCallContext>(session, control, m.id, progress_token,
+                                                      "toolmux/" + name);
   ToolCall call;
   call.session_id = session->id();
   call.session_label = session->label();
@@ -245,9 +260,11 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
     // A cancelled request gets no response (MCP cancellation utility).
     if (out.protocol_error) {
       const ProtocolError& e = *out.protocol_error;
-      session->send(jsonrpc::make_error(id, e.code, e.message, e.data));
+      session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
     } else if (out.outcome != CallOutcome::cancelled) {
-      session->send(jsonrpc::make_result(id, out.result.to_json()));
+      session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
+    } else {
+      session->request_finished(id);
     }
     session->end_call(id);
   }).detach();

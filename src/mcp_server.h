@@ -40,6 +40,10 @@ struct ServerOptions {
   std::shared_ptr<LazyResultStore> results;  // where large results go; null = never offload
 };
 
+// The options `toolmux serve` runs the server with, over either transport.
+ServerOptions server_options_for(const Catalog& catalog, const ServeOptions& serve,
+                                 std::shared_ptr<LazyResultStore> results);
+
 class McpServer {
  public:
   McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions options, Logger& logger,
@@ -47,6 +51,10 @@ class McpServer {
 
   // Handles one message (its text, as the transport read it) from `session`.
   void handle(std::string_view text, const std::shared_ptr<Session>& session);
+  // The same for a message the transport has already parsed (with
+  // jsonrpc::parse_message and this server's json_limits()).
+  void handle(const jsonrpc::Message& message, const std::shared_ptr<Session>& session);
+  const JsonLimits& json_limits() const { return options_.json_limits; }
 
   // Answers a message the transport could not even read (e.g. over the size
   // limit) with a -32700 error that says why.

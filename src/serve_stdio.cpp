@@ -14,7 +14,7 @@ namespace {
 class StdioSink final : public MessageSink {
  public:
   explicit StdioSink(StdioTransport& transport) : transport_(transport) {}
-  void send(const nlohmann::json& message) override {
+  void send(const nlohmann::json& message, const nlohmann::json& /*related_request*/) override {
     // Strings are valid UTF-8 by the time they get here (the result boundary
     // checks tool output); replace is the last line of defence, not a path.
     transport_.write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -40,12 +40,6 @@ void install_signal_handlers() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
-std::string describe_tools(const ToolRegistry& registry) {
-  return "toolmux serves " + std::to_string(registry.tools().size()) +
-         " tools. File tools take paths relative to the folders toolmux was given; "
-         "a tool's annotations tell whether it only reads or changes something.";
-}
-
 }  // namespace
 
 int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
@@ -55,12 +49,8 @@ int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
   g_transport = &transport;
   install_signal_handlers();
 
-  ServerOptions server_options;
-  server_options.page_size = options.page_size;
-  server_options.instructions = describe_tools(*catalog->registry);
-  server_options.results = results;
   Metrics metrics;
-  McpServer server(catalog, server_options, logger, metrics);
+  McpServer server(catalog, server_options_for(*catalog, options, results), logger, metrics);
   StdioSink sink(transport);
   // One session for the process. Its id keys the results it offloads, so it
   // is random: a later process on the same data directory cannot read them.

@@ -9,9 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -25,10 +28,22 @@ namespace toolmux {
 
 // Where a session's outgoing messages go. Implemented by a transport;
 // send() is called from many threads and must write each message whole.
+// `related_request` is the id of the client request the message belongs to
+// (its response, or progress, log messages and requests sent while serving
+// it), null for messages of the session as a whole such as list_changed. A
+// transport with one channel (stdio) ignores it; Streamable HTTP uses it to
+// pick the stream.
 class MessageSink {
  public:
   virtual ~MessageSink() = default;
-  virtual void send(const nlohmann::json& message) = 0;
+  virtual void send(const nlohmann::json& message, const nlohmann::json& related_request) = 0;
+  // The request ended without a response (it was cancelled).
+  virtual void request_finished(const nlohmann::json& /*request_id*/) {}
+  // A tool asks to end the connection that carries its request's messages now;
+  // the client reconnects to get the rest (SSE polling). Nothing to do on stdio.
+  virtual void close_request_stream(const nlohmann::json& /*request_id*/) {}
+  // The session has ended: whatever the transport holds open for it closes.
+  virtual void session_ended() {}
 };
 
 // Stop signal and deadline of one tools/call. cancel() is called by the
@@ -64,11 +79,42 @@ class Session : public std::enable_shared_from_this<Session> {
         principal_(std::move(principal)),
         label_(std::move(label)),
         sink_(sink) {}
+  // The same, for a transport that keeps a sink per session: the session owns it.
+  Session(std::string id, std::string principal, std::string label,
+          std::shared_ptr<MessageSink> sink)
+      : id_(std::move(id)),
+        principal_(std::move(principal)),
+        label_(std::move(label)),
+        owned_sink_(std::move(sink)),
+        sink_(*owned_sink_) {}
 
   const std::string& id() const { return id_; }
   const std::string& label() const { return label_; }
   const std::string& principal() const { return principal_; }
-  void send(const nlohmann::json& message) { sink_.send(message); }
+  // The sink this session owns (null when the transport keeps it).
+  const std::shared_ptr<MessageSink>& owned_sink() const { return owned_sink_; }
+
+  // A message of the session as a whole (e.g. list_changed).
+  void send(const nlohmann::json& message) { sink_.send(message, nullptr); }
+  // A response to `request_id`, or a message sent while serving it.
+  void send_related(const nlohmann::json& message, const nlohmann::json& request_id) {
+    sink_.send(message, request_id);
+  }
+
+  void request_finished(const nlohmann::json& request_id) { sink_.request_finished(request_id); }
+  void close_request_stream(const nlohmann::json& request_id) {
+    sink_.close_request_stream(request_id);
+  }
+
+  // Sends a request to the client (on the stream of `related_request`) and
+  // waits for its answer, until `timeout` passes or `control` (may be null)
+  // says the call that asked was stopped.
+  ClientAnswer request_client(const std::string& method, nlohmann::json params,
+                              const nlohmann::json& related_request, const CallControl* control,
+                              std::chrono::milliseconds timeout);
+  // A response from the client: completes the request_client waiting for it.
+  // False when no request with that id is waiting.
+  bool deliver_response(const nlohmann::json& id, const nlohmann::json& message);
 
   // Lifecycle (legacy era): initialize sets the negotiated version.
   bool initialized() const;
@@ -76,10 +122,21 @@ class Session : public std::enable_shared_from_this<Session> {
   void set_initialized(std::string protocol_version, nlohmann::json client_capabilities,
                        nlohmann::json client_info);
   nlohmann::json client_info() const;
+  nlohmann::json client_capabilities() const;
+
+  // What a session keeps across a restart of the server (its lifecycle state,
+  // log level and discovered tools), as JSON; restore() takes it back.
+  nlohmann::json state() const;
+  void restore(const nlohmann::json& state);
+  // Called (outside the session's lock) after that state changed.
+  void set_state_listener(std::function<void(const Session&)> listener);
 
   // The level set by logging/setLevel; notifications/message below it are not sent.
   LogLevel log_level() const { return log_level_.load(); }
-  void set_log_level(LogLevel level) { log_level_.store(level); }
+  void set_log_level(LogLevel level) {
+    log_level_.store(level);
+    state_changed();
+  }
 
   // Tools this session's searches found (discovery mode). Adding new ones
   // sends notifications/tools/list_changed once for a burst of additions.
@@ -98,9 +155,12 @@ class Session : public std::enable_shared_from_this<Session> {
   bool wait_for_calls(std::chrono::milliseconds timeout);
 
  private:
+  void state_changed();
+
   const std::string id_;
   const std::string principal_;
   const std::string label_;
+  const std::shared_ptr<MessageSink> owned_sink_;
   MessageSink& sink_;
   std::atomic<LogLevel> log_level_{LogLevel::warning};
 
@@ -113,6 +173,15 @@ class Session : public std::enable_shared_from_this<Session> {
   std::map<std::string, std::shared_ptr<CallControl>> calls_;  // key: id.dump()
   std::set<std::string, std::less<>> discovered_;
   bool list_change_pending_ = false;
+  std::function<void(const Session&)> state_listener_;
+  // Requests sent to the client, waiting for its answer; key: id.dump().
+  struct PendingAnswer {
+    bool done = false;
+    ClientAnswer answer;
+  };
+  std::map<std::string, std::shared_ptr<PendingAnswer>> pending_answers_;
+  std::condition_variable answers_changed_;
+  std::uint64_t next_request_id_ = 1;
 };
 
 }  // namespace toolmux

@@ -102,4 +102,10 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   return catalog;
 }
 
+std::string server_instructions(const Catalog& catalog) {
+  return "toolmux serves " + std::to_string(catalog.registry->tools().size()) +
+         " tools. File tools take paths relative to the folders toolmux was given; "
+         "a tool's annotations tell whether it only reads or changes something.";
+}
+
 }  // namespace toolmux

@@ -49,4 +49,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems);
 
+// The instructions the initialize result carries: what the catalog offers.
+std::string server_instructions(const Catalog& catalog);
+
 }  // namespace toolmux

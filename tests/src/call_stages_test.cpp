@@ -175,7 +175,7 @@ TEST_CASE(
   auto other = std::make_shared<Session>("other-session", "local", "other", f.sink);
   ToolCall foreign = f.make_call("read_tool_result", json{{"result_id", id}}.dump());
   foreign.session_id = other->id();
-  foreign.context = std::make_shared<SessionCallContext>(other, foreign.control, nullptr, "t");
+  foreign.context = std::make_shared<SessionCallContext>(other, foreign.control, 1, nullptr, "t");
   ToolCall forged = f.make_call("read_tool_result", json{{"result_id", id + "x"}}.dump());
   const std::string foreign_text = text_at(f.pipeline(foreign));
   const std::string forged_text = text_at(f.pipeline(forged));

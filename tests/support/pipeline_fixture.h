@@ -44,7 +44,7 @@ struct PipelineFixture {
     call.catalog = catalog;
     call.raw_arguments = parse_untrusted_json(arguments_json);
     call.control = std::make_shared<CallControl>();
-    call.context = std::make_shared<SessionCallContext>(session, call.control, nullptr, "test");
+    call.context = std::make_shared<SessionCallContext>(session, call.control, 1, nullptr, "test");
     return call;
   }
 

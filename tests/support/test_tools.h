@@ -112,7 +112,7 @@ inline std::shared_ptr<Catalog> make_test_catalog(
 // Collects what the server sends, and lets a test wait for a message.
 class CapturingSink : public MessageSink {
  public:
-  void send(const json& message) override {
+  void send(const json& message, const json& /*related_request*/) override {
     std::lock_guard lock(mutex_);
     messages_.push_back(message);
     changed_.notify_all();

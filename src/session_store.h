@@ -1,0 +1,65 @@
+// Where HTTP sessions are kept so that they outlive a restart of the server: a
+// RocksDB database in data_dir/sessions holding each session's record (its
+// principal and Session::state()) and the SSE events sent to it, so that a
+// client reconnecting with Last-Event-ID after a restart still gets what it
+// missed.
+//
+// One process per data directory serves HTTP sessions: open() fails, naming
+// the folder, when another process holds it.
+//
+// Keys: "s/<session id>" -> record JSON; "e/<session id>/<seq, 16 hex digits>"
+// -> {"stream": n, "data": message text, "final": bool}, so a session's events are one
+// ordered range. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace toolmux {
+
+struct StoredEvent {
+  std::uint64_t seq = 0;
+  std::uint64_t stream = 0;
+  std::string data;
+  bool final = false;  // the response that ends its request's stream
+};
+
+class SessionStore {
+ public:
+  // Null with `error` set when the database cannot be opened.
+  static std::unique_ptr<SessionStore> open(const std::filesystem::path& data_dir,
+                                            std::string& error);
+  ~SessionStore();
+
+  void put_session(std::string_view id, const nlohmann::json& record);
+  // Deletes the session's record and all its events.
+  void delete_session(std::string_view id);
+  // Every stored session: (id, record).
+  std::vector<std::pair<std::string, nlohmann::json>> load_sessions() const;
+
+  void append_event(std::string_view session, const StoredEvent& event);
+  // The session's events with seq > after_seq, in order (all streams).
+  std::vector<StoredEvent> events_after(std::string_view session, std::uint64_t after_seq) const;
+  // The highest seq stored for the session; 0 when none.
+  std::uint64_t last_seq(std::string_view session) const;
+  // Deletes the session's events with seq < below_seq.
+  void trim_events(std::string_view session, std::uint64_t below_seq);
+
+  // Makes everything written so far durable (shutdown).
+  void flush();
+
+  struct Impl;
+
+ private:
+  explicit SessionStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace toolmux

@@ -1,0 +1,260 @@
+#include "transports/http_streams.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace toolmux {
+
+using nlohmann::json;
+
+namespace {
+
+// Events kept in memory per session (older ones are read from the store), and
+// kept in the store (older ones are deleted).
+constexpr std::size_t kRecentEvents = 1024;
+constexpr std::uint64_t kStoredEvents = 4096;
+
+}  // namespace
+
+struct Exchange {
+  json request_id;
+  enum class Mode { undecided, json_body, sse, ended } mode = Mode::undecided;
+  std::deque<std::pair<std::string, bool>> pending;  // undecided: (text, final)
+  std::uint64_t stream = 0;                          // sse
+};
+
+std::optional<StreamCursor> parse_event_id(const std::string& id) {
+  const auto dash = id.find('-');
+  if (dash == std::string::npos) return std::nullopt;
+  StreamCursor cursor;
+  const char* end = id.data() + id.size();
+  auto [p1, e1] = std::from_chars(id.data(), id.data() + dash, cursor.stream);
+  auto [p2, e2] = std::from_chars(id.data() + dash + 1, end, cursor.after_seq);
+  if (e1 != std::errc() || p1 != id.data() + dash || e2 != std::errc() || p2 != end) {
+    return std::nullopt;
+  }
+  return cursor;
+}
+
+std::string format_event_id(std::uint64_t stream, std::uint64_t seq) {
+  return std::to_string(stream) + "-" + std::to_string(seq);
+}
+
+SessionStreams::SessionStreams(std::string session_id, SessionStore* store)
+    : session_id_(std::move(session_id)), store_(store) {
+  // After a restart, ids go on from the last stored event.
+  if (store_) last_seq_ = store_->last_seq(session_id_);
+}
+
+std::uint64_t SessionStreams::append_event(std::uint64_t stream, const std::string& data,
+                                           bool final) {
+  StoredEvent event{++last_seq_, stream, data, final};
+  if (store_) {
+    store_->append_event(session_id_, event);
+    if (event.seq % 256 == 0 && event.seq > kStoredEvents) {
+      store_->trim_events(session_id_, event.seq - kStoredEvents);
+    }
+  }
+  recent_.push_back(std::move(event));
+  if (recent_.size() > kRecentEvents) recent_.pop_front();
+  return last_seq_;
+}
+
+void SessionStreams::switch_to_sse(Exchange& exchange) {
+  // The stream's id is a seq of its own, so ids stay unique after a restart.
+  exchange.stream = ++last_seq_;
+  exchange.mode = Exchange::Mode::sse;
+  bool ended = false;
+  for (auto& [text, final] : exchange.pending) {
+    append_event(exchange.stream, text, final);
+    ended |= final;
+  }
+  exchange.pending.clear();
+  if (!ended) live_streams_[exchange.stream] = exchanges_[exchange.request_id.dump()];
+  ++writers_;
+}
+
+void SessionStreams::send(const json& message, const json& related_request) {
+  const std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
+  const bool final = !related_request.is_null() && !message.contains("method") &&
+                     message.contains("id") && message["id"] == related_request;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    if (!related_request.is_null()) {
+      auto it = exchanges_.find(related_request.dump());
+      if (it != exchanges_.end()) {
+        Exchange& exchange = *it->second;
+        if (exchange.mode == Exchange::Mode::undecided) {
+          exchange.pending.emplace_back(text, final);
+        } else if (exchange.mode == Exchange::Mode::sse) {
+          append_event(exchange.stream, text, final);
+          if (final) live_streams_.erase(exchange.stream);
+        }
+        if (final) exchanges_.erase(it);
+        changed_.notify_all();
+        return;
+      }
+      // A response whose POST has gone (its client stopped waiting).
+      if (final) return;
+    }
+    append_event(0, text, false);
+  }
+  changed_.notify_all();
+}
+
+void SessionStreams::request_finished(const json& request_id) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = exchanges_.find(request_id.dump());
+    if (it == exchanges_.end()) return;
+    Exchange& exchange = *it->second;
+    if (exchange.mode == Exchange::Mode::undecided && !exchange.pending.empty()) {
+      switch_to_sse(exchange);
+    }
+    if (exchange.mode == Exchange::Mode::sse) {
+      live_streams_.erase(exchange.stream);
+    } else {
+      exchange.mode = Exchange::Mode::ended;
+    }
+    exchanges_.erase(it);
+  }
+  changed_.notify_all();
+}
+
+void SessionStreams::close_request_stream(const json& request_id) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = exchanges_.find(request_id.dump());
+    if (it == exchanges_.end()) return;
+    Exchange& exchange = *it->second;
+    if (exchange.mode == Exchange::Mode::undecided) switch_to_sse(exchange);
+    if (exchange.mode == Exchange::Mode::sse) close_at_[exchange.stream] = last_seq_;
+  }
+  changed_.notify_all();
+}
+
+std::shared_ptr<Exchange> SessionStreams::open_exchange(const json& id) {
+  std::lock_guard lock(mutex_);
+  auto exchange = std::make_shared<Exchange>();
+  exchange->request_id = id;
+  if (!exchanges_.emplace(id.dump(), exchange).second) return nullptr;
+  return exchange;
+}
+
+SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Exchange>& exchange,
+                                                        const std::atomic<bool>& stopping) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (closed_ || exchange->mode == Exchange::Mode::ended) break;
+    if (exchange->mode == Exchange::Mode::sse) {
+      return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
+    }
+    if (!exchange->pending.empty()) {
+      if (exchange->pending.front().second) {
+        exchange->mode = Exchange::Mode::json_body;
+        return {Decision::Kind::json_body, std::move(exchange->pending.front().first), {}};
+      }
+      switch_to_sse(*exchange);
+      return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
+    }
+    if (stopping.load()) break;
+    changed_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+  auto it = exchanges_.find(exchange->request_id.dump());
+  if (it != exchanges_.end() && it->second == exchange) exchanges_.erase(it);
+  return {};
+}
+
+std::optional<StreamCursor> SessionStreams::attach_standalone() {
+  std::lock_guard lock(mutex_);
+  if (standalone_attached_ || closed_) return std::nullopt;
+  standalone_attached_ = true;
+  ++writers_;
+  return StreamCursor{0, standalone_delivered_};
+}
+
+std::optional<StreamCursor> SessionStreams::resume(const std::string& last_event_id) {
+  auto cursor = parse_event_id(last_event_id);
+  std::lock_guard lock(mutex_);
+  if (!cursor || closed_ || cursor->stream > last_seq_ || cursor->after_seq > last_seq_ ||
+      (cursor->stream != 0 && cursor->after_seq < cursor->stream)) {
+    return std::nullopt;
+  }
+  if (cursor->stream == 0) standalone_attached_ = true;
+  ++writers_;
+  return cursor;
+}
+
+bool SessionStreams::stream_live(std::uint64_t stream) const {
+  return stream == 0 || live_streams_.count(stream) > 0;
+}
+
+SessionStreams::Next SessionStreams::next(const StreamCursor& cursor,
+                                          std::chrono::milliseconds wait,
+                                          const std::atomic<bool>& stopping) {
+  const auto give_up = std::chrono::steady_clock::now() + wait;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    Next out;
+    if (closed_ || stopping.load()) {
+      out.end = true;
+      return out;
+    }
+    const auto close_it = close_at_.find(cursor.stream);
+    const std::uint64_t limit = close_it == close_at_.end() ? UINT64_MAX : close_it->second;
+    auto take = [&](const StoredEvent& e) {
+      if (e.stream != cursor.stream || e.seq <= cursor.after_seq || e.seq > limit) return;
+      out.events.push_back(e);
+      out.end |= e.final;
+    };
+    const std::uint64_t first_in_memory = recent_.empty() ? last_seq_ + 1 : recent_.front().seq;
+    if (cursor.after_seq + 1 >= first_in_memory || !store_) {
+      for (const auto& e : recent_) take(e);
+    } else {
+      for (const auto& e : store_->events_after(session_id_, cursor.after_seq)) take(e);
+    }
+    const std::uint64_t reached = out.events.empty() ? cursor.after_seq : out.events.back().seq;
+    if (close_it != close_at_.end() && reached >= limit) {
+      close_at_.erase(close_it);  // a resumed connection goes on
+      out.end = true;
+    }
+    if (!out.events.empty() || out.end) return out;
+    if (!stream_live(cursor.stream)) {
+      out.end = true;  // its request has ended: nothing more will come
+      return out;
+    }
+    if (std::chrono::steady_clock::now() >= give_up) return out;
+    changed_.wait_for(
+        lock, std::min<std::chrono::steady_clock::duration>(
+                  std::chrono::milliseconds(200), give_up - std::chrono::steady_clock::now()));
+  }
+}
+
+void SessionStreams::delivered(const StreamCursor& cursor) {
+  std::lock_guard lock(mutex_);
+  if (cursor.stream == 0) {
+    standalone_delivered_ = std::max(standalone_delivered_, cursor.after_seq);
+  }
+}
+
+void SessionStreams::detach(std::uint64_t stream) {
+  std::lock_guard lock(mutex_);
+  if (writers_ > 0) --writers_;
+  if (stream == 0) standalone_attached_ = false;
+}
+
+void SessionStreams::session_ended() {
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+}
+
+std::size_t SessionStreams::open_writers() const {
+  std::lock_guard lock(mutex_);
+  return writers_;
+}
+
+}  // namespace toolmux

@@ -90,6 +90,10 @@ class CallContext {
   virtual ClientAnswer ask_client(const std::string& method, const json& /*params*/) {
     return {std::nullopt, "this call cannot send " + method + " to the client"};
   }
+  // Asks the transport to close the connection that carries this call's
+  // messages now; the client reconnects and gets the rest (Streamable HTTP's
+  // SSE polling, for long calls behind proxies). Does nothing on stdio.
+  virtual void release_stream() {}
 };
 
 // A tools/call result as MCP defines it (CallToolResult).

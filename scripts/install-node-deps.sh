@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the pinned Node.js packages of the end-to-end tests (tests/e2e) and
-# of the start-up benchmark (bench/startup) with `npm ci`, exactly as their
+# Installs the pinned Node.js packages of the end-to-end tests (tests/e2e), of
+# the start-up benchmark (bench/startup) and of the conformance suite
+# (tests/conformance) with `npm ci`, exactly as their
 # package-lock.json files say.
 #
 # Idempotent: a folder is reinstalled only when its node_modules is missing or
@@ -18,13 +19,13 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     -h | --help)
-      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) dirs+=("$arg") ;;
   esac
 done
-((${#dirs[@]})) || dirs=(tests/e2e bench/startup)
+((${#dirs[@]})) || dirs=(tests/e2e bench/startup tests/conformance)
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "install-node-deps: node and npm are needed (scripts/setup.sh --tests installs them)" >&2

@@ -37,6 +37,7 @@ class SessionCallContext final : public CallContext {
   }
   nlohmann::json client_capabilities() const override { return session_->client_capabilities(); }
   ClientAnswer ask_client(const std::string& method, const nlohmann::json& params) override;
+  void release_stream() override { session_->close_request_stream(request_id_); }
 
   void finish();
 

@@ -1,107 +1,14 @@
-// toolmux: the executable. Parses the command line and runs one action.
+// toolmux: the executable. Runs the command line with the built-in catalog.
 #include <unistd.h>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "catalog/utf8.h"
-#include "src/cli.h"
-#include "src/logger.h"
-#include "src/serve_http.h"
-#include "src/serve_stdio.h"
-#include "src/tool_catalog.h"
-
-namespace {
-
-using namespace toolmux;
-
-int run_check(const std::filesystem::path& file, const ServeOptions& options) {
-  Problems problems;
-  auto catalog = build_catalog(options, nullptr, problems);
-  if (!catalog) {
-    std::cout << file.string() << ": " << problems.size()
-              << (problems.size() == 1 ? " problem" : " problems") << "\n"
-              << format_problems(problems);
-    return 1;
-  }
-  std::cout << file.string() << ": ok, " << catalog->command_tool_count << " command tools ("
-            << catalog->registry->tools().size() << " tools with the built-ins)\n";
-  return 0;
-}
-
-int run_search(const CommandLine& cl) {
-  Problems problems;
-  auto catalog = build_catalog(cl.serve, nullptr, problems);
-  if (!catalog) {
-    std::cerr << format_problems(problems);
-    return 1;
-  }
-  auto searchable = catalog->search->get();
-  const nlohmann::json found = search_tools(*searchable, cl.search_query, cl.search_limit, "local");
-  if (found.empty()) {
-    std::cout << "No tools match \"" << cl.search_query << "\".\n";
-    return 1;
-  }
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    std::string description = found[i]["description"];
-    if (utf8_length(description) > 100) {
-      description = description.substr(0, utf8_byte_offset(description, 97)) + "...";
-    }
-    std::cout << i + 1 << ". " << found[i]["name"].get<std::string>() << "  " << description
-              << "\n";
-  }
-  return 0;
-}
-
-int run_serve(const ServeOptions& options) {
-  Logger logger(stderr, options.log_level);
-  ResultStoreOptions store_options;
-  store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
-  auto results = std::make_shared<LazyResultStore>(store_options);
-  Problems problems;
-  auto catalog = build_catalog(options, results, problems);
-  if (!catalog) {
-    std::cerr << "toolmux: refusing to start, " << problems.size()
-              << (problems.size() == 1 ? " problem" : " problems") << ":\n"
-              << format_problems(problems);
-    return 2;
-  }
-  // The catalog file's "results" section sets the store's limits.
-  store_options.retention = catalog->limits.retention;
-  store_options.max_bytes = catalog->limits.store_max_bytes;
-  results->configure(store_options);
-  if (options.http) return serve_http(catalog, results, options, logger);
-  return serve_stdio(catalog, results, options, logger);
-}
-
-}  // namespace
+#include "src/toolmux.h"
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  CommandLine cl = parse_command_line(args);
-  int code = 0;
-  switch (cl.action) {
-    case CommandLine::Action::version:
-      std::cout << "toolmux " << TOOLMUX_VERSION << "\n";
-      break;
-    case CommandLine::Action::help:
-      std::cout << usage_text();
-      break;
-    case CommandLine::Action::usage_error:
-      std::cerr << "toolmux: " << cl.error << "\n\n" << usage_text();
-      code = 2;
-      break;
-    case CommandLine::Action::check:
-      code = run_check(cl.check_file, cl.serve);
-      break;
-    case CommandLine::Action::search:
-      code = run_search(cl);
-      break;
-    case CommandLine::Action::serve:
-      code = run_serve(cl.serve);
-      break;
-  }
+  const int code = toolmux::run_toolmux(std::vector<std::string>(argv + 1, argv + argc), {});
   // Calls abandoned after a timeout may still be running on detached threads:
   // leave without running static destructors under them.
   std::cout.flush();

@@ -9,7 +9,8 @@ namespace toolmux {
 
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
-                                             Problems& problems) {
+                                             Problems& problems,
+                                             const std::vector<NativeTool>& native_tools) {
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
   const std::size_t before = problems.size();
@@ -26,6 +27,12 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   take(register_filesystem_tools(*registry, fs));
   take(register_result_tools(*registry, results));
   take(register_call_tool(*registry));
+  for (std::size_t i = 0; i < native_tools.size(); ++i) {
+    for (Problem p : registry->add(native_tools[i].spec, native_tools[i].handler)) {
+      p.pointer = "/native/" + std::to_string(i) + p.pointer;
+      problems.push_back(std::move(p));
+    }
+  }
 
   if (!options.catalog_file.empty()) {
     CatalogLoad load = load_catalog_file(options.catalog_file);

@@ -42,12 +42,20 @@ struct Catalog {
   std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
 };
 
+// A tool implemented in C++ by a program that embeds toolmux (src/toolmux.h).
+struct NativeTool {
+  ToolSpec spec;
+  ToolHandler handler;
+};
+
 // Null with problems when anything is wrong; problems from the catalog file
-// carry pointers into it, problems from the command line start with "/roots".
+// carry pointers into it, problems from the command line start with "/roots",
+// problems of native tools with "/native/<index>".
 // `results` backs read_tool_result (may be null for `check`).
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
-                                             Problems& problems);
+                                             Problems& problems,
+                                             const std::vector<NativeTool>& native_tools = {});
 
 // The instructions the initialize result carries: what the catalog offers.
 std::string server_instructions(const Catalog& catalog);

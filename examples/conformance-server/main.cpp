@@ -1,0 +1,229 @@
+// toolmux-conformance-server: toolmux with the native fixture tools that the
+// official MCP conformance suite (@modelcontextprotocol/conformance, server
+// mode) calls. It shows the library API: each tool is a ToolSpec and a C++
+// handler, and the handler's CallContext sends progress and log messages and
+// asks the client (elicitation, sampling) on the call's own stream.
+//
+//   toolmux-conformance-server serve --http 127.0.0.1:8931
+//
+// What each scenario expects of these tools: tests/conformance/SCENARIOS.md.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/toolmux.h"
+
+namespace {
+
+using toolmux::CallContext;
+using toolmux::json;
+using toolmux::NativeTool;
+using toolmux::ToolResult;
+
+// A 1x1 PNG and a 46-byte silent WAV, base64.
+constexpr const char* kPng =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJg"
+    "gg==";
+constexpr const char* kWav = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA==";
+
+const json kNoArguments = {{"type", "object"}, {"properties", json::object()}};
+
+NativeTool tool(std::string name, std::string description, toolmux::ToolHandler handler,
+                json schema = kNoArguments) {
+  NativeTool t;
+  t.spec.name = std::move(name);
+  t.spec.description = std::move(description);
+  t.spec.input_schema = std::move(schema);
+  t.spec.side_effect = "read_only";
+  t.spec.timeout = std::chrono::seconds(60);
+  t.handler = std::move(handler);
+  return t;
+}
+
+void pause(CallContext& context, int ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!context.cancelled() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+ToolResult blocks(json content) {
+  ToolResult r;
+  r.content = std::move(content);
+  return r;
+}
+
+// Sends an elicitation/create form and reports what the client answered.
+ToolResult elicit(CallContext& context, const std::string& message, json schema,
+                  const std::string& prefix) {
+  if (!context.client_capabilities().contains("elicitation")) {
+    return ToolResult::error("The client did not declare the elicitation capability.");
+  }
+  auto answer = context.ask_client(
+      "elicitation/create",
+      {{"mode", "form"}, {"message", message}, {"requestedSchema", std::move(schema)}});
+  if (!answer.result) return ToolResult::error("Elicitation failed: " + answer.error);
+  const json& r = *answer.result;
+  return ToolResult::text(prefix + "action=" + r.value("action", std::string("?")) +
+                          ", content=" + r.value("content", json::object()).dump());
+}
+
+std::vector<NativeTool> fixture_tools() {
+  std::vector<NativeTool> tools;
+  tools.push_back(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
+    return ToolResult::text("This is a simple text response for testing.");
+  }));
+  tools.push_back(
+      tool("test_image_content", "Returns a small PNG image.", [](const json&, CallContext&) {
+        return blocks({{{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}});
+      }));
+  tools.push_back(
+      tool("test_audio_content", "Returns a short WAV sound.", [](const json&, CallContext&) {
+        return blocks({{{"type", "audio"}, {"data", kWav}, {"mimeType", "audio/wav"}}});
+      }));
+  tools.push_back(tool("test_embedded_resource", "Returns an embedded text resource.",
+                       [](const json&, CallContext&) {
+                         return blocks({{{"type", "resource"},
+                                         {"resource",
+                                          {{"uri", "test://embedded-resource"},
+                                           {"mimeType", "text/plain"},
+                                           {"text", "This is an embedded resource content."}}}}});
+                       }));
+  tools.push_back(
+      tool("test_multiple_content_types", "Returns text, an image and a resource in one result.",
+           [](const json&, CallContext&) {
+             return blocks({{{"type", "text"}, {"text", "Multiple content types test:"}},
+                            {{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}},
+                            {{"type", "resource"},
+                             {"resource",
+                              {{"uri", "test://mixed-content-resource"},
+                               {"mimeType", "application/json"},
+                               {"text", "{\"test\":\"data\",\"value\":123}"}}}}});
+           }));
+  tools.push_back(tool("test_tool_with_logging", "Sends three log messages while it runs.",
+                       [](const json&, CallContext& context) {
+                         context.log(toolmux::LogLevel::info, "Tool execution started");
+                         pause(context, 50);
+                         context.log(toolmux::LogLevel::info, "Tool processing data");
+                         pause(context, 50);
+                         context.log(toolmux::LogLevel::info, "Tool execution completed");
+                         return ToolResult::text("Tool with logging executed successfully");
+                       }));
+  tools.push_back(tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.",
+                       [](const json&, CallContext& context) {
+                         for (double p : {0.0, 50.0, 100.0}) {
+                           context.report_progress(p, 100.0, "");
+                           if (p < 100) pause(context, 50);
+                         }
+                         return ToolResult::text("Progress test completed");
+                       }));
+  tools.push_back(
+      tool("test_error_handling", "Always fails, as a tool error.", [](const json&, CallContext&) {
+        return ToolResult::error("This tool intentionally returns an error for testing");
+      }));
+  tools.push_back(tool(
+      "test_sampling", "Asks the client's model to answer a prompt (sampling).",
+      [](const json& args, CallContext& context) {
+        if (!context.client_capabilities().contains("sampling")) {
+          return ToolResult::error("The client did not declare the sampling capability.");
+        }
+        auto answer = context.ask_client(
+            "sampling/createMessage",
+            {{"messages",
+              {{{"role", "user"},
+                {"content", {{"type", "text"}, {"text", args.value("prompt", "")}}}}}},
+             {"maxTokens", 100}});
+        if (!answer.result) return ToolResult::error("Sampling failed: " + answer.error);
+        const json& content = answer.result->value("content", json::object());
+        return ToolResult::text("LLM response: " + content.value("text", std::string()));
+      },
+      {{"type", "object"},
+       {"properties", {{"prompt", {{"type", "string"}, {"description", "The prompt to send"}}}}},
+       {"required", {"prompt"}}}));
+  tools.push_back(tool(
+      "test_elicitation", "Asks the user for a username and an email (elicitation).",
+      [](const json& args, CallContext& context) {
+        json schema = {{"type", "object"},
+                       {"properties",
+                        {{"username", {{"type", "string"}, {"description", "User's response"}}},
+                         {"email", {{"type", "string"}, {"description", "User's email address"}}}}},
+                       {"required", {"username", "email"}}};
+        return elicit(context, args.value("message", ""), std::move(schema), "User response: ");
+      },
+      {{"type", "object"},
+       {"properties",
+        {{"message", {{"type", "string"}, {"description", "The message to show the user"}}}}},
+       {"required", {"message"}}}));
+  tools.push_back(
+      tool("test_elicitation_sep1034_defaults", "Asks for a form whose fields have defaults.",
+           [](const json&, CallContext& context) {
+             json schema = json::parse(R"json({"type":"object","properties":{
+          "name":{"type":"string","description":"User name","default":"John Doe"},
+          "age":{"type":"integer","description":"User age","default":30},
+          "score":{"type":"number","description":"User score","default":95.5},
+          "status":{"type":"string","description":"User status",
+                    "enum":["active","inactive","pending"],"default":"active"},
+          "verified":{"type":"boolean","description":"Verification status","default":true}},
+          "required":[]})json");
+             return elicit(context, "Please review and update the form fields with defaults",
+                           std::move(schema), "Elicitation completed: ");
+           }));
+  tools.push_back(tool("test_elicitation_sep1330_enums",
+                       "Asks for a form with every kind of enum field.",
+                       [](const json&, CallContext& context) {
+                         json schema = json::parse(R"json({"type":"object","properties":{
+          "untitledSingle":{"type":"string","description":"Select one option",
+                            "enum":["option1","option2","option3"]},
+          "titledSingle":{"type":"string","description":"Select one option with titles","oneOf":[
+            {"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},
+            {"const":"value3","title":"Third Option"}]},
+          "legacyEnum":{"type":"string","description":"Select one option (legacy)",
+                        "enum":["opt1","opt2","opt3"],
+                        "enumNames":["Option One","Option Two","Option Three"]},
+          "untitledMulti":{"type":"array","description":"Select multiple options","minItems":1,
+                           "maxItems":3,"items":{"type":"string","enum":["option1","option2","option3"]}},
+          "titledMulti":{"type":"array","description":"Select multiple options with titles",
+                         "minItems":1,"maxItems":3,"items":{"anyOf":[
+                           {"const":"value1","title":"First Choice"},
+                           {"const":"value2","title":"Second Choice"},
+                           {"const":"value3","title":"Third Choice"}]}}},
+          "required":[]})json");
+                         return elicit(context, "Please select options from the enum fields",
+                                       std::move(schema), "Elicitation completed: ");
+                       }));
+  tools.push_back(tool(
+      "json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
+      [](const json& args, CallContext&) {
+        return ToolResult::text("JSON Schema 2020-12 tool called with: " + args.dump());
+      },
+      json::parse(R"json({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+        "$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},
+                                                         "city":{"type":"string"}}}},
+        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},
+        "additionalProperties":false})json")));
+  tools.push_back(
+      tool("test_reconnection",
+           "Closes its response stream before answering; the client reconnects for the result.",
+           [](const json&, CallContext& context) {
+             pause(context, 20);
+             context.release_stream();
+             pause(context, 100);
+             return ToolResult::text(
+                 "Reconnection test completed successfully. If you received this, the client "
+                 "properly reconnected after stream closure.");
+           }));
+  return tools;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int code =
+      toolmux::run_toolmux(std::vector<std::string>(argv + 1, argv + argc), fixture_tools());
+  std::fflush(nullptr);
+  _exit(code);
+}

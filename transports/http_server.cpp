@@ -17,61 +17,74 @@ namespace toolmux {
 
 using nlohmann::json;
 
-namespace {
+namespace {}  // namespace
 
 // A thread for each connection, started when none is idle, ended after a
 // while without work: cpp-httplib's fixed pool would leave connections
 // unserved while others (open SSE streams, keep-alive) hold every thread.
+//
+// cpp-httplib deletes its task queue when it stops, but a thread may still be
+// waiting on an idle keep-alive connection then (up to the keep-alive
+// timeout): the threads share the state below, and shutdown() waits for them
+// only briefly (HttpServer then leaves the server object to process exit).
+struct ConnectionThreadsState {
+  explicit ConnectionThreadsState(std::size_t max) : max_threads(max) {}
+  const std::size_t max_threads;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::condition_variable done;
+  std::deque<std::function<void()>> jobs;
+  std::size_t threads = 0;
+  std::size_t idle = 0;
+  bool shutting_down = false;
+};
+
+namespace {
+
 class ConnectionThreads final : public httplib::TaskQueue {
  public:
-  explicit ConnectionThreads(std::size_t max_threads) : max_threads_(max_threads) {}
+  explicit ConnectionThreads(std::shared_ptr<ConnectionThreadsState> state)
+      : state_(std::move(state)) {}
 
   void enqueue(std::function<void()> fn) override {
-    std::lock_guard lock(mutex_);
-    jobs_.push_back(std::move(fn));
-    if (idle_ == 0 && threads_ < max_threads_) {
-      ++threads_;
-      std::thread([this] { work(); }).detach();
+    std::lock_guard lock(state_->mutex);
+    state_->jobs.push_back(std::move(fn));
+    if (state_->idle == 0 && state_->threads < state_->max_threads) {
+      ++state_->threads;
+      std::thread([state = state_] { work(*state); }).detach();
     } else {
-      wake_.notify_one();
+      state_->wake.notify_one();
     }
   }
 
   void shutdown() override {
-    std::unique_lock lock(mutex_);
-    shutting_down_ = true;
-    wake_.notify_all();
-    done_.wait(lock, [this] { return threads_ == 0; });
+    std::unique_lock lock(state_->mutex);
+    state_->shutting_down = true;
+    state_->wake.notify_all();
+    state_->done.wait_for(lock, std::chrono::seconds(2), [this] { return state_->threads == 0; });
   }
 
  private:
-  void work() {
-    std::unique_lock lock(mutex_);
+  static void work(ConnectionThreadsState& s) {
+    std::unique_lock lock(s.mutex);
     for (;;) {
-      ++idle_;
-      const bool got = wake_.wait_for(lock, std::chrono::seconds(30),
-                                      [this] { return !jobs_.empty() || shutting_down_; });
-      --idle_;
-      if (jobs_.empty() && (shutting_down_ || !got)) break;
-      if (jobs_.empty()) continue;
-      auto job = std::move(jobs_.front());
-      jobs_.pop_front();
+      ++s.idle;
+      const bool got = s.wake.wait_for(lock, std::chrono::seconds(30),
+                                       [&s] { return !s.jobs.empty() || s.shutting_down; });
+      --s.idle;
+      if (s.jobs.empty() && (s.shutting_down || !got)) break;
+      if (s.jobs.empty()) continue;
+      auto job = std::move(s.jobs.front());
+      s.jobs.pop_front();
       lock.unlock();
       job();
       lock.lock();
     }
-    --threads_;
-    done_.notify_all();
+    --s.threads;
+    s.done.notify_all();
   }
 
-  const std::size_t max_threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  std::deque<std::function<void()>> jobs_;
-  std::size_t threads_ = 0;
-  std::size_t idle_ = 0;
-  bool shutting_down_ = false;
+  std::shared_ptr<ConnectionThreadsState> state_;
 };
 
 json transport_error(std::string_view message, const json& id = nullptr) {
@@ -429,8 +442,8 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_keep_alive_max_count(100000);
   http_->set_keep_alive_timeout(30);
-  const std::size_t max_connections = options_.max_connections;
-  http_->new_task_queue = [max_connections] { return new ConnectionThreads(max_connections); };
+  threads_ = std::make_shared<ConnectionThreadsState>(options_.max_connections);
+  http_->new_task_queue = [threads = threads_] { return new ConnectionThreads(threads); };
   http_->set_socket_options([this](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
@@ -443,7 +456,12 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
   });
 }
 
-HttpServer::~HttpServer() = default;
+HttpServer::~HttpServer() {
+  std::lock_guard lock(threads_->mutex);
+  // A connection thread still running uses the server object: leave it to
+  // process exit rather than free it under the thread.
+  if (threads_->threads > 0) static_cast<void>(http_.release());
+}
 
 bool HttpServer::bind(std::string& error) {
   if (options_.port == 0) {
@@ -472,20 +490,25 @@ bool parse_tokens(const std::string& text, std::map<std::string, std::string>& t
                   std::string& error) {
   std::string entry;
   std::size_t number = 0;
+  auto trim = [](std::string_view part) {
+    const auto first = part.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) return std::string();
+    const auto last = part.find_last_not_of(" \t\r");
+    return std::string(part.substr(first, last - first + 1));
+  };
   auto take = [&](std::string item) {
     ++number;
     if (auto hash = item.find('#'); hash != std::string::npos) item.erase(hash);
-    const auto first = item.find_first_not_of(" \t\r");
-    if (first == std::string::npos) return true;
-    const auto last = item.find_last_not_of(" \t\r");
-    item = item.substr(first, last - first + 1);
+    item = trim(item);
+    if (item.empty()) return true;
+    // "bob = token" means the token without the spaces around '='.
     const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+    std::string principal = eq == std::string::npos ? "" : trim(item.substr(0, eq));
+    std::string token = eq == std::string::npos ? "" : trim(item.substr(eq + 1));
+    if (principal.empty() || token.empty()) {
       error = "token entry " + std::to_string(number) + " is not principal=token";
       return false;
     }
-    std::string principal = item.substr(0, eq);
-    std::string token = item.substr(eq + 1);
     if (token.size() < 16) {
       error = "the token of \"" + principal + "\" is shorter than 16 characters";
       return false;
@@ -496,11 +519,15 @@ bool parse_tokens(const std::string& text, std::map<std::string, std::string>& t
     }
     return true;
   };
+  // A comment runs to the end of its line, commas in it included.
+  bool in_comment = false;
   for (char c : text) {
-    if (c == '\n' || c == ',') {
+    if (c == '\n' || (c == ',' && !in_comment)) {
       if (!take(entry)) return false;
       entry.clear();
+      in_comment = false;
     } else {
+      in_comment |= c == '#';
       entry += c;
     }
   }

@@ -31,6 +31,8 @@ class Server;
 
 namespace toolmux {
 
+struct ConnectionThreadsState;
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port (port() says which)
@@ -62,6 +64,7 @@ class HttpServer {
 
  private:
   std::unique_ptr<httplib::Server> http_;
+  std::shared_ptr<ConnectionThreadsState> threads_;
   McpServer& server_;
   SessionManager& sessions_;
   Metrics& metrics_;

@@ -1,0 +1,160 @@
+// Native tools (toolmux as a library) that talk back: progress, log messages,
+// elicitation and sampling from a C++ handler's CallContext, through the real
+// SDK client, over Streamable HTTP and over stdio. The server is the example
+// built on the library API (examples/conformance-server).
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+
+import { REPO_ROOT, makeTempDir, mcpHeaders, startClient, textOf } from './helpers.mjs';
+
+const EXAMPLE_BIN = process.env.TOOLMUX_EXAMPLE_BIN
+  ? path.resolve(process.env.TOOLMUX_EXAMPLE_BIN)
+  : path.join(REPO_ROOT, 'build/examples/conformance-server/toolmux-conformance-server');
+
+/** Starts the example over HTTP on a free port; resolves its endpoint URL. */
+async function startExampleHttp(t) {
+  assert.ok(fs.existsSync(EXAMPLE_BIN), `example server not built at ${EXAMPLE_BIN}`);
+  const child = spawn(EXAMPLE_BIN, ['serve', '--http', '127.0.0.1:0', '--data-dir', makeTempDir('toolmux-example-')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = once(child, 'exit');
+  t.after(async () => {
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    assert.equal(code, 0, 'the example server exits 0 on SIGTERM');
+  });
+  let stderr = '';
+  for await (const chunk of child.stderr) {
+    stderr += chunk.toString();
+    const match = stderr.match(/"url":"([^"]+)"/);
+    if (match) return match[1];
+  }
+  throw new Error(`the example server did not start:\n${stderr}`);
+}
+
+/** A client that declares elicitation and sampling and answers both. */
+function talkingClient(answers) {
+  const client = new Client(
+    { name: 'toolmux-e2e-native', version: '0.0.0' },
+    { capabilities: { elicitation: {}, sampling: {} } },
+  );
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    answers.elicitations.push(request.params);
+    return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    answers.samplings.push(request.params);
+    return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'forty-two' } };
+  });
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  return { client, logs };
+}
+
+async function exerciseTalkingTools(client, logs, answers) {
+  const progress = [];
+  const progressResult = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+    onprogress: (p) => progress.push(p),
+  });
+  assert.deepEqual(
+    progress.map((p) => [p.progress, p.total]),
+    [[0, 100], [50, 100], [100, 100]],
+    'every progress notification arrives, in order, before the result',
+  );
+  assert.notEqual(progressResult.isError, true);
+
+  await client.setLoggingLevel('info');
+  const logged = await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+  assert.equal(textOf(logged), 'Tool with logging executed successfully');
+  assert.deepEqual(
+    logs.map((l) => [l.level, l.data]),
+    [
+      ['info', 'Tool execution started'],
+      ['info', 'Tool processing data'],
+      ['info', 'Tool execution completed'],
+    ],
+  );
+
+  const elicited = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
+  assert.equal(answers.elicitations.length, 1);
+  assert.equal(answers.elicitations[0].message, 'Who are you?');
+  assert.deepEqual(answers.elicitations[0].requestedSchema.required, ['username', 'email']);
+  assert.equal(textOf(elicited), 'User response: action=accept, content={"email":"ada@example.com","username":"ada"}');
+
+  const sampled = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'What is six times seven?' } });
+  assert.equal(answers.samplings[0].messages[0].content.text, 'What is six times seven?');
+  assert.equal(textOf(sampled), 'LLM response: forty-two');
+}
+
+test('over HTTP, a native tool reports progress, logs, elicits and samples through the SDK client', async (t) => {
+  const url = await startExampleHttp(t);
+  const answers = { elicitations: [], samplings: [] };
+  const { client, logs } = talkingClient(answers);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  t.after(() => client.close());
+  await exerciseTalkingTools(client, logs, answers);
+});
+
+test('over stdio, the same native tools talk back the same way', async (t) => {
+  const answers = { elicitations: [], samplings: [] };
+  const { client, logs } = talkingClient(answers);
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  await client.connect(new StdioClientTransport({ command: EXAMPLE_BIN, args: ['serve'], stderr: 'ignore' }));
+  t.after(() => client.close());
+  await exerciseTalkingTools(client, logs, answers);
+});
+
+test("over HTTP, progress and log messages travel on the call's own SSE stream, ending with its result", async (t) => {
+  const url = await startExampleHttp(t);
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: mcpHeaders(),
+    body: JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    }),
+  });
+  const sessionId = init.headers.get('mcp-session-id');
+  assert.ok(sessionId, 'initialize answers with Mcp-Session-Id');
+  const headers = mcpHeaders({ 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' });
+  await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+
+  const response = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0', id: 7, method: 'tools/call',
+      params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'tok' } },
+    }),
+  });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type'), /^text\/event-stream/);
+  const events = (await response.text()).split('\n\n').filter((e) => e.includes('data: {'));
+  const messages = events.map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)));
+  assert.deepEqual(
+    messages.map((m) => m.method ?? `result ${m.id}`),
+    ['notifications/progress', 'notifications/progress', 'notifications/progress', 'result 7'],
+  );
+  assert.ok(messages.slice(0, 3).every((m) => m.params.progressToken === 'tok'));
+  for (const e of events) assert.match(e, /^id: \d+-\d+$/m, 'every event carries an id for resumption');
+});
+
+test('a client that did not declare elicitation gets a tool error, not a hang', async (t) => {
+  const { client } = await startClient(t, { command: EXAMPLE_BIN, args: ['serve'] });
+  const result = await client.callTool({ name: 'test_elicitation', arguments: { message: 'hi' } });
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /did not declare the elicitation capability/);
+});

@@ -32,7 +32,7 @@ const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools"
                                                   "policy",  "results",  "discovery", "search"};
 const std::vector<std::string_view> kDiscoveryFields = {"$comment", "mode", "pinned"};
 const std::vector<std::string_view> kSearchFields = {"$comment", "weights", "synonyms",
-                                                     "expansionWeight"};
+                                                     "defaultSynonyms", "expansionWeight"};
 const std::vector<std::string_view> kWeightFields = {
     "name", "title", "description", "parameterNames", "parameterDescriptions", "enums"};
 const std::vector<std::string_view> kToolFields = {
@@ -543,7 +543,9 @@ DiscoverySettings read_discovery(const json& value, Problems& problems) {
   return discovery;
 }
 
-// "search": tool_search's field weights and query expansion.
+// "search": tool_search's field weights and query expansion. The file's
+// synonyms add to the built-in list (an entry for a word the list has
+// replaces it); "defaultSynonyms": false leaves the built-in list out.
 SearchOptions read_search(const json& value, Problems& problems) {
   SearchOptions options;
   ObjectReader reader(value, "/search", problems);
@@ -589,6 +591,8 @@ SearchOptions read_search(const json& value, Problems& problems) {
       options.synonyms[key] = std::move(words);
     }
   }
+  if (auto use_defaults = reader.boolean("defaultSynonyms"))
+    options.use_default_synonyms = *use_defaults;
   non_negative(reader, "expansionWeight", options.expansion_weight);
   return options;
 }

@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "catalog/default_synonyms.h"
 
 namespace toolmux {
 namespace {
@@ -271,6 +274,8 @@ SearchOptions SearchOptions::plain_bm25() {
   options.split_names = false;
   options.damp_boilerplate = false;
   options.synonyms.clear();
+  options.use_default_synonyms = false;
+  options.source_boost = 0;
   options.single_field = true;
   return options;
 }
@@ -298,9 +303,15 @@ SearchOptions SearchOptions::plain_bm25() {
 //   damp(s, t) = 1                          when share <= 0.5
 //              = 1 - 0.9 * (share - 0.5) / 0.5   otherwise (0.1 at share 1)
 //
-// and damp is 1 for smaller sources. Everything but q(t) is known at build
-// time, so a posting holds idf-free saturated weight wtf * (k1+1)/(wtf+k1)
-// and a query only adds q(t) * idf(t) * weight for each posting of its terms.
+// and damp is 1 for smaller sources and for the terms of s's own name (its
+// name analysed as a tool name: "github_rest" gives github, rest, githubrest).
+// Everything but q(t) is known at build time, so a posting holds idf-free
+// saturated weight wtf * (k1+1)/(wtf+k1) and a query only adds
+// q(t) * idf(t) * weight for each posting of its terms.
+//
+// Source boost: when a query term, or a synonym of one, is a term of a
+// source's name, the score of that source's documents is multiplied by
+// 1 + source_boost.
 struct ToolSearchIndex::Impl {
   SearchOptions options;
   StringMap<std::uint32_t> vocabulary;       // stemmed term -> id
@@ -308,8 +319,15 @@ struct ToolSearchIndex::Impl {
   std::vector<std::uint32_t> posting_start;  // by term id, size terms + 1
   std::vector<std::uint32_t> posting_document;
   std::vector<float> posting_weight;
-  std::vector<std::uint32_t> name_rank;              // by document: its place in name order
-  StringMap<std::vector<std::uint32_t>> expansions;  // synonym key -> term ids
+  std::vector<std::uint32_t> name_rank;  // by document: its place in name order
+  std::vector<std::uint32_t> source_of;  // by document: its source's number
+  // Stemmed synonym key -> the terms it also matches, and the sources they name.
+  struct Expansion {
+    std::vector<std::uint32_t> terms;
+    std::vector<std::uint32_t> sources;
+  };
+  StringMap<Expansion> expansions;
+  StringMap<std::vector<std::uint32_t>> source_terms;  // term of a source name -> sources
 
   // The term a lower-case word is indexed as (stemmed when the options say).
   void term_of(std::string_view word, std::string& out) const {
@@ -454,6 +472,7 @@ struct QueryScratch {
   std::vector<std::uint32_t> touched;
   std::vector<Candidate> heap;
   std::vector<QueryTerm> terms;
+  std::vector<std::uint32_t> named_sources;
 };
 
 }  // namespace
@@ -573,7 +592,8 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   }
 
   StringMap<std::uint32_t> source_ids;
-  std::vector<std::uint32_t> source_of(n);
+  std::vector<std::uint32_t>& source_of = ix.source_of;
+  source_of.resize(n);
   std::vector<std::vector<std::uint32_t>> source_documents;
   for (std::size_t d = 0; d < n; ++d) {
     auto [it, inserted] =
@@ -581,6 +601,17 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
     if (inserted) source_documents.emplace_back();
     source_of[d] = it->second;
     source_documents[it->second].push_back(static_cast<std::uint32_t>(d));
+  }
+  // The terms of each source's name, and for each source the ids of those
+  // the vocabulary has (never damped in that source's documents).
+  std::vector<std::vector<std::uint32_t>> own_name_terms(source_documents.size());
+  for (const auto& [source, id] : source_ids) {
+    ix.analyze(source, true, [&](std::string_view t) {
+      auto& sources = ix.source_terms[std::string(t)];
+      if (std::find(sources.begin(), sources.end(), id) == sources.end()) sources.push_back(id);
+      if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
+        own_name_terms[id].push_back(it->second);
+    });
   }
   // Damped terms of each source, sorted by term.
   std::vector<std::vector<std::pair<std::uint32_t, float>>> damped(source_documents.size());
@@ -601,9 +632,10 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
         }
       }
       std::sort(touched.begin(), touched.end());
+      const auto& own = own_name_terms[s];
       for (std::uint32_t t : touched) {
         const double share = source_df[t] / static_cast<double>(docs.size());
-        if (share > kFreeShare) {
+        if (share > kFreeShare && std::find(own.begin(), own.end(), t) == own.end()) {
           const double factor = 1.0 - (1.0 - kFloor) * (share - kFreeShare) / (1.0 - kFreeShare);
           damped[s].emplace_back(t, static_cast<float>(factor));
         }
@@ -665,22 +697,46 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   ix.name_rank.resize(n);
   for (std::size_t r = 0; r < n; ++r) ix.name_rank[by_name[r]] = static_cast<std::uint32_t>(r);
 
-  // Synonyms, analysed as query words, kept when the index has them.
+  // Synonyms: keys by their term, values analysed as query words, kept when
+  // the index has them or they name a source. The catalog's entries replace
+  // the built-in ones of the same term.
+  StringMap<std::vector<std::string_view>> words_of_key;
+  auto key_term = [&](std::string_view key) {
+    std::string lower;
+    append_lower(lower, key);
+    std::string term_of_key;
+    ix.term_of(lower, term_of_key);
+    return term_of_key;
+  };
+  if (opt.use_default_synonyms) {
+    for (const auto& [key, values] : default_synonyms()) {
+      auto& words = words_of_key[key_term(key)];
+      words.insert(words.end(), values.begin(), values.end());
+    }
+  }
+  std::set<std::string, std::less<>> replaced;
   for (const auto& [key, values] : opt.synonyms) {
-    std::string lower_key;
-    append_lower(lower_key, key);
-    std::vector<std::uint32_t> ids;
-    for (const auto& value : values) {
-      ix.analyze_query(value, [&](std::string_view, std::string_view t) {
-        if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end()) ids.push_back(it->second);
+    std::string t = key_term(key);
+    auto& words = words_of_key[t];
+    if (replaced.insert(std::move(t)).second) words.clear();
+    words.insert(words.end(), values.begin(), values.end());
+  }
+  for (const auto& [key, words] : words_of_key) {
+    Impl::Expansion expansion;
+    for (std::string_view word : words) {
+      ix.analyze_query(word, [&](std::string_view, std::string_view t) {
+        if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
+          expansion.terms.push_back(it->second);
+        if (auto it = ix.source_terms.find(t); it != ix.source_terms.end())
+          expansion.sources.insert(expansion.sources.end(), it->second.begin(), it->second.end());
       });
     }
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    if (!ids.empty()) {
-      auto& slot = ix.expansions[lower_key];
-      slot.insert(slot.end(), ids.begin(), ids.end());
+    for (auto* ids : {&expansion.terms, &expansion.sources}) {
+      std::sort(ids->begin(), ids->end());
+      ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
     }
+    if (!expansion.terms.empty() || !expansion.sources.empty())
+      ix.expansions.emplace(key, std::move(expansion));
   }
 
   return std::shared_ptr<const ToolSearchIndex>(
@@ -695,16 +751,27 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   const Impl& ix = *impl_;
   thread_local QueryScratch scratch;
 
-  // Query terms, each with its weight (1, or expansion_weight for a synonym).
+  // Query terms, each with its weight (1, or expansion_weight for a
+  // synonym), and the sources the query names.
   auto& terms = scratch.terms;
   terms.clear();
+  auto& named = scratch.named_sources;
+  named.clear();
   const auto expansion = static_cast<float>(ix.options.expansion_weight);
-  ix.analyze_query(query, [&](std::string_view word, std::string_view t) {
+  const bool boost_sources = ix.options.source_boost > 0;
+  ix.analyze_query(query, [&](std::string_view, std::string_view t) {
     if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
       terms.push_back({it->second, 1.0F});
+    if (boost_sources) {
+      if (auto it = ix.source_terms.find(t); it != ix.source_terms.end())
+        named.insert(named.end(), it->second.begin(), it->second.end());
+    }
     if (!ix.expansions.empty()) {
-      if (auto it = ix.expansions.find(word); it != ix.expansions.end())
-        for (std::uint32_t id : it->second) terms.push_back({id, expansion});
+      if (auto it = ix.expansions.find(t); it != ix.expansions.end()) {
+        for (std::uint32_t id : it->second.terms) terms.push_back({id, expansion});
+        if (boost_sources)
+          named.insert(named.end(), it->second.sources.begin(), it->second.sources.end());
+      }
     }
   });
   if (terms.empty()) return hits;
@@ -731,10 +798,15 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   }
 
   // The best `limit`: a heap whose top is the worst kept.
+  const auto boost = static_cast<float>(1.0 + ix.options.source_boost);
+  auto boosted = [&](std::uint32_t d) {
+    return std::find(named.begin(), named.end(), ix.source_of[d]) != named.end();
+  };
   auto& heap = scratch.heap;
   heap.clear();
   for (std::uint32_t d : touched) {
-    const Candidate c{scores[d], ix.name_rank[d], d};
+    const Candidate c{!named.empty() && boosted(d) ? scores[d] * boost : scores[d], ix.name_rank[d],
+                      d};
     scores[d] = 0.0F;
     if (heap.size() == limit && !better(c, heap.front())) continue;
     if (allowed && !allowed(d)) continue;
@@ -766,15 +838,20 @@ std::size_t ToolSearchIndex::memory_bytes() const {
   bytes += ix.posting_document.capacity() * sizeof(std::uint32_t);
   bytes += ix.posting_weight.capacity() * sizeof(float);
   bytes += ix.name_rank.capacity() * sizeof(std::uint32_t);
+  bytes += ix.source_of.capacity() * sizeof(std::uint32_t);
   // Hash maps: a bucket pointer each, a node (next pointer, value, hash) each.
   constexpr std::size_t kNodeOverhead = 2 * sizeof(void*);
   bytes += ix.vocabulary.bucket_count() * sizeof(void*);
   for (const auto& [word, id] : ix.vocabulary)
     bytes += kNodeOverhead + string_bytes(word) + sizeof(id);
   bytes += ix.expansions.bucket_count() * sizeof(void*);
-  for (const auto& [word, ids] : ix.expansions)
-    bytes += kNodeOverhead + string_bytes(word) + sizeof(std::vector<std::uint32_t>) +
-             ids.capacity() * sizeof(std::uint32_t);
+  for (const auto& [word, expansion] : ix.expansions)
+    bytes += kNodeOverhead + string_bytes(word) + sizeof(expansion) +
+             (expansion.terms.capacity() + expansion.sources.capacity()) * sizeof(std::uint32_t);
+  bytes += ix.source_terms.bucket_count() * sizeof(void*);
+  for (const auto& [word, sources] : ix.source_terms)
+    bytes += kNodeOverhead + string_bytes(word) + sizeof(sources) +
+             sources.capacity() * sizeof(std::uint32_t);
   bytes += documents_.capacity() * sizeof(SearchDocument);
   for (const SearchDocument& doc : documents_) {
     bytes += string_bytes(doc.name) - sizeof(std::string) + string_bytes(doc.title) -

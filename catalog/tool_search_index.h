@@ -26,6 +26,9 @@
 
 namespace toolmux {
 
+// Lower-case query word -> the words it also matches.
+using SynonymMap = std::map<std::string, std::vector<std::string>, std::less<>>;
+
 // What the index sees of one tool.
 struct SearchDocument {
   std::string name;
@@ -55,16 +58,25 @@ struct SearchOptions {
   bool stem = true;
   bool split_names = true;       // snake_case / camelCase / digits into words
   bool damp_boilerplate = true;  // damp terms frequent within one source
-  // Query expansion: a query term (lower-case, unstemmed) also matches these
-  // terms, at expansion_weight.
-  std::map<std::string, std::vector<std::string>, std::less<>> synonyms;
+  // Query expansion: a query word also matches the words its entry lists, at
+  // expansion_weight. Entries are looked up by stem when `stem` is on
+  // ("removing" finds the entry "remove"). The built-in list,
+  // default_synonyms(), is used unless use_default_synonyms is false; an entry
+  // of `synonyms` replaces the built-in entry for the same word (an empty one
+  // turns it off) and other entries add to the list.
+  SynonymMap synonyms;
+  bool use_default_synonyms = true;
   double expansion_weight = 0.5;
+  // A query word (or a synonym of one) that is a word of a document's source
+  // name multiplies the score of that source's matching documents by
+  // 1 + source_boost ("slack" in the query: Slack's tools first). 0: no boost.
+  double source_boost = 0.5;
   // All the text in one field (name_weight and the other field weights are
   // not used): the plain_bm25() baseline.
   bool single_field = false;
 
   // Plain BM25, the baseline: one field of all the text, no name splitting,
-  // no stemming, no boilerplate damping, no expansion.
+  // no stemming, no boilerplate damping, no expansion, no source boost.
   static SearchOptions plain_bm25();
 };
 

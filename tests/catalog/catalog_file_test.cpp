@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -632,4 +633,58 @@ TEST_CASE("a repeated key in the aliases is a problem at its pointer") {
   REQUIRE(load.problems.size() == 1);
   CHECK(load.problems[0].pointer == "/aliases/tools/cat");
   CHECK(load.problems[0].message.find("repeated object key \"cat\"") != std::string::npos);
+}
+
+namespace {
+
+// The catalog's command tools, searched with the file's search options, as
+// tool_search and `toolmux search` search them: the names found for `query`.
+std::vector<std::string> search_catalog(const CatalogFile& catalog, std::string_view query) {
+  std::vector<SearchDocument> documents;
+  for (const CommandTool& tool : catalog.command_tools) {
+    documents.push_back(search_document_from_tool({{"name", tool.spec.name},
+                                                   {"description", tool.spec.description},
+                                                   {"inputSchema", tool.spec.input_schema}},
+                                                  "catalog"));
+  }
+  auto index = ToolSearchIndex::build(std::move(documents), catalog.search);
+  std::vector<std::string> names;
+  for (const auto& hit : index->search(query, 5))
+    names.push_back(index->document(hit.document).name);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("the search section's synonyms add to the built-in ones") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "search.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  const CatalogFile& catalog = load.catalog;
+  CHECK(search_catalog(catalog, "zap") == std::vector<std::string>{"widget_delete"});
+  CHECK(search_catalog(catalog, "spawn") == std::vector<std::string>{"widget_create"});
+  // The built-in list still applies: "remove" -> delete.
+  CHECK(search_catalog(catalog, "remove") == std::vector<std::string>{"widget_delete"});
+  CHECK(search_catalog(catalog, "remove a widget").front() == "widget_delete");
+}
+
+TEST_CASE("the search section replaces a built-in synonym, or turns the list off") {
+  TempDir dir;
+  json file = json::parse(std::ifstream(kCatalogs / "search.json"));
+  file["search"]["synonyms"]["remove"] = {"create"};
+  CatalogLoad replaced = load_json(dir, file);
+  REQUIRE(replaced.problems.empty());
+  CHECK(search_catalog(replaced.catalog, "remove") == std::vector<std::string>{"widget_create"});
+
+  file["search"]["synonyms"].erase("remove");
+  file["search"]["defaultSynonyms"] = false;
+  CatalogLoad own_only = load_json(dir, file);
+  REQUIRE(own_only.problems.empty());
+  CHECK(search_catalog(own_only.catalog, "zap") == std::vector<std::string>{"widget_delete"});
+  CHECK(search_catalog(own_only.catalog, "remove").empty());
+
+  file["search"]["defaultSynonyms"] = "no";
+  CatalogLoad wrong = load_json(dir, file);
+  INFO(format_problems(wrong.problems));
+  CHECK(has_problem(wrong.problems, "/search/defaultSynonyms", "expected a boolean, got a string"));
 }

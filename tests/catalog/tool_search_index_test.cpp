@@ -127,10 +127,11 @@ TEST_CASE("enum values and parameter names are searched") {
 
 TEST_CASE("synonyms expand a query") {
   auto catalog = small_catalog();
-  auto without = ToolSearchIndex::build(catalog);
+  SearchOptions options;
+  options.use_default_synonyms = false;
+  auto without = ToolSearchIndex::build(catalog, options);
   CHECK(without->search("sms", 5).empty());
 
-  SearchOptions options;
   options.synonyms["sms"] = {"text message"};
   auto with = ToolSearchIndex::build(catalog, options);
   CHECK(top(*with, "send an sms") == "send_message");
@@ -141,6 +142,106 @@ TEST_CASE("synonyms expand a query") {
   auto direct = with->search("text message", 1);
   REQUIRE_FALSE(direct.empty());
   CHECK(hits[0].score < direct[0].score);
+}
+
+std::vector<SearchDocument> widget_catalog() {
+  return {doc("widget_create", "Creates a widget.", "acme"),
+          doc("widget_delete", "Deletes a widget for good.", "acme"),
+          doc("widget_get", "Gets one widget by its id.", "acme")};
+}
+
+TEST_CASE("the built-in synonyms apply unless turned off") {
+  auto index = ToolSearchIndex::build(widget_catalog());
+  CHECK(top(*index, "remove a widget") == "widget_delete");
+  CHECK(top(*index, "removing widgets") == "widget_delete");  // looked up by stem
+  CHECK(top(*index, "erase the widget") == "widget_delete");
+  CHECK(top(*index, "make a new widget") == "widget_create");
+  CHECK(top(*index, "fetch widget") == "widget_get");
+  CHECK(names(*index, index->search("remove", 5)) == std::vector<std::string>{"widget_delete"});
+  // A synonym counts less than the word itself.
+  CHECK(index->search("remove", 1)[0].score < index->search("delete", 1)[0].score);
+
+  SearchOptions options;
+  options.use_default_synonyms = false;
+  auto plain = ToolSearchIndex::build(widget_catalog(), options);
+  CHECK(plain->search("remove", 5).empty());
+  CHECK(top(*plain, "remove a widget") == "widget_create");  // "widget" alone: a tie, by name
+  CHECK(ToolSearchIndex::build(widget_catalog(), SearchOptions::plain_bm25())
+            ->search("remove", 5)
+            .empty());
+}
+
+TEST_CASE("a catalog's synonyms add to the built-in ones, and replace an entry of the same word") {
+  SearchOptions options;
+  options.synonyms["zap"] = {"delete"};
+  auto added = ToolSearchIndex::build(widget_catalog(), options);
+  CHECK(top(*added, "zap a widget") == "widget_delete");
+  CHECK(top(*added, "remove a widget") == "widget_delete");  // the built-in entry is kept
+
+  options.synonyms["remove"] = {"create"};
+  auto replaced = ToolSearchIndex::build(widget_catalog(), options);
+  CHECK(names(*replaced, replaced->search("remove", 5)) ==
+        std::vector<std::string>{"widget_create"});
+  CHECK(names(*replaced, replaced->search("removing", 5)) ==
+        std::vector<std::string>{"widget_create"});
+
+  options.synonyms["remove"] = {};
+  CHECK(ToolSearchIndex::build(widget_catalog(), options)->search("remove", 5).empty());
+
+  options.use_default_synonyms = false;
+  auto own_only = ToolSearchIndex::build(widget_catalog(), options);
+  CHECK(top(*own_only, "zap") == "widget_delete");
+  CHECK(own_only->search("erase", 5).empty());
+}
+
+TEST_CASE("a query that names a source ranks that source's matching tools first") {
+  std::vector<SearchDocument> catalog = {
+      doc("create_issue", "Create an issue.", "gitlab"),
+      doc("create_issue", "Create an issue.", "github"),
+      doc("list_repositories", "List repositories.", "github"),
+      doc("pods_list", "List the pods of a namespace.", "other"),
+      doc("pods_list", "List the pods of a namespace.", "kubernetes"),
+  };
+  auto index = ToolSearchIndex::build(catalog);
+  auto source_of = [&](const ToolSearchIndex::Hit& hit) {
+    return index->document(hit.document).source;
+  };
+  // Equal text: the source named in the query decides, although no tool's
+  // text has the word. Tools of that source that do not match stay out.
+  auto hits = index->search("github create issue", 5);
+  REQUIRE(hits.size() == 2);
+  CHECK(source_of(hits[0]) == "github");
+  CHECK(index->document(hits[1].document).name == "create_issue");
+  CHECK(source_of(index->search("create issue in gitlab", 5)[0]) == "gitlab");
+  // A synonym that names a source counts too (k8s -> kubernetes).
+  CHECK(source_of(index->search("k8s pods", 5)[0]) == "kubernetes");
+  // Without the boost, equal scores fall back to the order of the documents.
+  SearchOptions options;
+  options.source_boost = 0;
+  auto unboosted = ToolSearchIndex::build(catalog, options);
+  auto flat = unboosted->search("github create issue", 5);
+  REQUIRE(flat.size() == 2);
+  CHECK(flat[0].score == flat[1].score);
+}
+
+TEST_CASE("a source's own name is never damped as its boilerplate") {
+  std::vector<SearchDocument> catalog;
+  // 30 Slack tools, every one of which says "Slack".
+  for (int i = 0; i < 29; ++i)
+    catalog.push_back(doc("slack_op_" + std::to_string(i),
+                          "Operation " + std::to_string(i) + " on a Slack workspace.", "slack"));
+  catalog.push_back(doc("slack_post_message", "Post a message to a Slack channel.", "slack"));
+  // Another source's tool that mentions Slack once.
+  catalog.push_back(
+      doc("teams_send_message", "Send a message to a channel, as in Slack.", "teams"));
+  for (int i = 0; i < 3; ++i)
+    catalog.push_back(doc("teams_op_" + std::to_string(i), "Teams operation.", "teams"));
+
+  auto index = ToolSearchIndex::build(catalog);
+  CHECK(top(*index, "slack message") == "slack_post_message");
+  SearchOptions options;
+  options.source_boost = 0;  // the damping alone
+  CHECK(top(*ToolSearchIndex::build(catalog, options), "slack message") == "slack_post_message");
 }
 
 TEST_CASE("boilerplate frequent in one source does not decide the ranking") {

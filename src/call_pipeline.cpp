@@ -7,6 +7,7 @@
 #include "catalog/utf8.h"
 #include "src/base64.h"
 #include "src/call_tool.h"
+#include "src/elastic_threads.h"
 #include "src/jsonrpc.h"
 #include "src/result_tools.h"
 #include "src/tool_name_suggestions.h"
@@ -430,7 +431,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       call.control->set_deadline(Clock::now() + timeout);
 
       running->enter();
-      std::thread([run, next, running]() mutable {
+      call_threads().post([run, next, running]() mutable {
         CallResult out = next(run->call);
         {
           std::lock_guard lock(run->mutex);
@@ -444,7 +445,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         next = nullptr;
         run.reset();
         running->leave();
-      }).detach();
+      });
 
       std::unique_lock lock(run->mutex);
       // Cancellation is a flag, so wake now and then to look at it.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "src/call_context.h"
+#include "src/elastic_threads.h"
 #include "src/tool_list_cursor.h"
 
 namespace toolmux {
@@ -254,7 +255,7 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
 
   // Served on its own thread so that the session's reader goes on reading
   // (pings, cancellations, other calls) while the tool runs.
-  std::thread([this, session, id = m.id, call = std::move(call), context]() mutable {
+  call_threads().post([this, session, id = m.id, call = std::move(call), context]() mutable {
     CallResult out = pipeline_(call);
     context->finish();
     // A cancelled request gets no response (MCP cancellation utility).
@@ -267,7 +268,7 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
       session->request_finished(id);
     }
     session->end_call(id);
-  }).detach();
+  });
 }
 
 }  // namespace toolmux

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "src/elastic_threads.h"
 #include "src/jsonrpc.h"
 #include "transports/http_streams.h"
 
@@ -17,74 +18,22 @@ namespace toolmux {
 
 using nlohmann::json;
 
-namespace {}  // namespace
-
-// A thread for each connection, started when none is idle, ended after a
-// while without work: cpp-httplib's fixed pool would leave connections
-// unserved while others (open SSE streams, keep-alive) hold every thread.
-//
-// cpp-httplib deletes its task queue when it stops, but a thread may still be
-// waiting on an idle keep-alive connection then (up to the keep-alive
-// timeout): the threads share the state below, and shutdown() waits for them
-// only briefly (HttpServer then leaves the server object to process exit).
-struct ConnectionThreadsState {
-  explicit ConnectionThreadsState(std::size_t max) : max_threads(max) {}
-  const std::size_t max_threads;
-  std::mutex mutex;
-  std::condition_variable wake;
-  std::condition_variable done;
-  std::deque<std::function<void()>> jobs;
-  std::size_t threads = 0;
-  std::size_t idle = 0;
-  bool shutting_down = false;
-};
-
 namespace {
 
+// A thread for each connection (ElasticThreads): cpp-httplib's fixed pool
+// would leave connections unserved while others (open SSE streams,
+// keep-alive) hold every thread. cpp-httplib deletes its task queue when it
+// stops, while a thread may still wait on an idle keep-alive connection (up to
+// the keep-alive timeout): the pool outlives the queue, and shutdown() waits
+// for it only briefly (HttpServer then leaves the server object to process exit).
 class ConnectionThreads final : public httplib::TaskQueue {
  public:
-  explicit ConnectionThreads(std::shared_ptr<ConnectionThreadsState> state)
-      : state_(std::move(state)) {}
-
-  void enqueue(std::function<void()> fn) override {
-    std::lock_guard lock(state_->mutex);
-    state_->jobs.push_back(std::move(fn));
-    if (state_->idle == 0 && state_->threads < state_->max_threads) {
-      ++state_->threads;
-      std::thread([state = state_] { work(*state); }).detach();
-    } else {
-      state_->wake.notify_one();
-    }
-  }
-
-  void shutdown() override {
-    std::unique_lock lock(state_->mutex);
-    state_->shutting_down = true;
-    state_->wake.notify_all();
-    state_->done.wait_for(lock, std::chrono::seconds(2), [this] { return state_->threads == 0; });
-  }
+  explicit ConnectionThreads(std::shared_ptr<ElasticThreads> pool) : pool_(std::move(pool)) {}
+  void enqueue(std::function<void()> fn) override { pool_->post(std::move(fn)); }
+  void shutdown() override { pool_->shutdown(std::chrono::seconds(2)); }
 
  private:
-  static void work(ConnectionThreadsState& s) {
-    std::unique_lock lock(s.mutex);
-    for (;;) {
-      ++s.idle;
-      const bool got = s.wake.wait_for(lock, std::chrono::seconds(30),
-                                       [&s] { return !s.jobs.empty() || s.shutting_down; });
-      --s.idle;
-      if (s.jobs.empty() && (s.shutting_down || !got)) break;
-      if (s.jobs.empty()) continue;
-      auto job = std::move(s.jobs.front());
-      s.jobs.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-    --s.threads;
-    s.done.notify_all();
-  }
-
-  std::shared_ptr<ConnectionThreadsState> state_;
+  std::shared_ptr<ElasticThreads> pool_;
 };
 
 json transport_error(std::string_view message, const json& id = nullptr) {
@@ -442,7 +391,7 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_keep_alive_max_count(100000);
   http_->set_keep_alive_timeout(30);
-  threads_ = std::make_shared<ConnectionThreadsState>(options_.max_connections);
+  threads_ = std::make_shared<ElasticThreads>(options_.max_connections);
   http_->new_task_queue = [threads = threads_] { return new ConnectionThreads(threads); };
   http_->set_socket_options([this](int sock) {
     int yes = 1;
@@ -457,10 +406,9 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
 }
 
 HttpServer::~HttpServer() {
-  std::lock_guard lock(threads_->mutex);
   // A connection thread still running uses the server object: leave it to
   // process exit rather than free it under the thread.
-  if (threads_->threads > 0) static_cast<void>(http_.release());
+  if (threads_->threads() > 0) static_cast<void>(http_.release());
 }
 
 bool HttpServer::bind(std::string& error) {

@@ -31,7 +31,7 @@ class Server;
 
 namespace toolmux {
 
-struct ConnectionThreadsState;
+class ElasticThreads;
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -64,7 +64,7 @@ class HttpServer {
 
  private:
   std::unique_ptr<httplib::Server> http_;
-  std::shared_ptr<ConnectionThreadsState> threads_;
+  std::shared_ptr<ElasticThreads> threads_;
   McpServer& server_;
   SessionManager& sessions_;
   Metrics& metrics_;

@@ -284,7 +284,7 @@ struct HttpServer::Routes {
       return;
     }
     self.server_.handle(m, session);
-    auto decision = streams->await_decision(exchange, self.stopping_);
+    auto decision = streams->await_decision(exchange);
     if (created) {
       if (session->initialized()) {
         res.set_header("Mcp-Session-Id", session->id());
@@ -302,7 +302,7 @@ struct HttpServer::Routes {
         return;
       case SessionStreams::Decision::Kind::none:
         // Cancelled (no response is sent for it), or the session ended.
-        res.status = self.stopping_ ? 503 : 202;
+        res.status = 202;
         return;
     }
   }

@@ -142,8 +142,7 @@ std::shared_ptr<Exchange> SessionStreams::open_exchange(const json& id) {
   return exchange;
 }
 
-SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Exchange>& exchange,
-                                                        const std::atomic<bool>& stopping) {
+SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Exchange>& exchange) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (closed_ || exchange->mode == Exchange::Mode::ended) break;
@@ -158,7 +157,6 @@ SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Ex
       switch_to_sse(*exchange);
       return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
     }
-    if (stopping.load()) break;
     changed_.wait_for(lock, std::chrono::milliseconds(200));
   }
   auto it = exchanges_.find(exchange->request_id.dump());

@@ -58,14 +58,14 @@ class SessionStreams final : public MessageSink {
 
   // Waits until the exchange's answer takes shape. json: the response text
   // (one body); sse: the stream to write from; none: the request ended
-  // without a response (cancelled) or the session was closed.
+  // without a response (cancelled) or the session was closed. A server
+  // that is stopping still waits: its calls finish or are cancelled.
   struct Decision {
     enum class Kind { json_body, sse, none } kind = Kind::none;
     std::string body;     // json
     StreamCursor cursor;  // sse: from the stream's start
   };
-  Decision await_decision(const std::shared_ptr<Exchange>& exchange,
-                          const std::atomic<bool>& stopping);
+  Decision await_decision(const std::shared_ptr<Exchange>& exchange);
 
   // GET without Last-Event-ID: the session's own stream, from the first event
   // not yet delivered. Null when another GET already holds it.

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -123,6 +124,34 @@ export async function waitUntil(predicate, timeoutMs, what = 'condition') {
 }
 
 /**
+ * Records every JSON-RPC message a transport sends (`sent`) and receives
+ * (`received`). Protocol.connect assigns transport.onmessage; the tap wraps it.
+ */
+function tapTransport(transport) {
+  const sent = [];
+  const received = [];
+  const originalSend = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    sent.push(message);
+    return originalSend(message, options);
+  };
+  let handler;
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get() {
+      return handler && ((message, extra) => {
+        received.push(message);
+        return handler(message, extra);
+      });
+    },
+    set(fn) {
+      handler = fn;
+    },
+  });
+  return { sent, received };
+}
+
+/**
  * Starts `toolmux serve` with the given arguments through the real SDK client
  * and connects (initialize + notifications/initialized).
  *
@@ -148,27 +177,7 @@ export async function startClient(t, { args = [], env = {}, command = TOOLMUX_BI
     stderrText += chunk.toString();
   });
 
-  const sent = [];
-  const received = [];
-  const originalSend = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    sent.push(message);
-    return originalSend(message, options);
-  };
-  // Protocol.connect assigns transport.onmessage; tap it to record every message.
-  let handler;
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get() {
-      return handler && ((message, extra) => {
-        received.push(message);
-        return handler(message, extra);
-      });
-    },
-    set(fn) {
-      handler = fn;
-    },
-  });
+  const { sent, received } = tapTransport(transport);
 
   const client = new Client({ name: 'toolmux-e2e', version: '0.0.0' }, { capabilities: clientCapabilities });
   let closed = false;
@@ -522,4 +531,277 @@ export async function readStoredResult(assert, client, id, { maxChars, offset: f
 /** The message read_tool_result gives for an id this session cannot read. */
 export function notFoundPrefix(id) {
   return `No stored result with id ${JSON.stringify(id)} for this session`;
+}
+
+// ---------------------------------------------------------------------------
+// Streamable HTTP (http*.test.mjs): `toolmux serve --http 127.0.0.1:0`, the
+// SDK client over StreamableHTTPClientTransport, and raw fetch for what the
+// SDK never sends.
+
+/**
+ * A running `toolmux serve --http 127.0.0.1:0` with a fresh --data-dir (or
+ * `dataDir`) and --root (or `root`), plus `args`. `url` is the endpoint the
+ * "serving" log line names; `logs` are the stderr JSON lines parsed.
+ */
+export class HttpServer {
+  /** Starts the server and waits for its "serving" line. `t` stops it after the test. */
+  static async start(t, { args = [], env = {}, dataDir, root, catalog } = {}) {
+    const server = new HttpServer({ args, env, dataDir, root, catalog });
+    if (t) {
+      t.after(async () => {
+        if (process.env.TOOLMUX_E2E_STDERR && server.stderr) t.diagnostic(`toolmux stderr:\n${server.stderr}`);
+        await server.kill();
+      });
+    }
+    try {
+      const serving = await server.waitForLog((line) => line.event === 'serving', 10000);
+      server.url = serving.url;
+      server.origin = new URL(serving.url).origin;
+    } catch (error) {
+      await server.kill();
+      throw error;
+    }
+    return server;
+  }
+
+  constructor({ args, env, dataDir, root, catalog }) {
+    requireBinary();
+    this.dataDir = dataDir ?? makeTempDir('toolmux-data-');
+    this.root = root ?? makeRoot({});
+    const argv = ['serve', '--http', '127.0.0.1:0', '--data-dir', this.dataDir, '--root', this.root];
+    if (catalog) argv.push('--catalog', catalog);
+    argv.push(...args);
+    this.child = spawn(TOOLMUX_BIN, argv, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/', ...env },
+    });
+    this.stderr = '';
+    this.logs = [];
+    this.exit = null; // { code, signal, at }
+    let buffer = '';
+    this.child.stderr.on('data', (chunk) => {
+      this.stderr += chunk.toString();
+      buffer += chunk.toString();
+      let newline;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        try {
+          this.logs.push(JSON.parse(line));
+        } catch {
+          // not a log line
+        }
+      }
+    });
+    // 'close': the process has exited and its stderr is read to the end.
+    this.exited = once(this.child, 'close').then(([code, signal]) => {
+      this.exit = { code, signal, at: performance.now() };
+      return this.exit;
+    });
+  }
+
+  /** The first log line (parsed) matching `predicate`; throws on timeout or exit. */
+  async waitForLog(predicate, timeoutMs = 5000) {
+    const start = Date.now();
+    for (;;) {
+      const line = this.logs.find(predicate);
+      if (line) return line;
+      if (this.exit) throw new Error(`toolmux exited (${JSON.stringify(this.exit)}); stderr:\n${this.stderr}`);
+      if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for a log line; stderr:\n${this.stderr}`);
+      await sleep(10);
+    }
+  }
+
+  /** SIGTERM, then waits for the exit (SIGKILL after `timeoutMs`); returns { code, signal, ms }. */
+  async stop(timeoutMs = 15000) {
+    if (this.exit) return { ...this.exit, ms: 0 };
+    const start = performance.now();
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return { ...exit, ms: exit.at - start };
+  }
+
+  /** SIGTERM and asserts a clean exit (code 0) within `timeoutMs`. */
+  async stopCleanly(assert, timeoutMs = 15000) {
+    const exit = await this.stop(timeoutMs);
+    assert.equal(exit.code, 0, `toolmux exited with ${JSON.stringify(exit)}; stderr:\n${this.stderr}`);
+    return exit;
+  }
+
+  async kill() {
+    if (!this.exit) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+}
+
+/**
+ * Connects the SDK client to `url` over Streamable HTTP: initialize, or, with
+ * `sessionId`, a transport that goes on with that session (the SDK skips
+ * initialize then). `headers` go on every request (Authorization).
+ * Returns { client, transport, sent, received, close() }; `t` closes it after the test.
+ */
+export async function connectHttp(t, url, { headers, sessionId, clientCapabilities = {} } = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    sessionId,
+    requestInit: headers ? { headers } : undefined,
+    // Keep reconnection attempts short: a test stops servers under its clients.
+    reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1, maxRetries: 1 },
+  });
+  const { sent, received } = tapTransport(transport);
+  const errors = [];
+  const client = new Client({ name: 'toolmux-e2e-http', version: '0.0.0' }, { capabilities: clientCapabilities });
+  client.onerror = (error) => errors.push(error);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await client.close().catch(() => {});
+  };
+  if (t) t.after(close);
+  await client.connect(transport);
+  return { client, transport, sent, received, errors, close };
+}
+
+/** The standard headers of a raw POST to the endpoint, with `extra` over them. */
+export function mcpHeaders(extra = {}) {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...extra,
+  };
+}
+
+/** A raw POST of `body` (an object, or a string sent as is). Returns the fetch Response. */
+export function rawPost(url, body, headers = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: mcpHeaders(headers),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** The status of a raw GET (Accept: text/event-stream) with `headers`; a stream it opens is dropped. */
+export async function rawGetStatus(url, headers = {}) {
+  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers } });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** initialize + notifications/initialized over raw fetch; returns the session id. */
+export async function rawInitialize(url, headers = {}) {
+  const response = await rawPost(
+    url,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'toolmux-e2e-raw', version: '0.0.0' } },
+    },
+    headers,
+  );
+  if (response.status !== 200) throw new Error(`initialize: HTTP ${response.status}: ${await response.text()}`);
+  await response.text();
+  const sessionId = response.headers.get('mcp-session-id');
+  if (!sessionId) throw new Error('initialize: no Mcp-Session-Id');
+  const sessionHeaders = { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const initialized = await rawPost(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, sessionHeaders);
+  await initialized.text();
+  if (initialized.status !== 202) throw new Error(`notifications/initialized: HTTP ${initialized.status}`);
+  return sessionId;
+}
+
+/**
+ * Reads a text/event-stream body as it arrives. `events` holds every event
+ * ({ id, data, retry }, data '' for the priming event); `message(i)` parses
+ * one. `ended` resolves when the stream ends (or is aborted with close()).
+ */
+export class SseReader {
+  /** Opens `url` with GET (Accept: text/event-stream) and `headers`; returns the reader, or the Response when not 200. */
+  static async get(url, headers = {}) {
+    const controller = new AbortController();
+    const response = await fetch(url, {
+      method: 'GET',
+      headers: { accept: 'text/event-stream', ...headers },
+      signal: controller.signal,
+    });
+    if (response.status !== 200) return { response };
+    return { response, reader: new SseReader(response, controller) };
+  }
+
+  /** POSTs `body` and reads the answer as a stream when it is one. */
+  static async post(url, body, headers = {}) {
+    const controller = new AbortController();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: mcpHeaders(headers),
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
+    return { response, reader: new SseReader(response, controller) };
+  }
+
+  constructor(response, controller) {
+    this.response = response;
+    this.controller = controller;
+    this.events = [];
+    this.done = false;
+    this.ended = this.#read().finally(() => {
+      this.done = true;
+    });
+  }
+
+  async #read() {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of this.response.body) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = { id: undefined, data: undefined, retry: undefined };
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) continue;
+            const colon = line.indexOf(':');
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'id') event.id = value;
+            else if (field === 'retry') event.retry = Number(value);
+            else if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`;
+          }
+          if (event.id !== undefined || event.data !== undefined) this.events.push(event);
+        }
+      }
+    } catch {
+      // aborted by close(), or the connection dropped
+    }
+  }
+
+  /** The JSON-RPC messages of the events with data, in order. */
+  messages() {
+    return this.events.filter((e) => e.data).map((e) => JSON.parse(e.data));
+  }
+
+  /** Waits until an event matching `predicate` ({id, data, message}) has arrived; returns it. */
+  async waitFor(predicate, timeoutMs = 5000, what = 'an SSE event') {
+    return waitUntil(
+      () => this.events.find((e) => predicate({ ...e, message: e.data ? JSON.parse(e.data) : undefined })),
+      timeoutMs,
+      what,
+    ).catch((error) => {
+      error.message += `; events so far: ${short(this.events, 2000)}`;
+      throw error;
+    });
+  }
+
+  /** Drops the connection. */
+  close() {
+    this.controller.abort();
+    return this.ended;
+  }
 }

@@ -1,0 +1,304 @@
+// Streamable HTTP (`toolmux serve --http`), seen by the real SDK client
+// (StreamableHTTPClientTransport) and by raw fetch: sessions at once, results
+// owned by their session, sessions that outlive a restart, DELETE, the front
+// door's refusals (Origin, Host, session id, protocol version, body size, the
+// session cap), /health and /metrics, and shutdown on SIGTERM.
+//
+// The catalog (tests/data/e2e/http/catalog.json) has discovery on, with
+// gen_chars and two sleepers pinned, and offloads results over 1024 bytes.
+
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import {
+  DATA_DIR,
+  HttpServer,
+  LATEST_PROTOCOL_VERSION,
+  connectHttp,
+  genCharsText,
+  makeRoot,
+  notFoundPrefix,
+  parseOffloadNotice,
+  rawGetStatus,
+  rawInitialize,
+  rawPost,
+  readStoredResult,
+  short,
+  sleep,
+  textOf,
+  waitUntil,
+} from './helpers.mjs';
+
+const CATALOG = path.join(DATA_DIR, 'http', 'catalog.json');
+const PINNED = ['call_tool', 'gen_chars', 'read_tool_result', 'sleep_long', 'slow_call', 'tool_search'];
+
+const names = (tools) => tools.map((tool) => tool.name).sort();
+const ping = (id = 'ping') => ({ jsonrpc: '2.0', id, method: 'ping' });
+
+/** Calls gen_chars with `count` and returns the id of the offloaded result (checking the preview). */
+async function offload(client, count) {
+  const result = await client.callTool({ name: 'gen_chars', arguments: { count } });
+  assert.notEqual(result.isError, true, short(result));
+  const notice = parseOffloadNotice(textOf(result));
+  assert.ok(notice, `no offload notice in ${short(result)}`);
+  return notice.id;
+}
+
+/** What a session sees when it reads a result id that is not its own. */
+async function expectRefused(client, id) {
+  const result = await client.callTool({ name: 'read_tool_result', arguments: { result_id: id, offset: 0 } });
+  assert.equal(result.isError, true, short(result));
+  assert.ok(textOf(result).startsWith(notFoundPrefix(id)), textOf(result));
+}
+
+/** A raw HTTP request with full control of the headers (fetch does not let a test set Host). */
+function rawRequest(url, { method = 'POST', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, text }));
+    });
+    request.on('error', reject);
+    if (body !== undefined) request.write(body);
+    request.end();
+  });
+}
+
+/** The value of a gauge or counter line in Prometheus text. */
+function metric(text, name) {
+  const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+test('initialize, tools/list and tools/call over HTTP; two sessions at once each work', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const [a, b] = await Promise.all([connectHttp(t, server.url), connectHttp(t, server.url)]);
+  assert.ok(a.transport.sessionId && b.transport.sessionId, 'both sessions have an id');
+  assert.notEqual(a.transport.sessionId, b.transport.sessionId);
+  assert.match(a.transport.sessionId, /^[\x21-\x7e]+$/, 'the session id is visible ASCII');
+  assert.equal(a.client.getServerVersion().name, 'toolmux');
+  const init = a.received.find((m) => m.result?.protocolVersion);
+  assert.equal(init.result.protocolVersion, LATEST_PROTOCOL_VERSION);
+
+  const [listA, listB] = await Promise.all([a.client.listTools(), b.client.listTools()]);
+  assert.deepEqual(names(listA.tools), PINNED);
+  assert.deepEqual(names(listB.tools), PINNED);
+
+  const [callA, callB] = await Promise.all([
+    a.client.callTool({ name: 'gen_chars', arguments: { count: 7 } }),
+    b.client.callTool({ name: 'gen_chars', arguments: { count: 9 } }),
+  ]);
+  assert.equal(textOf(callA), genCharsText(7));
+  assert.equal(textOf(callB), genCharsText(9));
+  // Built-in tools are reachable too (not listed in discovery mode).
+  const info = await b.client.callTool({ name: 'list_directory', arguments: { path: '.' } });
+  assert.notEqual(info.isError, true, short(info));
+  await a.client.ping();
+  await server.stopCleanly(assert);
+});
+
+test("one session's offloaded result is refused to another session and read by its owner", async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const [a, b] = await Promise.all([connectHttp(t, server.url), connectHttp(t, server.url)]);
+  const id = await offload(a.client, 5000);
+  await expectRefused(b.client, id);
+  const read = await readStoredResult(assert, a.client, id);
+  assert.equal(read.text, genCharsText(5000));
+  // And the other way round.
+  const idB = await offload(b.client, 4000);
+  await expectRefused(a.client, idB);
+  assert.equal((await readStoredResult(assert, b.client, idB)).text, genCharsText(4000));
+});
+
+test('a session survives a restart on the same --data-dir: its results and discovered tools', async (t) => {
+  const root = makeRoot({ 'notes.txt': 'one\n' });
+  const first = await HttpServer.start(t, { catalog: CATALOG, root });
+  const a = await connectHttp(t, first.url);
+  const sessionId = a.transport.sessionId;
+  const search = await a.client.callTool({ name: 'tool_search', arguments: { query: 'read the lines of a text file', limit: 2 } });
+  const found = search.structuredContent.tools.map((tool) => tool.name);
+  assert.ok(found.includes('read_text_file'), found.join(', '));
+  await waitUntil(() => a.received.some((m) => m.method === 'notifications/tools/list_changed'), 3000, 'list_changed');
+  const listedBefore = names((await a.client.listTools()).tools);
+  const id = await offload(a.client, 6000);
+  await a.close(); // the client goes away without ending its session
+
+  await first.stopCleanly(assert);
+  const second = await HttpServer.start(t, { catalog: CATALOG, root, dataDir: first.dataDir });
+  assert.ok(second.logs.some((l) => l.event === 'sessions_restored' && l.sessions === 1), second.stderr);
+  const again = await connectHttp(t, second.url, { sessionId });
+  assert.deepEqual(names((await again.client.listTools()).tools), listedBefore);
+  for (const name of found) assert.ok(listedBefore.includes(name), `${name} missing from ${listedBefore}`);
+  assert.equal((await readStoredResult(assert, again.client, id)).text, genCharsText(6000));
+  const call = await again.client.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } });
+  assert.equal(textOf(call), 'one\n');
+
+  // A new session on the restarted server has its own list and cannot read the old result.
+  const fresh = await connectHttp(t, second.url);
+  assert.deepEqual(names((await fresh.client.listTools()).tools), PINNED);
+  await expectRefused(fresh.client, id);
+  await second.stopCleanly(assert);
+});
+
+test('DELETE ends the session: its id then gets 404, and its results are gone', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const a = await connectHttp(t, server.url);
+  const sessionId = a.transport.sessionId;
+  await offload(a.client, 5000);
+  await a.transport.terminateSession();
+  assert.equal(a.transport.sessionId, undefined);
+
+  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const post = await rawPost(server.url, ping(), headers);
+  assert.equal(post.status, 404, await post.text());
+  assert.equal(await rawGetStatus(server.url, headers), 404);
+  const del = await fetch(server.url, { method: 'DELETE', headers });
+  assert.equal(del.status, 404);
+  await waitUntil(() => server.logs.some((l) => l.event === 'session_ended' && l.why === 'deleted'), 2000, 'session_ended');
+});
+
+test('the front door: Origin and Host (403), session id (400, 404), protocol version (400), body size (413)', async (t) => {
+  const server = await HttpServer.start(t, {
+    catalog: CATALOG,
+    args: ['--max-message-bytes', '4096', '--allow-origin', 'https://app.example', '--allow-host', 'mcp.example'],
+  });
+  const init = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  };
+
+  // DNS rebinding: a page elsewhere must not reach the server.
+  const evilOrigin = await rawPost(server.url, init, { origin: 'http://evil.example' });
+  assert.equal(evilOrigin.status, 403);
+  assert.equal(evilOrigin.headers.get('mcp-session-id'), null);
+  assert.match((await evilOrigin.json()).error.message, /Origin/);
+  const port = new URL(server.url).port;
+  const evilHost = await rawRequest(server.url, {
+    headers: { host: `evil.example:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(init),
+  });
+  assert.equal(evilHost.status, 403, evilHost.text);
+  assert.match(JSON.parse(evilHost.text).error.message, /Host/);
+  // Loopback origins and the allowed ones pass.
+  for (const origin of [`http://localhost:${port}`, 'http://127.0.0.1', 'https://app.example']) {
+    const ok = await rawPost(server.url, init, { origin });
+    const text = await ok.text();
+    assert.equal(ok.status, 200, `${origin}: ${text}`);
+  }
+  const allowedHost = await rawRequest(server.url, {
+    headers: { host: `mcp.example:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(init),
+  });
+  assert.equal(allowedHost.status, 200, allowedHost.text);
+
+  const sessionId = await rawInitialize(server.url);
+  const session = { 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+
+  const missing = await rawPost(server.url, list, { 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
+  assert.equal(missing.status, 400);
+  assert.match((await missing.json()).error.message, /Mcp-Session-Id/);
+  const unknown = await rawPost(server.url, list, { ...session, 'mcp-session-id': 'no-such-session' });
+  assert.equal(unknown.status, 404);
+  await unknown.text();
+  const badVersion = await rawPost(server.url, list, { ...session, 'mcp-protocol-version': '1999-01-01' });
+  assert.equal(badVersion.status, 400);
+  assert.match((await badVersion.json()).error.message, /MCP-Protocol-Version/);
+  const tooBig = await rawPost(server.url, { jsonrpc: '2.0', id: 3, method: 'ping', params: { pad: 'x'.repeat(10000) } }, session);
+  assert.equal(tooBig.status, 413);
+  await tooBig.text();
+  assert.equal(await rawGetStatus(server.url), 400);
+
+  // The session is undisturbed by all that.
+  const ok = await rawPost(server.url, list, session);
+  assert.equal(ok.status, 200);
+  assert.ok((await ok.json()).result.tools.length > 0);
+  // Without the header, 2025-03-26 is assumed, which is supported.
+  const noVersion = await rawPost(server.url, ping(4), { 'mcp-session-id': sessionId });
+  assert.equal(noVersion.status, 200);
+  assert.deepEqual((await noVersion.json()).result, {});
+});
+
+test('past --max-sessions a new session gets 503 and the open ones keep working', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--max-sessions', '2'] });
+  const a = await connectHttp(t, server.url);
+  const b = await connectHttp(t, server.url);
+  const refused = await rawPost(server.url, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get('mcp-session-id'), null);
+  await refused.text();
+  await assert.rejects(connectHttp(t, server.url), /503|Service Unavailable/);
+
+  for (const session of [a, b]) {
+    assert.deepEqual(names((await session.client.listTools()).tools), PINNED);
+    assert.equal(textOf(await session.client.callTool({ name: 'gen_chars', arguments: { count: 3 } })), genCharsText(3));
+  }
+  // Ending one makes room.
+  await a.transport.terminateSession();
+  const c = await connectHttp(t, server.url);
+  await c.client.ping();
+  await server.stopCleanly(assert);
+});
+
+test('/health answers 200; /metrics counts open sessions', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const health = await fetch(`${server.origin}/health`);
+  assert.equal(health.status, 200);
+  assert.deepEqual(await health.json(), { status: 'ok' });
+
+  const before = await (await fetch(`${server.origin}/metrics`)).text();
+  assert.equal(metric(before, 'toolmux_http_sessions'), 0, before);
+  const a = await connectHttp(t, server.url);
+  await connectHttp(t, server.url);
+  await a.client.callTool({ name: 'gen_chars', arguments: { count: 2 } });
+  const response = await fetch(`${server.origin}/metrics`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type'), /^text\/plain/);
+  const during = await response.text();
+  assert.equal(metric(during, 'toolmux_http_sessions'), 2, during);
+  assert.match(during, /^# TYPE toolmux_http_sessions gauge$/m);
+  assert.ok(metric(during, 'toolmux_http_streams') >= 0, during);
+  await a.transport.terminateSession();
+  const after = await (await fetch(`${server.origin}/metrics`)).text();
+  assert.equal(metric(after, 'toolmux_http_sessions'), 1, after);
+});
+
+test('SIGTERM while a call runs: the call finishes, and the server exits 0 within the grace period', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--shutdown-grace', '5'] });
+  const a = await connectHttp(t, server.url);
+  const call = a.client.callTool({ name: 'slow_call', arguments: {} }).then(
+    (result) => ({ result }),
+    (error) => ({ error }),
+  );
+  await sleep(300); // the command is running
+  const exit = await server.stop(15000);
+  assert.equal(exit.code, 0, `exit ${JSON.stringify(exit)}; stderr:\n${server.stderr}`);
+  assert.ok(exit.ms < 5000 + 2000, `exited after ${exit.ms} ms, grace 5 s`);
+  const outcome = await call;
+  assert.equal(outcome.error, undefined, `the call failed: ${outcome.error}`);
+  assert.equal(textOf(outcome.result), 'finished\n');
+  assert.ok(server.logs.some((l) => l.event === 'stopped' && l.calls_drained === true), server.stderr);
+});
+
+test('SIGTERM while a call runs past the grace period: the call is cancelled and the server exits 0', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--shutdown-grace', '1'] });
+  const a = await connectHttp(t, server.url);
+  const call = a.client.callTool({ name: 'sleep_long', arguments: {} }).catch((error) => error);
+  await sleep(300);
+  const exit = await server.stop(15000);
+  assert.equal(exit.code, 0, `exit ${JSON.stringify(exit)}; stderr:\n${server.stderr}`);
+  assert.ok(exit.ms < 1000 + 3000, `exited after ${exit.ms} ms, grace 1 s`);
+  assert.ok(server.logs.some((l) => l.event === 'stopped' && l.calls_drained === false), server.stderr);
+  await a.close();
+  await call;
+});

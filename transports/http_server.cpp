@@ -301,7 +301,16 @@ struct HttpServer::Routes {
         stream(res, streams, decision.cursor);
         return;
       case SessionStreams::Decision::Kind::none:
-        // Cancelled (no response is sent for it), or the session ended.
+        if (self.stopping_) {
+          // Cancelled by the shutdown: a client waiting for the response
+          // would otherwise wait until its own timeout.
+          reply(res, 503,
+                transport_error("Service Unavailable: the server stopped before the request "
+                                "finished",
+                                m.id));
+          return;
+        }
+        // Cancelled by the client (no response is sent for it), or the session ended.
         res.status = 202;
         return;
     }

@@ -293,12 +293,20 @@ test('SIGTERM while a call runs: the call finishes, and the server exits 0 withi
 test('SIGTERM while a call runs past the grace period: the call is cancelled and the server exits 0', async (t) => {
   const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--shutdown-grace', '1'] });
   const a = await connectHttp(t, server.url);
-  const call = a.client.callTool({ name: 'sleep_long', arguments: {} }).catch((error) => error);
+  let settled = null;
+  const call = a.client.callTool({ name: 'sleep_long', arguments: {} }).then(
+    (result) => ({ result }),
+    (error) => ({ error }),
+  );
+  call.then(() => { settled = performance.now(); });
   await sleep(300);
   const exit = await server.stop(15000);
   assert.equal(exit.code, 0, `exit ${JSON.stringify(exit)}; stderr:\n${server.stderr}`);
   assert.ok(exit.ms < 1000 + 3000, `exited after ${exit.ms} ms, grace 1 s`);
   assert.ok(server.logs.some((l) => l.event === 'stopped' && l.calls_drained === false), server.stderr);
-  await a.close();
-  await call;
+  // The client is told at once, not left waiting for its own request timeout.
+  await waitUntil(() => settled !== null, 2000, 'the cancelled call to settle');
+  const outcome = await call;
+  assert.equal(outcome.error?.code, 503, `the call ended with ${outcome.error ?? short(outcome.result)}`);
+  assert.match(outcome.error.message, /the server stopped before the request finished/);
 });

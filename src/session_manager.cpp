@@ -127,8 +127,9 @@ std::size_t SessionManager::expire_idle() {
     std::lock_guard lock(mutex_);
     const auto cutoff = std::chrono::steady_clock::now() - limits_.idle_timeout;
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-      // A session with a call in flight is not idle, however long the call.
-      if (it->second.last_used < cutoff &&
+      // A session with a call in flight or a stream open is not idle, however
+      // long the call or the client's silence.
+      if (it->second.last_used < cutoff && it->second.holds == 0 &&
           it->second.session->wait_for_calls(std::chrono::milliseconds(0))) {
         expired.push_back(it->second.session);
         it = sessions_.erase(it);
@@ -139,6 +140,19 @@ std::size_t SessionManager::expire_idle() {
   }
   for (const auto& session : expired) forget(session, "idle");
   return expired.size();
+}
+
+void SessionManager::hold(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = sessions_.find(id); it != sessions_.end()) ++it->second.holds;
+}
+
+void SessionManager::release(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second.holds == 0) return;
+  --it->second.holds;
+  it->second.last_used = std::chrono::steady_clock::now();
 }
 
 std::size_t SessionManager::count() const {

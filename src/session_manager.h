@@ -53,8 +53,15 @@ class SessionManager {
   // Ends the session: its calls are cancelled, its results deleted, it is
   // forgotten. False when find() would not have found it.
   bool end(const std::string& id, const std::string& principal);
-  // Ends sessions idle longer than the limit; called periodically.
+  // Ends sessions idle longer than the limit; called periodically. A session
+  // with a call in flight or a connection held open is not idle.
   std::size_t expire_idle();
+  // A connection that belongs to the session and stays open (its SSE stream,
+  // where a quiet client waits for notifications) keeps it from idling out:
+  // hold() when it opens, release() when it closes, which counts as a use.
+  // Unknown ids are ignored.
+  void hold(const std::string& id);
+  void release(const std::string& id);
 
   std::size_t count() const;
   std::vector<std::shared_ptr<Session>> all() const;
@@ -63,6 +70,7 @@ class SessionManager {
   struct Entry {
     std::shared_ptr<Session> session;
     std::chrono::steady_clock::time_point last_used;
+    std::size_t holds = 0;  // open connections (hold/release)
   };
   std::shared_ptr<Session> make_session(const std::string& id, const std::string& principal,
                                         const std::string& label);

@@ -187,15 +187,17 @@ struct HttpServer::Routes {
   }
 
   // Writes the stream at `cursor` as SSE until it ends, the connection
-  // drops, or the server stops.
-  void stream(httplib::Response& res, std::shared_ptr<SessionStreams> streams,
-              StreamCursor cursor) {
+  // drops, or the server stops. While it is open the session does not idle out.
+  void stream(httplib::Response& res, const Session& session,
+              std::shared_ptr<SessionStreams> streams, StreamCursor cursor) {
     struct Writer {
+      std::string session_id;
       std::shared_ptr<SessionStreams> streams;
       StreamCursor cursor;
       bool primed = false;
     };
-    auto writer = std::make_shared<Writer>(Writer{std::move(streams), cursor});
+    auto writer = std::make_shared<Writer>(Writer{session.id(), std::move(streams), cursor});
+    self.sessions_.hold(session.id());
     ++self.open_streams_;
     res.status = 200;
     res.set_header("Cache-Control", "no-cache");
@@ -227,6 +229,7 @@ struct HttpServer::Routes {
         },
         [this, writer](bool) {
           writer->streams->detach(writer->cursor.stream);
+          self.sessions_.release(writer->session_id);
           --self.open_streams_;
         });
   }
@@ -298,7 +301,7 @@ struct HttpServer::Routes {
         res.set_content(decision.body, "application/json");
         return;
       case SessionStreams::Decision::Kind::sse:
-        stream(res, streams, decision.cursor);
+        stream(res, *session, streams, decision.cursor);
         return;
       case SessionStreams::Decision::Kind::none:
         if (self.stopping_) {
@@ -345,7 +348,7 @@ struct HttpServer::Routes {
         return;
       }
     }
-    stream(res, streams, *cursor);
+    stream(res, *session, streams, *cursor);
   }
 
   void del(const httplib::Request& req, httplib::Response& res) {

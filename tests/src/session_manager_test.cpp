@@ -187,6 +187,26 @@ TEST_CASE("a session used within the idle limit is not expired") {
   CHECK(f.manager.expire_idle() == 1);
 }
 
+TEST_CASE("a held session (an open stream) does not idle out; its release counts as a use") {
+  Fixture f(idle_limits(1s, 3600s));
+  auto listening = f.manager.create("local");
+  auto quiet = f.manager.create("local");
+  f.manager.hold(listening->id());
+  f.manager.hold(listening->id());  // two streams
+  f.manager.hold("no-such-id");     // ignored
+  std::this_thread::sleep_for(1100ms);
+  CHECK(f.manager.expire_idle() == 1);
+  CHECK(sink_of(*quiet)->ended);
+  f.manager.release(listening->id());
+  CHECK(f.manager.expire_idle() == 0);  // one stream still open
+  f.manager.release(listening->id());
+  f.manager.release(listening->id());  // more releases than holds: ignored
+  CHECK(f.manager.expire_idle() == 0);  // just released: used now
+  std::this_thread::sleep_for(1100ms);
+  CHECK(f.manager.expire_idle() == 1);
+  CHECK(sink_of(*listening)->ended);
+}
+
 TEST_CASE("the sweeper expires idle sessions by itself") {
   Fixture f(idle_limits(0s, 20ms));
   auto session = f.manager.create("local");

@@ -234,9 +234,41 @@ struct HttpServer::Routes {
         });
   }
 
-  void post(const httplib::Request& req, httplib::Response& res) {
+  enum class Body { read, too_large, unreadable };
+
+  // Reads the body, keeping at most max_body_bytes of it; the rest is read and
+  // dropped, so the connection stays in step with the client. cpp-httplib
+  // 0.11 refuses a Content-Length over the limit (413 in res.status) but
+  // would read a chunked body whole into memory, however large.
+  Body read_body(const httplib::Request& req, httplib::Response& res,
+                 const httplib::ContentReader& read, std::string& body) const {
+    // A multipart body would go to a parser for form fields: not read (415).
+    if (req.is_multipart_form_data()) return Body::unreadable;
+    const std::size_t limit = self.options_.max_body_bytes;
+    bool over = false;
+    const bool complete = read([&](const char* data, std::size_t size) {
+      if (!over && size <= limit - body.size()) {
+        body.append(data, size);
+      } else if (!over) {
+        over = true;
+        std::string().swap(body);
+      }
+      return true;
+    });
+    if (over || res.status == 413) return Body::too_large;
+    return complete ? Body::read : Body::unreadable;
+  }
+
+  void post(const httplib::Request& req, httplib::Response& res,
+            const httplib::ContentReader& content_reader) {
+    std::string body;
+    const Body got = read_body(req, res, content_reader, body);
     std::string principal;
     if (!admit(req, res, principal)) return;
+    if (got == Body::too_large) {
+      reply(res, 413, transport_error("Payload Too Large: the request body is over the limit"));
+      return;
+    }
     const std::string content_type = req.get_header_value("Content-Type");
     if (!contains_ci(content_type, "application/json")) {
       reply(res, 415,
@@ -252,7 +284,11 @@ struct HttpServer::Routes {
                             "and text/event-stream"));
       return;
     }
-    jsonrpc::Message m = jsonrpc::parse_message(req.body, self.server_.json_limits());
+    if (got == Body::unreadable) {
+      reply(res, 400, transport_error("Bad Request: the request body could not be read"));
+      return;
+    }
+    jsonrpc::Message m = jsonrpc::parse_message(body, self.server_.json_limits());
     if (m.kind == jsonrpc::Message::Kind::invalid) {
       reply(res, 400, jsonrpc::make_error(m.id, m.error_code, m.error));
       return;
@@ -386,8 +422,9 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
       options_(std::move(options)) {
   auto routes = std::make_shared<Routes>(Routes{*this});
   const std::string& path = options_.path;
-  http_->Post(path,
-              [routes](const httplib::Request& q, httplib::Response& r) { routes->post(q, r); });
+  // The POST handler reads the body itself (Routes::read_body), to bound it.
+  http_->Post(path, [routes](const httplib::Request& q, httplib::Response& r,
+                             const httplib::ContentReader& read) { routes->post(q, r, read); });
   http_->Get(path,
              [routes](const httplib::Request& q, httplib::Response& r) { routes->get(q, r); });
   http_->Delete(path,

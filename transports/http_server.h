@@ -3,9 +3,10 @@
 //
 // What it checks before a message reaches the server, in order: Host and
 // Origin against the allow-lists (DNS rebinding: 403), the bearer token when
-// tokens are configured (401 with WWW-Authenticate), the body size (413),
-// MCP-Protocol-Version (400 when unsupported), the session (400 when missing,
-// 404 when unknown, ended, or another principal's). Sessions live in a
+// tokens are configured (401 with WWW-Authenticate), MCP-Protocol-Version
+// (400 when unsupported), the body size (413; a body is never held in memory
+// past max_body_bytes, chunked or not), the session (400 when missing, 404
+// when unknown, ended, or another principal's). Sessions live in a
 // SessionManager, streams in each session's SessionStreams.
 //
 // Each connection is served on a thread of its own (threads come and go with

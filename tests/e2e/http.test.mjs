@@ -53,16 +53,24 @@ async function expectRefused(client, id) {
   assert.ok(textOf(result).startsWith(notFoundPrefix(id)), textOf(result));
 }
 
-/** A raw HTTP request with full control of the headers (fetch does not let a test set Host). */
-function rawRequest(url, { method = 'POST', headers = {}, body } = {}) {
+/**
+ * A raw HTTP request with full control of the headers (fetch does not let a
+ * test set Host). `chunks`: the body is sent in that many chunks
+ * (Transfer-Encoding: chunked, no Content-Length).
+ */
+function rawRequest(url, { method = 'POST', headers = {}, body, chunks } = {}) {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method, headers }, (response) => {
+    const all = chunks || body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) };
+    const request = http.request(url, { method, headers: all }, (response) => {
       let text = '';
       response.on('data', (chunk) => (text += chunk));
       response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, text }));
     });
     request.on('error', reject);
-    if (body !== undefined) request.write(body);
+    if (body !== undefined) {
+      const size = Math.ceil(body.length / (chunks ?? 1));
+      for (let i = 0; i < body.length; i += size) request.write(body.slice(i, i + size));
+    }
     request.end();
   });
 }
@@ -209,9 +217,21 @@ test('the front door: Origin and Host (403), session id (400, 404), protocol ver
   const badVersion = await rawPost(server.url, list, { ...session, 'mcp-protocol-version': '1999-01-01' });
   assert.equal(badVersion.status, 400);
   assert.match((await badVersion.json()).error.message, /MCP-Protocol-Version/);
-  const tooBig = await rawPost(server.url, { jsonrpc: '2.0', id: 3, method: 'ping', params: { pad: 'x'.repeat(10000) } }, session);
+  const bigPing = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping', params: { pad: 'x'.repeat(10000) } });
+  const tooBig = await rawPost(server.url, bigPing, session);
   assert.equal(tooBig.status, 413);
   await tooBig.text();
+  // Sent in chunks, without Content-Length, the same body is held to the same limit.
+  const jsonHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const chunked = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: bigPing, chunks: 10 });
+  assert.equal(chunked.status, 413, chunked.text);
+  // The connection it came on is still in step: a small chunked request after it is answered.
+  const small = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: JSON.stringify(ping(5)), chunks: 3 });
+  assert.equal(small.status, 200, small.text);
+  // The checks keep their order: a bad Origin is 403 however large the body.
+  const bigEvil = await rawPost(server.url, bigPing, { ...session, origin: 'http://evil.example' });
+  assert.equal(bigEvil.status, 403);
+  await bigEvil.text();
   assert.equal(await rawGetStatus(server.url), 400);
 
   // The session is undisturbed by all that.

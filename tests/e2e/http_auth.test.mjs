@@ -32,7 +32,7 @@ const bearer = (token) => ({ authorization: `Bearer ${token}` });
 const ping = (id = 'ping') => ({ jsonrpc: '2.0', id, method: 'ping' });
 
 test('with a tokens file: no token or a wrong one is 401 with WWW-Authenticate; the right one works', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--tokens-file', TOKENS] });
+  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--tokens-file', TOKENS, '--max-message-bytes', '4096'] });
   assert.ok(server.logs.some((l) => l.event === 'serving' && l.auth === 'bearer'), server.stderr);
 
   for (const [what, headers] of [
@@ -47,6 +47,10 @@ test('with a tokens file: no token or a wrong one is 401 with WWW-Authenticate; 
     await response.text();
   }
   assert.equal(await rawGetStatus(server.url), 401);
+  // Without a token, a body over the limit says nothing about the limit.
+  const big = await rawPost(server.url, { jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(10000) } });
+  assert.equal(big.status, 401);
+  await big.text();
   await assert.rejects(connectHttp(t, server.url), /401|Unauthorized/);
 
   // The SDK client with a token in requestInit.

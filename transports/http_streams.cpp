@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <vector>
 
 namespace toolmux {
 
@@ -21,6 +22,9 @@ struct Exchange {
   enum class Mode { undecided, json_body, sse, ended } mode = Mode::undecided;
   std::deque<std::pair<std::string, bool>> pending;  // undecided: (text, final)
   std::uint64_t stream = 0;                          // sse
+  // Its POST waits on this alone: a session-wide condition would wake every
+  // POST of the session for each answer (64 connections, 64 wake-ups a call).
+  std::condition_variable changed;
 };
 
 std::optional<StreamCursor> parse_event_id(const std::string& id) {
@@ -78,37 +82,40 @@ void SessionStreams::send(const json& message, const json& related_request) {
   const std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
   const bool final = !related_request.is_null() && !message.contains("method") &&
                      message.contains("id") && message["id"] == related_request;
+  std::shared_ptr<Exchange> woken;
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     if (!related_request.is_null()) {
       auto it = exchanges_.find(related_request.dump());
       if (it != exchanges_.end()) {
-        Exchange& exchange = *it->second;
-        if (exchange.mode == Exchange::Mode::undecided) {
-          exchange.pending.emplace_back(text, final);
-        } else if (exchange.mode == Exchange::Mode::sse) {
-          append_event(exchange.stream, text, final);
-          if (final) live_streams_.erase(exchange.stream);
+        woken = it->second;
+        if (woken->mode == Exchange::Mode::undecided) {
+          woken->pending.emplace_back(text, final);
+        } else if (woken->mode == Exchange::Mode::sse) {
+          append_event(woken->stream, text, final);
+          if (final) live_streams_.erase(woken->stream);
         }
         if (final) exchanges_.erase(it);
-        changed_.notify_all();
-        return;
+      } else if (final) {
+        return;  // a response whose POST has gone (its client stopped waiting)
       }
-      // A response whose POST has gone (its client stopped waiting).
-      if (final) return;
     }
-    append_event(0, text, false);
+    if (!woken) append_event(0, text, false);
   }
+  // Notified after unlocking, so the woken thread does not block on the mutex.
+  if (woken) woken->changed.notify_all();
   changed_.notify_all();
 }
 
 void SessionStreams::request_finished(const json& request_id) {
+  std::shared_ptr<Exchange> woken;
   {
     std::lock_guard lock(mutex_);
     auto it = exchanges_.find(request_id.dump());
     if (it == exchanges_.end()) return;
-    Exchange& exchange = *it->second;
+    woken = it->second;
+    Exchange& exchange = *woken;
     if (exchange.mode == Exchange::Mode::undecided && !exchange.pending.empty()) {
       switch_to_sse(exchange);
     }
@@ -119,18 +126,21 @@ void SessionStreams::request_finished(const json& request_id) {
     }
     exchanges_.erase(it);
   }
+  woken->changed.notify_all();
   changed_.notify_all();
 }
 
 void SessionStreams::close_request_stream(const json& request_id) {
+  std::shared_ptr<Exchange> woken;
   {
     std::lock_guard lock(mutex_);
     auto it = exchanges_.find(request_id.dump());
     if (it == exchanges_.end()) return;
-    Exchange& exchange = *it->second;
-    if (exchange.mode == Exchange::Mode::undecided) switch_to_sse(exchange);
-    if (exchange.mode == Exchange::Mode::sse) close_at_[exchange.stream] = last_seq_;
+    woken = it->second;
+    if (woken->mode == Exchange::Mode::undecided) switch_to_sse(*woken);
+    if (woken->mode == Exchange::Mode::sse) close_at_[woken->stream] = last_seq_;
   }
+  woken->changed.notify_all();
   changed_.notify_all();
 }
 
@@ -157,7 +167,7 @@ SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Ex
       switch_to_sse(*exchange);
       return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
     }
-    changed_.wait_for(lock, std::chrono::milliseconds(200));
+    exchange->changed.wait_for(lock, std::chrono::milliseconds(200));
   }
   auto it = exchanges_.find(exchange->request_id.dump());
   if (it != exchanges_.end() && it->second == exchange) exchanges_.erase(it);
@@ -243,10 +253,13 @@ void SessionStreams::detach(std::uint64_t stream) {
 }
 
 void SessionStreams::session_ended() {
+  std::vector<std::shared_ptr<Exchange>> waiting;
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
+    for (const auto& [id, exchange] : exchanges_) waiting.push_back(exchange);
   }
+  for (const auto& exchange : waiting) exchange->changed.notify_all();
   changed_.notify_all();
 }
 

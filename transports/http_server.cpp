@@ -387,6 +387,21 @@ struct HttpServer::Routes {
     stream(res, *session, streams, *cursor);
   }
 
+  // POST, PUT or PATCH anywhere else: 405 at the endpoint, 404 elsewhere,
+  // after the body is read the bounded way (cpp-httplib would read a chunked
+  // one whole before answering).
+  void elsewhere(const httplib::Request& req, httplib::Response& res,
+                 const httplib::ContentReader& content_reader) {
+    std::string body;
+    read_body(req, res, content_reader, body);
+    if (req.path == self.options_.path) {
+      res.set_header("Allow", "GET, POST, DELETE");
+      reply(res, 405, transport_error("Method Not Allowed: use POST, GET or DELETE"));
+    } else {
+      reply(res, 404, transport_error("Not Found"));
+    }
+  }
+
   void del(const httplib::Request& req, httplib::Response& res) {
     std::string principal;
     if (!admit(req, res, principal)) return;
@@ -434,6 +449,14 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
   });
   http_->Get("/metrics",
              [routes](const httplib::Request& q, httplib::Response& r) { routes->metrics(q, r); });
+  // After the routes above: patterns are tried in the order they were added.
+  const auto elsewhere = [routes](const httplib::Request& q, httplib::Response& r,
+                                  const httplib::ContentReader& read) {
+    routes->elsewhere(q, r, read);
+  };
+  http_->Post(".*", elsewhere);
+  http_->Put(".*", elsewhere);
+  http_->Patch(".*", elsewhere);
 
   // Small messages must not wait for delayed ACKs (Nagle).
   http_->set_tcp_nodelay(true);

@@ -8,6 +8,7 @@
 // gen_chars and two sleepers pinned, and offloads results over 1024 bytes.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -151,7 +152,7 @@ test('a session survives a restart on the same --data-dir: its results and disco
   await second.stopCleanly(assert);
 });
 
-test('DELETE ends the session: its id then gets 404, and its results are gone', async (t) => {
+test('DELETE ends the session: its id then gets 404 on POST, GET and DELETE', async (t) => {
   const server = await HttpServer.start(t, { catalog: CATALOG });
   const a = await connectHttp(t, server.url);
   const sessionId = a.transport.sessionId;
@@ -242,6 +243,30 @@ test('the front door: Origin and Host (403), session id (400, 404), protocol ver
   const noVersion = await rawPost(server.url, ping(4), { 'mcp-session-id': sessionId });
   assert.equal(noVersion.status, 200);
   assert.deepEqual((await noVersion.json()).result, {});
+});
+
+/** The peak resident memory of a process, in bytes (Linux: VmHWM). */
+function peakMemory(pid) {
+  const match = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match[1]) * 1024;
+}
+
+test('a large chunked body is never held in memory, wherever it is sent', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--max-message-bytes', '4096'] });
+  const before = peakMemory(server.child.pid);
+  const body = 'x'.repeat(48 << 20);
+  const headers = { 'content-type': 'application/json' };
+  const sent = [
+    [`${server.origin}/mcp`, 'POST', 413],
+    [`${server.origin}/elsewhere`, 'POST', 404],
+    [`${server.origin}/mcp`, 'PUT', 405],
+  ];
+  for (const [url, method, status] of sent) {
+    const response = await rawRequest(url, { method, headers, body, chunks: 48 });
+    assert.equal(response.status, status, `${method} ${url}: ${response.text}`);
+  }
+  const growth = peakMemory(server.child.pid) - before;
+  assert.ok(growth < 16 << 20, `the server's peak memory grew by ${growth} bytes for 48 MiB bodies`);
 });
 
 test('past --max-sessions a new session gets 503 and the open ones keep working', async (t) => {

@@ -538,6 +538,44 @@ export function notFoundPrefix(id) {
 // SDK client over StreamableHTTPClientTransport, and raw fetch for what the
 // SDK never sends.
 
+/** The catalog of the HTTP tests (tests/data/e2e/http/): discovery on, offloading over 8192 bytes. */
+export const HTTP_CATALOG = path.join(DATA_DIR, 'http', 'catalog.json');
+/** What tools/list shows a fresh session with HTTP_CATALOG: the pinned tools and the discovery tools. */
+export const HTTP_PINNED = ['call_tool', 'gen_chars', 'read_tool_result', 'sleep_long', 'slow_call', 'tool_search'];
+
+/** The sorted names of a tool list. */
+export const toolNames = (tools) => tools.map((tool) => tool.name).sort();
+
+/** A ping request. */
+export const pingRequest = (id = 'ping') => ({ jsonrpc: '2.0', id, method: 'ping' });
+
+/** A tools/call of tool_search (limit 2), as a raw request. */
+export const searchRequest = (id, query) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'tool_search', arguments: { query, limit: 2 } },
+});
+
+/** The headers a raw request of session `id` carries. */
+export const sessionHeaders = (id) => ({ 'mcp-session-id': id, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
+
+/** Calls HTTP_CATALOG's gen_chars with `count` and returns the id of the offloaded result. */
+export async function offloadChars(assert, client, count) {
+  const result = await client.callTool({ name: 'gen_chars', arguments: { count } });
+  assert.notEqual(result.isError, true, short(result));
+  const notice = parseOffloadNotice(textOf(result));
+  assert.ok(notice, `no offload notice in ${short(result)}`);
+  return notice.id;
+}
+
+/** Asserts that read_tool_result refuses `id` to this client as an unknown id. */
+export async function expectResultRefused(assert, client, id) {
+  const result = await client.callTool({ name: 'read_tool_result', arguments: { result_id: id, offset: 0 } });
+  assert.equal(result.isError, true, short(result));
+  assert.ok(textOf(result).startsWith(notFoundPrefix(id)), textOf(result));
+}
+
 /**
  * A running `toolmux serve --http 127.0.0.1:0` with a fresh --data-dir (or
  * `dataDir`) and --root (or `root`), plus `args`. `url` is the endpoint the
@@ -691,18 +729,17 @@ export async function rawGetStatus(url, headers = {}) {
   return response.status;
 }
 
+/** An initialize request, as a raw client sends it. */
+export const initializeRequest = (id = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'toolmux-e2e-raw', version: '0.0.0' } },
+});
+
 /** initialize + notifications/initialized over raw fetch; returns the session id. */
 export async function rawInitialize(url, headers = {}) {
-  const response = await rawPost(
-    url,
-    {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'toolmux-e2e-raw', version: '0.0.0' } },
-    },
-    headers,
-  );
+  const response = await rawPost(url, initializeRequest(), headers);
   if (response.status !== 200) throw new Error(`initialize: HTTP ${response.status}: ${await response.text()}`);
   await response.text();
   const sessionId = response.headers.get('mcp-session-id');

@@ -14,45 +14,28 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import {
-  DATA_DIR,
+  HTTP_CATALOG,
+  HTTP_PINNED,
   HttpServer,
   LATEST_PROTOCOL_VERSION,
   connectHttp,
+  initializeRequest,
+  expectResultRefused,
   genCharsText,
-  makeRoot,
-  notFoundPrefix,
-  parseOffloadNotice,
+  offloadChars,
+  pingRequest,
   rawGetStatus,
   rawInitialize,
   rawPost,
+  sessionHeaders,
   readStoredResult,
   short,
   sleep,
   textOf,
+  toolNames,
   waitUntil,
 } from './helpers.mjs';
 
-const CATALOG = path.join(DATA_DIR, 'http', 'catalog.json');
-const PINNED = ['call_tool', 'gen_chars', 'read_tool_result', 'sleep_long', 'slow_call', 'tool_search'];
-
-const names = (tools) => tools.map((tool) => tool.name).sort();
-const ping = (id = 'ping') => ({ jsonrpc: '2.0', id, method: 'ping' });
-
-/** Calls gen_chars with `count` and returns the id of the offloaded result (checking the preview). */
-async function offload(client, count) {
-  const result = await client.callTool({ name: 'gen_chars', arguments: { count } });
-  assert.notEqual(result.isError, true, short(result));
-  const notice = parseOffloadNotice(textOf(result));
-  assert.ok(notice, `no offload notice in ${short(result)}`);
-  return notice.id;
-}
-
-/** What a session sees when it reads a result id that is not its own. */
-async function expectRefused(client, id) {
-  const result = await client.callTool({ name: 'read_tool_result', arguments: { result_id: id, offset: 0 } });
-  assert.equal(result.isError, true, short(result));
-  assert.ok(textOf(result).startsWith(notFoundPrefix(id)), textOf(result));
-}
 
 /**
  * A raw HTTP request with full control of the headers (fetch does not let a
@@ -83,7 +66,7 @@ function metric(text, name) {
 }
 
 test('initialize, tools/list and tools/call over HTTP; two sessions at once each work', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const [a, b] = await Promise.all([connectHttp(t, server.url), connectHttp(t, server.url)]);
   assert.ok(a.transport.sessionId && b.transport.sessionId, 'both sessions have an id');
   assert.notEqual(a.transport.sessionId, b.transport.sessionId);
@@ -93,8 +76,8 @@ test('initialize, tools/list and tools/call over HTTP; two sessions at once each
   assert.equal(init.result.protocolVersion, LATEST_PROTOCOL_VERSION);
 
   const [listA, listB] = await Promise.all([a.client.listTools(), b.client.listTools()]);
-  assert.deepEqual(names(listA.tools), PINNED);
-  assert.deepEqual(names(listB.tools), PINNED);
+  assert.deepEqual(toolNames(listA.tools), HTTP_PINNED);
+  assert.deepEqual(toolNames(listB.tools), HTTP_PINNED);
 
   const [callA, callB] = await Promise.all([
     a.client.callTool({ name: 'gen_chars', arguments: { count: 7 } }),
@@ -110,58 +93,28 @@ test('initialize, tools/list and tools/call over HTTP; two sessions at once each
 });
 
 test("one session's offloaded result is refused to another session and read by its owner", async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const [a, b] = await Promise.all([connectHttp(t, server.url), connectHttp(t, server.url)]);
-  const id = await offload(a.client, 5000);
-  await expectRefused(b.client, id);
+  const id = await offloadChars(assert, a.client, 5000);
+  await expectResultRefused(assert, b.client, id);
   const read = await readStoredResult(assert, a.client, id);
   assert.equal(read.text, genCharsText(5000));
   // And the other way round.
-  const idB = await offload(b.client, 4000);
-  await expectRefused(a.client, idB);
+  const idB = await offloadChars(assert, b.client, 4000);
+  await expectResultRefused(assert, a.client, idB);
   assert.equal((await readStoredResult(assert, b.client, idB)).text, genCharsText(4000));
 });
 
-test('a session survives a restart on the same --data-dir: its results and discovered tools', async (t) => {
-  const root = makeRoot({ 'notes.txt': 'one\n' });
-  const first = await HttpServer.start(t, { catalog: CATALOG, root });
-  const a = await connectHttp(t, first.url);
-  const sessionId = a.transport.sessionId;
-  const search = await a.client.callTool({ name: 'tool_search', arguments: { query: 'read the lines of a text file', limit: 2 } });
-  const found = search.structuredContent.tools.map((tool) => tool.name);
-  assert.ok(found.includes('read_text_file'), found.join(', '));
-  await waitUntil(() => a.received.some((m) => m.method === 'notifications/tools/list_changed'), 3000, 'list_changed');
-  const listedBefore = names((await a.client.listTools()).tools);
-  const id = await offload(a.client, 6000);
-  await a.close(); // the client goes away without ending its session
-
-  await first.stopCleanly(assert);
-  const second = await HttpServer.start(t, { catalog: CATALOG, root, dataDir: first.dataDir });
-  assert.ok(second.logs.some((l) => l.event === 'sessions_restored' && l.sessions === 1), second.stderr);
-  const again = await connectHttp(t, second.url, { sessionId });
-  assert.deepEqual(names((await again.client.listTools()).tools), listedBefore);
-  for (const name of found) assert.ok(listedBefore.includes(name), `${name} missing from ${listedBefore}`);
-  assert.equal((await readStoredResult(assert, again.client, id)).text, genCharsText(6000));
-  const call = await again.client.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } });
-  assert.equal(textOf(call), 'one\n');
-
-  // A new session on the restarted server has its own list and cannot read the old result.
-  const fresh = await connectHttp(t, second.url);
-  assert.deepEqual(names((await fresh.client.listTools()).tools), PINNED);
-  await expectRefused(fresh.client, id);
-  await second.stopCleanly(assert);
-});
-
 test('DELETE ends the session: its id then gets 404 on POST, GET and DELETE', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const a = await connectHttp(t, server.url);
   const sessionId = a.transport.sessionId;
-  await offload(a.client, 5000);
+  await offloadChars(assert, a.client, 5000);
   await a.transport.terminateSession();
   assert.equal(a.transport.sessionId, undefined);
 
-  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
-  const post = await rawPost(server.url, ping(), headers);
+  const headers = sessionHeaders(sessionId);
+  const post = await rawPost(server.url, pingRequest(), headers);
   assert.equal(post.status, 404, await post.text());
   assert.equal(await rawGetStatus(server.url, headers), 404);
   const del = await fetch(server.url, { method: 'DELETE', headers });
@@ -171,15 +124,10 @@ test('DELETE ends the session: its id then gets 404 on POST, GET and DELETE', as
 
 test('the front door: Origin and Host (403), session id (400, 404), protocol version (400), body size (413)', async (t) => {
   const server = await HttpServer.start(t, {
-    catalog: CATALOG,
+    catalog: HTTP_CATALOG,
     args: ['--max-message-bytes', '4096', '--allow-origin', 'https://app.example', '--allow-host', 'mcp.example'],
   });
-  const init = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  };
+  const init = initializeRequest();
 
   // DNS rebinding: a page elsewhere must not reach the server.
   const evilOrigin = await rawPost(server.url, init, { origin: 'http://evil.example' });
@@ -206,7 +154,7 @@ test('the front door: Origin and Host (403), session id (400, 404), protocol ver
   assert.equal(allowedHost.status, 200, allowedHost.text);
 
   const sessionId = await rawInitialize(server.url);
-  const session = { 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const session = sessionHeaders(sessionId);
   const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
   const missing = await rawPost(server.url, list, { 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
@@ -227,7 +175,7 @@ test('the front door: Origin and Host (403), session id (400, 404), protocol ver
   const chunked = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: bigPing, chunks: 10 });
   assert.equal(chunked.status, 413, chunked.text);
   // The connection it came on is still in step: a small chunked request after it is answered.
-  const small = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: JSON.stringify(ping(5)), chunks: 3 });
+  const small = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: JSON.stringify(pingRequest(5)), chunks: 3 });
   assert.equal(small.status, 200, small.text);
   // The checks keep their order: a bad Origin is 403 however large the body.
   const bigEvil = await rawPost(server.url, bigPing, { ...session, origin: 'http://evil.example' });
@@ -240,7 +188,7 @@ test('the front door: Origin and Host (403), session id (400, 404), protocol ver
   assert.equal(ok.status, 200);
   assert.ok((await ok.json()).result.tools.length > 0);
   // Without the header, 2025-03-26 is assumed, which is supported.
-  const noVersion = await rawPost(server.url, ping(4), { 'mcp-session-id': sessionId });
+  const noVersion = await rawPost(server.url, pingRequest(4), { 'mcp-session-id': sessionId });
   assert.equal(noVersion.status, 200);
   assert.deepEqual((await noVersion.json()).result, {});
 });
@@ -252,7 +200,7 @@ function peakMemory(pid) {
 }
 
 test('a large chunked body is never held in memory, wherever it is sent', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--max-message-bytes', '4096'] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--max-message-bytes', '4096'] });
   const before = peakMemory(server.child.pid);
   const body = 'x'.repeat(48 << 20);
   const headers = { 'content-type': 'application/json' };
@@ -270,22 +218,17 @@ test('a large chunked body is never held in memory, wherever it is sent', async 
 });
 
 test('past --max-sessions a new session gets 503 and the open ones keep working', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--max-sessions', '2'] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--max-sessions', '2'] });
   const a = await connectHttp(t, server.url);
   const b = await connectHttp(t, server.url);
-  const refused = await rawPost(server.url, {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  });
+  const refused = await rawPost(server.url, initializeRequest());
   assert.equal(refused.status, 503);
   assert.equal(refused.headers.get('mcp-session-id'), null);
   await refused.text();
   await assert.rejects(connectHttp(t, server.url), /503|Service Unavailable/);
 
   for (const session of [a, b]) {
-    assert.deepEqual(names((await session.client.listTools()).tools), PINNED);
+    assert.deepEqual(toolNames((await session.client.listTools()).tools), HTTP_PINNED);
     assert.equal(textOf(await session.client.callTool({ name: 'gen_chars', arguments: { count: 3 } })), genCharsText(3));
   }
   // Ending one makes room.
@@ -296,7 +239,7 @@ test('past --max-sessions a new session gets 503 and the open ones keep working'
 });
 
 test('/health answers 200; /metrics counts open sessions', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const health = await fetch(`${server.origin}/health`);
   assert.equal(health.status, 200);
   assert.deepEqual(await health.json(), { status: 'ok' });
@@ -319,7 +262,7 @@ test('/health answers 200; /metrics counts open sessions', async (t) => {
 });
 
 test('SIGTERM while a call runs: the call finishes, and the server exits 0 within the grace period', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--shutdown-grace', '5'] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--shutdown-grace', '5'] });
   const a = await connectHttp(t, server.url);
   const call = a.client.callTool({ name: 'slow_call', arguments: {} }).then(
     (result) => ({ result }),
@@ -336,7 +279,7 @@ test('SIGTERM while a call runs: the call finishes, and the server exits 0 withi
 });
 
 test('SIGTERM while a call runs past the grace period: the call is cancelled and the server exits 0', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--shutdown-grace', '1'] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--shutdown-grace', '1'] });
   const a = await connectHttp(t, server.url);
   let settled = null;
   const call = a.client.callTool({ name: 'sleep_long', arguments: {} }).then(

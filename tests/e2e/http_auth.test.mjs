@@ -13,26 +13,26 @@ import { test } from 'node:test';
 
 import {
   DATA_DIR,
+  HTTP_CATALOG,
   HttpServer,
-  LATEST_PROTOCOL_VERSION,
   connectHttp,
   genCharsText,
+  pingRequest,
   rawGetStatus,
   rawInitialize,
   rawPost,
+  sessionHeaders,
   short,
   textOf,
 } from './helpers.mjs';
 
-const CATALOG = path.join(DATA_DIR, 'http', 'catalog.json');
 const TOKENS = path.join(DATA_DIR, 'http', 'tokens.txt');
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdef';
 const bearer = (token) => ({ authorization: `Bearer ${token}` });
-const ping = (id = 'ping') => ({ jsonrpc: '2.0', id, method: 'ping' });
 
 test('with a tokens file: no token or a wrong one is 401 with WWW-Authenticate; the right one works', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--tokens-file', TOKENS, '--max-message-bytes', '4096'] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--tokens-file', TOKENS, '--max-message-bytes', '4096'] });
   assert.ok(server.logs.some((l) => l.event === 'serving' && l.auth === 'bearer'), server.stderr);
 
   for (const [what, headers] of [
@@ -41,7 +41,7 @@ test('with a tokens file: no token or a wrong one is 401 with WWW-Authenticate; 
     ['a prefix of a token', bearer(ALICE.slice(0, -1))],
     ['another scheme', { authorization: `Basic ${ALICE}` }],
   ]) {
-    const response = await rawPost(server.url, ping(), headers);
+    const response = await rawPost(server.url, pingRequest(), headers);
     assert.equal(response.status, 401, `${what}: ${response.status}`);
     assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer\b/, what);
     await response.text();
@@ -70,12 +70,12 @@ test('with a tokens file: no token or a wrong one is 401 with WWW-Authenticate; 
 });
 
 test("a session belongs to its principal: another principal's token gets 404 for it", async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--tokens-file', TOKENS] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--tokens-file', TOKENS] });
   const alice = await connectHttp(t, server.url, { headers: bearer(ALICE) });
   const sessionId = alice.transport.sessionId;
-  const asBob = { ...bearer(BOB), 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const asBob = { ...bearer(BOB), ...sessionHeaders(sessionId) };
 
-  const post = await rawPost(server.url, ping(), asBob);
+  const post = await rawPost(server.url, pingRequest(), asBob);
   assert.equal(post.status, 404);
   await post.text();
   assert.equal(await rawGetStatus(server.url, asBob), 404);
@@ -101,17 +101,17 @@ test("a session belongs to its principal: another principal's token gets 404 for
 
 test('tokens from TOOLMUX_TOKENS (comma separated) work like a file', async (t) => {
   const server = await HttpServer.start(t, {
-    catalog: CATALOG,
+    catalog: HTTP_CATALOG,
     env: { TOOLMUX_TOKENS: `carol=carol-token-0123456789abcdef, dave=dave-token-0123456789abcdef` },
   });
   const sessionId = await rawInitialize(server.url, bearer('dave-token-0123456789abcdef'));
   const carol = await connectHttp(t, server.url, { headers: bearer('carol-token-0123456789abcdef') });
   await carol.client.ping();
   const asCarol = { ...bearer('carol-token-0123456789abcdef'), 'mcp-session-id': sessionId };
-  const response = await rawPost(server.url, ping(), asCarol);
+  const response = await rawPost(server.url, pingRequest(), asCarol);
   assert.equal(response.status, 404);
   await response.text();
-  const unauthorized = await rawPost(server.url, ping(), { 'mcp-session-id': sessionId });
+  const unauthorized = await rawPost(server.url, pingRequest(), { 'mcp-session-id': sessionId });
   assert.equal(unauthorized.status, 401);
   await unauthorized.text();
 });

@@ -4,24 +4,18 @@
 // this file takes that long.
 
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { test } from 'node:test';
 
-import { DATA_DIR, HttpServer, LATEST_PROTOCOL_VERSION, connectHttp, rawInitialize, rawPost, waitUntil } from './helpers.mjs';
-
-const CATALOG = path.join(DATA_DIR, 'http', 'catalog.json');
+import { HTTP_CATALOG, HttpServer, connectHttp, pingRequest, rawInitialize, rawPost, sessionHeaders, waitUntil } from './helpers.mjs';
 
 test('--session-idle ends an unused session; an open GET stream keeps its session', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG, args: ['--session-idle', '1'] });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--session-idle', '1'] });
   const listening = await connectHttp(t, server.url); // the SDK opens its GET stream after initialize
   const quiet = await rawInitialize(server.url); // no stream
   await waitUntil(() => server.logs.some((l) => l.event === 'session_ended' && l.why === 'idle'), 8000, 'an idle session to end');
   await new Promise((resolve) => setTimeout(resolve, 200));
 
-  const response = await rawPost(server.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, {
-    'mcp-session-id': quiet,
-    'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-  });
+  const response = await rawPost(server.url, pingRequest(), sessionHeaders(quiet));
   assert.equal(response.status, 404);
   await response.text();
   assert.equal(server.logs.filter((l) => l.event === 'session_ended').length, 1, server.stderr);

@@ -10,53 +10,46 @@ import { test } from 'node:test';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
-  DATA_DIR,
+  HTTP_CATALOG,
   HttpServer,
-  LATEST_PROTOCOL_VERSION,
   SseReader,
   connectHttp,
   rawGetStatus,
   rawInitialize,
   rawPost,
+  searchRequest,
+  sessionHeaders,
   sleep,
+  toolNames,
   waitUntil,
 } from './helpers.mjs';
 
-const CATALOG = path.join(DATA_DIR, 'http', 'catalog.json');
-const names = (tools) => tools.map((tool) => tool.name).sort();
-const sessionHeaders = (id) => ({ 'mcp-session-id': id, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
-const search = (id, query) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name: 'tool_search', arguments: { query, limit: 2 } },
-});
 
 test("discovery over HTTP: a search in session A changes A's list (list_changed on A's stream), not B's", async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const [a, b] = await Promise.all([connectHttp(t, server.url), connectHttp(t, server.url)]);
   const changes = { a: 0, b: 0 };
   a.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes.a += 1; });
   b.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes.b += 1; });
-  const before = names((await b.client.listTools()).tools);
-  assert.deepEqual(names((await a.client.listTools()).tools), before);
+  const before = toolNames((await b.client.listTools()).tools);
+  assert.deepEqual(toolNames((await a.client.listTools()).tools), before);
 
   const result = await a.client.callTool({ name: 'tool_search', arguments: { query: 'read the lines of a text file', limit: 2 } });
   const found = result.structuredContent.tools.map((tool) => tool.name);
   assert.ok(found.includes('read_text_file'), found.join(', '));
   await waitUntil(() => changes.a > 0, 3000, "list_changed in A's session");
-  const listedA = names((await a.client.listTools()).tools);
+  const listedA = toolNames((await a.client.listTools()).tools);
   for (const name of found) assert.ok(listedA.includes(name), `${name} missing from A's list ${listedA}`);
   assert.equal(changes.a, 1, 'one notification for the burst');
 
   await sleep(300);
   assert.equal(changes.b, 0, 'B got a list_changed');
   assert.ok(!b.received.some((m) => m.method === 'notifications/tools/list_changed'));
-  assert.deepEqual(names((await b.client.listTools()).tools), before);
+  assert.deepEqual(toolNames((await b.client.listTools()).tools), before);
 });
 
 test('with 200 GET streams open, a POST is answered in under a second', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const ids = [];
   for (let i = 0; i < 200; i += 20) {
     ids.push(...(await Promise.all(Array.from({ length: 20 }, () => rawInitialize(server.url)))));
@@ -83,7 +76,7 @@ test('with 200 GET streams open, a POST is answered in under a second', async (t
 });
 
 test('Last-Event-ID on the GET stream replays the events missed on that stream only', async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const id = await rawInitialize(server.url);
   const headers = sessionHeaders(id);
 
@@ -93,7 +86,7 @@ test('Last-Event-ID on the GET stream replays the events missed on that stream o
   assert.equal(primed.data, '');
   assert.match(primed.id, /^0-\d+$/);
   assert.ok(primed.retry > 0, 'the priming event says when to reconnect');
-  const answer = await rawPost(server.url, search(1, 'read the lines of a text file'), headers);
+  const answer = await rawPost(server.url, searchRequest(1, 'read the lines of a text file'), headers);
   assert.equal(answer.status, 200);
   await answer.json();
   const change1 = await first.reader.waitFor((e) => e.message?.method === 'notifications/tools/list_changed');
@@ -110,7 +103,7 @@ test('Last-Event-ID on the GET stream replays the events missed on that stream o
   const callMessages = call.reader.messages();
   assert.ok(callMessages.some((m) => m.method === 'notifications/progress'), JSON.stringify(callMessages));
   assert.equal(callMessages.at(-1).id, 2);
-  const another = await rawPost(server.url, search(3, 'get file size and modification time'), headers);
+  const another = await rawPost(server.url, searchRequest(3, 'get file size and modification time'), headers);
   const found = (await another.json()).result.structuredContent.tools.map((tool) => tool.name);
   assert.ok(found.length > 0);
   await sleep(300); // the list_changed of the burst is sent after 50 ms
@@ -144,7 +137,7 @@ test('Last-Event-ID on the GET stream replays the events missed on that stream o
 });
 
 test("Last-Event-ID on a call's stream replays what was missed there, up to the response", async (t) => {
-  const server = await HttpServer.start(t, { catalog: CATALOG });
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
   const id = await rawInitialize(server.url);
   const headers = sessionHeaders(id);
   const call = await SseReader.post(
@@ -158,7 +151,7 @@ test("Last-Event-ID on a call's stream replays what was missed there, up to the 
   await call.reader.close(); // the connection drops mid-call
 
   // A list_changed on the session's own stream meanwhile must not show up on the call's.
-  const changed = await rawPost(server.url, search(8, 'read the lines of a text file'), headers);
+  const changed = await rawPost(server.url, searchRequest(8, 'read the lines of a text file'), headers);
   await changed.json();
 
   const resumed = await SseReader.get(server.url, { ...headers, 'last-event-id': progress.id });

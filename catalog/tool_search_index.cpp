@@ -676,7 +676,11 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
       if (damp_it != damp.end() && damp_it->first == t) wtf *= damp_it->second;
       const std::uint32_t at = cursor[t]++;
       ix.posting_document[at] = static_cast<std::uint32_t>(d);
-      ix.posting_weight[at] = static_cast<float>(wtf * (k1 + 1.0) / (wtf + k1));
+      // Never 0 (a term only in fields of weight 0): search() counts a
+      // document as new while its score is 0.
+      constexpr double kMinWeight = 1e-6;
+      ix.posting_weight[at] =
+          static_cast<float>(std::max(wtf * (k1 + 1.0) / (wtf + k1), kMinWeight));
     }
   }
 
@@ -786,13 +790,19 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   auto& scores = scratch.scores;
   auto& touched = scratch.touched;
   if (scores.size() < documents_.size()) scores.resize(documents_.size(), 0.0F);
-  touched.clear();
+  // Room for every document, so that a posting appends without a branch: it
+  // writes its document at the end and moves the end only when the document
+  // is new (a branch there is mispredicted half the time).
+  if (touched.size() < documents_.size() + 1) touched.resize(documents_.size() + 1);
+  std::size_t touched_count = 0;
   for (const QueryTerm& q : terms) {
     const float factor = q.weight * ix.idf[q.term];
+    if (!(factor > 0.0F)) continue;  // expansion_weight 0: adds nothing, and would touch twice
     const std::uint32_t end = ix.posting_start[q.term + 1];
     for (std::uint32_t p = ix.posting_start[q.term]; p < end; ++p) {
       const std::uint32_t d = ix.posting_document[p];
-      if (scores[d] == 0.0F) touched.push_back(d);
+      touched[touched_count] = d;
+      touched_count += scores[d] == 0.0F ? 1 : 0;
       scores[d] += factor * ix.posting_weight[p];
     }
   }
@@ -804,7 +814,8 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   };
   auto& heap = scratch.heap;
   heap.clear();
-  for (std::uint32_t d : touched) {
+  for (std::size_t i = 0; i < touched_count; ++i) {
+    const std::uint32_t d = touched[i];
     const Candidate c{!named.empty() && boosted(d) ? scores[d] * boost : scores[d], ix.name_rank[d],
                       d};
     scores[d] = 0.0F;

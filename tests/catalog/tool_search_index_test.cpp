@@ -244,6 +244,18 @@ TEST_CASE("a source's own name is never damped as its boilerplate") {
   CHECK(top(*ToolSearchIndex::build(catalog, options), "slack message") == "slack_post_message");
 }
 
+TEST_CASE("weights of 0 never give a tool twice") {
+  SearchOptions options;
+  options.name_weight = 0;
+  options.description_weight = 0;
+  options.expansion_weight = 0;
+  auto index = ToolSearchIndex::build(widget_catalog(), options);
+  auto hits = names(*index, index->search("widget delete remove create", 5));
+  std::sort(hits.begin(), hits.end());
+  CHECK(hits == std::vector<std::string>{"widget_create", "widget_delete", "widget_get"});
+  CHECK(index->search("remove", 5).empty());
+}
+
 TEST_CASE("boilerplate frequent in one source does not decide the ranking") {
   std::vector<SearchDocument> catalog;
   // 30 tools of one source, each saying it calls the Acme API.

@@ -11,8 +11,11 @@ using nlohmann::json;
 namespace {
 
 // Events kept in memory per session (older ones are read from the store), and
-// kept in the store (older ones are deleted).
+// kept in the store (older ones are deleted). With a store, the memory kept is
+// also bounded in bytes: a call's response on its stream may be large, and a
+// session that makes many calls would otherwise hold the last 1024 of them.
 constexpr std::size_t kRecentEvents = 1024;
+constexpr std::size_t kRecentBytes = std::size_t{1} << 20;
 constexpr std::uint64_t kStoredEvents = 4096;
 
 }  // namespace
@@ -59,8 +62,13 @@ std::uint64_t SessionStreams::append_event(std::uint64_t stream, const std::stri
       store_->trim_events(session_id_, event.seq - kStoredEvents);
     }
   }
+  recent_bytes_ += event.data.size();
   recent_.push_back(std::move(event));
-  if (recent_.size() > kRecentEvents) recent_.pop_front();
+  while (recent_.size() > kRecentEvents ||
+         (store_ && recent_.size() > 1 && recent_bytes_ > kRecentBytes)) {
+    recent_bytes_ -= recent_.front().data.size();
+    recent_.pop_front();
+  }
   return last_seq_;
 }
 

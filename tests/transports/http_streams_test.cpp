@@ -338,6 +338,31 @@ TEST_CASE("a resume older than the events kept in memory is served from the stor
   CHECK(got.events.back().seq == 1500);
 }
 
+TEST_CASE("large events past what is kept in memory are still delivered whole, in order") {
+  TempDir dir;
+  auto store = open_session_store(dir);
+  SessionStreams streams("s", store.get());
+  auto cursor = streams.attach_standalone();
+  REQUIRE(cursor);
+  const std::string big(300 * 1024, 'x');  // four of these are over the memory kept
+  for (int i = 0; i < 8; ++i) {
+    streams.send({{"jsonrpc", "2.0"},
+                  {"method", "notifications/message"},
+                  {"params", {{"n", i}, {"data", big}}}},
+                 nullptr);
+  }
+  auto got = drain(streams, *cursor);
+  REQUIRE(got.events.size() == 8);
+  for (int i = 0; i < 8; ++i) {
+    const json m = json::parse(got.events[i].data);
+    CHECK(m["params"]["n"] == i);
+    CHECK(m["params"]["data"].get<std::string>().size() == big.size());
+  }
+  auto resumed = streams.resume(format_event_id(0, got.events[1].seq));
+  REQUIRE(resumed);
+  CHECK(drain(streams, *resumed).events.size() == 6);
+}
+
 TEST_CASE("the end of the session stops every writer and waiting POST") {
   SessionStreams streams("s", nullptr);
   auto cursor = streams.attach_standalone();

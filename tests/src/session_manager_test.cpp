@@ -68,7 +68,7 @@ SessionLimits idle_limits(std::chrono::seconds idle, std::chrono::milliseconds s
 
 }  // namespace
 
-TEST_CASE("create mints distinct unguessable ids and labels; find gives the session back") {
+TEST_CASE("create mints distinct unguessable ids and labels, find gives the session back") {
   Fixture f;
   std::set<std::string> ids;
   for (int i = 0; i < 50; ++i) {
@@ -89,7 +89,7 @@ TEST_CASE("create mints distinct unguessable ids and labels; find gives the sess
   CHECK(f.manager.find("no-such-id", "local") == nullptr);
 }
 
-TEST_CASE("past max_sessions create gives null; ending one makes room") {
+TEST_CASE("past max_sessions create gives null, ending one makes room") {
   SessionLimits limits;
   limits.max_sessions = 2;
   Fixture f(limits);
@@ -187,7 +187,7 @@ TEST_CASE("a session used within the idle limit is not expired") {
   CHECK(f.manager.expire_idle() == 1);
 }
 
-TEST_CASE("a held session (an open stream) does not idle out; its release counts as a use") {
+TEST_CASE("a held session (an open stream) does not idle out, its release counts as a use") {
   Fixture f(idle_limits(1s, 3600s));
   auto listening = f.manager.create("local");
   auto quiet = f.manager.create("local");
@@ -200,7 +200,7 @@ TEST_CASE("a held session (an open stream) does not idle out; its release counts
   f.manager.release(listening->id());
   CHECK(f.manager.expire_idle() == 0);  // one stream still open
   f.manager.release(listening->id());
-  f.manager.release(listening->id());  // more releases than holds: ignored
+  f.manager.release(listening->id());   // more releases than holds: ignored
   CHECK(f.manager.expire_idle() == 0);  // just released: used now
   std::this_thread::sleep_for(1100ms);
   CHECK(f.manager.expire_idle() == 1);
@@ -214,7 +214,7 @@ TEST_CASE("the sweeper expires idle sessions by itself") {
   CHECK(sink_of(*session)->ended);
 }
 
-TEST_CASE("sessions in the store are restored with their state; labels go on after theirs") {
+TEST_CASE("sessions in the store are restored with their state, labels go on after theirs") {
   TempDir dir;
   auto store = open_session_store(dir);
   std::string id;

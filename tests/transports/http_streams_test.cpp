@@ -76,7 +76,7 @@ std::vector<std::string> methods(const std::vector<StoredEvent>& events) {
 
 }  // namespace
 
-TEST_CASE("event ids are stream-seq and parse back; anything else is refused") {
+TEST_CASE("event ids are stream-seq and parse back, anything else is refused") {
   CHECK(format_event_id(0, 12) == "0-12");
   auto cursor = parse_event_id("17-42");
   REQUIRE(cursor);
@@ -174,7 +174,7 @@ TEST_CASE("messages of no open request go on stream 0, the session's own") {
   for (const auto& e : got.events) CHECK(e.stream == 0);
 }
 
-TEST_CASE("one GET holds stream 0; after it goes, the next starts after what was delivered") {
+TEST_CASE("one GET holds stream 0, after it goes, the next starts after what was delivered") {
   SessionStreams streams("s", nullptr);
   streams.send(list_changed(), nullptr);
   auto cursor = streams.attach_standalone();
@@ -273,7 +273,7 @@ TEST_CASE("resume replays the events after the given one, of that stream only") 
   CHECK_FALSE(streams.resume(format_event_id(request_stream, request_stream - 1)));
 }
 
-TEST_CASE("a tool may close its request's stream; the client resumes it to get the rest") {
+TEST_CASE("a tool may close its request's stream, the client resumes it to get the rest") {
   SessionStreams streams("s", nullptr);
   auto exchange = streams.open_exchange(json(10));
   streams.send(progress("t", 1), json(10));

@@ -298,3 +298,16 @@ test('SIGTERM while a call runs past the grace period: the call is cancelled and
   assert.equal(outcome.error?.code, 503, `the call ended with ${outcome.error ?? short(outcome.result)}`);
   assert.match(outcome.error.message, /the server stopped before the request finished/);
 });
+
+test('a second HTTP server on the same --data-dir refuses to start (exit 2), naming the folder', async (t) => {
+  const first = await HttpServer.start(t, { catalog: HTTP_CATALOG });
+  const second = new HttpServer({ args: [], dataDir: first.dataDir });
+  t.after(() => second.kill());
+  const exit = await second.exited;
+  assert.equal(exit.code, 2, second.stderr);
+  assert.ok(second.stderr.includes(path.join(first.dataDir, 'sessions')), second.stderr);
+  assert.match(second.stderr, /another toolmux serving HTTP/);
+  // The first goes on.
+  const a = await connectHttp(t, first.url);
+  await a.client.ping();
+});

@@ -1,19 +1,26 @@
 // Search-quality experiments (not product code): builds SearchOptions variants
-// and synonym maps (WordNet, hand-written list) and evaluates them on the TUNE
-// half of queries.json; `--final a,b,c` then reports the named variants on the
-// held-out half once. See EXPERIMENTS.md in this folder.
+// and synonym maps (WordNet, hand-written list), pseudo-relevance feedback,
+// and evaluates them on the TUNE half of queries.json; `--final a,b,c` then
+// reports the named variants on the held-out half once; `--speed N` times
+// some variants on the catalog replicated to N tools. See EXPERIMENTS.md in
+// this folder.
 //
 //   search_quality_experiments [--catalog DIR] [--queries FILE] [--synonyms FILE]
 //       [--wordnet DIR] [--misses VARIANT] [--final V1,V2,...] [--only PREFIX]
+//       [--speed N [--speed-variants V1,V2,...]]
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -238,6 +245,10 @@ struct Variant {
   std::string name;
   toolmux::SearchOptions options;
   double source_boost = 0;  // >0: a query word naming a source multiplies that source's scores by 1+boost
+  // Pseudo-relevance feedback (round 2): the terms that weigh most in the top
+  // prf_docs hits re-rank the top prf_depth hits (see feedback_rerank).
+  std::size_t prf_docs = 0, prf_terms = 0, prf_depth = 100;
+  double prf_weight = 0;
 };
 
 struct Scores { double r1 = 0, r5 = 0, mrr = 0, ndcg = 0; };
@@ -282,15 +293,88 @@ std::map<std::string, std::set<std::string>> source_words(const Catalog& c) {
   return m;
 }
 
+// Each document as a bag of index terms (name x3, title x2, description,
+// parameter names, parameter descriptions x0.5), normalised to sum 1, and
+// each term's idf.
+struct FeedbackModel {
+  std::vector<std::map<std::string, double>> bags;
+  std::map<std::string, double> idf;
+
+  explicit FeedbackModel(const toolmux::ToolSearchIndex& index) {
+    std::map<std::string, std::size_t> df;
+    for (std::size_t d = 0; d < index.size(); ++d) {
+      const auto& doc = index.document(d);
+      std::map<std::string, double> bag;
+      auto add = [&](const std::string& text, bool is_name, double w) {
+        for (auto& t : index.analyze(text, is_name)) bag[t] += w;
+      };
+      add(doc.name, true, 3);
+      add(doc.title, false, 2);
+      add(doc.description, false, 1);
+      for (const auto& [pn, pd] : doc.parameters) {
+        add(pn, true, 1);
+        add(pd, false, 0.5);
+      }
+      double total = 0;
+      for (auto& [t, w] : bag) total += w;
+      for (auto& [t, w] : bag) {
+        w /= total;
+        ++df[t];
+      }
+      bags.push_back(std::move(bag));
+    }
+    const double n = static_cast<double>(index.size());
+    for (auto& [t, f] : df) idf[t] = std::log((n - f + 0.5) / (f + 0.5) + 1.0);
+  }
+};
+
+// RM3-style feedback as a re-ranking: the top prf_docs hits, weighted by
+// their scores, give a term distribution (times idf, query terms left out);
+// its prf_terms best terms score each of the top prf_depth hits (the share of
+// the feedback weight the document has), added at prf_weight x the top score.
+void feedback_rerank(const toolmux::ToolSearchIndex& index, const FeedbackModel& model, const Variant& v,
+                     const std::string& text, std::vector<toolmux::ToolSearchIndex::Hit>& hits) {
+  if (hits.empty()) return;
+  std::set<std::string> query_terms;
+  for (auto& t : index.analyze(text, true)) query_terms.insert(t);
+  std::map<std::string, double> weight;
+  double score_sum = 0;
+  for (std::size_t i = 0; i < hits.size() && i < v.prf_docs; ++i) score_sum += hits[i].score;
+  for (std::size_t i = 0; i < hits.size() && i < v.prf_docs; ++i)
+    for (const auto& [t, w] : model.bags[hits[i].document])
+      if (!query_terms.count(t)) weight[t] += hits[i].score / score_sum * w * model.idf.at(t);
+  std::vector<std::pair<double, std::string>> best;
+  for (auto& [t, w] : weight) best.emplace_back(w, t);
+  std::sort(best.rbegin(), best.rend());
+  if (best.size() > v.prf_terms) best.resize(v.prf_terms);
+  double total = 0;
+  for (auto& [w, t] : best) total += w;
+  if (total <= 0) return;
+  const double top_score = hits[0].score;
+  for (auto& h : hits) {
+    double share = 0;
+    const auto& bag = model.bags[h.document];
+    for (auto& [w, t] : best)
+      if (bag.count(t)) share += w / total;
+    h.score += v.prf_weight * top_score * share;
+  }
+  std::stable_sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+}
+
 std::vector<std::string> ranked_ids(const toolmux::ToolSearchIndex& index, const Catalog& c, const Variant& v,
                                     const std::string& text,
                                     const std::map<std::string, std::set<std::string>>& srcw,
-                                    std::vector<std::pair<std::string, double>>* top = nullptr) {
+                                    std::vector<std::pair<std::string, double>>* top = nullptr,
+                                    const FeedbackModel* feedback = nullptr) {
   std::set<std::string> named;
   if (v.source_boost > 0)
     for (auto& w : words_of(text))
       if (auto it = srcw.find(w); it != srcw.end()) named.insert(it->second.begin(), it->second.end());
-  auto hits = index.search(text, named.empty() ? kLimit : 400);
+  auto hits = index.search(text, named.empty() && !feedback ? kLimit : std::max<std::size_t>(400, v.prf_depth));
+  if (feedback) {
+    hits.resize(std::min(hits.size(), v.prf_depth));
+    feedback_rerank(index, *feedback, v, text, hits);
+  }
   if (!named.empty()) {
     for (auto& h : hits)
       if (named.count(index.document(h.document).source)) h.score *= 1.0 + v.source_boost;
@@ -310,11 +394,13 @@ using Groups = std::map<std::string, Agg>;  // "all", "task", "paraphrase", "key
 Groups evaluate(const Variant& v, const Catalog& c, const std::vector<Query>& qs, const std::string& split,
                 const std::map<std::string, std::set<std::string>>& srcw, bool show_misses = false) {
   const auto index = toolmux::ToolSearchIndex::build(c.documents, v.options);
+  std::unique_ptr<FeedbackModel> feedback;
+  if (v.prf_docs > 0) feedback = std::make_unique<FeedbackModel>(*index);
   Groups g;
   for (const auto& q : qs) {
     if (q.split != split) continue;
     std::vector<std::pair<std::string, double>> top;
-    const auto s = score(ranked_ids(*index, c, v, q.text, srcw, &top), q.relevant);
+    const auto s = score(ranked_ids(*index, c, v, q.text, srcw, &top, feedback.get()), q.relevant);
     g["all"].add(s);
     g[q.kind].add(s);
     if (show_misses && s.r5 == 0) {
@@ -344,12 +430,69 @@ void print_row(const std::string& name, const Groups& g) {
   std::fflush(stdout);
 }
 
+// CPU time of this thread: on a machine shared with other jobs, less noisy
+// than wall time (other processes' load does not count, cache sharing does).
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+// Query latency (thread CPU time) of some variants on the catalog replicated to `size` tools
+// (renamed copies "<name>_copyN", as bench/search_speed does), every query of
+// queries.json (texts only), limit 5: per query the median of 5 runs, then the
+// p50 and p99 over queries. Variants take turns run by run, so that load from
+// elsewhere on the machine falls on all of them alike.
+void time_variants(const std::vector<Variant>& all, const std::string& names, const Catalog& c,
+                   const std::vector<Query>& qs, std::size_t size) {
+  std::vector<toolmux::SearchDocument> docs;
+  docs.reserve(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    auto d = c.documents[i % c.documents.size()];
+    if (const std::size_t copy = i / c.documents.size(); copy > 0) d.name += "_copy" + std::to_string(copy);
+    docs.push_back(std::move(d));
+  }
+  std::vector<const Variant*> chosen;
+  std::vector<std::shared_ptr<const toolmux::ToolSearchIndex>> indexes;
+  std::stringstream ss(names);
+  for (std::string name; std::getline(ss, name, ',');) {
+    for (const auto& v : all)
+      if (v.name == name) {
+        chosen.push_back(&v);
+        indexes.push_back(toolmux::ToolSearchIndex::build(docs, v.options));
+      }
+  }
+  constexpr int kRuns = 5;
+  std::vector<std::vector<std::vector<double>>> us(chosen.size(), std::vector<std::vector<double>>(qs.size()));
+  for (int run = 0; run < kRuns; ++run)
+    for (std::size_t q = 0; q < qs.size(); ++q)
+      for (std::size_t v = 0; v < chosen.size(); ++v) {
+        const double t0 = thread_cpu_us();
+        const auto hits = indexes[v]->search(qs[q].text, 5);
+        us[v][q].push_back(thread_cpu_us() - t0);
+        if (hits.size() > 5) std::abort();
+      }
+  std::printf("%zu tools, %zu queries x %d runs, limit 5\n", size, qs.size(), kRuns);
+  for (std::size_t v = 0; v < chosen.size(); ++v) {
+    std::vector<double> medians;
+    for (auto& runs : us[v]) {
+      std::sort(runs.begin(), runs.end());
+      medians.push_back(runs[kRuns / 2]);
+    }
+    std::sort(medians.begin(), medians.end());
+    std::printf("%-34s p50 %7.1f us  p99 %7.1f us  index %.1f MB\n", chosen[v]->name.c_str(),
+                medians[medians.size() / 2], medians[medians.size() * 99 / 100],
+                static_cast<double>(indexes[v]->memory_bytes()) / 1e6);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   fs::path catalog_dir = TOOLMUX_SQ_DEFAULT_CATALOG, queries_path = TOOLMUX_SQ_DEFAULT_QUERIES,
            synonyms_path = TOOLMUX_SQ_DEFAULT_SYNONYMS, wordnet_dir = "/usr/share/wordnet";
-  std::string misses_of, final_list, only, dump_wordnet;
+  std::string misses_of, final_list, only, dump_wordnet, speed_variants = "default,product";
+  std::size_t speed_size = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&] { if (i + 1 >= argc) throw std::runtime_error(a + " needs a value"); return std::string(argv[++i]); };
@@ -361,6 +504,8 @@ int main(int argc, char** argv) {
     else if (a == "--final") final_list = val();
     else if (a == "--only") only = val();
     else if (a == "--dump-wordnet") dump_wordnet = val();
+    else if (a == "--speed") speed_size = std::stoul(val());
+    else if (a == "--speed-variants") speed_variants = val();
     else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
   }
   const Catalog c = load_catalog(catalog_dir);
@@ -402,9 +547,61 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Variant> vs;
-  const toolmux::SearchOptions def{};
+  // Round 1 variants start from the round-1 defaults: SearchOptions{} without
+  // the built-in synonyms and without the product's source boost ("default"
+  // below). Round 2 variants ("product ...") start from SearchOptions{} as
+  // shipped.
+  toolmux::SearchOptions def{};
+  def.use_default_synonyms = false;
+  def.source_boost = 0;
   vs.push_back({"plain_bm25", toolmux::SearchOptions::plain_bm25(), 0});
   vs.push_back({"default", def, 0});
+  // 0. Round 2: the product's built-in synonyms and source boost.
+  {
+    const toolmux::SearchOptions product{};
+    vs.push_back({"product", product, 0});
+    for (double boost : {0.0, 0.1, 0.25, 0.5, 1.0, 2.0}) {
+      auto o = product;
+      o.source_boost = boost;
+      vs.push_back({"product boost=" + std::to_string(boost).substr(0, 4), o, 0});
+    }
+    for (double ew : {0.3, 0.4, 0.6, 0.8, 1.0}) {
+      auto o = product;
+      o.expansion_weight = ew;
+      vs.push_back({"product ew=" + std::to_string(ew).substr(0, 3), o, 0});
+    }
+    auto o = product;
+    o.use_default_synonyms = false;
+    vs.push_back({"product nosyn", o, 0});
+    o.synonyms = core;
+    vs.push_back({"product nosyn+core", o, 0});
+    o = product;
+    o.synonyms = core;
+    vs.push_back({"product +core", o, 0});
+    // The first draft of the built-in list also expanded the catalog's own
+    // commonest words (the slowest to search: their synonyms have the longest
+    // posting lists); these four entries were dropped from the shipped list.
+    o = product;
+    o.synonyms = {{"create", {"add", "new"}},
+                  {"get", {"fetch", "read"}},
+                  {"search", {"find", "query"}},
+                  {"user", {"member", "account"}}};
+    vs.push_back({"product +draft entries", o, 0});
+    o = product;
+    // Pseudo-relevance feedback on top of the shipped defaults.
+    for (std::size_t docs : {3, 10})
+      for (std::size_t terms : {5, 10, 20})
+        for (double w : {0.1, 0.25, 0.5}) {
+          Variant prf{"", o, 0};
+          prf.prf_docs = docs;
+          prf.prf_terms = terms;
+          prf.prf_weight = w;
+          char name[64];
+          std::snprintf(name, sizeof name, "product prf k=%zu m=%zu w=%.2f", docs, terms, w);
+          prf.name = name;
+          vs.push_back(prf);
+        }
+  }
   // 1. WordNet
   for (const auto& [wname, map] : wnmaps)
     for (double ew : {0.2, 0.3, 0.4, 0.6}) {
@@ -474,6 +671,11 @@ int main(int argc, char** argv) {
       vs.push_back({"hand+wn1 ew=" + std::to_string(ew).substr(0, 3), o, 0});
       vs.push_back({"hand+wn1 ew=" + std::to_string(ew).substr(0, 3) + " srcboost=0.5", o, 0.5});
     }
+  }
+
+  if (speed_size > 0) {
+    time_variants(vs, speed_variants, c, qs, speed_size);
+    return 0;
   }
 
   if (!misses_of.empty()) {

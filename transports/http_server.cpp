@@ -293,6 +293,13 @@ struct HttpServer::Routes {
       reply(res, 400, jsonrpc::make_error(m.id, m.error_code, m.error));
       return;
     }
+    // Stopping: no new work (a request on a connection kept alive from before
+    // would start a call during the drain), but notifications and responses
+    // still reach the calls being drained (cancellation, elicitation answers).
+    if (self.stopping_ && m.kind == jsonrpc::Message::Kind::request) {
+      reply(res, 503, transport_error("Service Unavailable: the server is shutting down", m.id));
+      return;
+    }
     std::shared_ptr<Session> session;
     bool created = false;
     if (!req.has_header("Mcp-Session-Id") && m.kind == jsonrpc::Message::Kind::request &&
@@ -358,6 +365,10 @@ struct HttpServer::Routes {
   void get(const httplib::Request& req, httplib::Response& res) {
     std::string principal;
     if (!admit(req, res, principal)) return;
+    if (self.stopping_) {
+      reply(res, 503, transport_error("Service Unavailable: the server is shutting down"));
+      return;
+    }
     const std::string accept = req.get_header_value("Accept");
     if (!contains_ci(accept, "text/event-stream")) {
       reply(res, 406,

@@ -264,13 +264,19 @@ test('/health answers 200; /metrics counts open sessions', async (t) => {
 test('SIGTERM while a call runs: the call finishes, and the server exits 0 within the grace period', async (t) => {
   const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--shutdown-grace', '5'] });
   const a = await connectHttp(t, server.url);
+  const b = await connectHttp(t, server.url); // its connection stays open (keep-alive)
   const call = a.client.callTool({ name: 'slow_call', arguments: {} }).then(
     (result) => ({ result }),
     (error) => ({ error }),
   );
   await sleep(300); // the command is running
-  const exit = await server.stop(15000);
+  const stopped = server.stop(15000);
+  await sleep(100);
+  // No new work once stopping, not even on a connection opened before.
+  await assert.rejects(b.client.callTool({ name: 'gen_chars', arguments: { count: 1 } }));
+  const exit = await stopped;
   assert.equal(exit.code, 0, `exit ${JSON.stringify(exit)}; stderr:\n${server.stderr}`);
+  assert.ok(!server.logs.some((l) => l.event === 'tool_call' && l.tool === 'gen_chars'), 'a call started while stopping');
   assert.ok(exit.ms < 5000 + 2000, `exited after ${exit.ms} ms, grace 5 s`);
   const outcome = await call;
   assert.equal(outcome.error, undefined, `the call failed: ${outcome.error}`);

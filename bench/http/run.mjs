@@ -1,0 +1,418 @@
+#!/usr/bin/env node
+// HTTP benchmark: tools/call of a trivial tool over Streamable HTTP, toolmux
+// (its conformance example, which serves `test_simple_text` natively) beside a
+// server on @modelcontextprotocol/sdk (sdk_server.mjs) and a bare cpp-httplib
+// endpoint (bare_endpoint.cpp, the ceiling), in the same run.
+//
+// Each server runs pinned to core 0, wrk (Debian's) to core 1. Per
+// repetition, per concurrency (1, 16, 64 connections; wrk threads: 1 for one
+// connection, 2 otherwise), the three servers take turns (the order rotates
+// each repetition): a warm-up wrk run, then the measured one. Each records
+// req/s, p50/p99 latency, non-2xx answers, socket errors, wrong answers, and,
+// from `ss` near the end of the run, how many bytes the server sent on each of
+// its connections (every connection must have been served). Then memory:
+// each server fresh, VmRSS/VmHWM after 100,000 and after 1,000,000 calls at 16
+// connections. Prints a table and one JSON line (starting {"bench":"http").
+// See README.md.
+//
+// Usage: node run.mjs [--build DIR] [--reps N] [--duration S] [--warmup S]
+//                     [--connections 1,16,64] [--memory-calls 100000,1000000]
+//                     [--only bare,toolmux,sdk] [--no-memory]
+
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { REPO_ROOT, median, readMemory, round, sleep } from '../lib/common.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PROTOCOL_VERSION = '2025-06-18'; // spoken by all three
+const SERVER_CORE = '0';
+const LOAD_CORE = '1';
+const TOOL_TEXT = 'This is a simple text response for testing.';
+
+function parseArgs(argv) {
+  const options = {
+    build: path.join(REPO_ROOT, 'build'),
+    reps: 3,
+    duration: 10,
+    warmup: 2,
+    connections: [1, 16, 64],
+    memoryCalls: [100000, 1000000],
+    only: ['bare', 'toolmux', 'sdk'],
+    memory: true,
+  };
+  const list = (v) => v.split(',').filter(Boolean);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === '--build') options.build = path.resolve(value());
+    else if (arg === '--reps') options.reps = Number.parseInt(value(), 10);
+    else if (arg === '--duration') options.duration = Number.parseInt(value(), 10);
+    else if (arg === '--warmup') options.warmup = Number.parseInt(value(), 10);
+    else if (arg === '--connections') options.connections = list(value()).map(Number);
+    else if (arg === '--memory-calls') options.memoryCalls = list(value()).map(Number);
+    else if (arg === '--only') options.only = list(value());
+    else if (arg === '--no-memory') options.memory = false;
+    else if (arg === '--help' || arg === '-h') {
+      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(17, 21).join('\n'));
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg}`);
+  }
+  return options;
+}
+
+function servers(options) {
+  const toolmux = path.join(options.build, 'examples/conformance-server/toolmux-conformance-server');
+  const bare = path.join(options.build, 'bench/http/bare_endpoint');
+  const sdkEntry = path.join(HERE, 'sdk_server.mjs');
+  const need = { toolmux: [toolmux], bare: [bare], sdk: [path.join(HERE, 'node_modules/@modelcontextprotocol/sdk/package.json')] };
+  for (const name of options.only) {
+    for (const file of need[name] ?? []) {
+      if (fs.existsSync(file)) continue;
+      throw new Error(name === 'sdk'
+        ? 'bench/http/node_modules is missing: run scripts/install-node-deps.sh bench/http'
+        : `${file} is missing: build the targets toolmux-conformance-server and bare_endpoint`);
+    }
+  }
+  const all = {
+    bare: { name: 'bare', command: bare, args: () => ['--port', '0'] },
+    toolmux: {
+      name: 'toolmux',
+      command: toolmux,
+      args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
+    },
+    sdk: { name: 'sdk', command: process.execPath, args: () => [sdkEntry, '--port', '0'] },
+  };
+  return options.only.map((name) => {
+    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, sdk)`);
+    return all[name];
+  });
+}
+
+/** Starts `server` on core 0; resolves to { child, pid, url, port, stop() }. */
+async function start(server) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `http-bench-${server.name}-`));
+  const logFile = path.join(dir, 'stderr.log');
+  const log = fs.openSync(logFile, 'w');
+  // taskset execs the server, so the child's pid is the server's.
+  const child = spawn('taskset', ['-c', SERVER_CORE, server.command, ...server.args(path.join(dir, 'data'))], {
+    stdio: ['ignore', 'ignore', log],
+  });
+  fs.closeSync(log);
+  let exited = null;
+  child.on('exit', (code, signal) => (exited = { code, signal }));
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const text = fs.readFileSync(logFile, 'utf8');
+    const line = text.split('\n').find((l) => l.includes('"serving"'));
+    if (line) {
+      const url = JSON.parse(line).url;
+      return {
+        child,
+        pid: child.pid,
+        url,
+        port: Number(new URL(url).port),
+        async stop() {
+          if (exited) return;
+          const gone = new Promise((resolve) => child.on('exit', resolve));
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+          await gone;
+          clearTimeout(timer);
+          fs.rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    if (exited) throw new Error(`${server.name} exited (${JSON.stringify(exited)}) before serving:\n${text}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${server.name} did not say "serving" within 15 s:\n${text}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** One POST on a connection of its own (closed after it). */
+function post(url, body, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Content-Length': Buffer.byteLength(text),
+          ...headers,
+        },
+      },
+      (res) => {
+        let data = '';
+        res.on('data', (c) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** initialize + notifications/initialized, then one checked tools/call: the session id. */
+async function openSession(url) {
+  const init = await post(url, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'http-bench', version: '0' } },
+  });
+  const session = init.headers['mcp-session-id'];
+  if (init.status !== 200 || !session) throw new Error(`initialize: ${init.status} ${init.body}`);
+  const headers = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': PROTOCOL_VERSION };
+  const ready = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  if (ready.status !== 202) throw new Error(`notifications/initialized: ${ready.status} ${ready.body}`);
+  const call = await post(
+    url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_simple_text', arguments: {} } },
+    headers,
+  );
+  if (call.status !== 200 || !call.body.includes(TOOL_TEXT)) throw new Error(`tools/call: ${call.status} ${call.body}`);
+  return session;
+}
+
+function run(command, args) {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { maxBuffer: 64 << 20 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+  });
+}
+
+/** Bytes the server has sent on each of its established connections (ss -ti). */
+async function bytesPerConnection(port) {
+  const out = await run('ss', ['-tinH', 'state', 'established', `( sport = :${port} )`]);
+  return [...out.matchAll(/bytes_sent:(\d+)/g)].map((m) => Number(m[1]));
+}
+
+/**
+ * Runs wrk on core 1. With `limit`, stops once every thread has that many
+ * answers (wrk's main thread sleeps the whole -d otherwise, so it is
+ * interrupted). With `sampleAtS`, reads the server's connections then.
+ */
+function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS }) {
+  const threads = connections === 1 ? 1 : 2;
+  const args = ['-c', LOAD_CORE, 'wrk', '-t', String(threads), '-c', String(connections), '-d', `${seconds}s`,
+    '--latency', '-s', path.join(HERE, 'tools_call.lua'), url, '--', session, String(limit)];
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let stopped = 0;
+    let sample = null;
+    const timer = sampleAtS
+      ? setTimeout(() => (sample = bytesPerConnection(port).catch(() => null)), sampleAtS * 1000)
+      : null;
+    child.stdout.on('data', (c) => {
+      out += c;
+      const reached = (out.match(/^limit reached$/gm) ?? []).length;
+      if (limit && reached === threads && stopped === 0) {
+        stopped = 1;
+        child.kill('SIGINT');
+      }
+    });
+    child.stderr.on('data', (c) => (err += c));
+    child.on('error', reject);
+    child.on('exit', async (code) => {
+      if (timer) clearTimeout(timer);
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      if (!line) return reject(new Error(`wrk exited ${code} without a result:\n${out}\n${err}`));
+      const result = JSON.parse(line.slice('RESULT '.length));
+      result.connections = connections;
+      result.rps = result.requests / (result.duration_us / 1e6);
+      result.perConnectionBytes = sample ? await sample : null;
+      resolve(result);
+    });
+  });
+}
+
+/** Per-connection service, from the ss sample: were all connections served? */
+function connectionCheck(result) {
+  const bytes = result.perConnectionBytes;
+  if (!bytes) return { seen: null, served: null, minShare: null };
+  const served = bytes.filter((b) => b > 0).length;
+  const mean = bytes.reduce((a, b) => a + b, 0) / (bytes.length || 1);
+  return { seen: bytes.length, served, minShare: bytes.length ? round(Math.min(...bytes) / mean, 2) : null };
+}
+
+async function measureThroughput(list, options, log) {
+  const results = {}; // server -> connections -> [runs]
+  for (const s of list) results[s.name] = Object.fromEntries(options.connections.map((c) => [c, []]));
+  for (let rep = 0; rep < options.reps; rep++) {
+    const live = [];
+    for (const s of list) {
+      const handle = await start(s);
+      handle.session = await openSession(handle.url);
+      live.push({ server: s, handle });
+    }
+    try {
+      for (const connections of options.connections) {
+        // Rotate who goes first, so that a change in load hits all alike.
+        const order = live.map((_, i) => live[(i + rep) % live.length]);
+        for (const { server, handle } of order) {
+          const common = { url: handle.url, session: handle.session, connections, port: handle.port };
+          await wrk({ ...common, seconds: options.warmup });
+          const r = await wrk({ ...common, seconds: options.duration, sampleAtS: options.duration - 1.5 });
+          r.check = connectionCheck(r);
+          results[server.name][connections].push(r);
+          log(`rep ${rep + 1} ${server.name.padEnd(7)} c=${String(connections).padStart(2)}: ` +
+            `${Math.round(r.rps)} req/s, p50 ${(r.latency_us.p50 / 1000).toFixed(2)} ms, ` +
+            `p99 ${(r.latency_us.p99 / 1000).toFixed(2)} ms, non-2xx ${r.errors.status}, wrong ${r.wrong}, ` +
+            `socket errors ${r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout}, ` +
+            `connections served ${r.check.served}/${r.check.seen} (min share ${r.check.minShare})`);
+        }
+      }
+    } finally {
+      for (const { handle } of live) await handle.stop();
+    }
+  }
+  return results;
+}
+
+async function measureMemory(list, options, log) {
+  const out = {};
+  for (const s of list) {
+    const handle = await start(s);
+    try {
+      const session = await openSession(handle.url);
+      const points = [];
+      let calls = 0;
+      for (const target of options.memoryCalls) {
+        const threads = 2;
+        const perThread = Math.ceil((target - calls) / threads);
+        const r = await wrk({
+          url: handle.url,
+          session,
+          connections: 16,
+          seconds: 3600,
+          limit: perThread,
+          port: handle.port,
+        });
+        calls += r.requests;
+        const memory = readMemory(handle.pid);
+        points.push({ calls, rps: Math.round(r.rps), ...memory, errors: r.errors, wrong: r.wrong });
+        log(`memory ${s.name.padEnd(7)} after ${calls} calls: VmRSS ${(memory.rssKb / 1024).toFixed(1)} MB, ` +
+          `VmHWM ${(memory.hwmKb / 1024).toFixed(1)} MB (${Math.round(r.rps)} req/s)`);
+      }
+      out[s.name] = points;
+    } finally {
+      await handle.stop();
+    }
+  }
+  return out;
+}
+
+function summarize(results) {
+  const table = {};
+  for (const [name, byConnections] of Object.entries(results)) {
+    table[name] = {};
+    for (const [c, runs] of Object.entries(byConnections)) {
+      table[name][c] = {
+        rps: round(median(runs.map((r) => r.rps)), 0),
+        p50Ms: round(median(runs.map((r) => r.latency_us.p50)) / 1000, 3),
+        p99Ms: round(median(runs.map((r) => r.latency_us.p99)) / 1000, 3),
+        non2xx: runs.reduce((a, r) => a + r.errors.status, 0),
+        socketErrors: runs.reduce((a, r) => a + r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout, 0),
+        wrong: runs.reduce((a, r) => a + r.wrong, 0),
+        allConnectionsServed: runs.every((r) => r.check.seen === Number(c) && r.check.served === Number(c)),
+        served: runs.map((r) => `${r.check.served}/${r.check.seen}`).join(' '),
+        minShare: Math.min(...runs.map((r) => r.check.minShare ?? 0)),
+        runs: runs.map((r) => ({ rps: Math.round(r.rps), p50Us: r.latency_us.p50, p99Us: r.latency_us.p99 })),
+      };
+    }
+  }
+  return table;
+}
+
+function printReport(table, memory, load) {
+  const names = Object.keys(table);
+  const cs = Object.keys(table[names[0]]);
+  console.log('\nmedians of the repetitions (server on core 0, wrk on core 1)');
+  console.log('server   conns   req/s    p50 ms   p99 ms  non-2xx  sock-err  wrong  all conns served');
+  for (const name of names) {
+    for (const c of cs) {
+      const t = table[name][c];
+      console.log(`${name.padEnd(8)} ${String(c).padStart(5)} ${String(t.rps).padStart(7)} ${t.p50Ms.toFixed(3).padStart(9)} ` +
+        `${t.p99Ms.toFixed(3).padStart(8)} ${String(t.non2xx).padStart(8)} ${String(t.socketErrors).padStart(9)} ` +
+        `${String(t.wrong).padStart(6)}  ${t.allConnectionsServed ? 'yes' : `NO (${t.served})`} (min share ${t.minShare})`);
+    }
+  }
+  const ratios = {};
+  if (table.toolmux) {
+    console.log('\ntargets: toolmux >= 70% of bare req/s, >= 5x sdk req/s, p99 <= 2x bare p99');
+    for (const c of cs) {
+      const t = table.toolmux[c];
+      const r = {};
+      if (table.bare) {
+        r.ofBare = round(t.rps / table.bare[c].rps, 2);
+        r.p99VsBare = round(t.p99Ms / table.bare[c].p99Ms, 2);
+      }
+      if (table.sdk) r.timesSdk = round(t.rps / table.sdk[c].rps, 2);
+      ratios[c] = r;
+      console.log(`c=${String(c).padStart(2)}: toolmux/bare ${r.ofBare ?? '-'} (${r.ofBare >= 0.7 ? 'met' : 'MISSED'}), ` +
+        `toolmux/sdk ${r.timesSdk ?? '-'} (${r.timesSdk >= 5 ? 'met' : 'MISSED'}), ` +
+        `p99 toolmux/bare ${r.p99VsBare ?? '-'} (${r.p99VsBare <= 2 ? 'met' : 'MISSED'})`);
+    }
+  }
+  if (memory) {
+    console.log('\nmemory at 16 connections (VmRSS / VmHWM, MB)');
+    for (const [name, points] of Object.entries(memory)) {
+      const first = points[0];
+      const last = points[points.length - 1];
+      const growth = round(last.rssKb / first.rssKb - 1, 3);
+      console.log(`${name.padEnd(8)} ` + points.map((p) => `after ${p.calls}: ${(p.rssKb / 1024).toFixed(1)} / ` +
+        `${(p.hwmKb / 1024).toFixed(1)}`).join(', ') + `; RSS growth ${(growth * 100).toFixed(1)}%` +
+        (name === 'toolmux' ? (Math.abs(growth) <= 0.1 ? ' (met)' : ' (MISSED)') : ''));
+    }
+  }
+  const samples = load.samples.length ? load.samples : [load.before[0]];
+  console.log(`\nload average: ${load.before.map((x) => x.toFixed(2)).join(' ')} before, ` +
+    `${load.after.map((x) => x.toFixed(2)).join(' ')} after; 1-minute load during the run ` +
+    `min ${Math.min(...samples)}, median ${median(samples)}, max ${Math.max(...samples)}`);
+  return ratios;
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const list = servers(options);
+  if (os.cpus().length < 2) throw new Error('needs 2 cores: the server on core 0, wrk on core 1');
+  const log = (line) => console.error(line);
+  // The machine is shared: the 1-minute load average, every 10 s, says how quiet it was.
+  const load = { before: os.loadavg(), samples: [] };
+  const sampler = setInterval(() => load.samples.push(round(os.loadavg()[0], 2)), 10000);
+  const results = await measureThroughput(list, options, log);
+  const memory = options.memory ? await measureMemory(list, options, log) : null;
+  clearInterval(sampler);
+  load.after = os.loadavg();
+  const table = summarize(results);
+  const ratios = printReport(table, memory, load);
+  console.log(JSON.stringify({
+    bench: 'http',
+    date: new Date().toISOString(),
+    options: { reps: options.reps, duration: options.duration, warmup: options.warmup, connections: options.connections },
+    load,
+    table,
+    ratios,
+    memory,
+  }));
+}
+
+main().catch((e) => {
+  console.error(e.stack ?? String(e));
+  process.exit(1);
+});

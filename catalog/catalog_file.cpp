@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -28,8 +29,19 @@ namespace fs = std::filesystem;
 constexpr std::size_t kMaxFileBytes = 16u << 20;
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 
-const std::vector<std::string_view> kTopFields = {"$schema", "$comment", "tools",     "aliases",
-                                                  "policy",  "results",  "discovery", "search"};
+const std::vector<std::string_view> kTopFields = {"$schema",   "$comment", "tools",
+                                                  "aliases",   "policy",   "results",
+                                                  "discovery", "search",   "upstreams"};
+const std::vector<std::string_view> kUpstreamFields = {
+    "$comment", "command", "args", "cwd", "env", "prefix", "include", "exclude", "tools"};
+const std::vector<std::string_view> kUpstreamToolFields = {"$comment",   "name",      "description",
+                                                           "sideEffect", "timeoutMs", "pinned"};
+const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
+// What an upstream inherits from toolmux's environment (what MCP clients
+// commonly pass a stdio server); the rest only through "env".
+const std::vector<std::string> kUpstreamInheritedEnv = {"PATH",  "HOME", "USER", "LOGNAME",
+                                                        "SHELL", "TERM", "LANG", "TMPDIR"};
+constexpr std::size_t kMaxSecretFileBytes = 64u << 10;
 const std::vector<std::string_view> kDiscoveryFields = {"$comment", "mode", "pinned"};
 const std::vector<std::string_view> kSearchFields = {"$comment", "weights", "synonyms",
                                                      "defaultSynonyms", "expansionWeight"};
@@ -184,6 +196,23 @@ class ObjectReader {
 
   void add(std::string pointer_text, std::string message) {
     problems_.push_back({std::move(pointer_text), std::move(message)});
+  }
+
+  // For an optional object field whose members are objects (keyed by names):
+  // calls read(key, member, member's pointer) for each; a member that is not
+  // an object is a problem ("expected an object (<what>), got ...").
+  template <typename Read>
+  void object_members(std::string_view name, std::string_view what, Read read) {
+    const json* members = object(name, false);
+    if (!members) return;
+    for (const auto& [key, member] : members->items()) {
+      std::string at = pointer(name) + "/" + pointer_token(key);
+      if (!member.is_object()) {
+        add(at, "expected an object (" + std::string(what) + "), got " + type_name(member));
+        continue;
+      }
+      read(key, member, at);
+    }
   }
 
   // Fields already reported on, relative to the object ("/name").
@@ -392,25 +421,19 @@ AliasTable read_aliases(const json& value, Problems& problems) {
       aliases.tools[alias] = target.get<std::string>();
     }
   }
-  if (const json* arguments = reader.object("arguments", false)) {
-    for (const auto& [tool, table] : arguments->items()) {
-      const std::string tool_at = reader.pointer("arguments") + "/" + pointer_token(tool);
-      if (!table.is_object()) {
-        reader.add(tool_at,
-                   "expected an object (argument alias: argument name), got " + type_name(table));
-        continue;
-      }
-      auto& renames = aliases.arguments[tool];
-      for (const auto& [alias, canonical] : table.items()) {
-        if (!canonical.is_string()) {
-          reader.add(tool_at + "/" + pointer_token(alias),
-                     "expected a string (an argument name), got " + type_name(canonical));
-          continue;
+  reader.object_members(
+      "arguments", "argument alias: argument name",
+      [&](const std::string& tool, const json& table, const std::string& tool_at) {
+        auto& renames = aliases.arguments[tool];
+        for (const auto& [alias, canonical] : table.items()) {
+          if (!canonical.is_string()) {
+            reader.add(tool_at + "/" + pointer_token(alias),
+                       "expected a string (an argument name), got " + type_name(canonical));
+            continue;
+          }
+          renames[alias] = canonical.get<std::string>();
         }
-        renames[alias] = canonical.get<std::string>();
-      }
-    }
-  }
+      });
   return aliases;
 }
 
@@ -597,6 +620,179 @@ SearchOptions read_search(const json& value, Problems& problems) {
   return options;
 }
 
+bool is_variable_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool is_tool_name_text(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// One "env" value: a string, {"fromEnv": "VAR"} or {"fromFile": "path"}. The
+// value itself never goes into a problem's message.
+std::optional<std::string> read_env_value(const json& value, const std::string& at,
+                                          const fs::path& folder, Problems& problems) {
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_object()) {
+    problems.push_back({at, "expected a string or an object (\"fromEnv\" or \"fromFile\"), got " +
+                                type_name(value)});
+    return std::nullopt;
+  }
+  ObjectReader reader(value, at, problems);
+  reader.reject_unknown(kSecretFields);
+  if (value.size() != 1 || (!value.contains("fromEnv") && !value.contains("fromFile"))) {
+    reader.add(at, "give exactly one of \"fromEnv\" and \"fromFile\"");
+    return std::nullopt;
+  }
+  if (auto variable = reader.string("fromEnv", false)) {
+    const char* found = std::getenv(variable->c_str());
+    if (!found) {
+      reader.add(reader.pointer("fromEnv"),
+                 "toolmux's environment has no variable " + json(*variable).dump());
+      return std::nullopt;
+    }
+    return std::string(found);
+  }
+  if (auto file = reader.string("fromFile", false)) {
+    fs::path path(*file);
+    if (path.is_relative()) path = folder / path;
+    Problems read_problems;
+    auto text = read_file(path, read_problems);
+    if (!text) {
+      reader.add(reader.pointer("fromFile"), read_problems.front().message);
+      return std::nullopt;
+    }
+    if (text->size() > kMaxSecretFileBytes) {
+      reader.add(reader.pointer("fromFile"), "the file " + path.string() + " is larger than " +
+                                                 std::to_string(kMaxSecretFileBytes) + " bytes");
+      return std::nullopt;
+    }
+    // A secret file usually ends with a newline that is not part of the value.
+    if (!text->empty() && text->back() == '\n') text->pop_back();
+    if (!text->empty() && text->back() == '\r') text->pop_back();
+    return text;
+  }
+  return std::nullopt;
+}
+
+UpstreamToolOverride read_upstream_tool(const json& value, const std::string& at,
+                                        Problems& problems) {
+  UpstreamToolOverride change;
+  ObjectReader reader(value, at, problems);
+  reader.reject_unknown(kUpstreamToolFields);
+  reader.string("$comment", false);
+  change.name = reader.string("name", false);
+  change.description = reader.string("description", false);
+  if (auto effect = reader.string("sideEffect", false)) {
+    if (!side_effect_from_name(*effect)) {
+      reader.add(reader.pointer("sideEffect"),
+                 "sideEffect must be \"read_only\", \"local_mutation\", \"remote_mutation\" or "
+                 "\"destructive\", not " +
+                     json(*effect).dump());
+    } else {
+      change.side_effect = *effect;
+    }
+  }
+  if (auto timeout =
+          reader.integer("timeoutMs", false, 1,
+                         static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))) {
+    change.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout));
+  }
+  if (auto pinned = reader.boolean("pinned")) change.pinned = *pinned;
+  return change;
+}
+
+std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& value,
+                                          const std::string& at, const fs::path& folder,
+                                          Problems& problems) {
+  const std::size_t before = problems.size();
+  UpstreamSpec upstream;
+  upstream.name = name;
+  upstream.prefix = name + "_";
+  if (name.empty() || name.size() > 64 || !is_tool_name_text(name)) {
+    problems.push_back({at, "upstream name " + json(name).dump() +
+                                ": use 1 to 64 ASCII letters, digits, '_', '-' or '.'"});
+  }
+  ObjectReader reader(value, at, problems);
+  reader.reject_unknown(kUpstreamFields);
+  reader.string("$comment", false);
+  if (auto command = reader.string("command", true)) {
+    if (command->empty()) {
+      reader.add(reader.pointer("command"), "the command is empty");
+    }
+    upstream.argv.push_back(std::move(*command));
+  }
+  if (auto args = reader.strings("args", false)) {
+    upstream.argv.insert(upstream.argv.end(), args->begin(), args->end());
+  }
+  if (auto cwd = reader.string("cwd", false)) {
+    fs::path given(*cwd);
+    fs::path resolved = (given.is_absolute() ? given : folder / given).lexically_normal();
+    std::error_code ec;
+    if (given.empty() || !fs::is_directory(resolved, ec)) {
+      reader.add(reader.pointer("cwd"), "the working directory " + json(*cwd).dump() +
+                                            " is not a directory (resolved to " +
+                                            resolved.string() + ")");
+    }
+    upstream.cwd = resolved;
+  }
+  std::map<std::string, std::string> env;
+  for (const auto& variable : kUpstreamInheritedEnv) {
+    if (const char* found = std::getenv(variable.c_str())) env[variable] = found;
+  }
+  if (const json* given = reader.object("env", false)) {
+    for (const auto& [variable, item] : given->items()) {
+      const std::string item_at = reader.pointer("env") + "/" + pointer_token(variable);
+      if (!is_variable_name(variable)) {
+        reader.add(item_at, "variable name " + json(variable).dump() +
+                                " does not match [A-Za-z_][A-Za-z0-9_]*");
+        continue;
+      }
+      if (auto resolved = read_env_value(item, item_at, folder, problems)) {
+        env[variable] = std::move(*resolved);
+      }
+    }
+  }
+  for (const auto& [variable, text] : env) upstream.env.push_back(variable + "=" + text);
+  if (auto prefix = reader.string("prefix", false)) {
+    if (prefix->size() > 64 || !is_tool_name_text(*prefix)) {
+      reader.add(reader.pointer("prefix"),
+                 "the prefix may hold at most 64 ASCII letters, digits, '_', '-' or '.'");
+    }
+    upstream.prefix = std::move(*prefix);
+  }
+  upstream.include = reader.strings("include", false);
+  if (auto exclude = reader.strings("exclude", false)) upstream.exclude = std::move(*exclude);
+  reader.object_members("tools", "what to change in the tool",
+                        [&](const std::string& tool, const json& item, const std::string& tool_at) {
+                          upstream.tools[tool] = read_upstream_tool(item, tool_at, problems);
+                        });
+  if (problems.size() != before) return std::nullopt;
+  return upstream;
+}
+
+// "upstreams": {"<name>": {...}}, by name.
+std::vector<UpstreamSpec> read_upstreams(const json& value, const fs::path& folder,
+                                         Problems& problems) {
+  std::vector<UpstreamSpec> upstreams;
+  for (const auto& [name, item] : value.items()) {
+    const std::string at = "/upstreams/" + pointer_token(name);
+    if (!item.is_object()) {
+      problems.push_back({at, "expected an object (an upstream server), got " + type_name(item)});
+      continue;
+    }
+    if (auto upstream = read_upstream(name, item, at, folder, problems)) {
+      upstreams.push_back(std::move(*upstream));
+    }
+  }
+  return upstreams;
+}
+
 // Where a problem goes in the report: the whole document first, then the
 // tools (by index), then aliases, policy and results.
 std::pair<int, long> problem_order(std::string_view pointer) {
@@ -611,6 +807,7 @@ std::pair<int, long> problem_order(std::string_view pointer) {
   if (under("/results")) return {4, 0};
   if (under("/discovery")) return {5, 0};
   if (under("/search")) return {6, 0};
+  if (under("/upstreams")) return {7, 0};
   return {0, 0};
 }
 
@@ -686,6 +883,9 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
   }
   if (const json* search = top.object("search", false)) {
     load.catalog.search = read_search(*search, problems);
+  }
+  if (const json* upstreams = top.object("upstreams", false)) {
+    load.catalog.upstreams = read_upstreams(*upstreams, folder, problems);
   }
 
   // Whole-document problems first, then tool by tool, then the other sections;

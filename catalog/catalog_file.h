@@ -1,5 +1,6 @@
 // The catalog file: JSON that declares command tools, aliases, the operator's
-// policy and result limits (and, later, upstreams). See examples/catalog.json and the README.
+// policy, result limits and the upstream MCP servers whose tools join the catalog. See
+// examples/catalog.json and the README.
 //
 // Loading collects every problem in the file at once, each with a JSON pointer
 // to where it is; unknown fields are problems too, so a typo is caught rather
@@ -18,6 +19,7 @@
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
 #include "catalog/tool_search_index.h"
+#include "catalog/upstream_spec.h"
 
 namespace toolmux {
 
@@ -41,6 +43,9 @@ struct CatalogFile {
   ResultLimits results;         // "results"
   DiscoverySettings discovery;  // "discovery"
   SearchOptions search;         // "search": field weights, synonyms
+  // "upstreams", by name. Loading checks their fields and resolves
+  // their environment references; nothing is started (see src/upstreams.h).
+  std::vector<UpstreamSpec> upstreams;
 };
 
 struct CatalogLoad {

@@ -57,7 +57,7 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   auto results = std::make_shared<LazyResultStore>(store_options);
   Problems problems;
-  auto catalog = build_catalog(options, results, problems, native);
+  auto catalog = build_catalog(options, results, problems, native, &logger);
   if (!catalog) {
     std::cerr << "toolmux: refusing to start, " << problems.size()
               << (problems.size() == 1 ? " problem" : " problems") << ":\n"

@@ -4,13 +4,15 @@
 #include "catalog/providers/filesystem_tools.h"
 #include "src/call_tool.h"
 #include "src/result_tools.h"
+#include "src/upstreams.h"
 
 namespace toolmux {
 
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems,
-                                             const std::vector<NativeTool>& native_tools) {
+                                             const std::vector<NativeTool>& native_tools,
+                                             Logger* upstream_log) {
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
   const std::size_t before = problems.size();
@@ -34,6 +36,8 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
     }
   }
 
+  const std::size_t builtins = registry->tools().size();
+  StartedUpstreams upstreams;
   if (!options.catalog_file.empty()) {
     CatalogLoad load = load_catalog_file(options.catalog_file);
     // The discovery tools' names are toolmux's, whatever the catalog holds.
@@ -54,18 +58,26 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       catalog->command_tool_count = load.catalog.command_tools.size();
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;
+      if (upstream_log && !load.catalog.upstreams.empty()) {
+        upstreams = start_upstreams(load.catalog.upstreams, *registry, *upstream_log);
+        catalog->upstream_tool_count = upstreams.tool_upstream.size();
+        catalog->upstreams = upstreams.clients;
+      }
     }
   }
   if (problems.size() != before) return nullptr;
 
   // tool_search comes last: its description tells what the catalog holds.
-  const std::size_t builtins = registry->tools().size() - catalog->command_tool_count;
   std::string summary = "This server offers " + std::to_string(registry->tools().size() + 1) +
                         " tools: " + std::to_string(builtins) +
                         " built-in (files in the folders it was given, stored results, "
                         "call_tool)";
   if (catalog->command_tool_count > 0) {
-    summary += " and " + std::to_string(catalog->command_tool_count) + " from its catalog file";
+    summary += ", " + std::to_string(catalog->command_tool_count) + " from its catalog file";
+  }
+  if (catalog->upstream_tool_count > 0) {
+    summary += ", " + std::to_string(catalog->upstream_tool_count) + " from " +
+               std::to_string(catalog->upstreams.size()) + " upstream MCP servers";
   }
   summary += ".";
   take(register_tool_search(*registry, catalog->search, summary));
@@ -86,6 +98,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
     }
     catalog->always_listed.insert(name);
   }
+  for (const std::string& name : upstreams.pinned) catalog->always_listed.insert(name);
   if (problems.size() != before) return nullptr;
 
   auto searchable = std::make_shared<SearchableCatalog>();
@@ -96,9 +109,14 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
     nlohmann::json published = tool.descriptor;
     published["inputSchema"] =
         catalog->policy.advertised_schema(tool.spec.name, tool.descriptor["inputSchema"]);
-    // Built-ins come first, then the file's tools, then tool_search.
+    // Built-ins come first, then the file's tools, then upstream tools, then
+    // tool_search; an upstream's tools have its name as their source.
     const bool from_file = i >= builtins && i < builtins + catalog->command_tool_count;
-    documents.push_back(search_document_from_tool(published, from_file ? "catalog" : "toolmux"));
+    auto upstream = upstreams.tool_upstream.find(tool.spec.name);
+    documents.push_back(search_document_from_tool(
+        published, upstream != upstreams.tool_upstream.end() ? upstream->second
+                   : from_file                               ? "catalog"
+                                                             : "toolmux"));
     catalog->published.push_back(std::move(published));
   }
   searchable->index = ToolSearchIndex::build(std::move(documents), search_options);

@@ -1,9 +1,9 @@
 // Assembles what a server offers into one immutable snapshot: the built-in
 // filesystem tools, read_tool_result, call_tool, the catalog file's command
-// tools, tool_search with its index over all of them, and the file's aliases,
-// policy and result limits. Used by `serve` and by `check`, so both
-// judge a catalog file the same way. A snapshot is shared (std::shared_ptr)
-// by every call that uses it and read from many threads.
+// tools, the tools of its upstream MCP servers (when they are started), tool_search with its index
+// over all of them, and the file's aliases, policy and result limits. Used by `serve` and by
+// `check`, so both judge a catalog file the same way. A snapshot is shared (std::shared_ptr) by
+// every call that uses it and read from many threads.
 #pragma once
 
 #include <memory>
@@ -20,6 +20,8 @@
 #include "catalog/tool_registry.h"
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
+#include "src/logger.h"
+#include "src/mcp_client.h"
 #include "src/tool_search.h"
 
 namespace toolmux {
@@ -33,6 +35,9 @@ struct Catalog {
   // the operator's fixed arguments hidden from its inputSchema.
   std::vector<nlohmann::json> published;
   std::size_t command_tool_count = 0;
+  // The upstream servers whose tools joined (their handlers hold them too).
+  std::vector<std::shared_ptr<McpClient>> upstreams;
+  std::size_t upstream_tool_count = 0;
   // Discovery: when on, tools/list shows only `always_listed` (the pinned
   // tools, tool_search, call_tool, read_tool_result) plus what each session's
   // searches found.
@@ -52,10 +57,15 @@ struct NativeTool {
 // carry pointers into it, problems from the command line start with "/roots",
 // problems of native tools with "/native/<index>".
 // `results` backs read_tool_result (may be null for `check`).
+// `upstream_log`: when given (`serve`), the catalog file's upstreams are
+// started and their tools join, each failure logged there and never fatal;
+// when null (`check`, `search`), upstreams are checked in the file only and
+// not started.
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems,
-                                             const std::vector<NativeTool>& native_tools = {});
+                                             const std::vector<NativeTool>& native_tools = {},
+                                             Logger* upstream_log = nullptr);
 
 // The instructions the initialize result carries: what the catalog offers.
 std::string server_instructions(const Catalog& catalog);

@@ -200,10 +200,10 @@ class SpawnFileActions {
 };
 
 // Sets up the child: own process group, default signal handling, empty signal
-// mask, stdin from /dev/null, stdout/stderr into the pipes, working directory,
+// mask, stdin from `stdin_fd` (-1: /dev/null), stdout/stderr into the pipes, working directory,
 // and no other descriptors. Returns an errno value (0 on success).
 int prepare_spawn(SpawnAttributes& attr, SpawnFileActions& actions, const ProcessRequest& request,
-                  int stdout_fd, int stderr_fd) {
+                  int stdin_fd, int stdout_fd, int stderr_fd) {
   if (!attr.ok() || !actions.ok()) return ENOMEM;
   sigset_t defaults;
   sigemptyset(&defaults);
@@ -219,8 +219,12 @@ int prepare_spawn(SpawnAttributes& attr, SpawnFileActions& actions, const Proces
   if (int rc = ::posix_spawnattr_setsigmask(attr.get(), &empty)) return rc;
 
   auto* fa = actions.get();
-  if (int rc = ::posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0))
+  if (stdin_fd >= 0) {
+    if (int rc = ::posix_spawn_file_actions_adddup2(fa, stdin_fd, STDIN_FILENO)) return rc;
+  } else if (int rc =
+                 ::posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0)) {
     return rc;
+  }
   if (int rc = ::posix_spawn_file_actions_adddup2(fa, stdout_fd, STDOUT_FILENO)) return rc;
   if (int rc = ::posix_spawn_file_actions_adddup2(fa, stderr_fd, STDERR_FILENO)) return rc;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
@@ -253,39 +257,26 @@ bool child_has_exited(pid_t pid) {
 
 }  // namespace
 
-ProcessOutcome run_process(const ProcessRequest& request,
-                           const std::function<bool()>& should_stop) {
-  ProcessOutcome outcome;
+int spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd,
+                std::string& error) {
   if (request.argv.empty() || request.argv[0].empty()) {
-    outcome.start_error = "no program given";
-    return outcome;
+    error = "no program given";
+    return -1;
   }
   const std::string& program_name = request.argv[0];
   if (!request.cwd.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(request.cwd, ec)) {
-      outcome.start_error = "working directory " + request.cwd.string() +
-                            (ec ? ": " + ec.message() : std::string(" is not a directory"));
-      return outcome;
+      error = "working directory " + request.cwd.string() +
+              (ec ? ": " + ec.message() : std::string(" is not a directory"));
+      return -1;
     }
   }
   auto program = find_program(program_name, search_path(request.env), request.cwd);
   if (!program) {
-    outcome.start_error = "no such program: " + program_name;
-    return outcome;
+    error = "no such program: " + program_name;
+    return -1;
   }
-
-  Pipe out;
-  Pipe err;
-  if (int rc = make_pipe(out); rc != 0) {
-    outcome.start_error = "cannot create a pipe: " + errno_text(rc);
-    return outcome;
-  }
-  if (int rc = make_pipe(err); rc != 0) {
-    outcome.start_error = "cannot create a pipe: " + errno_text(rc);
-    return outcome;
-  }
-
   std::vector<char*> argv;
   argv.reserve(request.argv.size() + 1);
   for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -297,23 +288,38 @@ ProcessOutcome run_process(const ProcessRequest& request,
 
   SpawnAttributes attr;
   SpawnFileActions actions;
-  if (int rc = prepare_spawn(attr, actions, request, out.write_end.get(), err.write_end.get());
-      rc != 0) {
-    outcome.start_error = "cannot prepare to start " + program_name + ": " + errno_text(rc);
-    return outcome;
+  if (int rc = prepare_spawn(attr, actions, request, stdin_fd, stdout_fd, stderr_fd); rc != 0) {
+    error = "cannot prepare to start " + program_name + ": " + errno_text(rc);
+    return -1;
   }
   pid_t pid = -1;
   // glibc's posix_spawn reports a failed exec (and a failed chdir) as its result.
   int spawn_rc =
       ::posix_spawn(&pid, program->c_str(), actions.get(), attr.get(), argv.data(), envp.data());
   if (spawn_rc != 0) {
-    if (spawn_rc == ENOENT) {
-      outcome.start_error = "no such program: " + program_name;
-    } else {
-      outcome.start_error = "cannot start " + program_name + ": " + errno_text(spawn_rc);
-    }
+    error = spawn_rc == ENOENT ? "no such program: " + program_name
+                               : "cannot start " + program_name + ": " + errno_text(spawn_rc);
+    return -1;
+  }
+  return pid;
+}
+
+ProcessOutcome run_process(const ProcessRequest& request,
+                           const std::function<bool()>& should_stop) {
+  ProcessOutcome outcome;
+  Pipe out;
+  Pipe err;
+  if (int rc = make_pipe(out); rc != 0) {
+    outcome.start_error = "cannot create a pipe: " + errno_text(rc);
     return outcome;
   }
+  if (int rc = make_pipe(err); rc != 0) {
+    outcome.start_error = "cannot create a pipe: " + errno_text(rc);
+    return outcome;
+  }
+  const pid_t pid =
+      spawn_child(request, -1, out.write_end.get(), err.write_end.get(), outcome.start_error);
+  if (pid < 0) return outcome;
   outcome.started = true;
   out.write_end.reset();
   err.write_end.reset();

@@ -41,6 +41,15 @@ struct ProcessOutcome {
   std::size_t stdout_total_bytes = 0;  // everything the child wrote, kept or not
 };
 
+// Starts request.argv the way run_process does (own process group, default
+// signal handling, the given environment and working directory, no other
+// descriptors) with its stdin, stdout and stderr on the given descriptors
+// (stdin_fd -1: /dev/null), and returns at once: the pid, or -1 with `error`
+// set. The caller owns the child: it reaps it (waitpid) and may kill its group
+// (-pid). request's caps and deadline are not used.
+int spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd,
+                std::string& error);
+
 // should_stop is polled at least every 50 ms while the child runs; may be empty.
 ProcessOutcome run_process(const ProcessRequest& request,
                            const std::function<bool()>& should_stop = {});

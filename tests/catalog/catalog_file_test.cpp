@@ -688,3 +688,78 @@ TEST_CASE("the search section replaces a built-in synonym, or turns the list off
   INFO(format_problems(wrong.problems));
   CHECK(has_problem(wrong.problems, "/search/defaultSynonyms", "expected a boolean, got a string"));
 }
+
+TEST_CASE("the upstreams section loads every field and resolves env references") {
+  TempDir dir;
+  fs::copy(kCatalogs / "upstreams.json", dir.path() / "catalog.json");
+  fs::create_directories(dir.path() / "workdir");
+  write_file(dir.path() / "secret.txt", "from-a-file\n");
+  ::setenv("TOOLMUX_TEST_SECRET", "from-the-environment", 1);
+  CatalogLoad load = load_catalog_file(dir.path() / "catalog.json");
+  ::unsetenv("TOOLMUX_TEST_SECRET");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  REQUIRE(load.catalog.upstreams.size() == 2);
+
+  const UpstreamSpec& files = load.catalog.upstreams[0];
+  CHECK(files.name == "files");
+  CHECK(files.argv == std::vector<std::string>{"node", "server.js", "--stdio"});
+  CHECK(files.cwd == dir.path() / "workdir");
+  auto has = [&](const std::string& entry) {
+    return std::find(files.env.begin(), files.env.end(), entry) != files.env.end();
+  };
+  CHECK(has("MODE=test"));
+  CHECK(has("API_TOKEN=from-the-environment"));
+  CHECK(has("FILE_TOKEN=from-a-file"));
+  if (const char* path = std::getenv("PATH")) CHECK(has(std::string("PATH=") + path));
+  CHECK(files.prefix == "fs.");
+  REQUIRE(files.include);
+  CHECK(files.include->size() == 3);
+  CHECK(files.exclude == std::vector<std::string>{"delete"});
+  const UpstreamToolOverride& read = files.tools.at("read");
+  CHECK(read.name == "read_remote");
+  CHECK(read.description == "Reads.");
+  CHECK(read.side_effect == "read_only");
+  CHECK(read.timeout == 1500ms);
+  CHECK(read.pinned);
+
+  const UpstreamSpec& plain = load.catalog.upstreams[1];
+  CHECK(plain.argv == std::vector<std::string>{"/bin/true"});
+  CHECK(plain.prefix == "plain_");
+  CHECK_FALSE(plain.include);
+  CHECK(plain.cwd.empty());
+}
+
+TEST_CASE("problems in the upstreams section are reported at their pointers, secrets never") {
+  TempDir dir;
+  fs::copy(kCatalogs / "upstreams_broken.json", dir.path() / "catalog.json");
+  CatalogLoad load = load_catalog_file(dir.path() / "catalog.json");
+  const std::string report = format_problems(load.problems);
+  INFO(report);
+  CHECK(load.catalog.upstreams.empty());
+  for (const char* expected : {
+           "/upstreams/bad name!: upstream name \"bad name!\"",
+           "/upstreams/no_command: missing required field \"command\"",
+           "/upstreams/no_command/comand: unknown field \"comand\" (did you mean \"command\"?)",
+           "/upstreams/no_command/args: expected an array of strings, got a string",
+           "/upstreams/env/cwd: the working directory \"does-not-exist\" is not a directory",
+           "/upstreams/env/env/1BAD: variable name \"1BAD\" does not match",
+           "/upstreams/env/env/NUMBER: expected a string or an object",
+           "/upstreams/env/env/UNSET/fromEnv: toolmux's environment has no variable "
+           "\"TOOLMUX_TEST_SURELY_UNSET_VARIABLE\"",
+           "/upstreams/env/env/MISSING_FILE/fromFile: cannot read ",
+           "/upstreams/env/env/BOTH: give exactly one of \"fromEnv\" and \"fromFile\"",
+           "/upstreams/env/env/TYPO/fromEvn: unknown field \"fromEvn\" (did you mean \"fromEnv\"?)",
+           "/upstreams/tools/prefix: the prefix may hold",
+           "/upstreams/tools/include/0: expected a string, got an integer",
+           "/upstreams/tools/tools/a/sideEffect: sideEffect must be",
+           "/upstreams/tools/tools/a/timeoutMs: timeoutMs must be between 1 and",
+           "/upstreams/tools/tools/a/pinned: expected a boolean, got a string",
+           "/upstreams/tools/tools/a/nmae: unknown field \"nmae\" (did you mean \"name\"?)",
+           "/upstreams/tools/tools/b: expected an object",
+           "/upstreams/not_object: expected an object (an upstream server), got an array",
+       }) {
+    CHECK(report.find(expected) != std::string::npos);
+  }
+  CHECK(report.find("HOME=") == std::string::npos);
+}

@@ -1,0 +1,61 @@
+#include "catalog/upstream_spec.h"
+
+#include <algorithm>
+
+namespace toolmux {
+namespace {
+
+bool hint(const nlohmann::json& annotations, const char* name) {
+  if (!annotations.is_object()) return false;
+  auto it = annotations.find(name);
+  return it != annotations.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string string_field(const nlohmann::json& object, const char* name) {
+  if (!object.is_object()) return "";
+  auto it = object.find(name);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+SideEffect side_effect_from_annotations(const nlohmann::json& annotations) {
+  if (hint(annotations, "readOnlyHint")) return SideEffect::read_only;
+  if (hint(annotations, "destructiveHint")) return SideEffect::destructive;
+  return SideEffect::remote_mutation;
+}
+
+std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
+                                           const nlohmann::json& tool) {
+  const std::string name = string_field(tool, "name");
+  if (upstream.include && std::find(upstream.include->begin(), upstream.include->end(), name) ==
+                              upstream.include->end()) {
+    return std::nullopt;
+  }
+  if (std::find(upstream.exclude.begin(), upstream.exclude.end(), name) != upstream.exclude.end()) {
+    return std::nullopt;
+  }
+  const nlohmann::json annotations =
+      tool.is_object() ? tool.value("annotations", nlohmann::json()) : nlohmann::json();
+  ToolSpec spec;
+  spec.name = upstream.prefix + name;
+  spec.title = string_field(tool, "title");
+  if (spec.title.empty()) spec.title = string_field(annotations, "title");
+  spec.description = string_field(tool, "description");
+  spec.input_schema = tool.is_object() ? tool.value("inputSchema", nlohmann::json()) : nullptr;
+  spec.output_schema = tool.is_object() ? tool.value("outputSchema", nlohmann::json()) : nullptr;
+  spec.side_effect = std::string(side_effect_name(side_effect_from_annotations(annotations)));
+  spec.timeout = kUpstreamDefaultTimeout;
+  spec.idempotent = hint(annotations, "idempotentHint");
+  auto override_it = upstream.tools.find(name);
+  if (override_it != upstream.tools.end()) {
+    const UpstreamToolOverride& change = override_it->second;
+    if (change.name) spec.name = *change.name;
+    if (change.description) spec.description = *change.description;
+    if (change.side_effect) spec.side_effect = *change.side_effect;
+    if (change.timeout) spec.timeout = *change.timeout;
+  }
+  return spec;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,296 @@
+#include "src/mcp_client.h"
+
+#include <utility>
+
+#include "src/jsonrpc.h"
+
+namespace toolmux {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr const char* kProtocolVersion = "2025-11-25";
+// How often a wait looks at its call's cancellation.
+constexpr std::chrono::milliseconds kCancelPoll{20};
+
+std::string error_text(const json& error) {
+  std::string text = error.is_object() && error.contains("message") && error["message"].is_string()
+                         ? error["message"].get<std::string>()
+                         : error.dump();
+  if (error.is_object() && error.contains("code")) text += " (code " + error["code"].dump() + ")";
+  return text;
+}
+
+}  // namespace
+
+std::shared_ptr<McpClient> McpClient::create(std::string name, std::unique_ptr<StdioChild> child,
+                                             Logger& logger) {
+  std::shared_ptr<McpClient> client(new McpClient(std::move(name), std::move(child), logger));
+  // The reader holds no owning reference: the destructor stops the child,
+  // which ends the reader's input, and joins it.
+  client->reader_ = std::thread([raw = client.get()] { raw->read_messages(); });
+  return client;
+}
+
+McpClient::McpClient(std::string name, std::unique_ptr<StdioChild> child, Logger& logger)
+    : name_(std::move(name)), child_(std::move(child)), logger_(logger) {}
+
+McpClient::~McpClient() {
+  child_->stop();
+  if (reader_.joinable()) reader_.join();
+}
+
+bool McpClient::gone() const {
+  std::lock_guard lock(mutex_);
+  return gone_;
+}
+
+std::string McpClient::gone_reason() {
+  auto status = child_->exit_description(std::chrono::milliseconds(200));
+  return "upstream \"" + name_ + "\" " + (status ? *status : "closed its output");
+}
+
+McpClient::Outcome McpClient::request(const std::string& method, json params,
+                                      Clock::time_point deadline, CallContext* context) {
+  auto pending = std::make_shared<Pending>();
+  pending->context = context;
+  std::int64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (gone_) return {std::nullopt, gone_reason()};
+    id = next_id_++;
+    pending_[id] = pending;
+  }
+  if (context) params["_meta"]["progressToken"] = id;
+  json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) message["params"] = std::move(params);
+  child_->transport().write_line(message.dump(-1, ' ', false, json::error_handler_t::replace));
+
+  std::unique_lock lock(mutex_);
+  bool stopped = false;
+  while (!pending->response && !gone_) {
+    if (Clock::now() >= deadline || (context && context->cancelled())) {
+      stopped = true;
+      break;
+    }
+    answered_.wait_for(lock, kCancelPoll);
+  }
+  pending_.erase(id);
+  const bool is_gone = gone_ && !pending->response;
+  lock.unlock();
+  {
+    std::lock_guard use(pending->use);
+    pending->context = nullptr;
+  }
+  if (stopped) {
+    const bool cancelled = context && context->cancelled() && Clock::now() < deadline;
+    logger_.write(LogLevel::info, "upstream_request_cancelled",
+                  {{"upstream", name_},
+                   {"method", method},
+                   {"request", id},
+                   {"reason", cancelled ? "cancelled" : "timed out"}});
+    child_->transport().write_line(
+        jsonrpc::make_notification(
+            "notifications/cancelled",
+            {{"requestId", id},
+             {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}})
+            .dump());
+    return {std::nullopt, cancelled ? method + " to upstream \"" + name_ + "\" was cancelled"
+                                    : method + " to upstream \"" + name_ + "\" timed out"};
+  }
+  if (is_gone) return {std::nullopt, gone_reason()};
+  const json& response = *pending->response;
+  if (response.contains("error")) {
+    return {std::nullopt, "upstream \"" + name_ + "\" answered " + method +
+                              " with an error: " + error_text(response["error"])};
+  }
+  return {response["result"], ""};
+}
+
+std::string McpClient::initialize(std::chrono::milliseconds timeout) {
+  // Elicitation and sampling are relayed to the calling client (which may
+  // still refuse them); roots are not offered.
+  json params = {{"protocolVersion", kProtocolVersion},
+                 {"capabilities", {{"elicitation", json::object()}, {"sampling", json::object()}}},
+                 {"clientInfo", {{"name", "toolmux"}, {"version", TOOLMUX_VERSION}}}};
+  Outcome outcome = request("initialize", std::move(params), Clock::now() + timeout, nullptr);
+  if (!outcome.result) return outcome.error;
+  if (!outcome.result->is_object()) {
+    return "upstream \"" + name_ + "\" answered initialize with something else than an object";
+  }
+  server_info_ = outcome.result->value("serverInfo", json::object());
+  child_->transport().write_line(
+      jsonrpc::make_notification("notifications/initialized", json::object()).dump());
+  return "";
+}
+
+std::optional<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds timeout,
+                                                       std::string& error) {
+  std::vector<json> tools;
+  const auto deadline = Clock::now() + timeout;
+  json cursor;
+  // A bound on pages, so an upstream that repeats a cursor cannot loop us.
+  for (int page = 0; page < 10000; ++page) {
+    json params = json::object();
+    if (!cursor.is_null()) params["cursor"] = cursor;
+    Outcome outcome = request("tools/list", std::move(params), deadline, nullptr);
+    if (!outcome.result) {
+      error = outcome.error;
+      return std::nullopt;
+    }
+    const json& result = *outcome.result;
+    if (!result.is_object() || !result.contains("tools") || !result["tools"].is_array()) {
+      error = "upstream \"" + name_ + "\" answered tools/list without a tools array";
+      return std::nullopt;
+    }
+    for (const json& tool : result["tools"]) tools.push_back(tool);
+    auto next = result.find("nextCursor");
+    if (next == result.end() || !next->is_string()) return tools;
+    cursor = *next;
+  }
+  error = "upstream \"" + name_ + "\" kept answering tools/list with more pages";
+  return std::nullopt;
+}
+
+ToolResult McpClient::call_tool(const std::string& tool, const json& arguments,
+                                CallContext& context) {
+  Outcome outcome = request("tools/call", {{"name", tool}, {"arguments", arguments}},
+                            context.deadline(), &context);
+  if (!outcome.result) return ToolResult::error(outcome.error);
+  const json& result = *outcome.result;
+  ToolResult out;
+  if (!result.is_object())
+    return ToolResult::error("upstream \"" + name_ +
+                             "\" answered tools/call with something else than an object");
+  if (auto content = result.find("content"); content != result.end() && content->is_array()) {
+    out.content = *content;
+  }
+  if (auto structured = result.find("structuredContent"); structured != result.end()) {
+    out.structured_content = *structured;
+  }
+  if (auto is_error = result.find("isError"); is_error != result.end() && is_error->is_boolean()) {
+    out.is_error = is_error->get<bool>();
+  }
+  return out;
+}
+
+void McpClient::read_messages() {
+  while (auto line = child_->transport().read_line()) {
+    if (line->oversized) {
+      logger_.write(LogLevel::warning, "upstream_message_too_large", {{"upstream", name_}});
+      continue;
+    }
+    if (line->text.empty()) continue;
+    jsonrpc::Message message = jsonrpc::parse_message(line->text);
+    switch (message.kind) {
+      case jsonrpc::Message::Kind::response: {
+        std::lock_guard lock(mutex_);
+        if (!message.id.is_number_integer()) break;
+        auto it = pending_.find(message.id.get<std::int64_t>());
+        if (it == pending_.end()) break;  // late, after a cancellation or timeout
+        it->second->response = std::move(message.response);
+        answered_.notify_all();
+        break;
+      }
+      case jsonrpc::Message::Kind::notification:
+        on_notification(message.method, message.params);
+        break;
+      case jsonrpc::Message::Kind::request:
+        on_request(message.id, message.method, message.params);
+        break;
+      case jsonrpc::Message::Kind::invalid:
+        logger_.write(LogLevel::warning, "upstream_invalid_message",
+                      {{"upstream", name_}, {"error", message.error}});
+        break;
+    }
+  }
+  std::lock_guard lock(mutex_);
+  gone_ = true;
+  answered_.notify_all();
+}
+
+std::shared_ptr<McpClient::Pending> McpClient::only_call() {
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Pending> found;
+  for (const auto& [id, pending] : pending_) {
+    if (!pending->context) continue;
+    if (found) return nullptr;
+    found = pending;
+  }
+  return found;
+}
+
+void McpClient::on_notification(const std::string& method, const json& params) {
+  if (method == "notifications/progress" && params.is_object()) {
+    const json token = params.value("progressToken", json());
+    const json progress = params.value("progress", json());
+    if (!token.is_number_integer() || !progress.is_number()) return;
+    std::shared_ptr<Pending> pending;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = pending_.find(token.get<std::int64_t>());
+      if (it != pending_.end()) pending = it->second;
+    }
+    if (!pending) return;
+    std::lock_guard use(pending->use);
+    if (!pending->context) return;
+    std::optional<double> total;
+    if (params.contains("total") && params["total"].is_number())
+      total = params["total"].get<double>();
+    const json message = params.value("message", json());
+    pending->context->report_progress(progress.get<double>(), total,
+                                      message.is_string() ? message.get<std::string>() : "");
+  } else if (method == "notifications/message" && params.is_object()) {
+    const json level_name = params.value("level", json("info"));
+    const LogLevel level =
+        log_level_from_name(level_name.is_string() ? level_name.get<std::string>() : "")
+            .value_or(LogLevel::info);
+    logger_.write(std::min(level, LogLevel::info), "upstream_log",
+                  {{"upstream", name_},
+                   {"level", log_level_name(level)},
+                   {"data", params.value("data", json())}});
+    if (auto pending = only_call()) {
+      std::lock_guard use(pending->use);
+      if (pending->context) pending->context->log(level, params.value("data", json()));
+    }
+  } else {
+    // list_changed and resource notifications are not acted on yet.
+    logger_.write(LogLevel::debug, "upstream_notification",
+                  {{"upstream", name_}, {"method", method}});
+  }
+}
+
+void McpClient::on_request(const json& id, const std::string& method, const json& params) {
+  auto answer = [this, id](json message) {
+    child_->transport().write_line(message.dump(-1, ' ', false, json::error_handler_t::replace));
+  };
+  if (method == "ping") return answer(jsonrpc::make_result(id, json::object()));
+  if (method != "elicitation/create" && method != "sampling/createMessage") {
+    return answer(jsonrpc::make_error(id, jsonrpc::kMethodNotFound,
+                                      "toolmux does not offer " + method + " to its upstreams"));
+  }
+  auto pending = only_call();
+  if (!pending) {
+    return answer(jsonrpc::make_error(
+        id, jsonrpc::kInternalError,
+        method + " reached toolmux while it relayed no call, or several, to this server: it "
+                 "cannot tell which client to ask"));
+  }
+  // The client's answer may take long: wait for it on a thread of its own so
+  // that the upstream's other messages keep flowing.
+  std::thread([self = shared_from_this(), pending, id, method, params, answer] {
+    ClientAnswer reply{std::nullopt, "the call has already ended"};
+    {
+      std::lock_guard use(pending->use);
+      if (pending->context) reply = pending->context->ask_client(method, params);
+    }
+    self->logger_.write(
+        LogLevel::info, "upstream_client_request",
+        {{"upstream", self->name_}, {"method", method}, {"answered", reply.result.has_value()}});
+    answer(reply.result ? jsonrpc::make_result(id, *reply.result)
+                        : jsonrpc::make_error(id, jsonrpc::kInternalError, reply.error));
+  }).detach();
+}
+
+}  // namespace toolmux

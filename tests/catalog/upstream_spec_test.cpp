@@ -1,0 +1,83 @@
+#include "catalog/upstream_spec.h"
+
+#include <catch2/catch.hpp>
+
+using namespace toolmux;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+json listed_tool(const std::string& name, json annotations = nullptr) {
+  json tool = {
+      {"name", name}, {"description", "An upstream tool."}, {"inputSchema", {{"type", "object"}}}};
+  if (!annotations.is_null()) tool["annotations"] = std::move(annotations);
+  return tool;
+}
+
+UpstreamSpec upstream_named(const std::string& name) {
+  UpstreamSpec upstream;
+  upstream.name = name;
+  upstream.prefix = name + "_";
+  return upstream;
+}
+
+}  // namespace
+
+TEST_CASE("an upstream tool's side effect comes from its annotations") {
+  CHECK(side_effect_from_annotations(nullptr) == SideEffect::remote_mutation);
+  CHECK(side_effect_from_annotations(json::object()) == SideEffect::remote_mutation);
+  CHECK(side_effect_from_annotations({{"readOnlyHint", true}}) == SideEffect::read_only);
+  CHECK(side_effect_from_annotations({{"readOnlyHint", true}, {"destructiveHint", true}}) ==
+        SideEffect::read_only);
+  CHECK(side_effect_from_annotations({{"destructiveHint", true}}) == SideEffect::destructive);
+  CHECK(side_effect_from_annotations({{"readOnlyHint", false}, {"destructiveHint", false}}) ==
+        SideEffect::remote_mutation);
+  // Hints that are not booleans count as absent.
+  CHECK(side_effect_from_annotations({{"readOnlyHint", "true"}}) == SideEffect::remote_mutation);
+}
+
+TEST_CASE("an upstream tool becomes a spec with the prefix, its fields and a default timeout") {
+  json tool = listed_tool("echo", {{"readOnlyHint", true}, {"idempotentHint", true}});
+  tool["title"] = "Echo";
+  tool["outputSchema"] = {{"type", "object"}};
+  auto spec = upstream_tool_spec(upstream_named("everything"), tool);
+  REQUIRE(spec);
+  CHECK(spec->name == "everything_echo");
+  CHECK(spec->title == "Echo");
+  CHECK(spec->description == "An upstream tool.");
+  CHECK(spec->input_schema == json{{"type", "object"}});
+  CHECK(spec->output_schema == json{{"type", "object"}});
+  CHECK(spec->side_effect == "read_only");
+  CHECK(spec->idempotent);
+  CHECK(spec->timeout == kUpstreamDefaultTimeout);
+
+  UpstreamSpec bare = upstream_named("memory");
+  bare.prefix = "";
+  spec = upstream_tool_spec(bare, listed_tool("delete", {{"destructiveHint", true}}));
+  REQUIRE(spec);
+  CHECK(spec->name == "delete");
+  CHECK(spec->side_effect == "destructive");
+  CHECK_FALSE(spec->idempotent);
+}
+
+TEST_CASE("include, exclude and overrides decide which upstream tools join and as what") {
+  UpstreamSpec upstream = upstream_named("up");
+  upstream.include = std::vector<std::string>{"a", "b"};
+  upstream.exclude = {"b"};
+  UpstreamToolOverride change;
+  change.name = "renamed";
+  change.description = "Changed.";
+  change.side_effect = "local_mutation";
+  change.timeout = 1500ms;
+  upstream.tools["a"] = change;
+
+  auto a = upstream_tool_spec(upstream, listed_tool("a", {{"readOnlyHint", true}}));
+  REQUIRE(a);
+  CHECK(a->name == "renamed");
+  CHECK(a->description == "Changed.");
+  CHECK(a->side_effect == "local_mutation");
+  CHECK(a->timeout == 1500ms);
+  CHECK_FALSE(upstream_tool_spec(upstream, listed_tool("b")));
+  CHECK_FALSE(upstream_tool_spec(upstream, listed_tool("c")));
+}

@@ -1,0 +1,199 @@
+// Upstream MCP servers from the npm registry (server-everything and
+// server-memory, pinned in package.json), aggregated by the real toolmux
+// binary over stdio and driven by the SDK client: their tools listed with
+// prefixes, found by tool_search, called with what the upstream returns,
+// progress relayed, a call cancelled upstream, and a broken upstream reported
+// while the others serve. The catalog is tests/data/e2e/upstreams/catalog.json.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { DATA_DIR, listAllTools, makeTempDir, runCli, sleep, startClient, textOf, waitUntil } from './helpers.mjs';
+
+const UPSTREAMS_CATALOG = path.join(DATA_DIR, 'upstreams', 'catalog.json');
+const EVERYTHING_DIR = path.resolve('node_modules/@modelcontextprotocol/server-everything');
+
+/** toolmux serving the upstreams catalog; the memory server writes to its own temp file. */
+async function serveUpstreams(t, clientCapabilities = {}) {
+  const dir = makeTempDir('toolmux-upstreams-');
+  const memoryFile = path.join(dir, 'memory.jsonl');
+  const started = await startClient(t, {
+    args: ['serve', '--root', dir, '--catalog', UPSTREAMS_CATALOG, '--data-dir', path.join(dir, 'data')],
+    env: { TOOLMUX_E2E_MEMORY_FILE: memoryFile },
+    clientCapabilities,
+  });
+  return { ...started, memoryFile };
+}
+
+/** server-everything on its own, for what it answers without toolmux in between. */
+async function everythingDirect(t) {
+  const client = new Client({ name: 'toolmux-e2e-direct', version: '0.0.0' });
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: ['dist/index.js', 'stdio'], cwd: EVERYTHING_DIR, stderr: 'pipe' }),
+  );
+  t.after(() => client.close());
+  return client;
+}
+
+test('upstream tools are listed under their prefix, with include/exclude and overrides applied', async (t) => {
+  const { client } = await serveUpstreams(t);
+  const tools = await listAllTools(client);
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+
+  for (const name of ['everything_echo', 'everything_get-sum', 'everything_trigger-long-running-operation']) {
+    assert.ok(byName.has(name), `${name} is listed`);
+  }
+  assert.ok(!byName.has('everything_gzip-file-as-resource'), 'excluded by the catalog');
+  assert.ok(!byName.has('echo'), 'everything has a prefix');
+  // memory has the empty prefix, one tool renamed and one excluded.
+  assert.ok(byName.has('create_entities'));
+  assert.ok(byName.has('memory_graph'));
+  assert.ok(!byName.has('read_graph'));
+  assert.ok(!byName.has('delete_entities'));
+  assert.match(byName.get('memory_graph').description, /whole knowledge graph/);
+  assert.ok(![...byName.keys()].some((name) => name.startsWith('broken')), 'the broken upstream adds nothing');
+
+  // Side effects from the upstream's annotations, or the catalog's override.
+  assert.equal(byName.get('everything_echo').annotations.readOnlyHint, true);
+  assert.equal(byName.get('create_entities').annotations.readOnlyHint, false);
+  assert.equal(byName.get('create_entities').annotations.destructiveHint, false);
+  assert.equal(byName.get('create_entities').annotations.openWorldHint, true, 'remote_mutation');
+  assert.equal(byName.get('delete_relations').annotations.openWorldHint, false, 'overridden to local_mutation');
+  assert.equal(byName.get('delete_observations').annotations.destructiveHint, true);
+  assert.deepEqual(byName.get('everything_echo').inputSchema.required, ['message']);
+});
+
+test('tool_search finds upstream tools', async (t) => {
+  const { client } = await serveUpstreams(t);
+  const echo = await client.callTool({ name: 'tool_search', arguments: { query: 'echo a message back', limit: 3 } });
+  assert.equal(echo.isError, false, JSON.stringify(echo));
+  assert.equal(echo.structuredContent.tools[0].name, 'everything_echo');
+
+  const graph = await client.callTool({ name: 'tool_search', arguments: { query: 'create entities in the knowledge graph', limit: 3 } });
+  assert.ok(
+    graph.structuredContent.tools.some((tool) => tool.name === 'create_entities'),
+    JSON.stringify(graph.structuredContent),
+  );
+});
+
+test('a call through toolmux returns what the upstream returns', async (t) => {
+  const [{ client }, direct] = await Promise.all([serveUpstreams(t), everythingDirect(t)]);
+  for (const [tool, args] of [
+    ['echo', { message: 'hello through toolmux' }],
+    ['get-sum', { a: 2, b: 40 }],
+    ['get-structured-content', { location: 'Chicago' }],
+  ]) {
+    const relayed = await client.callTool({ name: `everything_${tool}`, arguments: args });
+    const original = await direct.callTool({ name: tool, arguments: args });
+    assert.deepEqual(relayed.content, original.content, tool);
+    assert.deepEqual(relayed.structuredContent, original.structuredContent, tool);
+    assert.equal(relayed.isError ?? false, original.isError ?? false, tool);
+  }
+  const sum = await client.callTool({ name: 'everything_get-sum', arguments: { a: 2, b: 40 } });
+  assert.match(textOf(sum), /42/);
+
+  // Arguments are checked against the upstream's schema before the call is relayed.
+  const bad = await client.callTool({ name: 'everything_get-sum', arguments: { a: 'two', b: 3 } });
+  assert.equal(bad.isError, true);
+});
+
+test('memory: an upstream with a secret-style env reference writes where the environment says', async (t) => {
+  const { client, memoryFile } = await serveUpstreams(t);
+  const created = await client.callTool({
+    name: 'create_entities',
+    arguments: { entities: [{ name: 'toolmux', entityType: 'program', observations: ['aggregates MCP servers'] }] },
+  });
+  assert.notEqual(created.isError, true, JSON.stringify(created));
+  const graph = await client.callTool({ name: 'memory_graph', arguments: {} });
+  assert.match(textOf(graph), /aggregates MCP servers/);
+  assert.ok(fs.existsSync(memoryFile), 'MEMORY_FILE_PATH came from {"fromEnv": "TOOLMUX_E2E_MEMORY_FILE"}');
+  assert.match(fs.readFileSync(memoryFile, 'utf8'), /toolmux/);
+});
+
+test('a long-running upstream call relays its progress', async (t) => {
+  const { client } = await serveUpstreams(t);
+  const progress = [];
+  const result = await client.callTool(
+    { name: 'everything_trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } },
+    undefined,
+    { onprogress: (p) => progress.push(p), timeout: 20000 },
+  );
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  assert.match(textOf(result), /completed/i);
+  assert.ok(progress.length >= 2, `progress: ${JSON.stringify(progress)}`);
+  for (let i = 1; i < progress.length; ++i) assert.ok(progress[i].progress > progress[i - 1].progress);
+  assert.equal(progress.at(-1).total, 3);
+});
+
+test('cancelling a relayed call cancels it upstream; the upstream keeps serving', async (t) => {
+  const { client, sent, received, stderr } = await serveUpstreams(t);
+  const controller = new AbortController();
+  const started = performance.now();
+  const call = client.callTool(
+    { name: 'everything_trigger-long-running-operation', arguments: { duration: 20, steps: 20 } },
+    undefined,
+    { signal: controller.signal, onprogress: () => {} },
+  );
+  await sleep(1500);
+  controller.abort('e2e test cancels the upstream call');
+  await assert.rejects(call);
+  const request = sent.find((m) => m.method === 'tools/call' && m.params.name === 'everything_trigger-long-running-operation');
+  await waitUntil(() => /"event":"upstream_request_cancelled"/.test(stderr()), 5000, 'toolmux cancels upstream');
+  assert.match(stderr(), /"event":"upstream_request_cancelled".*"reason":"cancelled"|"reason":"cancelled".*"event":"upstream_request_cancelled"/);
+  assert.ok(performance.now() - started < 10000);
+
+  const echo = await client.callTool({ name: 'everything_echo', arguments: { message: 'still here' } });
+  assert.match(textOf(echo), /still here/);
+  await sleep(300);
+  assert.equal(received.filter((m) => m.id === request.id).length, 0, 'no response to the cancelled request');
+});
+
+test("an upstream's sampling request is relayed to the calling client and its answer back", async (t) => {
+  const { client } = await serveUpstreams(t, { sampling: {} });
+  const asked = [];
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    asked.push(request.params);
+    return { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: 'forty-two' } };
+  });
+  const result = await client.callTool({ name: 'everything_trigger-sampling-request', arguments: { prompt: 'the answer?' } });
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  assert.equal(asked.length, 1);
+  assert.match(asked[0].messages[0].content.text, /the answer\?/);
+  assert.match(textOf(result), /forty-two/);
+  assert.match(textOf(result), /e2e-model/);
+});
+
+test('a broken upstream is reported in the log while the others serve', async (t) => {
+  const { client, stderr } = await serveUpstreams(t);
+  const lines = stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+  const failed = lines.find((line) => line.event === 'upstream_failed');
+  assert.ok(failed, stderr());
+  assert.equal(failed.upstream, 'broken');
+  assert.match(failed.reason, /exited with status 3/);
+  assert.ok(lines.some((line) => line.event === 'upstream_stderr' && /no configuration/.test(line.line)));
+  const echo = await client.callTool({ name: 'everything_echo', arguments: { message: 'ok' } });
+  assert.match(textOf(echo), /ok/);
+});
+
+test('toolmux check reads the upstreams section without starting them', async () => {
+  // {"fromEnv": ...} is resolved when the file is checked: the variable must be set.
+  process.env.TOOLMUX_E2E_MEMORY_FILE = '/nonexistent/memory.jsonl';
+  const { code, stdout, stderr } = await runCli(['check', UPSTREAMS_CATALOG]);
+  assert.equal(code, 0, stdout);
+  assert.match(stdout, /ok/);
+  assert.doesNotMatch(stderr, /upstream/, 'nothing was started');
+
+  delete process.env.TOOLMUX_E2E_MEMORY_FILE;
+  const missing = await runCli(['check', UPSTREAMS_CATALOG]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stdout, /\/upstreams\/memory\/env\/MEMORY_FILE_PATH\/fromEnv: toolmux's environment has no variable "TOOLMUX_E2E_MEMORY_FILE"/);
+});

@@ -262,7 +262,7 @@ void McpClient::on_notification(const std::string& method, const json& params) {
 }
 
 void McpClient::on_request(const json& id, const std::string& method, const json& params) {
-  auto answer = [this, id](json message) {
+  auto answer = [this, id](const json& message) {
     child_->transport().write_line(message.dump(-1, ' ', false, json::error_handler_t::replace));
   };
   if (method == "ping") return answer(jsonrpc::make_result(id, json::object()));

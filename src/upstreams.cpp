@@ -103,6 +103,7 @@ void register_tools(const UpstreamSpec& upstream, Listed& listed, ToolRegistry& 
 StartedUpstreams start_upstreams(const std::vector<UpstreamSpec>& upstreams, ToolRegistry& registry,
                                  Logger& logger, std::chrono::milliseconds timeout) {
   std::vector<std::future<Listed>> starting;
+  starting.reserve(upstreams.size());
   for (const UpstreamSpec& upstream : upstreams) {
     starting.push_back(std::async(std::launch::async, [&upstream, &logger, timeout] {
       return start_one(upstream, logger, timeout);

@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { DATA_DIR, listAllTools, makeTempDir, runCli, sleep, startClient, textOf, waitUntil } from './helpers.mjs';
 
@@ -167,6 +168,58 @@ test("an upstream's sampling request is relayed to the calling client and its an
   assert.match(asked[0].messages[0].content.text, /the answer\?/);
   assert.match(textOf(result), /forty-two/);
   assert.match(textOf(result), /e2e-model/);
+});
+
+test("an upstream's elicitation is relayed to the calling client and its answer back", async (t) => {
+  const { client } = await serveUpstreams(t, { elicitation: {} });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return { action: 'accept', content: { name: 'Ada' } };
+  });
+  const result = await client.callTool({ name: 'everything_trigger-elicitation-request', arguments: {} });
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  assert.equal(asked.length, 1);
+  assert.deepEqual(asked[0].requestedSchema.required, ['name']);
+  assert.match(textOf(result), /User provided the requested information/);
+  assert.match(textOf(result), /Ada/);
+});
+
+/** The pid of toolmux's child whose working directory is `dir`. */
+function upstreamPid(toolmuxPid, dir) {
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(toolmuxPid)], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter(Boolean);
+  return children.find((pid) => {
+    try {
+      return fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(dir);
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('an upstream killed mid-session fails its calls with a clear error while the others serve', async (t) => {
+  const { client, transport } = await serveUpstreams(t);
+  const echo = await client.callTool({ name: 'everything_echo', arguments: { message: 'before' } });
+  assert.match(textOf(echo), /before/);
+  const pid = upstreamPid(transport.pid, EVERYTHING_DIR);
+  assert.ok(pid, 'server-everything runs as a child of toolmux');
+  process.kill(-pid, 'SIGKILL'); // its own process group
+
+  // The exit is noticed when the upstream's stdout closes: at once, or nearly.
+  let failed;
+  for (let i = 0; i < 50; ++i) {
+    failed = await client.callTool({ name: 'everything_echo', arguments: { message: 'after' } });
+    if (failed.isError) break;
+    await sleep(100);
+  }
+  assert.equal(failed.isError, true, JSON.stringify(failed));
+  assert.match(textOf(failed), /upstream "everything" was killed by signal 9|upstream "everything" (exited|has ended)/);
+
+  const graph = await client.callTool({ name: 'memory_graph', arguments: {} });
+  assert.notEqual(graph.isError, true, JSON.stringify(graph));
 });
 
 test('a broken upstream is reported in the log while the others serve', async (t) => {

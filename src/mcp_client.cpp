@@ -90,12 +90,16 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
                    {"method", method},
                    {"request", id},
                    {"reason", cancelled ? "cancelled" : "timed out"}});
-    child_->transport().write_line(
-        jsonrpc::make_notification(
-            "notifications/cancelled",
-            {{"requestId", id},
-             {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}})
-            .dump());
+    // initialize is never cancelled (MCP cancellation utility); the upstream is
+    // then left out anyway.
+    if (method != "initialize") {
+      child_->transport().write_line(
+          jsonrpc::make_notification(
+              "notifications/cancelled",
+              {{"requestId", id},
+               {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}})
+              .dump());
+    }
     return {std::nullopt, cancelled ? method + " to upstream \"" + name_ + "\" was cancelled"
                                     : method + " to upstream \"" + name_ + "\" timed out"};
   }

@@ -155,6 +155,22 @@ test('cancelling a relayed call cancels it upstream; the upstream keeps serving'
   assert.equal(received.filter((m) => m.id === request.id).length, 0, 'no response to the cancelled request');
 });
 
+test("an upstream tool's timeout from the catalog ends the call and cancels it upstream", async (t) => {
+  const dir = makeTempDir('toolmux-upstreams-');
+  const { client, stderr } = await startClient(t, {
+    args: ['serve', '--root', dir, '--catalog', path.join(DATA_DIR, 'upstreams', 'timeout.json'), '--data-dir', path.join(dir, 'data')],
+  });
+  const names = (await listAllTools(client)).map((tool) => tool.name).filter((name) => name.startsWith('slow_'));
+  assert.deepEqual(names, ['slow_trigger-long-running-operation'], 'include keeps one tool');
+
+  const started = performance.now();
+  const result = await client.callTool({ name: 'slow_trigger-long-running-operation', arguments: { duration: 10, steps: 10 } });
+  assert.equal(result.isError, true, JSON.stringify(result));
+  assert.match(textOf(result), /timed out after 1000 ms/);
+  assert.ok(performance.now() - started < 5000);
+  await waitUntil(() => /"event":"upstream_request_cancelled"[^\n]*"reason":"timed out"/.test(stderr()), 5000, 'the upstream call cancelled');
+});
+
 test("an upstream's sampling request is relayed to the calling client and its answer back", async (t) => {
   const { client } = await serveUpstreams(t, { sampling: {} });
   const asked = [];

@@ -1,0 +1,136 @@
+// McpClient against real child processes: a scripted server
+// (tests/data/upstreams/scripted.sh) for what the npm servers of the e2e tests
+// do not do (tools/list in pages, a JSON-RPC error to tools/call), and a
+// command that exits at once. tests/e2e/upstreams.test.mjs covers the rest
+// with real upstreams.
+#include "src/mcp_client.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_context.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kScripted = fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh";
+
+std::shared_ptr<McpClient> start_client(const std::vector<std::string>& argv,
+                                        const fs::path& received, Logger& logger) {
+  ChildCommand command;
+  command.argv = argv;
+  command.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received.string()};
+  std::string error;
+  auto child = StdioChild::start(command, nullptr, error);
+  REQUIRE(child);
+  return McpClient::create("scripted", std::move(child), logger);
+}
+
+// A logger whose lines go nowhere.
+struct QuietLogger {
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  Logger logger{sink};
+  ~QuietLogger() { std::fclose(sink); }
+};
+
+// A client of `argv` (the scripted server by default), with its own folder
+// for the lines the server received.
+struct Upstream {
+  TempDir dir;
+  QuietLogger quiet;
+  std::shared_ptr<McpClient> client;
+  explicit Upstream(const std::vector<std::string>& argv = {kScripted.string()})
+      : client(start_client(argv, received(), quiet.logger)) {}
+  fs::path received() const { return dir.path() / "received"; }
+};
+
+// Waits until `path` holds `text` (the scripted server writes as it reads).
+bool eventually_contains(const fs::path& path, const std::string& text) {
+  for (int i = 0; i < 200; ++i) {
+    if (read_file(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the client initializes and reads every page of tools/list") {
+  Upstream up;
+  auto& client = up.client;
+  REQUIRE(client->initialize(5s).empty());
+  CHECK(client->server_info()["name"] == "scripted");
+  std::string error;
+  auto tools = client->list_tools(5s, error);
+  INFO(error);
+  REQUIRE(tools);
+  REQUIRE(tools->size() == 2);
+  CHECK((*tools)[0]["name"] == "first");
+  CHECK((*tools)[1]["name"] == "second");
+  const std::string received = read_file(up.received());
+  CHECK(received.find(R"("protocolVersion":"2025-11-25")") != std::string::npos);
+  CHECK(received.find(R"("method":"notifications/initialized")") != std::string::npos);
+  CHECK(received.find(R"("cursor":"page-2")") != std::string::npos);
+}
+
+TEST_CASE("a relayed call returns the upstream's result, and its error as an error result") {
+  Upstream up;
+  auto& client = up.client;
+  REQUIRE(client->initialize(5s).empty());
+  TestContext context;
+  ToolResult result = client->call_tool("any", {{"x", 1}}, context);
+  CHECK_FALSE(result.is_error);
+  CHECK(result.content == json::parse(R"([{"type":"text","text":"called"}])"));
+  CHECK(result.structured_content == json{{"ok", true}});
+  CHECK(eventually_contains(up.received(), R"("arguments":{"x":1})"));
+
+  ToolResult failed = client->call_tool("fails", json::object(), context);
+  CHECK(failed.is_error);
+  CHECK(failed.content[0]["text"] ==
+        "upstream \"scripted\" answered tools/call with an error: no such tool (code -32602)");
+}
+
+TEST_CASE("progress reaches the call's context and cancelling sends notifications/cancelled") {
+  Upstream up;
+  auto& client = up.client;
+  REQUIRE(client->initialize(5s).empty());
+  TestContext context;
+  std::thread canceller([&] {
+    for (int i = 0; i < 500 && context.progress().empty(); ++i) std::this_thread::sleep_for(10ms);
+    context.cancel = true;
+  });
+  ToolResult result = client->call_tool("slow", json::object(), context);
+  canceller.join();
+  CHECK(result.is_error);
+  CHECK(result.content[0]["text"] == "tools/call to upstream \"scripted\" was cancelled");
+  auto progress = context.progress();
+  REQUIRE(progress.size() == 1);
+  CHECK(progress[0].progress == 1);
+  CHECK(progress[0].total == 4);
+  CHECK(progress[0].message == "one");
+  // The call was request 2 (after initialize).
+  CHECK(eventually_contains(
+      up.received(),
+      R"("method":"notifications/cancelled","params":{"reason":"cancelled by toolmux's client","requestId":2})"));
+}
+
+TEST_CASE("an upstream that exits at once fails initialize with its exit status") {
+  Upstream up({"sh", "-c", "exit 4"});
+  auto& client = up.client;
+  CHECK(client->initialize(5s) == "upstream \"scripted\" exited with status 4");
+  CHECK(client->gone());
+  TestContext context;
+  ToolResult result = client->call_tool("any", json::object(), context);
+  CHECK(result.is_error);
+  CHECK(result.content[0]["text"] == "upstream \"scripted\" exited with status 4");
+}

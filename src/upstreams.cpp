@@ -71,7 +71,13 @@ void register_tools(const UpstreamSpec& upstream, Listed& listed, ToolRegistry& 
           return client->call_tool(name, arguments, context);
         });
     if (!problems.empty()) {
-      skip(name, format_problems(problems));
+      std::string reason;
+      for (const Problem& problem : problems) {
+        if (!reason.empty()) reason += "; ";
+        reason +=
+            problem.pointer.empty() ? problem.message : problem.pointer + ": " + problem.message;
+      }
+      skip(name, reason);
       continue;
     }
     ++added;

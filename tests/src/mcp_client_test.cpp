@@ -8,8 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -74,7 +77,7 @@ TEST_CASE("the client initializes and reads every page of tools/list") {
   auto tools = client->list_tools(5s, error);
   INFO(error);
   REQUIRE(tools);
-  REQUIRE(tools->size() == 2);
+  REQUIRE(tools->size() == 4);
   CHECK((*tools)[0]["name"] == "first");
   CHECK((*tools)[1]["name"] == "second");
   const std::string received = read_file(up.received());
@@ -122,6 +125,28 @@ TEST_CASE("progress reaches the call's context and cancelling sends notification
   CHECK(eventually_contains(
       up.received(),
       R"("method":"notifications/cancelled","params":{"reason":"cancelled by toolmux's client","requestId":2})"));
+}
+
+TEST_CASE("a log message reaches the only call in flight, ping is answered, roots/list refused") {
+  struct LoggingContext : TestContext {
+    std::mutex mutex;
+    std::vector<std::pair<LogLevel, json>> logs;
+    void log(LogLevel level, const json& data) override {
+      std::lock_guard lock(mutex);
+      logs.emplace_back(level, data);
+    }
+  };
+  Upstream up;
+  auto& client = up.client;
+  REQUIRE(client->initialize(5s).empty());
+  LoggingContext context;
+  ToolResult result = client->call_tool("talks", json::object(), context);
+  CHECK(result.content[0]["text"] == "talked");
+  REQUIRE(context.logs.size() == 1);
+  CHECK(context.logs[0].first == LogLevel::warning);
+  CHECK(context.logs[0].second == "careful");
+  CHECK(eventually_contains(up.received(), R"({"id":"ping-1","jsonrpc":"2.0","result":{}})"));
+  CHECK(eventually_contains(up.received(), R"({"error":{"code":-32601,)"));
 }
 
 TEST_CASE("an upstream that exits at once fails initialize with its exit status") {

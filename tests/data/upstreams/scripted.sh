@@ -2,7 +2,10 @@
 # A scripted MCP server over stdio for tests/src/mcp_client_test.cpp: it
 # answers each line by its method, taking the id from the line, and appends
 # every line it reads to the file $RECEIVED. tools/list comes in two pages;
-# the tool "slow" reports progress and never answers (until cancelled).
+# the second holds two tools that break the tool contract (a name with a
+# space, a schema that refers outside itself). The tool "slow" reports
+# progress and never answers; "talks" sends a log message, a ping and a
+# roots/list request before it answers.
 while IFS= read -r line; do
   printf '%s\n' "$line" >> "$RECEIVED"
   id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
@@ -10,11 +13,17 @@ while IFS= read -r line; do
     *'"method":"initialize"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1.0"}}}\n' "$id" ;;
     *'"method":"tools/list"'*'"cursor":"page-2"'*)
-      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"second","description":"Second.","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"second","description":"Second.","inputSchema":{"type":"object"}},{"name":"bad name","description":"Bad.","inputSchema":{"type":"object"}},{"name":"outside","description":"Refers outside.","inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/schema.json"}}}}]}}\n' "$id" ;;
     *'"method":"tools/list"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"first","description":"First.","inputSchema":{"type":"object"}}],"nextCursor":"page-2"}}\n' "$id" ;;
     *'"method":"tools/call"'*'"name":"slow"'*)
       printf '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":1,"total":4,"message":"one"}}\n' "$id" ;;
+    *'"method":"tools/call"'*'"name":"talks"'*)
+      printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":"careful"}}\n'
+      printf '{"jsonrpc":"2.0","id":"ping-1","method":"ping"}\n'
+      printf '{"jsonrpc":"2.0","id":"roots-1","method":"roots/list"}\n'
+      sleep 0.2
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"talked"}]}}\n' "$id" ;;
     *'"method":"tools/call"'*'"name":"fails"'*)
       printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"no such tool"}}\n' "$id" ;;
     *'"method":"tools/call"'*)

@@ -1,0 +1,75 @@
+// start_upstreams with real children: the scripted server
+// (tests/data/upstreams/scripted.sh), whose tools include two that break the
+// tool contract, beside an upstream that exits at once.
+#include "src/upstreams.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/temp_dir.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kScripted = fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh";
+
+UpstreamSpec upstream(const std::string& name, std::vector<std::string> argv, const fs::path& dir) {
+  UpstreamSpec spec;
+  spec.name = name;
+  spec.prefix = name + "_";
+  spec.argv = std::move(argv);
+  spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + (dir / (name + ".received")).string()};
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("upstream tools join the registry; contract breakers and broken upstreams are logged") {
+  TempDir dir;
+  const fs::path log_path = dir.path() / "log";
+  std::FILE* log_file = std::fopen(log_path.c_str(), "w");
+  REQUIRE(log_file);
+  Logger logger(log_file);
+  ToolRegistry registry;
+  UpstreamSpec scripted = upstream("scripted", {kScripted.string()}, dir.path());
+  scripted.exclude = {"first"};
+  scripted.tools["second"].pinned = true;
+  scripted.tools["second"].side_effect = "destructive";
+  scripted.tools["typo"].description = "Names a tool the upstream does not have.";
+  {
+    StartedUpstreams started = start_upstreams(
+        {upstream("broken", {"sh", "-c", "echo cannot start >&2; exit 3"}, dir.path()), scripted},
+        registry, logger, 5s);
+    CHECK(started.clients.size() == 1);
+    CHECK(started.tool_upstream ==
+          std::map<std::string, std::string>{{"scripted_second", "scripted"}});
+    CHECK(started.pinned == std::vector<std::string>{"scripted_second"});
+    REQUIRE(registry.tools().size() == 1);
+    const RegisteredTool* second = registry.find("scripted_second");
+    REQUIRE(second);
+    CHECK(second->spec.side_effect == "destructive");
+    CHECK(second->spec.timeout == kUpstreamDefaultTimeout);
+  }
+  std::fclose(log_file);
+  const std::string log = read_file(log_path);
+  INFO(log);
+  CHECK(
+      log.find(
+          R"("event":"upstream_failed","level":"error","reason":"upstream \"broken\" exited with status 3")") !=
+      std::string::npos);
+  CHECK(log.find(R"("line":"cannot start")") != std::string::npos);
+  CHECK(log.find(R"("event":"upstream_tool_left_out")") != std::string::npos);
+  CHECK(log.find(R"("reason":"/name: tool \"scripted_bad name\": name contains U+0020 (space))") !=
+        std::string::npos);
+  CHECK(log.find(R"("tool":"bad name","ts")") != std::string::npos);
+  CHECK(log.find(R"("tool":"outside","ts")") != std::string::npos);
+  CHECK(log.find(R"("event":"upstream_unknown_tool","field":"tools")") != std::string::npos);
+  CHECK(log.find(R"("registered":1)") != std::string::npos);
+}

@@ -77,20 +77,26 @@ int serve_http(const std::shared_ptr<const Catalog>& catalog,
   }
 
   Metrics metrics;
-  McpServer server(catalog, server_options_for(*catalog, options, results), logger, metrics);
+  // These are left to process exit when a connection thread outlives the
+  // drain (see the end): held by pointer, not on the stack.
+  auto server_holder = std::make_unique<McpServer>(
+      catalog, server_options_for(*catalog, options, results), logger, metrics);
+  McpServer& server = *server_holder;
 
   SessionLimits limits;
   limits.max_sessions = options.max_sessions;
   limits.idle_timeout = std::chrono::seconds(options.session_idle_seconds);
   SessionStore* store_ptr = store.get();
-  SessionManager sessions(
+  auto sessions_holder = std::make_unique<SessionManager>(
       limits, store_ptr, results,
       [store_ptr](const std::string& id) {
         return std::make_shared<SessionStreams>(id, store_ptr);
       },
       logger);
+  SessionManager& sessions = *sessions_holder;
 
-  HttpServer http_server(server, sessions, metrics, logger, http);
+  auto http_holder = std::make_unique<HttpServer>(server, sessions, metrics, logger, http);
+  HttpServer& http_server = *http_holder;
   if (!http_server.bind(error)) {
     logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
     return 2;
@@ -141,6 +147,15 @@ int serve_http(const std::shared_ptr<const Catalog>& catalog,
   server.wait_for_running_tools(std::chrono::seconds(2));
   store->flush();
   logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
+  if (http_server.connection_threads() > 0) {
+    // A thread still waits on a kept-alive connection (it ends within the
+    // keep-alive timeout): a request arriving there must not find the server
+    // freed, so everything it can reach stays until the process exits.
+    static_cast<void>(http_holder.release());
+    static_cast<void>(sessions_holder.release());
+    static_cast<void>(server_holder.release());
+    static_cast<void>(store.release());
+  }
   return listened ? 0 : 1;
 }
 

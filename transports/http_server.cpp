@@ -510,6 +510,8 @@ bool HttpServer::bind(std::string& error) {
   return true;
 }
 
+std::size_t HttpServer::connection_threads() const { return threads_->threads(); }
+
 bool HttpServer::run() { return http_->listen_after_bind(); }
 
 void HttpServer::stop() {

@@ -62,6 +62,8 @@ class HttpServer {
   // Stops accepting and ends open streams; run() returns. Any thread.
   void stop();
   std::size_t open_streams() const { return open_streams_.load(); }
+  // Connection threads still alive (idle keep-alive connections included).
+  std::size_t connection_threads() const;
 
  private:
   std::unique_ptr<httplib::Server> http_;

@@ -51,6 +51,9 @@ SessionStreams::SessionStreams(std::string session_id, SessionStore* store)
     : session_id_(std::move(session_id)), store_(store) {
   // After a restart, ids go on from the last stored event.
   if (store_) last_seq_ = store_->last_seq(session_id_);
+  // A plain GET after a restart starts with what comes next; what came
+  // before is there for a client that names it with Last-Event-ID.
+  standalone_delivered_ = last_seq_;
 }
 
 std::uint64_t SessionStreams::append_event(std::uint64_t stream, const std::string& data,

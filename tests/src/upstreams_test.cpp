@@ -11,14 +11,13 @@
 
 #include "tests/support/temp_dir.h"
 
-using namespace toolmux;
-using namespace toolmux::testing;
-using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using namespace toolmux;
+using toolmux::testing::read_file;
+using toolmux::testing::TempDir;
 
 namespace {
-
-const fs::path kScripted = fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh";
 
 UpstreamSpec upstream(const std::string& name, std::vector<std::string> argv, const fs::path& dir) {
   UpstreamSpec spec;
@@ -38,7 +37,8 @@ TEST_CASE("upstream tools join the registry; contract breakers and broken upstre
   REQUIRE(log_file);
   Logger logger(log_file);
   ToolRegistry registry;
-  UpstreamSpec scripted = upstream("scripted", {kScripted.string()}, dir.path());
+  const fs::path script = fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh";
+  UpstreamSpec scripted = upstream("scripted", {script.string()}, dir.path());
   scripted.exclude = {"first"};
   scripted.tools["second"].pinned = true;
   scripted.tools["second"].side_effect = "destructive";

@@ -274,7 +274,8 @@ void McpClient::on_request(const json& id, const std::string& method, const json
     return answer(jsonrpc::make_error(id, jsonrpc::kMethodNotFound,
                                       "toolmux does not offer " + method + " to its upstreams"));
   }
-  auto pending = only_call();
+  auto self = weak_from_this().lock();  // null while the client is being destroyed
+  auto pending = self ? only_call() : nullptr;
   if (!pending) {
     return answer(jsonrpc::make_error(
         id, jsonrpc::kInternalError,
@@ -283,7 +284,7 @@ void McpClient::on_request(const json& id, const std::string& method, const json
   }
   // The client's answer may take long: wait for it on a thread of its own so
   // that the upstream's other messages keep flowing.
-  std::thread([self = shared_from_this(), pending, id, method, params, answer] {
+  std::thread([self, pending, id, method, params, answer] {
     ClientAnswer reply{std::nullopt, "the call has already ended"};
     {
       std::lock_guard use(pending->use);

@@ -23,7 +23,13 @@ int run_check(const std::filesystem::path& file, const ServeOptions& options,
     return 1;
   }
   std::cout << file.string() << ": ok, " << catalog->command_tool_count << " command tools ("
-            << catalog->registry->tools().size() << " tools with the built-ins)\n";
+            << catalog->registry->tools().size() << " tools with the built-ins)";
+  // check reads the upstreams section only: their tools are known once serve starts them.
+  if (catalog->declared_upstreams > 0) {
+    std::cout << ", " << catalog->declared_upstreams << " upstream MCP server"
+              << (catalog->declared_upstreams == 1 ? "" : "s") << " (not started)";
+  }
+  std::cout << "\n";
   return 0;
 }
 

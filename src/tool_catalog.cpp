@@ -58,6 +58,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       catalog->command_tool_count = load.catalog.command_tools.size();
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;
+      catalog->declared_upstreams = load.catalog.upstreams.size();
       if (upstream_log && !load.catalog.upstreams.empty()) {
         upstreams = start_upstreams(load.catalog.upstreams, *registry, *upstream_log);
         catalog->upstream_tool_count = upstreams.tool_upstream.size();

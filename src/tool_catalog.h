@@ -38,6 +38,7 @@ struct Catalog {
   // The upstream servers whose tools joined (their handlers hold them too).
   std::vector<std::shared_ptr<McpClient>> upstreams;
   std::size_t upstream_tool_count = 0;
+  std::size_t declared_upstreams = 0;  // in the catalog file, started or not
   // Discovery: when on, tools/list shows only `always_listed` (the pinned
   // tools, tool_search, call_tool, read_tool_result) plus what each session's
   // searches found.

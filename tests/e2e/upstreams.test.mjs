@@ -258,7 +258,7 @@ test('toolmux check reads the upstreams section without starting them', async ()
   process.env.TOOLMUX_E2E_MEMORY_FILE = '/nonexistent/memory.jsonl';
   const { code, stdout, stderr } = await runCli(['check', UPSTREAMS_CATALOG]);
   assert.equal(code, 0, stdout);
-  assert.match(stdout, /ok/);
+  assert.match(stdout, /: ok, 0 command tools \(\d+ tools with the built-ins\), 3 upstream MCP servers \(not started\)/);
   assert.doesNotMatch(stderr, /upstream/, 'nothing was started');
 
   delete process.env.TOOLMUX_E2E_MEMORY_FILE;

@@ -56,16 +56,29 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
   auto pending = std::make_shared<Pending>();
   pending->context = context;
   std::int64_t id = 0;
+  bool gone_before = false;
   {
     std::lock_guard lock(mutex_);
-    if (gone_) return {std::nullopt, gone_reason()};
-    id = next_id_++;
-    pending_[id] = pending;
+    gone_before = gone_;
+    if (!gone_before) {
+      id = next_id_++;
+      pending_[id] = pending;
+    }
   }
+  // (gone_reason may wait for the child's exit: never under mutex_.)
+  if (gone_before) return {std::nullopt, gone_reason()};
   if (context) params["_meta"]["progressToken"] = id;
   json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);
-  child_->transport().write_line(message.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (!child_->transport().write_line(
+          message.dump(-1, ' ', false, json::error_handler_t::replace))) {
+    // Its stdin is closed: it has gone, or is going, whatever its stdout says.
+    {
+      std::lock_guard lock(mutex_);
+      pending_.erase(id);
+    }
+    return {std::nullopt, gone_reason()};
+  }
 
   std::unique_lock lock(mutex_);
   bool stopped = false;

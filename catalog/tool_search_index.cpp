@@ -605,7 +605,9 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   // The terms of each source's name, and for each source the ids of those
   // the vocabulary has (never damped in that source's documents).
   std::vector<std::vector<std::uint32_t>> own_name_terms(source_documents.size());
-  for (const auto& [source, id] : source_ids) {
+  for (const auto& entry : source_ids) {
+    const std::string& source = entry.first;
+    const auto id = entry.second;
     ix.analyze(source, true, [&](std::string_view t) {
       auto& sources = ix.source_terms[std::string(t)];
       if (std::find(sources.begin(), sources.end(), id) == sources.end()) sources.push_back(id);
@@ -861,7 +863,7 @@ std::size_t ToolSearchIndex::memory_bytes() const {
              (expansion.terms.capacity() + expansion.sources.capacity()) * sizeof(std::uint32_t);
   bytes += ix.source_terms.bucket_count() * sizeof(void*);
   for (const auto& [word, sources] : ix.source_terms)
-    bytes += kNodeOverhead + string_bytes(word) + sizeof(sources) +
+    bytes += kNodeOverhead + string_bytes(word) + sizeof(std::vector<std::uint32_t>) +
              sources.capacity() * sizeof(std::uint32_t);
   bytes += documents_.capacity() * sizeof(SearchDocument);
   for (const SearchDocument& doc : documents_) {

@@ -58,6 +58,7 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
 }
 
 int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native) {
+  if (options.http) block_stop_signals();  // before any thread starts
   Logger logger(stderr, options.log_level);
   ResultStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;

@@ -1,6 +1,7 @@
 #include "src/serve_http.h"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -43,17 +44,22 @@ bool load_tokens(const ServeOptions& options, std::map<std::string, std::string>
 
 }  // namespace
 
-int serve_http(const std::shared_ptr<const Catalog>& catalog,
-               const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
-               Logger& logger) {
-  // Signals are taken by one thread with sigwait; every thread started from
-  // here on inherits the blocked mask.
+sigset_t block_stop_signals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
+
+int serve_http(const std::shared_ptr<const Catalog>& catalog,
+               const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
+               Logger& logger) {
+  // Signals are taken by one thread with sigwait; every thread started from
+  // here on inherits the blocked mask.
+  const sigset_t stop_signals = block_stop_signals();
 
   HttpOptions http;
   http.host = options.http_host;
@@ -126,8 +132,9 @@ int serve_http(const std::shared_ptr<const Catalog>& catalog,
 
   const bool listened = http_server.run();
   if (!listened) {
-    // run() returned without a signal: wake the waiter so it can be joined.
-    pthread_kill(signal_waiter.native_handle(), SIGTERM);
+    // run() returned without a signal: wake the waiter so it can be joined
+    // (the signal is blocked in every thread, so sigwait takes it).
+    kill(getpid(), SIGTERM);
   }
   signal_waiter.join();
 

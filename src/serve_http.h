@@ -4,6 +4,7 @@
 // directory; the next start takes them back.
 #pragma once
 
+#include <csignal>
 #include <memory>
 
 #include "src/cli.h"
@@ -12,6 +13,12 @@
 #include "src/tool_catalog.h"
 
 namespace toolmux {
+
+// Blocks SIGTERM and SIGINT in the calling thread, and so in every thread it
+// starts from then on (serve_http takes them with sigwait); SIGPIPE is
+// ignored. Called before anything starts a thread (upstreams, stores):
+// a thread without the mask would die of the signal instead.
+sigset_t block_stop_signals();
 
 int serve_http(const std::shared_ptr<const Catalog>& catalog,
                const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,

@@ -72,11 +72,14 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
   if (!params.is_null()) message["params"] = std::move(params);
   if (!child_->transport().write_line(
           message.dump(-1, ' ', false, json::error_handler_t::replace))) {
-    // Its stdin is closed: it has gone, or is going, whatever its stdout says.
+    // Its stdin is closed: it has gone, or is going, whatever its stdout says
+    // (the reader may not have seen its output end yet).
     {
       std::lock_guard lock(mutex_);
       pending_.erase(id);
+      gone_ = true;
     }
+    answered_.notify_all();
     return {std::nullopt, gone_reason()};
   }
 

@@ -12,12 +12,13 @@
 // from `ss` near the end of the run, how many bytes the server sent on each of
 // its connections (every connection must have been served). Then memory:
 // each server fresh, VmRSS/VmHWM after 100,000 and after 1,000,000 calls at 16
-// connections. Prints a table and one JSON line (starting {"bench":"http").
+// connections (a server that dies meanwhile is recorded with its last
+// reading). Prints a table and one JSON line (starting {"bench":"http").
 // See README.md.
 //
 // Usage: node run.mjs [--build DIR] [--reps N] [--duration S] [--warmup S]
 //                     [--connections 1,16,64] [--memory-calls 100000,1000000]
-//                     [--only bare,toolmux,sdk] [--no-memory]
+//                     [--memory-seconds S] [--only bare,toolmux,sdk] [--no-memory]
 
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -42,6 +43,7 @@ function parseArgs(argv) {
     warmup: 2,
     connections: [1, 16, 64],
     memoryCalls: [100000, 1000000],
+    memorySeconds: 1200,
     only: ['bare', 'toolmux', 'sdk'],
     memory: true,
   };
@@ -58,10 +60,11 @@ function parseArgs(argv) {
     else if (arg === '--warmup') options.warmup = Number.parseInt(value(), 10);
     else if (arg === '--connections') options.connections = list(value()).map(Number);
     else if (arg === '--memory-calls') options.memoryCalls = list(value()).map(Number);
+    else if (arg === '--memory-seconds') options.memorySeconds = Number.parseInt(value(), 10);
     else if (arg === '--only') options.only = list(value());
     else if (arg === '--no-memory') options.memory = false;
     else if (arg === '--help' || arg === '-h') {
-      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(17, 21).join('\n'));
+      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(18, 21).join('\n'));
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
@@ -107,7 +110,7 @@ async function start(server) {
   });
   fs.closeSync(log);
   let exited = null;
-  child.on('exit', (code, signal) => (exited = { code, signal }));
+  const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
   const deadline = Date.now() + 15000;
   for (;;) {
     const text = fs.readFileSync(logFile, 'utf8');
@@ -119,13 +122,15 @@ async function start(server) {
         pid: child.pid,
         url,
         port: Number(new URL(url).port),
+        exit,
+        logFile,
         async stop() {
-          if (exited) return;
-          const gone = new Promise((resolve) => child.on('exit', resolve));
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-          await gone;
-          clearTimeout(timer);
+          if (!exited) {
+            child.kill('SIGTERM');
+            const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+            await exit;
+            clearTimeout(timer);
+          }
           fs.rmSync(dir, { recursive: true, force: true });
         },
       };
@@ -203,9 +208,10 @@ async function bytesPerConnection(port) {
 /**
  * Runs wrk on core 1. With `limit`, stops once every thread has that many
  * answers (wrk's main thread sleeps the whole -d otherwise, so it is
- * interrupted). With `sampleAtS`, reads the server's connections then.
+ * interrupted). With `sampleAtS`, reads the server's connections then. With
+ * `server`, stops when the server exits (result.serverDied).
  */
-function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS }) {
+function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS, server }) {
   const threads = connections === 1 ? 1 : 2;
   const args = ['-c', LOAD_CORE, 'wrk', '-t', String(threads), '-c', String(connections), '-d', `${seconds}s`,
     '--latency', '-s', path.join(HERE, 'tools_call.lua'), url, '--', session, String(limit)];
@@ -228,6 +234,11 @@ function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS })
     });
     child.stderr.on('data', (c) => (err += c));
     child.on('error', reject);
+    let serverDied = false;
+    server?.exit.then(() => {
+      serverDied = true;
+      child.kill('SIGINT');
+    });
     child.on('exit', async (code) => {
       if (timer) clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
@@ -236,6 +247,7 @@ function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS })
       result.connections = connections;
       result.rps = result.requests / (result.duration_us / 1e6);
       result.perConnectionBytes = sample ? await sample : null;
+      result.serverDied = serverDied;
       resolve(result);
     });
   });
@@ -267,7 +279,7 @@ async function measureThroughput(list, options, log) {
         for (const { server, handle } of order) {
           const common = { url: handle.url, session: handle.session, connections, port: handle.port };
           await wrk({ ...common, seconds: options.warmup });
-          const r = await wrk({ ...common, seconds: options.duration, sampleAtS: options.duration - 1.5 });
+          const r = await wrk({ ...common, seconds: options.duration, sampleAtS: Math.max(options.duration - 1.5, options.duration / 2) });
           r.check = connectionCheck(r);
           results[server.name][connections].push(r);
           log(`rep ${rep + 1} ${server.name.padEnd(7)} c=${String(connections).padStart(2)}: ` +
@@ -292,22 +304,42 @@ async function measureMemory(list, options, log) {
       const session = await openSession(handle.url);
       const points = [];
       let calls = 0;
-      for (const target of options.memoryCalls) {
-        const threads = 2;
-        const perThread = Math.ceil((target - calls) / threads);
-        const r = await wrk({
-          url: handle.url,
-          session,
-          connections: 16,
-          seconds: 3600,
-          limit: perThread,
-          port: handle.port,
-        });
-        calls += r.requests;
-        const memory = readMemory(handle.pid);
-        points.push({ calls, rps: Math.round(r.rps), ...memory, errors: r.errors, wrong: r.wrong });
-        log(`memory ${s.name.padEnd(7)} after ${calls} calls: VmRSS ${(memory.rssKb / 1024).toFixed(1)} MB, ` +
-          `VmHWM ${(memory.hwmKb / 1024).toFixed(1)} MB (${Math.round(r.rps)} req/s)`);
+      // Read every few seconds too: a server that dies (out of memory) leaves its last reading.
+      let last = null;
+      const poll = setInterval(() => {
+        try {
+          const now = readMemory(handle.pid);
+          if (now.rssKb !== null) last = now; // a dead (zombie) process has none
+        } catch {}
+      }, 2000);
+      try {
+        for (const target of options.memoryCalls) {
+          const threads = 2;
+          const perThread = Math.ceil((target - calls) / threads);
+          const r = await wrk({
+            url: handle.url,
+            session,
+            connections: 16,
+            seconds: options.memorySeconds,
+            limit: perThread,
+            port: handle.port,
+            server: handle,
+          });
+          calls += r.requests;
+          if (r.serverDied) {
+            const why = fs.readFileSync(handle.logFile, 'utf8').match(/FATAL ERROR: [^\n]*/)?.[0] ?? 'exited';
+            points.push({ calls, died: why, rssKb: last?.rssKb ?? null, hwmKb: last?.hwmKb ?? null });
+            log(`memory ${s.name.padEnd(7)} died after about ${calls} calls (${why}); last read VmRSS ` +
+              `${((last?.rssKb ?? 0) / 1024).toFixed(1)} MB`);
+            break;
+          }
+          const memory = readMemory(handle.pid);
+          points.push({ calls, rps: Math.round(r.rps), ...memory, errors: r.errors, wrong: r.wrong });
+          log(`memory ${s.name.padEnd(7)} after ${calls} calls: VmRSS ${(memory.rssKb / 1024).toFixed(1)} MB, ` +
+            `VmHWM ${(memory.hwmKb / 1024).toFixed(1)} MB (${Math.round(r.rps)} req/s)`);
+        }
+      } finally {
+        clearInterval(poll);
       }
       out[s.name] = points;
     } finally {
@@ -364,9 +396,10 @@ function printReport(table, memory, load) {
       }
       if (table.sdk) r.timesSdk = round(t.rps / table.sdk[c].rps, 2);
       ratios[c] = r;
-      console.log(`c=${String(c).padStart(2)}: toolmux/bare ${r.ofBare ?? '-'} (${r.ofBare >= 0.7 ? 'met' : 'MISSED'}), ` +
-        `toolmux/sdk ${r.timesSdk ?? '-'} (${r.timesSdk >= 5 ? 'met' : 'MISSED'}), ` +
-        `p99 toolmux/bare ${r.p99VsBare ?? '-'} (${r.p99VsBare <= 2 ? 'met' : 'MISSED'})`);
+      const verdict = (x, ok) => (x === undefined ? '-' : `${x} (${ok(x) ? 'met' : 'MISSED'})`);
+      console.log(`c=${String(c).padStart(2)}: toolmux/bare ${verdict(r.ofBare, (x) => x >= 0.7)}, ` +
+        `toolmux/sdk ${verdict(r.timesSdk, (x) => x >= 5)}, ` +
+        `p99 toolmux/bare ${verdict(r.p99VsBare, (x) => x <= 2)}`);
     }
   }
   if (memory) {
@@ -374,10 +407,13 @@ function printReport(table, memory, load) {
     for (const [name, points] of Object.entries(memory)) {
       const first = points[0];
       const last = points[points.length - 1];
-      const growth = round(last.rssKb / first.rssKb - 1, 3);
-      console.log(`${name.padEnd(8)} ` + points.map((p) => `after ${p.calls}: ${(p.rssKb / 1024).toFixed(1)} / ` +
-        `${(p.hwmKb / 1024).toFixed(1)}`).join(', ') + `; RSS growth ${(growth * 100).toFixed(1)}%` +
-        (name === 'toolmux' ? (Math.abs(growth) <= 0.1 ? ' (met)' : ' (MISSED)') : ''));
+      const growth = last.died ? null : round(last.rssKb / first.rssKb - 1, 3);
+      const shown = points.map((p) => p.died
+        ? `died after ~${p.calls} (${p.died}), last read ${(p.rssKb / 1024).toFixed(1)} / ${(p.hwmKb / 1024).toFixed(1)}`
+        : `after ${p.calls}: ${(p.rssKb / 1024).toFixed(1)} / ${(p.hwmKb / 1024).toFixed(1)}`);
+      const flat = !last.died && Math.abs(growth) <= 0.1;
+      console.log(`${name.padEnd(8)} ${shown.join(', ')}` + (growth === null ? '' : `; RSS growth ${(growth * 100).toFixed(1)}%`) +
+        (name === 'toolmux' ? (flat ? ' (met)' : ' (MISSED)') : ''));
     }
   }
   const samples = load.samples.length ? load.samples : [load.before[0]];

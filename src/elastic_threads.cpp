@@ -54,16 +54,22 @@ ElasticThreads::ElasticThreads(std::size_t max_threads, std::chrono::millisecond
 ElasticThreads::~ElasticThreads() = default;
 
 void ElasticThreads::post(std::function<void()> job) {
-  std::lock_guard lock(state_->mutex);
-  state_->jobs.push_back(std::move(job));
-  // Every waiting job needs a thread of its own: an idle thread for each, a
-  // new thread when there is none (below the cap).
-  if (state_->idle >= state_->jobs.size() || state_->threads >= state_->max_threads) {
-    state_->wake.notify_one();
-    return;
+  bool spawn = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->jobs.push_back(std::move(job));
+    // Every waiting job needs a thread of its own: an idle thread for each, a
+    // new thread when there is none (below the cap).
+    spawn = state_->idle < state_->jobs.size() && state_->threads < state_->max_threads;
+    if (spawn) ++state_->threads;
   }
-  ++state_->threads;
-  std::thread([state = state_] { work(state); }).detach();
+  // Woken or started after unlocking, so the thread does not wake only to
+  // wait for the lock (two extra context switches a job on one core).
+  if (spawn) {
+    std::thread([state = state_] { work(state); }).detach();
+  } else {
+    state_->wake.notify_one();
+  }
 }
 
 bool ElasticThreads::shutdown(std::chrono::milliseconds wait) {

@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/search_quality/quality_data.h"
 #include "catalog/tool_search_index.h"
 
 #ifndef TOOLMUX_SQ_DEFAULT_CATALOG
@@ -36,97 +37,10 @@
 
 namespace {
 
+using namespace search_quality;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr std::size_t kLimit = 10;
-
-struct Query {
-  std::string id;
-  std::string kind;
-  std::string text;
-  std::string split;
-  std::set<std::string> relevant;  // "<server>/<tool name>"
-};
-
-struct Catalog {
-  std::vector<toolmux::SearchDocument> documents;
-  std::vector<std::string> ids;  // parallel to documents
-};
-
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path.string());
-  return json::parse(in);
-}
-
-Catalog load_catalog(const fs::path& dir) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());  // a fixed document order, whatever the directory order
-  if (files.empty()) throw std::runtime_error("no *.json in " + dir.string());
-  Catalog catalog;
-  std::set<std::string> seen;
-  for (const auto& file : files) {
-    const json tools = read_json(file);
-    if (!tools.is_array()) throw std::runtime_error(file.string() + ": not a JSON array");
-    for (const auto& tool : tools) {
-      const std::string server = tool.at("server").get<std::string>();
-      std::string id = server + "/" + tool.at("name").get<std::string>();
-      if (!seen.insert(id).second) throw std::runtime_error("duplicate tool id " + id);
-      catalog.documents.push_back(toolmux::search_document_from_tool(tool, server));
-      catalog.ids.push_back(std::move(id));
-    }
-  }
-  return catalog;
-}
-
-std::vector<Query> load_queries(const fs::path& path, const std::set<std::string>& known_ids) {
-  const json doc = read_json(path);
-  std::vector<Query> queries;
-  std::set<std::string> seen;
-  for (const auto& q : doc) {
-    Query query{q.at("id").get<std::string>(), q.at("kind").get<std::string>(),
-                q.at("query").get<std::string>(), q.at("split").get<std::string>(), {}};
-    if (!seen.insert(query.id).second) throw std::runtime_error("duplicate query id " + query.id);
-    for (const auto& r : q.at("relevant")) {
-      const std::string id = r.get<std::string>();
-      if (!known_ids.count(id)) throw std::runtime_error(query.id + ": unknown tool " + id);
-      query.relevant.insert(id);
-    }
-    if (query.relevant.empty()) throw std::runtime_error(query.id + ": no relevant tools");
-    queries.push_back(std::move(query));
-  }
-  return queries;
-}
-
-// Metrics of one query's ranking.
-struct Scores {
-  double recall1 = 0, recall5 = 0, mrr10 = 0, ndcg10 = 0;
-};
-
-Scores score(const std::vector<std::string>& ranked, const std::set<std::string>& relevant) {
-  Scores s;
-  double dcg = 0;
-  std::size_t first = 0;  // 1-based rank of the first relevant hit, 0 = none in the top 10
-  for (std::size_t i = 0; i < ranked.size() && i < kLimit; ++i) {
-    if (!relevant.count(ranked[i])) continue;
-    const double rank = static_cast<double>(i + 1);
-    dcg += 1.0 / std::log2(rank + 1.0);
-    if (first == 0) first = i + 1;
-  }
-  double ideal = 0;
-  for (std::size_t i = 0; i < std::min(relevant.size(), kLimit); ++i) {
-    ideal += 1.0 / std::log2(static_cast<double>(i + 2));
-  }
-  s.recall1 = (first == 1) ? 1.0 : 0.0;
-  s.recall5 = (first >= 1 && first <= 5) ? 1.0 : 0.0;
-  s.mrr10 = first ? 1.0 / static_cast<double>(first) : 0.0;
-  s.ndcg10 = dcg / ideal;
-  return s;
-}
 
 struct Aggregate {
   std::size_t n = 0;
@@ -163,8 +77,8 @@ struct RunResult {
   std::size_t memory_bytes = 0;
 };
 
-RunResult run(const std::string& name, const toolmux::SearchOptions& options, const Catalog& catalog,
-              const std::vector<Query>& queries) {
+RunResult run(const std::string& name, const toolmux::SearchOptions& options,
+              const Catalog& catalog, const std::vector<Query>& queries) {
   RunResult result;
   result.name = name;
   const auto t0 = std::chrono::steady_clock::now();
@@ -174,9 +88,9 @@ RunResult run(const std::string& name, const toolmux::SearchOptions& options, co
   result.memory_bytes = index->memory_bytes();
 
   const std::vector<std::string> group_names = {
-      "all",           "kind=task",     "kind=paraphrase",   "kind=keyword",        "split=tune",
-      "split=heldout", "tune/task",     "tune/paraphrase",   "tune/keyword",        "heldout/task",
-      "heldout/paraphrase", "heldout/keyword"};
+      "all",          "kind=task",     "kind=paraphrase",    "kind=keyword",
+      "split=tune",   "split=heldout", "tune/task",          "tune/paraphrase",
+      "tune/keyword", "heldout/task",  "heldout/paraphrase", "heldout/keyword"};
   std::map<std::string, Aggregate> groups;
   double query_seconds = 0;
   for (const auto& q : queries) {
@@ -187,7 +101,8 @@ RunResult run(const std::string& name, const toolmux::SearchOptions& options, co
     ranked.reserve(hits.size());
     for (const auto& h : hits) ranked.push_back(catalog.ids.at(h.document));
     const Scores s = score(ranked, q.relevant);
-    for (const std::string& g : {std::string("all"), "kind=" + q.kind, "split=" + q.split, q.split + "/" + q.kind}) {
+    for (const std::string& g :
+         {std::string("all"), "kind=" + q.kind, "split=" + q.split, q.split + "/" + q.kind}) {
       groups[g].add(s);
     }
     if (s.recall5 == 0.0) {
@@ -204,13 +119,15 @@ RunResult run(const std::string& name, const toolmux::SearchOptions& options, co
     if (groups.count(g)) result.groups.emplace_back(g, groups[g]);
   }
   for (const auto& [g, agg] : groups) {  // any kind/split outside the usual names
-    if (std::find(group_names.begin(), group_names.end(), g) == group_names.end()) result.groups.emplace_back(g, agg);
+    if (std::find(group_names.begin(), group_names.end(), g) == group_names.end())
+      result.groups.emplace_back(g, agg);
   }
   return result;
 }
 
 void print_table(const std::vector<RunResult>& results) {
-  std::printf("%-20s %-10s %5s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5", "MRR@10", "nDCG@10");
+  std::printf("%-20s %-10s %5s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5", "MRR@10",
+              "nDCG@10");
   const std::size_t rows = results.empty() ? 0 : results.front().groups.size();
   for (std::size_t row = 0; row < rows; ++row) {
     for (const auto& r : results) {
@@ -221,17 +138,19 @@ void print_table(const std::vector<RunResult>& results) {
     }
   }
   for (const auto& r : results) {
-    std::printf("%s: build %.1f ms, %.1f us/query, index %.2f MiB, %zu queries missing from the top 5\n",
-                r.name.c_str(), r.build_ms, r.query_us, static_cast<double>(r.memory_bytes) / (1024.0 * 1024.0),
-                r.misses.size());
+    std::printf(
+        "%s: build %.1f ms, %.1f us/query, index %.2f MiB, %zu queries missing from the top 5\n",
+        r.name.c_str(), r.build_ms, r.query_us,
+        static_cast<double>(r.memory_bytes) / (1024.0 * 1024.0), r.misses.size());
   }
 }
 
 void print_misses(const RunResult& r) {
-  std::printf("\n== %s: %zu queries with no relevant tool in the top 5\n", r.name.c_str(), r.misses.size());
+  std::printf("\n== %s: %zu queries with no relevant tool in the top 5\n", r.name.c_str(),
+              r.misses.size());
   for (const auto& m : r.misses) {
-    std::printf("%s [%s/%s] \"%s\"\n", m.query->id.c_str(), m.query->kind.c_str(), m.query->split.c_str(),
-                m.query->text.c_str());
+    std::printf("%s [%s/%s] \"%s\"\n", m.query->id.c_str(), m.query->kind.c_str(),
+                m.query->split.c_str(), m.query->text.c_str());
     std::string want;
     for (const auto& id : m.query->relevant) want += (want.empty() ? "" : ", ") + id;
     std::printf("  want: %s\n", want.c_str());
@@ -297,12 +216,14 @@ int main(int argc, char** argv) {
     const std::vector<Query> queries = load_queries(queries_path, known);
 
     std::vector<RunResult> results;
-    if (config != "toolmux") results.push_back(run("plain_bm25", toolmux::SearchOptions::plain_bm25(), catalog, queries));
-    if (config != "plain") results.push_back(run("toolmux", toolmux::SearchOptions{}, catalog, queries));
+    if (config != "toolmux")
+      results.push_back(run("plain_bm25", toolmux::SearchOptions::plain_bm25(), catalog, queries));
+    if (config != "plain")
+      results.push_back(run("toolmux", toolmux::SearchOptions{}, catalog, queries));
 
     if (!json_only) {
-      std::printf("%zu tools, %zu queries (catalog %s)\n\n", catalog.documents.size(), queries.size(),
-                  catalog_dir.string().c_str());
+      std::printf("%zu tools, %zu queries (catalog %s)\n\n", catalog.documents.size(),
+                  queries.size(), catalog_dir.string().c_str());
       print_table(results);
       if (show_misses) {
         for (const auto& r : results) print_misses(r);

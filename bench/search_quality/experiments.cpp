@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool_search_index.h"
+#include "bench/search_quality/quality_data.h"
 
 #ifndef TOOLMUX_SQ_DEFAULT_CATALOG
 #define TOOLMUX_SQ_DEFAULT_CATALOG "../shared/data/catalog"
@@ -46,52 +47,11 @@
 
 namespace {
 
+using namespace search_quality;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Synonyms = std::map<std::string, std::vector<std::string>, std::less<>>;
-
-constexpr std::size_t kLimit = 10;
-
-struct Query {
-  std::string id, kind, text, split;
-  std::set<std::string> relevant;
-};
-struct Catalog {
-  std::vector<toolmux::SearchDocument> documents;
-  std::vector<std::string> ids;
-};
-
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path.string());
-  return json::parse(in);
-}
-
-Catalog load_catalog(const fs::path& dir) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  Catalog c;
-  for (const auto& f : files) {
-    for (const auto& tool : read_json(f)) {
-      const std::string server = tool.at("server").get<std::string>();
-      c.ids.push_back(server + "/" + tool.at("name").get<std::string>());
-      c.documents.push_back(toolmux::search_document_from_tool(tool, server));
-    }
-  }
-  return c;
-}
-
-std::vector<Query> load_queries(const fs::path& path) {
-  std::vector<Query> qs;
-  for (const auto& q : read_json(path)) {
-    Query x{q.at("id"), q.at("kind"), q.at("query"), q.at("split"), {}};
-    for (const auto& r : q.at("relevant")) x.relevant.insert(r.get<std::string>());
-    qs.push_back(std::move(x));
-  }
-  return qs;
-}
 
 std::vector<std::string> words_of(std::string_view text) {
   std::vector<std::string> out;
@@ -251,33 +211,15 @@ struct Variant {
   double prf_weight = 0;
 };
 
-struct Scores { double r1 = 0, r5 = 0, mrr = 0, ndcg = 0; };
 struct Agg {
   std::size_t n = 0;
   Scores s;
-  void add(const Scores& x) { ++n; s.r1 += x.r1; s.r5 += x.r5; s.mrr += x.mrr; s.ndcg += x.ndcg; }
-  double r1() const { return n ? s.r1 / n : 0; }
-  double r5() const { return n ? s.r5 / n : 0; }
-  double mrr() const { return n ? s.mrr / n : 0; }
-  double ndcg() const { return n ? s.ndcg / n : 0; }
+  void add(const Scores& x) { ++n; s.recall1 += x.recall1; s.recall5 += x.recall5; s.mrr10 += x.mrr10; s.ndcg10 += x.ndcg10; }
+  double r1() const { return n ? s.recall1 / n : 0; }
+  double r5() const { return n ? s.recall5 / n : 0; }
+  double mrr() const { return n ? s.mrr10 / n : 0; }
+  double ndcg() const { return n ? s.ndcg10 / n : 0; }
 };
-
-Scores score(const std::vector<std::string>& ranked, const std::set<std::string>& rel) {
-  Scores s;
-  double dcg = 0, ideal = 0;
-  std::size_t first = 0;
-  for (std::size_t i = 0; i < ranked.size() && i < kLimit; ++i) {
-    if (!rel.count(ranked[i])) continue;
-    dcg += 1.0 / std::log2(i + 2.0);
-    if (!first) first = i + 1;
-  }
-  for (std::size_t i = 0; i < std::min(rel.size(), kLimit); ++i) ideal += 1.0 / std::log2(i + 2.0);
-  s.r1 = first == 1;
-  s.r5 = first >= 1 && first <= 5;
-  s.mrr = first ? 1.0 / first : 0;
-  s.ndcg = dcg / ideal;
-  return s;
-}
 
 // Source names a query word can name: each server name, and its parts split on '-' '_'.
 std::map<std::string, std::set<std::string>> source_words(const Catalog& c) {
@@ -403,7 +345,7 @@ Groups evaluate(const Variant& v, const Catalog& c, const std::vector<Query>& qs
     const auto s = score(ranked_ids(*index, c, v, q.text, srcw, &top, feedback.get()), q.relevant);
     g["all"].add(s);
     g[q.kind].add(s);
-    if (show_misses && s.r5 == 0) {
+    if (show_misses && s.recall5 == 0) {
       std::printf("%s [%s] \"%s\"\n  want:", q.id.c_str(), q.kind.c_str(), q.text.c_str());
       for (auto& r : q.relevant) std::printf(" %s", r.c_str());
       std::printf("\n");
@@ -509,7 +451,7 @@ int main(int argc, char** argv) {
     else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
   }
   const Catalog c = load_catalog(catalog_dir);
-  const auto qs = load_queries(queries_path);
+  const auto qs = load_queries(queries_path, std::set<std::string>(c.ids.begin(), c.ids.end()));
   const auto srcw = source_words(c);
 
   std::set<std::string> cat_vocab;

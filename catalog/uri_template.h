@@ -1,0 +1,28 @@
+// Matching a URI against an RFC 6570 URI template, to route resources/read to
+// the provider whose resource template the URI fills in.
+//
+// Matched forms: literal text, {name} (simple expansion: one or more
+// characters, none of them '/', '?' or '#'), and {+name} (reserved expansion:
+// one or more of any character). A template with any other expression
+// ({a,b}, {?q}, {/p}, {#f}, {.x}, {;x}, {&x}, a modifier, or an unclosed brace)
+// matches nothing, and so does a URI over 8 KiB. Values are returned as they appear in the URI
+// (still percent-encoded).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toolmux {
+
+// The variables `uri` gives `uri_template`, or nullopt when it does not match.
+std::optional<std::map<std::string, std::string>> match_uri_template(std::string_view uri_template,
+                                                                     std::string_view uri);
+
+// The names of the variables of a template this file can match, in order;
+// nullopt for a template it cannot.
+std::optional<std::vector<std::string>> uri_template_variables(std::string_view uri_template);
+
+}  // namespace toolmux

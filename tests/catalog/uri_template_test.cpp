@@ -1,0 +1,58 @@
+#include "catalog/uri_template.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+
+using toolmux::match_uri_template;
+using toolmux::uri_template_variables;
+using Values = std::map<std::string, std::string>;
+
+TEST_CASE("a simple variable matches one path segment and gives its value") {
+  CHECK(match_uri_template("test://template/{id}/data", "test://template/123/data") ==
+        Values{{"id", "123"}});
+  CHECK_FALSE(match_uri_template("test://template/{id}/data", "test://template/1/2/data"));
+  CHECK_FALSE(match_uri_template("test://template/{id}/data", "test://template//data"));
+  CHECK_FALSE(match_uri_template("test://template/{id}/data", "test://template/123/datum"));
+  CHECK_FALSE(match_uri_template("test://template/{id}", "test://template/a?b=1"));
+}
+
+TEST_CASE("several variables between literals each get their own value") {
+  CHECK(match_uri_template("db://{table}/rows/{row}", "db://users/rows/42") ==
+        Values{{"table", "users"}, {"row", "42"}});
+  // A literal that repeats inside a value: the value takes the longest match.
+  CHECK(match_uri_template("x://{a}-end", "x://one-two-end") == Values{{"a", "one-two"}});
+}
+
+TEST_CASE("a reserved variable spans slashes") {
+  CHECK(match_uri_template("file:///{+path}", "file:///etc/hosts") ==
+        Values{{"path", "etc/hosts"}});
+  CHECK(match_uri_template("toolmux://results/{id}", "toolmux://results/abc_-9") ==
+        Values{{"id", "abc_-9"}});
+}
+
+TEST_CASE("templates with forms it cannot route match nothing and have no variables") {
+  for (const char* t : {"x://{a,b}", "x://{?q}", "x://{/p}", "x://{#f}", "x://{a}{b}", "x://{a",
+                        "x://a}", "x://{}", "x://{a*}"}) {
+    INFO(t);
+    CHECK_FALSE(match_uri_template(t, "x://anything"));
+    CHECK_FALSE(uri_template_variables(t));
+  }
+}
+
+TEST_CASE("a template without variables matches only itself") {
+  CHECK(match_uri_template("test://static-text", "test://static-text") == Values{});
+  CHECK_FALSE(match_uri_template("test://static-text", "test://static-text2"));
+  CHECK(uri_template_variables("test://static-text")->empty());
+}
+
+TEST_CASE("variables are listed in template order") {
+  CHECK(uri_template_variables("db://{table}/rows/{+row}") ==
+        std::vector<std::string>{"table", "row"});
+}
+
+TEST_CASE("a URI over 8 KiB matches no template") {
+  const std::string long_path(9000, 'a');
+  CHECK_FALSE(match_uri_template("file:///{+path}", "file:///" + long_path));
+  CHECK(match_uri_template("file:///{+path}", "file:///" + long_path.substr(0, 8000)));
+}

@@ -62,6 +62,10 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   methods_.emplace("tools/list", bind(&McpServer::list_tools));
   methods_.emplace("tools/call", bind(&McpServer::call_tool));
   methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
+  provider_methods_ = std::make_unique<ProviderMethods>(
+      [this] { return catalog_; }, options_.page_size, options_.provider_timeout, logger_);
+  for (auto& [name, handler] : provider_methods_->handlers()) methods_.emplace(name, handler);
+  if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
 }
 
 void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& session) {
@@ -165,10 +169,15 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
                  {"protocol_version", version},
                  {"client", params.value("clientInfo", json::object()).value("name", "")}});
 
+  provider_methods_->subscriptions()->add_session(session);
   json result{
       {"protocolVersion", version},
       {"capabilities",
-       {{"tools", {{"listChanged", catalog_->discovery}}}, {"logging", json::object()}}},
+       {{"tools", {{"listChanged", catalog_->discovery}}},
+        {"logging", json::object()},
+        {"resources", {{"subscribe", true}, {"listChanged", true}}},
+        {"prompts", {{"listChanged", true}}},
+        {"completions", json::object()}}},
       {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
   };
   if (!options_.instructions.empty()) result["instructions"] = options_.instructions;

@@ -23,6 +23,7 @@
 #include "src/jsonrpc.h"
 #include "src/logger.h"
 #include "src/metrics.h"
+#include "src/provider_methods.h"
 #include "src/session.h"
 #include "src/tool_catalog.h"
 
@@ -38,6 +39,9 @@ struct ServerOptions {
   std::string instructions;   // sent in the initialize result when not empty
   JsonLimits json_limits;
   std::shared_ptr<LazyResultStore> results;  // where large results go; null = never offload
+  // How long a resources/..., prompts/... or completion/complete request may
+  // take (its providers may be upstream servers).
+  std::chrono::milliseconds provider_timeout{60000};
 };
 
 // The options `toolmux serve` runs the server with, over either transport.
@@ -83,6 +87,8 @@ class McpServer {
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
   CallHandler pipeline_;
   std::map<std::string, Method, std::less<>> methods_;
+  // resources/*, prompts/*, completion/complete, from the catalog's providers.
+  std::unique_ptr<ProviderMethods> provider_methods_;
 };
 
 }  // namespace toolmux

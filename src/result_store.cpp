@@ -64,6 +64,7 @@
 #include <cstdio>
 #include <mutex>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -616,6 +617,32 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
   if (next < m->chars) page.next_offset = next;
   error = ReadError::none;
   return page;
+}
+
+std::vector<StoredResult> ResultStore::list(std::string_view owner) const {
+  const Impl& s = *impl_;
+  const std::string prefix = owner_prefix(owner);
+  const std::int64_t now = to_ns(s.options.now());
+  std::vector<std::pair<Meta, std::string>> found;
+  s.scan(prefix, [&](std::string_view key, std::string_view) {
+    std::string id(key.substr(prefix.size()));
+    auto m = s.get_meta(id);
+    if (m && m->owner == owner && !s.expired(*m, now))
+      found.emplace_back(std::move(*m), std::move(id));
+    return true;
+  });
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.created_ns, a.first.seq) < std::tie(b.first.created_ns, b.first.seq);
+  });
+  std::vector<StoredResult> out;
+  out.reserve(found.size());
+  for (auto& [m, id] : found) {
+    out.push_back({std::move(id), m.bytes, m.chars,
+                   std::chrono::system_clock::time_point(
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                           std::chrono::nanoseconds(m.created_ns)))});
+  }
+  return out;
 }
 
 void ResultStore::delete_owner(std::string_view owner) {

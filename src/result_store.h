@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace toolmux {
 
@@ -41,6 +42,14 @@ struct ResultPage {
   std::uint64_t offset = 0;                  // in Unicode characters, where `text` starts
   std::optional<std::uint64_t> next_offset;  // absent at the end
   std::uint64_t total_chars = 0;
+};
+
+// One stored result, as ResultStore::list gives it.
+struct StoredResult {
+  std::string id;
+  std::uint64_t bytes = 0;
+  std::uint64_t chars = 0;
+  std::chrono::system_clock::time_point created;
 };
 
 class ResultStore {
@@ -63,6 +72,9 @@ class ResultStore {
   std::optional<ResultPage> read(std::string_view owner, std::string_view id,
                                  std::uint64_t offset_chars, std::size_t max_chars,
                                  ReadError& error) const;
+
+  // The results of `owner` that have not expired, oldest first.
+  std::vector<StoredResult> list(std::string_view owner) const;
 
   // Deletes every result of `owner` (its session ended).
   void delete_owner(std::string_view owner);

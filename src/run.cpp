@@ -57,14 +57,15 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
   return 0;
 }
 
-int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native) {
+int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native,
+              const NativeProviders& providers) {
   if (options.http) block_stop_signals();  // before any thread starts
   Logger logger(stderr, options.log_level);
   ResultStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   auto results = std::make_shared<LazyResultStore>(store_options);
   Problems problems;
-  auto catalog = build_catalog(options, results, problems, native, &logger);
+  auto catalog = build_catalog(options, results, problems, native, &logger, providers);
   if (!catalog) {
     std::cerr << "toolmux: refusing to start, " << problems.size()
               << (problems.size() == 1 ? " problem" : " problems") << ":\n"
@@ -81,7 +82,8 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
 
 }  // namespace
 
-int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTool>& native_tools) {
+int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTool>& native_tools,
+                const NativeProviders& native_providers) {
   CommandLine cl = parse_command_line(args);
   int code = 0;
   switch (cl.action) {
@@ -102,7 +104,7 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       code = run_search(cl, native_tools);
       break;
     case CommandLine::Action::serve:
-      code = run_serve(cl.serve, native_tools);
+      code = run_serve(cl.serve, native_tools, native_providers);
       break;
   }
   return code;

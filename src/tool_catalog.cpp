@@ -3,6 +3,7 @@
 #include "catalog/catalog_file.h"
 #include "catalog/providers/filesystem_tools.h"
 #include "src/call_tool.h"
+#include "src/result_resources.h"
 #include "src/result_tools.h"
 #include "src/upstreams.h"
 
@@ -12,7 +13,8 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems,
                                              const std::vector<NativeTool>& native_tools,
-                                             Logger* upstream_log) {
+                                             Logger* upstream_log,
+                                             const NativeProviders& native_providers) {
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
   const std::size_t before = problems.size();
@@ -125,6 +127,10 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   searchable->policy = &catalog->policy;
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);
+  auto resource_providers = native_providers.resources;
+  resource_providers.push_back(make_result_resources(results));
+  catalog->providers =
+      ProviderRouter::create(std::move(resource_providers), native_providers.prompts);
   return catalog;
 }
 

@@ -15,6 +15,9 @@
 
 #include "catalog/aliases.h"
 #include "catalog/problem.h"
+#include "catalog/prompt_provider.h"
+#include "catalog/provider_router.h"
+#include "catalog/resource_provider.h"
 #include "catalog/result_limits.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
@@ -46,12 +49,22 @@ struct Catalog {
   std::set<std::string, std::less<>> always_listed;
   // What tool_search answers from (set once every tool is registered).
   std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
+  // Resources, resource templates, prompts and completion: the native
+  // providers, then the session's offloaded results (src/result_resources.h).
+  std::shared_ptr<ProviderRouter> providers;
 };
 
 // A tool implemented in C++ by a program that embeds toolmux (src/toolmux.h).
 struct NativeTool {
   ToolSpec spec;
   ToolHandler handler;
+};
+
+// Resources and prompts implemented in C++ by a program that embeds toolmux,
+// in the order they are asked (catalog/provider_router.h).
+struct NativeProviders {
+  std::vector<std::shared_ptr<ResourceProvider>> resources;
+  std::vector<std::shared_ptr<PromptProvider>> prompts;
 };
 
 // Null with problems when anything is wrong; problems from the catalog file
@@ -61,12 +74,12 @@ struct NativeTool {
 // `upstream_log`: when given (`serve`), the catalog file's upstreams are
 // started and their tools join, each failure logged there and never fatal;
 // when null (`check`, `search`), upstreams are checked in the file only and
-// not started.
-std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
-                                             const std::shared_ptr<LazyResultStore>& results,
-                                             Problems& problems,
-                                             const std::vector<NativeTool>& native_tools = {},
-                                             Logger* upstream_log = nullptr);
+// not started. `native_providers` join the catalog's providers ahead of the
+// offloaded results.
+std::shared_ptr<const Catalog> build_catalog(
+    const ServeOptions& options, const std::shared_ptr<LazyResultStore>& results,
+    Problems& problems, const std::vector<NativeTool>& native_tools = {},
+    Logger* upstream_log = nullptr, const NativeProviders& native_providers = {});
 
 // The instructions the initialize result carries: what the catalog offers.
 std::string server_instructions(const Catalog& catalog);

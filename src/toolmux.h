@@ -2,7 +2,8 @@
 // CallContext reports progress, sends log messages and asks the client
 // (elicitation, sampling) — and runs toolmux's own command line with them:
 // `serve` over stdio or Streamable HTTP, through the same call pipeline,
-// limits and records as every other tool. examples/conformance-server is one.
+// limits and records as every other tool. It may also add resources, resource
+// templates, prompts and completions (NativeProviders). examples/conformance-server is one.
 //
 //   int main(int argc, char** argv) {
 //     std::vector<toolmux::NativeTool> tools = {...};
@@ -19,7 +20,11 @@
 namespace toolmux {
 
 // Runs the toolmux command line (`args` without the program name) with
-// `native_tools` added to the catalog; returns the exit code.
-int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTool>& native_tools);
+// `native_tools` added to the catalog, and `native_providers`' resources,
+// resource templates, prompts and completions served beside the offloaded
+// results (catalog/resource_provider.h, catalog/prompt_provider.h); returns
+// the exit code.
+int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTool>& native_tools,
+                const NativeProviders& native_providers = {});
 
 }  // namespace toolmux

@@ -1,8 +1,11 @@
-// toolmux-conformance-server: toolmux with the native fixture tools that the
-// official MCP conformance suite (@modelcontextprotocol/conformance, server
-// mode) calls. It shows the library API: each tool is a ToolSpec and a C++
-// handler, and the handler's CallContext sends progress and log messages and
-// asks the client (elicitation, sampling) on the call's own stream.
+// toolmux-conformance-server: toolmux with the native fixture tools, resources,
+// prompts and completions that the official MCP conformance suite
+// (@modelcontextprotocol/conformance, server mode) uses. It shows the library
+// API: each tool is a ToolSpec and a C++ handler, whose CallContext sends
+// progress and log messages and asks the client (elicitation, sampling) on the
+// call's own stream; resources and prompts come from a ResourceProvider and a
+// PromptProvider, and the tool update_watched_resource shows a provider
+// reporting a change to the sessions subscribed to a resource.
 //
 //   toolmux-conformance-server serve --http 127.0.0.1:8931
 //
@@ -11,17 +14,30 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "catalog/uri_template.h"
 #include "src/toolmux.h"
 
 namespace {
 
 using toolmux::CallContext;
+using toolmux::Completion;
+using toolmux::CompletionRequest;
 using toolmux::json;
 using toolmux::NativeTool;
+using toolmux::Outcome;
+using toolmux::Prompt;
+using toolmux::PromptResult;
+using toolmux::ProviderError;
+using toolmux::Resource;
+using toolmux::ResourceContents;
+using toolmux::ResourceTemplate;
 using toolmux::ToolResult;
 
 // A 1x1 PNG and a 46-byte silent WAV, base64.
@@ -72,7 +88,132 @@ ToolResult elicit(CallContext& context, const std::string& message, json schema,
                           ", content=" + r.value("content", json::object()).dump());
 }
 
-std::vector<NativeTool> fixture_tools() {
+// The fixture resources: two static ones, one that update_watched_resource
+// changes, and the template test://template/{id}/data.
+class FixtureResources final : public toolmux::ResourceProvider {
+ public:
+  static constexpr const char* kWatched = "test://watched-resource";
+  static constexpr const char* kTemplate = "test://template/{id}/data";
+
+  Outcome<std::vector<Resource>> list_resources(CallContext&) override {
+    std::vector<Resource> out(3);
+    out[0].uri = "test://static-text";
+    out[0].name = "Static Text Resource";
+    out[0].description = "A static text resource for testing";
+    out[0].mime_type = "text/plain";
+    out[1].uri = "test://static-binary";
+    out[1].name = "Static Binary Resource";
+    out[1].description = "A static binary resource (image) for testing";
+    out[1].mime_type = "image/png";
+    out[2].uri = kWatched;
+    out[2].name = "Watched Resource";
+    out[2].description = "A resource for testing subscriptions";
+    out[2].mime_type = "text/plain";
+    return out;
+  }
+
+  Outcome<std::vector<ResourceTemplate>> list_resource_templates(CallContext&) override {
+    ResourceTemplate t;
+    t.uri_template = kTemplate;
+    t.name = "Resource Template";
+    t.description = "A resource template with parameter substitution";
+    t.mime_type = "application/json";
+    return std::vector<ResourceTemplate>{t};
+  }
+
+  Outcome<std::vector<ResourceContents>> read_resource(const std::string& uri,
+                                                       CallContext&) override {
+    if (uri == "test://static-text") {
+      return std::vector{ResourceContents::text_of(
+          uri, "text/plain", "This is the content of the static text resource.")};
+    }
+    if (uri == "test://static-binary") {
+      return std::vector{ResourceContents::blob_of(uri, "image/png", kPng)};
+    }
+    if (uri == kWatched) {
+      std::lock_guard lock(mutex_);
+      return std::vector{ResourceContents::text_of(uri, "text/plain", watched_text_)};
+    }
+    if (auto values = toolmux::match_uri_template(kTemplate, uri)) {
+      const std::string& id = values->at("id");
+      const nlohmann::ordered_json data{
+          {"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
+      return std::vector{ResourceContents::text_of(uri, "application/json", data.dump())};
+    }
+    return ProviderError::resource_not_found(uri);
+  }
+
+  Outcome<Completion> complete(const std::string&, const CompletionRequest& request,
+                               CallContext&) override {
+    return toolmux::complete_from({"123", "124", "200"}, request.value);
+  }
+
+  // Changes the watched resource and tells its subscribers.
+  void update_watched(std::string text) {
+    {
+      std::lock_guard lock(mutex_);
+      watched_text_ = std::move(text);
+    }
+    events().resource_updated(kWatched);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string watched_text_ = "Watched resource content";
+};
+
+class FixturePrompts final : public toolmux::PromptProvider {
+ public:
+  Outcome<std::vector<Prompt>> list_prompts(CallContext&) override {
+    std::vector<Prompt> out(4);
+    out[0].name = "test_simple_prompt";
+    out[0].description = "A simple prompt without arguments";
+    out[1].name = "test_prompt_with_arguments";
+    out[1].description = "A prompt with required arguments";
+    out[1].arguments = {{"arg1", "", "First test argument", true},
+                        {"arg2", "", "Second test argument", true}};
+    out[2].name = "test_prompt_with_embedded_resource";
+    out[2].description = "A prompt that includes an embedded resource";
+    out[2].arguments = {{"resourceUri", "", "URI of the resource to embed", true}};
+    out[3].name = "test_prompt_with_image";
+    out[3].description = "A prompt that includes image content";
+    return out;
+  }
+
+  Outcome<PromptResult> get_prompt(const std::string& name,
+                                   const std::map<std::string, std::string>& args,
+                                   CallContext&) override {
+    auto text = [](std::string t) { return json{{"type", "text"}, {"text", std::move(t)}}; };
+    PromptResult r;
+    if (name == "test_simple_prompt") {
+      r.messages = {{"user", text("This is a simple prompt for testing.")}};
+    } else if (name == "test_prompt_with_arguments") {
+      r.messages = {{"user", text("Prompt with arguments: arg1='" + args.at("arg1") + "', arg2='" +
+                                  args.at("arg2") + "'")}};
+    } else if (name == "test_prompt_with_embedded_resource") {
+      r.messages = {{"user",
+                     {{"type", "resource"},
+                      {"resource",
+                       {{"uri", args.at("resourceUri")},
+                        {"mimeType", "text/plain"},
+                        {"text", "Embedded resource content for testing."}}}}},
+                    {"user", text("Please process the embedded resource above.")}};
+    } else if (name == "test_prompt_with_image") {
+      r.messages = {{"user", {{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}},
+                    {"user", text("Please analyze the image above.")}};
+    } else {
+      return ProviderError::invalid_params("unknown prompt \"" + name + "\"");
+    }
+    return r;
+  }
+
+  Outcome<Completion> complete(const std::string&, const CompletionRequest& request,
+                               CallContext&) override {
+    return toolmux::complete_from({"testValue1", "testValue2", "sampleValue"}, request.value);
+  }
+};
+
+std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& resources) {
   std::vector<NativeTool> tools;
   tools.push_back(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
     return ToolResult::text("This is a simple text response for testing.");
@@ -216,14 +357,28 @@ std::vector<NativeTool> fixture_tools() {
                  "Reconnection test completed successfully. If you received this, the client "
                  "properly reconnected after stream closure.");
            }));
+  tools.push_back(
+      tool("update_watched_resource",
+           "Replaces the text of test://watched-resource; its subscribers are notified.",
+           [resources](const json& args, CallContext&) {
+             resources->update_watched(args.value("text", ""));
+             return ToolResult::text("test://watched-resource updated");
+           },
+           {{"type", "object"},
+            {"properties", {{"text", {{"type", "string"}, {"description", "The new text"}}}}},
+            {"required", {"text"}}}));
   return tools;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int code =
-      toolmux::run_toolmux(std::vector<std::string>(argv + 1, argv + argc), fixture_tools());
+  auto resources = std::make_shared<FixtureResources>();
+  toolmux::NativeProviders providers;
+  providers.resources.push_back(resources);
+  providers.prompts.push_back(std::make_shared<FixturePrompts>());
+  const int code = toolmux::run_toolmux(std::vector<std::string>(argv + 1, argv + argc),
+                                        fixture_tools(resources), providers);
   std::fflush(nullptr);
   _exit(code);
 }

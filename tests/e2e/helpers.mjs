@@ -704,6 +704,35 @@ export async function connectHttp(t, url, { headers, sessionId, clientCapabiliti
   return { client, transport, sent, received, errors, close };
 }
 
+/** The example built on the library API (examples/conformance-server). */
+export const EXAMPLE_BIN = process.env.TOOLMUX_EXAMPLE_BIN
+  ? path.resolve(process.env.TOOLMUX_EXAMPLE_BIN)
+  : path.join(REPO_ROOT, 'build/examples/conformance-server/toolmux-conformance-server');
+
+/**
+ * Starts the example over HTTP on a free port with a fresh --data-dir and
+ * `args`; resolves its endpoint URL. `t` stops it after the test and checks
+ * that it exits 0 on SIGTERM.
+ */
+export async function startExampleHttp(t, args = []) {
+  if (!fs.existsSync(EXAMPLE_BIN)) throw new Error(`example server not built at ${EXAMPLE_BIN}`);
+  const argv = ['serve', '--http', '127.0.0.1:0', '--data-dir', makeTempDir('toolmux-example-'), ...args];
+  const child = spawn(EXAMPLE_BIN, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = once(child, 'exit');
+  t.after(async () => {
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    if (code !== 0) throw new Error(`the example server exited with ${code} on SIGTERM`);
+  });
+  let stderr = '';
+  for await (const chunk of child.stderr) {
+    stderr += chunk.toString();
+    const match = stderr.match(/"url":"([^"]+)"/);
+    if (match) return match[1];
+  }
+  throw new Error(`the example server did not start:\n${stderr}`);
+}
+
 /** The standard headers of a raw POST to the endpoint, with `extra` over them. */
 export function mcpHeaders(extra = {}) {
   return {

@@ -5,9 +5,6 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import fs from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,32 +15,7 @@ import {
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
-import { REPO_ROOT, makeTempDir, mcpHeaders, startClient, textOf } from './helpers.mjs';
-
-const EXAMPLE_BIN = process.env.TOOLMUX_EXAMPLE_BIN
-  ? path.resolve(process.env.TOOLMUX_EXAMPLE_BIN)
-  : path.join(REPO_ROOT, 'build/examples/conformance-server/toolmux-conformance-server');
-
-/** Starts the example over HTTP on a free port; resolves its endpoint URL. */
-async function startExampleHttp(t) {
-  assert.ok(fs.existsSync(EXAMPLE_BIN), `example server not built at ${EXAMPLE_BIN}`);
-  const child = spawn(EXAMPLE_BIN, ['serve', '--http', '127.0.0.1:0', '--data-dir', makeTempDir('toolmux-example-')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = once(child, 'exit');
-  t.after(async () => {
-    child.kill('SIGTERM');
-    const [code] = await exited;
-    assert.equal(code, 0, 'the example server exits 0 on SIGTERM');
-  });
-  let stderr = '';
-  for await (const chunk of child.stderr) {
-    stderr += chunk.toString();
-    const match = stderr.match(/"url":"([^"]+)"/);
-    if (match) return match[1];
-  }
-  throw new Error(`the example server did not start:\n${stderr}`);
-}
+import { EXAMPLE_BIN, mcpHeaders, startClient, startExampleHttp, textOf } from './helpers.mjs';
 
 /** A client that declares elicitation and sampling and answers both. */
 function talkingClient(answers) {

@@ -29,44 +29,56 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseArgsOf } from 'node:util';
 
 import { REPO_ROOT, median, round, sleep, toolmuxVersion } from '../lib/common.mjs';
 
 const PROTOCOL_VERSION = '2025-06-18';
+const PATHS = ['direct', 'stdio', 'direct-http', 'http'];
 const EVERYTHING_DIR = path.join(REPO_ROOT, 'tests/e2e/node_modules/@modelcontextprotocol/server-everything');
 
 function parseArgs(argv) {
-  const options = {
-    build: path.join(REPO_ROOT, 'build'),
-    calls: 5000,
-    warmup: 500,
-    reps: 3,
-    upstreams: ['conformance', 'everything'],
-    paths: ['direct', 'stdio', 'direct-http', 'http'],
-    pin: null,
+  const { values } = parseArgsOf({
+    args: argv,
+    options: {
+      build: { type: 'string', default: path.join(REPO_ROOT, 'build') },
+      calls: { type: 'string', default: '5000' },
+      warmup: { type: 'string', default: '500' },
+      reps: { type: 'string', default: '3' },
+      upstreams: { type: 'string', default: 'conformance,everything' },
+      paths: { type: 'string', default: 'direct,stdio,direct-http,http' },
+      pin: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(20, 24).join('\n'));
+    process.exit(0);
+  }
+  const count = (name, least = 1) => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < least) throw new Error(`--${name} takes a whole number, at least ${least}`);
+    return n;
   };
   const list = (v) => v.split(',').filter(Boolean);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--build') options.build = path.resolve(value());
-    else if (arg === '--calls') options.calls = Number.parseInt(value(), 10);
-    else if (arg === '--warmup') options.warmup = Number.parseInt(value(), 10);
-    else if (arg === '--reps') options.reps = Number.parseInt(value(), 10);
-    else if (arg === '--upstreams') options.upstreams = list(value());
-    else if (arg === '--paths') options.paths = list(value());
-    else if (arg === '--pin') {
-      const [client, servers] = value().split(':');
-      options.pin = { client, servers };
-    } else if (arg === '--help' || arg === '-h') {
-      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(20, 24).join('\n'));
-      process.exit(0);
-    } else throw new Error(`unknown argument ${arg}`);
+  let pin = null;
+  if (values.pin !== undefined) {
+    const [client, servers] = values.pin.split(':');
+    if (!client || !servers) throw new Error('--pin takes CLIENT_CORES:SERVER_CORES, e.g. 1:0');
+    pin = { client, servers };
   }
-  return options;
+  return {
+    build: path.resolve(values.build),
+    calls: count('calls'),
+    warmup: count('warmup', 0),
+    reps: count('reps'),
+    upstreams: list(values.upstreams),
+    paths: list(values.paths).map((p) => {
+      if (!PATHS.includes(p)) throw new Error(`--paths: unknown path ${p} (${PATHS.join(', ')})`);
+      return p;
+    }),
+    pin,
+  };
 }
 
 /** The upstreams: how to start each over stdio (and over HTTP), and its trivial call. */

@@ -1,0 +1,474 @@
+// HttpClientTransport against toolmux's own Streamable HTTP server, run in
+// this process on a free port.
+#include "transports/http_client_transport.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/mcp_server.h"
+#include "src/session_manager.h"
+#include "tests/support/eventually.h"
+#include "tests/support/test_tools.h"
+#include "transports/http_server.h"
+#include "transports/http_streams.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using namespace std::chrono_literals;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kToken = "the-right-token-0123456789";
+
+// The test tools plus: steps {n} (n progress reports 20 ms apart, then
+// "stepped"), parted {} (progress, then it ends the connection of its stream,
+// then more progress and "parted"), until_cancelled {} (runs up to 10 s).
+std::shared_ptr<ToolRegistry> upstream_registry() {
+  auto registry = make_test_registry();
+  REQUIRE(registry
+              ->add(spec("steps", object_schema({{"n", {{"type", "integer"}}}}, {"n"})),
+                    [](const json& args, CallContext& ctx) {
+                      const int n = args["n"].get<int>();
+                      for (int i = 1; i <= n; ++i) {
+                        ctx.report_progress(i, n, "step");
+                        std::this_thread::sleep_for(20ms);
+                      }
+                      return ToolResult::text("stepped");
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("parted", object_schema(), 5000),
+                    [](const json&, CallContext& ctx) {
+                      ctx.report_progress(1, 2, "before");
+                      std::this_thread::sleep_for(50ms);
+                      ctx.release_stream();
+                      std::this_thread::sleep_for(100ms);
+                      ctx.report_progress(2, 2, "after");
+                      return ToolResult::text("parted");
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("until_cancelled", object_schema(), 20000),
+                    [](const json&, CallContext& ctx) {
+                      const auto until = Clock::now() + 10s;
+                      ctx.report_progress(1, std::nullopt, "running");
+                      while (!ctx.cancelled() && Clock::now() < until) {
+                        std::this_thread::sleep_for(5ms);
+                      }
+                      return ToolResult::text("ended");
+                    })
+              .empty());
+  return registry;
+}
+
+// toolmux's HTTP server with the tools above, on 127.0.0.1 and a free port.
+struct TestUpstream {
+  explicit TestUpstream(std::map<std::string, std::string> tokens = {}) {
+    server = std::make_unique<McpServer>(make_test_catalog(upstream_registry()), ServerOptions{},
+                                         logger, metrics);
+    sessions = std::make_unique<SessionManager>(
+        SessionLimits{}, nullptr, nullptr,
+        [](const std::string& id) { return std::make_shared<SessionStreams>(id, nullptr); },
+        logger);
+    HttpOptions options;
+    options.tokens = std::move(tokens);
+    http = std::make_unique<HttpServer>(*server, *sessions, metrics, logger, options);
+    std::string error;
+    REQUIRE(http->bind(error));
+    runner = std::thread([this] { http->run(); });
+  }
+  ~TestUpstream() {
+    http->stop();
+    runner.join();
+    for (const auto& s : sessions->all()) s->cancel_all_calls();
+    for (const auto& s : sessions->all()) s->wait_for_calls(2s);
+    server->wait_for_running_tools(2s);
+    std::fclose(log_file);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(http->port()) + "/mcp"; }
+
+  std::FILE* log_file = std::tmpfile();
+  Logger logger{log_file, LogLevel::debug};
+  Metrics metrics;
+  std::unique_ptr<McpServer> server;
+  std::unique_ptr<SessionManager> sessions;
+  std::unique_ptr<HttpServer> http;
+  std::thread runner;
+};
+
+// What the transport hands over, for tests to wait on.
+struct Received {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<json> messages;
+  std::optional<std::string> closed;
+  int closed_calls = 0;
+
+  void start(HttpClientTransport& transport) {
+    transport.start(
+        [this](std::string_view text) {
+          std::lock_guard lock(mutex);
+          messages.push_back(json::parse(text));
+          changed.notify_all();
+        },
+        [this](const std::string& reason) {
+          std::lock_guard lock(mutex);
+          closed = reason;
+          ++closed_calls;
+          changed.notify_all();
+        });
+  }
+
+  // The response to `id` (null if none came within `timeout`).
+  json response(const json& id, std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mutex);
+    json found;
+    changed.wait_for(lock, timeout, [&] {
+      for (const auto& m : messages) {
+        if (m.contains("id") && m["id"] == id && !m.contains("method")) {
+          found = m;
+          return true;
+        }
+      }
+      return false;
+    });
+    return found;
+  }
+
+  std::optional<std::string> wait_closed(std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mutex);
+    changed.wait_for(lock, timeout, [&] { return closed.has_value(); });
+    return closed;
+  }
+
+  bool wait_for(const std::string& method, std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, timeout, [&] {
+      for (const auto& m : messages) {
+        if (m.value("method", "") == method) return true;
+      }
+      return false;
+    });
+  }
+
+  // The methods of what came, a response as "response <id>".
+  std::vector<std::string> sequence() {
+    std::lock_guard lock(mutex);
+    std::vector<std::string> out;
+    for (const auto& m : messages) {
+      out.push_back(m.contains("method") ? m["method"].get<std::string>()
+                                         : "response " + m["id"].dump());
+    }
+    return out;
+  }
+
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return messages.size();
+  }
+};
+
+std::string request(const json& id, const std::string& method, json params = json::object()) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}}
+      .dump();
+}
+
+std::string call(const json& id, const std::string& tool, json arguments = json::object()) {
+  return request(
+      id, "tools/call",
+      {{"name", tool}, {"arguments", std::move(arguments)}, {"_meta", {{"progressToken", id}}}});
+}
+
+std::unique_ptr<HttpClientTransport> make_transport(HttpClientOptions options) {
+  std::string error;
+  auto transport = HttpClientTransport::create(std::move(options), error);
+  INFO(error);
+  REQUIRE(transport);
+  return transport;
+}
+
+std::unique_ptr<HttpClientTransport> make_transport(const std::string& url) {
+  HttpClientOptions options;
+  options.url = url;
+  return make_transport(std::move(options));
+}
+
+// initialize, then notifications/initialized; the initialize response.
+json initialize(HttpClientTransport& transport, Received& received) {
+  REQUIRE(transport.send(request("init", "initialize",
+                                 {{"protocolVersion", "2025-11-25"},
+                                  {"capabilities", json::object()},
+                                  {"clientInfo", {{"name", "test"}, {"version", "1"}}}})));
+  json r = received.response("init");
+  REQUIRE(r.contains("result"));
+  transport.set_protocol_version(r["result"]["protocolVersion"]);
+  REQUIRE(transport.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
+  return r;
+}
+
+// A transport that has initialized a session with a TestUpstream.
+struct Connected {
+  Connected() {
+    received.start(*transport);
+    initialize(*transport, received);
+  }
+  TestUpstream upstream;
+  std::unique_ptr<HttpClientTransport> transport = make_transport(upstream.url());
+  Received received;
+};
+
+// A port on 127.0.0.1 where nothing listens.
+int closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t size = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("initialize gives the session id, and tools/list comes back as one JSON body") {
+  TestUpstream upstream;
+  auto transport = make_transport(upstream.url());
+  Received received;
+  received.start(*transport);
+  CHECK(transport->session_id().empty());
+  json init = initialize(*transport, received);
+  CHECK(init["result"]["serverInfo"]["name"] == "toolmux");
+  const std::string session = transport->session_id();
+  CHECK(session.size() >= 16);
+  CHECK(upstream.sessions->find(session, "local") != nullptr);
+
+  REQUIRE(transport->send(request(2, "tools/list")));
+  json list = received.response(2);
+  REQUIRE(list.contains("result"));
+  std::vector<std::string> names;
+  for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
+  CHECK(std::find(names.begin(), names.end(), "steps") != names.end());
+  CHECK_FALSE(received.closed);
+}
+
+TEST_CASE_METHOD(
+    Connected,
+    "a call answered over SSE delivers its progress first, in order, then the response") {
+  REQUIRE(transport->send(call(7, "steps", {{"n", 3}})));
+  json r = received.response(7);
+  REQUIRE(r.contains("result"));
+  CHECK(r["result"]["content"][0]["text"] == "stepped");
+  const auto seq = received.sequence();
+  const std::vector<std::string> expected = {"response \"init\"", "notifications/progress",
+                                             "notifications/progress", "notifications/progress",
+                                             "response 7"};
+  CHECK(seq == expected);
+  std::vector<double> progress;
+  {
+    std::lock_guard lock(received.mutex);
+    for (const auto& m : received.messages) {
+      if (m.value("method", "") == "notifications/progress") {
+        progress.push_back(m["params"]["progress"]);
+      }
+    }
+  }
+  CHECK(progress == std::vector<double>{1, 2, 3});
+}
+
+TEST_CASE_METHOD(Connected,
+                 "a request's stream the server ends early is resumed with Last-Event-ID") {
+  const auto before = Clock::now();
+  REQUIRE(transport->send(call(8, "parted")));
+  json r = received.response(8, 10s);
+  REQUIRE(r.contains("result"));
+  CHECK(r["result"]["content"][0]["text"] == "parted");
+  // The server's stream said "retry: 1000": the client waited that long to resume.
+  CHECK(Clock::now() - before >= 1s);
+  // Both progress reports came, once each, before the response.
+  const auto seq = received.sequence();
+  const std::vector<std::string> expected = {"response \"init\"", "notifications/progress",
+                                             "notifications/progress", "response 8"};
+  CHECK(seq == expected);
+}
+
+TEST_CASE_METHOD(Connected, "the GET stream brings what the server sends unprompted") {
+  auto session = upstream.sessions->find(transport->session_id(), "local");
+  REQUIRE(session);
+  // Until the GET stream is attached, the event waits on the server for it.
+  session->send(jsonrpc::make_notification("notifications/tools/list_changed", nullptr));
+  CHECK(received.wait_for("notifications/tools/list_changed"));
+}
+
+TEST_CASE_METHOD(Connected, "a session the server ended is reported through on_closed, once") {
+  REQUIRE(upstream.sessions->end(transport->session_id(), "local"));
+  transport->send(request(3, "tools/list"));
+  auto reason = received.wait_closed();
+  REQUIRE(reason);
+  CHECK_THAT(*reason, Catch::Contains("expired"));
+  CHECK_THAT(*reason, Catch::Contains("404"));
+  CHECK_THAT(*reason, Catch::Contains(upstream.url()));
+  CHECK(received.response(3, 200ms).is_null());
+  CHECK_FALSE(transport->send(request(4, "tools/list")));
+  std::this_thread::sleep_for(100ms);
+  std::lock_guard lock(received.mutex);
+  CHECK(received.closed_calls == 1);
+}
+
+TEST_CASE("a server that cannot be reached is reported through on_closed, naming the URL") {
+  const std::string url = "http://127.0.0.1:" + std::to_string(closed_port()) + "/mcp";
+  auto transport = make_transport(url);
+  Received received;
+  received.start(*transport);
+  REQUIRE(transport->send(request("init", "initialize", {{"protocolVersion", "2025-11-25"}})));
+  auto reason = received.wait_closed();
+  REQUIRE(reason);
+  CHECK_THAT(*reason, Catch::Contains("cannot reach " + url));
+  CHECK(received.count() == 0);
+}
+
+TEST_CASE("configured headers go with every request: the right bearer token is let in") {
+  TestUpstream upstream(std::map<std::string, std::string>{{kToken, "alice"}});
+  HttpClientOptions options;
+  options.url = upstream.url();
+  options.headers = {{"Authorization", std::string("Bearer ") + kToken}};
+  auto transport = make_transport(options);
+  Received received;
+  received.start(*transport);
+  initialize(*transport, received);
+  CHECK(upstream.sessions->find(transport->session_id(), "alice") != nullptr);
+  REQUIRE(transport->send(request(2, "tools/list")));
+  CHECK(received.response(2).contains("result"));
+}
+
+TEST_CASE("an HTTP error to a request becomes its error response, naming the status") {
+  SECTION("a wrong bearer token: 401") {
+    TestUpstream upstream(std::map<std::string, std::string>{{kToken, "alice"}});
+    HttpClientOptions options;
+    options.url = upstream.url();
+    options.headers = {{"Authorization", "Bearer the-wrong-token-000000000"}};
+    auto transport = make_transport(options);
+    Received received;
+    received.start(*transport);
+    REQUIRE(transport->send(request("init", "initialize", {{"protocolVersion", "2025-11-25"}})));
+    json r = received.response("init");
+    REQUIRE(r.contains("error"));
+    const std::string message = r["error"]["message"];
+    CHECK_THAT(message, Catch::Contains("HTTP 401 Unauthorized"));
+    CHECK_THAT(message, Catch::Contains(upstream.url()));
+    CHECK_THAT(message, !Catch::Contains("the-wrong-token"));
+    CHECK(r["error"]["data"]["httpStatus"] == 401);
+    CHECK_FALSE(received.closed);
+  }
+  SECTION("no such endpoint: 404 without a session is not a lost session") {
+    TestUpstream upstream;
+    auto transport =
+        make_transport("http://127.0.0.1:" + std::to_string(upstream.http->port()) + "/elsewhere");
+    Received received;
+    received.start(*transport);
+    REQUIRE(transport->send(request(1, "initialize", {{"protocolVersion", "2025-11-25"}})));
+    json r = received.response(1);
+    REQUIRE(r.contains("error"));
+    CHECK_THAT(r["error"]["message"].get<std::string>(), Catch::Contains("HTTP 404"));
+    CHECK_FALSE(received.closed);
+  }
+}
+
+TEST_CASE("a notification the server refuses is a warning, not a message") {
+  TestUpstream upstream;
+  HttpClientOptions options;
+  options.url = upstream.url();
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  options.on_warning = [&](const std::string& w) {
+    std::lock_guard lock(mutex);
+    warnings.push_back(w);
+  };
+  auto transport = make_transport(options);
+  Received received;
+  received.start(*transport);
+  // No session yet: the server answers 400.
+  REQUIRE(transport->send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return !warnings.empty();
+  }));
+  std::lock_guard lock(mutex);
+  CHECK_THAT(warnings[0], Catch::Contains("HTTP 400"));
+  CHECK(received.count() == 0);
+}
+
+TEST_CASE_METHOD(
+    Connected,
+    "close() returns promptly while a call runs, ends the session, and nothing follows") {
+  const std::string session = transport->session_id();
+  REQUIRE(transport->send(call(5, "until_cancelled")));
+  REQUIRE(received.wait_for("notifications/progress"));
+  const auto before = Clock::now();
+  transport->close();
+  CHECK(Clock::now() - before < 1s);
+  const std::size_t count = received.count();
+  CHECK_FALSE(transport->send(request(6, "tools/list")));
+  std::this_thread::sleep_for(100ms);
+  CHECK(received.count() == count);
+  CHECK_FALSE(received.closed);
+  CHECK(upstream.sessions->find(session, "local") == nullptr);  // DELETE ended it
+  transport->close();                                           // again: nothing happens
+}
+
+TEST_CASE("close() may be called from inside a callback") {
+  TestUpstream upstream;
+  auto transport = make_transport(upstream.url());
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool closed_inside = false;
+  transport->start(
+      [&](std::string_view) {
+        transport->close();
+        std::lock_guard lock(mutex);
+        closed_inside = true;
+        changed.notify_all();
+      },
+      [](const std::string&) {});
+  REQUIRE(transport->send(request(1, "initialize", {{"protocolVersion", "2025-11-25"}})));
+  std::unique_lock lock(mutex);
+  CHECK(changed.wait_for(lock, 5s, [&] { return closed_inside; }));
+  CHECK_FALSE(transport->send(request(2, "tools/list")));
+}
+
+TEST_CASE("the URL is checked, and describe() shows it without credentials or query") {
+  std::string error;
+  HttpClientOptions options;
+  options.url = "ftp://example.com/mcp";
+  CHECK_FALSE(HttpClientTransport::create(options, error));
+  CHECK_THAT(error, Catch::Contains("http:// or https://"));
+  options.url = "http://example.com:99999/mcp";
+  CHECK_FALSE(HttpClientTransport::create(options, error));
+  options.url = "http://:80/mcp";
+  CHECK_FALSE(HttpClientTransport::create(options, error));
+
+  options.url = "https://user:s3cret@mcp.example.com/v1/mcp?key=s3cret#top";
+  auto transport = HttpClientTransport::create(options, error);
+  REQUIRE(transport);
+  CHECK(transport->describe() == "https://mcp.example.com/v1/mcp");
+  options.url = "http://[::1]:8931";
+  transport = HttpClientTransport::create(options, error);
+  REQUIRE(transport);
+  CHECK(transport->describe() == "http://[::1]:8931/");
+}

@@ -1,0 +1,86 @@
+// The Streamable HTTP client transport (MCP 2025-11-25, legacy era, with
+// sessions): toolmux as the client of an upstream MCP server reached at a URL.
+// See transports/client_transport.h for the contract every transport keeps.
+//
+// Each send() is one POST of its own, made on a thread of its own, so send()
+// returns at once. What comes back is handed to on_message: an
+// application/json body (a batch array message by message), or each
+// "message" event of a text/event-stream as it arrives (progress while a call
+// runs). A request's event stream that breaks before its response came is
+// resumed with GET and Last-Event-ID when the server gave event ids (spec
+// "Resumability and Redelivery"), a bounded number of times.
+//
+// The Mcp-Session-Id of the initialize response is sent on every later
+// request, and MCP-Protocol-Version once set_protocol_version() told it. Once
+// notifications/initialized has been accepted, a GET stream is held open for
+// messages the server sends unprompted (list_changed); 405 means the server
+// offers none; when it drops it is reopened with Last-Event-ID, with backoff,
+// while the transport is open.
+//
+// Failures: HTTP 404 to a request that carried the session id means the
+// session is gone, and a POST that cannot connect means the server is:
+// both call on_closed, with a reason naming the URL. Any other HTTP error, a
+// body over max_message_bytes or a stream that ends for good without the
+// answer, for a request: on_message gets a JSON-RPC error response for its id
+// (code -32000, the message names the HTTP status, data.httpStatus holds it),
+// so the caller never waits for an answer that will not come; for a
+// notification or a response: on_warning.
+//
+// Header values (they may hold secrets) never appear in messages, warnings
+// or describe(); neither do credentials or the query of the URL.
+//
+// close() stops every request in flight, DELETEs the session (a 405 is
+// fine), and joins the transport's threads; it may be called from inside a
+// callback. Callbacks are never run two at a time.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transports/client_transport.h"
+
+namespace toolmux {
+
+struct HttpClientOptions {
+  std::string url;  // http://host[:port]/path or https://...; user:password@ becomes Basic auth
+  // Sent on every request (secrets already resolved, e.g. Authorization: Bearer ...).
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::size_t max_message_bytes = std::size_t{64} << 20;  // one body or one SSE event, at most
+  std::chrono::milliseconds connect_timeout{10000};
+  // What went wrong with no message to tell it through (a notification
+  // refused, the GET stream failing). Called from the transport's threads,
+  // never two at a time with other callbacks; may be empty.
+  std::function<void(const std::string& warning)> on_warning;
+};
+
+class HttpClientTransport final : public ClientTransport {
+ public:
+  // Null with `error` set when the URL is not an http:// or https:// URL.
+  static std::unique_ptr<HttpClientTransport> create(HttpClientOptions options, std::string& error);
+  ~HttpClientTransport() override;
+  HttpClientTransport(const HttpClientTransport&) = delete;
+  HttpClientTransport& operator=(const HttpClientTransport&) = delete;
+
+  void start(OnMessage on_message, OnClosed on_closed) override;
+  bool send(const std::string& text) override;
+  void close() override;
+  void set_protocol_version(const std::string& version) override;
+  // scheme://host:port/path: no credentials, no query.
+  std::string describe() const override;
+
+  // The session id the server gave (empty before initialize was answered, or
+  // when the server keeps no sessions).
+  std::string session_id() const;
+
+ private:
+  struct State;
+  explicit HttpClientTransport(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;  // shared with the transport's threads
+};
+
+}  // namespace toolmux

@@ -32,8 +32,25 @@ constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 const std::vector<std::string_view> kTopFields = {"$schema",   "$comment", "tools",
                                                   "aliases",   "policy",   "results",
                                                   "discovery", "search",   "upstreams"};
-const std::vector<std::string_view> kUpstreamFields = {
-    "$comment", "command", "args", "cwd", "env", "prefix", "include", "exclude", "tools"};
+const std::vector<std::string_view> kUpstreamFields = {"$comment",
+                                                       "command",
+                                                       "args",
+                                                       "cwd",
+                                                       "env",
+                                                       "url",
+                                                       "headers",
+                                                       "bearerToken",
+                                                       "prefix",
+                                                       "include",
+                                                       "exclude",
+                                                       "tools",
+                                                       "start",
+                                                       "startTimeoutMs",
+                                                       "restart",
+                                                       "circuitBreaker",
+                                                       "readOnlyRetries"};
+const std::vector<std::string_view> kRestartFields = {"$comment", "initialDelayMs", "maxDelayMs"};
+const std::vector<std::string_view> kBreakerFields = {"$comment", "failures", "cooldownMs"};
 const std::vector<std::string_view> kUpstreamToolFields = {"$comment",   "name",      "description",
                                                            "sideEffect", "timeoutMs", "pinned"};
 const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
@@ -620,6 +637,13 @@ SearchOptions read_search(const json& value, Problems& problems) {
   return options;
 }
 
+bool strings_equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 bool is_variable_name(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -721,11 +745,111 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
   ObjectReader reader(value, at, problems);
   reader.reject_unknown(kUpstreamFields);
   reader.string("$comment", false);
-  if (auto command = reader.string("command", true)) {
-    if (command->empty()) {
-      reader.add(reader.pointer("command"), "the command is empty");
+  const bool has_url = value.contains("url");
+  if (has_url && value.contains("command")) {
+    reader.add(at,
+               "give either \"command\" (a stdio server) or \"url\" (a Streamable HTTP "
+               "server), not both");
+  }
+  if (has_url) {
+    for (const char* field : {"args", "cwd", "env"}) {
+      if (value.contains(field)) {
+        reader.add(reader.pointer(field), std::string("\"") + field +
+                                              "\" is for stdio servers (\"command\"), not \"url\"");
+      }
     }
-    upstream.argv.push_back(std::move(*command));
+    if (auto url = reader.string("url", true)) {
+      if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+        reader.add(reader.pointer("url"),
+                   "the url must start with http:// or https://, got " + json(*url).dump());
+      }
+      upstream.url = std::move(*url);
+    }
+  } else {
+    for (const char* field : {"headers", "bearerToken"}) {
+      if (value.contains(field)) {
+        reader.add(reader.pointer(field),
+                   std::string("\"") + field + "\" is for HTTP servers (\"url\"), not \"command\"");
+      }
+    }
+    if (auto command = reader.string("command", true)) {
+      if (command->empty()) {
+        reader.add(reader.pointer("command"), "the command is empty");
+      }
+      upstream.argv.push_back(std::move(*command));
+    }
+  }
+  if (const json* headers = reader.object("headers", false)) {
+    for (const auto& [header, item] : headers->items()) {
+      const std::string item_at = reader.pointer("headers") + "/" + pointer_token(header);
+      if (header.empty() || !std::all_of(header.begin(), header.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+          })) {
+        reader.add(item_at, "header name " + json(header).dump() + " is not a valid HTTP header");
+        continue;
+      }
+      if (item.is_string() && (strings_equal_ignoring_case(header, "authorization") ||
+                               strings_equal_ignoring_case(header, "cookie"))) {
+        reader.add(item_at,
+                   "a secret is never written in the catalog: give {\"fromEnv\": ...} "
+                   "or {\"fromFile\": ...}, or \"bearerToken\"");
+        continue;
+      }
+      if (auto resolved = read_env_value(item, item_at, folder, problems)) {
+        upstream.headers.emplace_back(header, std::move(*resolved));
+      }
+    }
+  }
+  if (value.contains("bearerToken")) {
+    const json& token = value["bearerToken"];
+    if (token.is_string()) {
+      reader.add(reader.pointer("bearerToken"),
+                 "a secret is never written in the catalog: give {\"fromEnv\": \"VAR\"} or "
+                 "{\"fromFile\": \"path\"}");
+    } else if (auto resolved =
+                   read_env_value(token, reader.pointer("bearerToken"), folder, problems)) {
+      upstream.headers.emplace_back("Authorization", "Bearer " + *resolved);
+    }
+  }
+  if (auto start = reader.string("start", false)) {
+    if (*start == "lazy") {
+      upstream.lifecycle.lazy = true;
+    } else if (*start != "eager") {
+      reader.add(reader.pointer("start"),
+                 "start must be \"eager\" or \"lazy\", not " + json(*start).dump());
+    }
+  }
+  constexpr std::uint64_t kMaxMs = 24ull * 3600 * 1000;
+  if (auto ms = reader.integer("startTimeoutMs", false, 1, kMaxMs)) {
+    upstream.lifecycle.start_timeout = std::chrono::milliseconds(*ms);
+  }
+  if (auto retries = reader.integer("readOnlyRetries", false, 0, 5)) {
+    upstream.lifecycle.read_only_retries = static_cast<int>(*retries);
+  }
+  if (const json* restart = reader.object("restart", false)) {
+    ObjectReader sub(*restart, reader.pointer("restart"), problems);
+    sub.reject_unknown(kRestartFields);
+    sub.string("$comment", false);
+    if (auto ms = sub.integer("initialDelayMs", false, 1, kMaxMs)) {
+      upstream.lifecycle.restart_initial = std::chrono::milliseconds(*ms);
+    }
+    if (auto ms = sub.integer("maxDelayMs", false, 1, kMaxMs)) {
+      upstream.lifecycle.restart_max = std::chrono::milliseconds(*ms);
+    }
+    if (upstream.lifecycle.restart_max < upstream.lifecycle.restart_initial) {
+      sub.add(sub.pointer("maxDelayMs"), "maxDelayMs is smaller than initialDelayMs");
+    }
+  }
+  if (const json* breaker = reader.object("circuitBreaker", false)) {
+    ObjectReader sub(*breaker, reader.pointer("circuitBreaker"), problems);
+    sub.reject_unknown(kBreakerFields);
+    sub.string("$comment", false);
+    if (auto failures = sub.integer("failures", false, 1, 1000)) {
+      upstream.lifecycle.breaker_failures = static_cast<int>(*failures);
+    }
+    if (auto ms = sub.integer("cooldownMs", false, 1, kMaxMs)) {
+      upstream.lifecycle.breaker_cooldown = std::chrono::milliseconds(*ms);
+    }
   }
   if (auto args = reader.strings("args", false)) {
     upstream.argv.insert(upstream.argv.end(), args->begin(), args->end());
@@ -935,8 +1059,18 @@ Problems register_catalog(ToolRegistry& registry, const CatalogFile& catalog) {
     for (const CommandTool& tool : catalog.command_tools) {
       everything.add(tool.spec, make_command_handler(tool.command));
     }
-    problems = check_aliases(catalog.aliases, everything);
-    for (auto& problem : check_tool_policy(catalog.policy, everything)) {
+    // Names that may be an upstream's tools are checked once serve has listed
+    // the upstreams (src/tool_catalog.cpp), not here.
+    AliasTable aliases = catalog.aliases;
+    ToolPolicy policy = catalog.policy;
+    auto deferred = [&](const std::string& tool) {
+      return !everything.find(tool) && may_be_upstream_tool(catalog.upstreams, tool);
+    };
+    std::erase_if(aliases.tools, [&](const auto& entry) { return deferred(entry.second); });
+    std::erase_if(aliases.arguments, [&](const auto& entry) { return deferred(entry.first); });
+    std::erase_if(policy.arguments, [&](const auto& entry) { return deferred(entry.first); });
+    problems = check_aliases(aliases, everything);
+    for (auto& problem : check_tool_policy(policy, everything)) {
       problems.push_back(std::move(problem));
     }
     if (!problems.empty()) return problems;

@@ -58,4 +58,19 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
   return spec;
 }
 
+bool may_be_upstream_tool(const std::vector<UpstreamSpec>& upstreams, std::string_view tool) {
+  for (const UpstreamSpec& upstream : upstreams) {
+    if (tool.substr(0, upstream.prefix.size()) == upstream.prefix) return true;  // "" too
+    for (const auto& [name, change] : upstream.tools) {
+      if (change.name && *change.name == tool) return true;
+    }
+  }
+  return false;
+}
+
+bool same_connection(const UpstreamSpec& a, const UpstreamSpec& b) {
+  return a.url == b.url && a.headers == b.headers && a.argv == b.argv && a.cwd == b.cwd &&
+         a.env == b.env;
+}
+
 }  // namespace toolmux

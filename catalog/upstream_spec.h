@@ -12,6 +12,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,8 +35,32 @@ struct UpstreamToolOverride {
   bool pinned = false;  // always listed when discovery is on
 };
 
+// How toolmux keeps an upstream serving (src/upstream.h).
+struct UpstreamLifecycle {
+  bool lazy = false;  // "start": "lazy": started by the first call to one of its tools
+  std::chrono::milliseconds start_timeout{30000};  // for initialize, and again for tools/list
+  // After a crash or a failed start, the next attempt waits initial, then
+  // twice as long each time up to max; back to initial once it served 30 s.
+  std::chrono::milliseconds restart_initial{500};
+  std::chrono::milliseconds restart_max{30000};
+  // The circuit breaker: opens after `failures` calls in a row failed (no
+  // answer, timed out, lost), refuses calls for `cooldown`, then lets one
+  // probe call through.
+  int breaker_failures = 5;
+  std::chrono::milliseconds breaker_cooldown{30000};
+  // Extra attempts a read_only call may make when the upstream was lost
+  // under it (nothing else is ever retried).
+  int read_only_retries = 1;
+};
+
 struct UpstreamSpec {
-  std::string name;               // the key in "upstreams"
+  std::string name;  // the key in "upstreams"
+  // Either a child process over stdio ("command") or a Streamable HTTP
+  // endpoint ("url"), never both.
+  std::string url;
+  // Sent with every HTTP request, secrets resolved ("bearerToken" becomes
+  // Authorization). Never logged.
+  std::vector<std::pair<std::string, std::string>> headers;
   std::vector<std::string> argv;  // "command" then "args"
   std::filesystem::path cwd;      // empty = toolmux's working directory
   // The child's whole environment: the inherited basics (PATH, HOME, ...)
@@ -44,7 +70,18 @@ struct UpstreamSpec {
   std::optional<std::vector<std::string>> include;  // nullopt = every tool
   std::vector<std::string> exclude;
   std::map<std::string, UpstreamToolOverride, std::less<>> tools;
+  UpstreamLifecycle lifecycle;
 };
+
+// True when the two reach the same server the same way (a reload keeps the
+// running upstream then; the rest of a spec applies without a restart).
+bool same_connection(const UpstreamSpec& a, const UpstreamSpec& b);
+
+// True when `tool` may be the name of an upstream tool once the upstreams are
+// listed: it starts with an upstream's prefix, is the name an override gives,
+// or some upstream has no prefix. Such names in aliases, policy and pins are
+// checked when serve has listed the upstreams, not when the file is loaded.
+bool may_be_upstream_tool(const std::vector<UpstreamSpec>& upstreams, std::string_view tool);
 
 // readOnlyHint true -> read_only; else destructiveHint true -> destructive;
 // else remote_mutation (an upstream acts on something outside toolmux).

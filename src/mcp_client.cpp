@@ -24,31 +24,61 @@ std::string error_text(const json& error) {
 
 }  // namespace
 
-std::shared_ptr<McpClient> McpClient::create(std::string name, std::unique_ptr<StdioChild> child,
-                                             Logger& logger) {
-  std::shared_ptr<McpClient> client(new McpClient(std::move(name), std::move(child), logger));
-  // The reader holds no owning reference: the destructor stops the child,
-  // which ends the reader's input, and joins it.
-  client->reader_ = std::thread([raw = client.get()] { raw->read_messages(); });
+std::shared_ptr<McpClient> McpClient::create(std::string name,
+                                             std::unique_ptr<ClientTransport> transport,
+                                             Logger& logger, Events events) {
+  std::shared_ptr<McpClient> client(
+      new McpClient(std::move(name), std::move(transport), logger, std::move(events)));
+  // The callbacks hold no owning reference: the destructor closes the
+  // transport, after which no callback runs.
+  McpClient* raw = client.get();
+  raw->transport_->start([raw](std::string_view text) { raw->on_message(text); },
+                         [raw](const std::string& reason) { raw->on_closed(reason); });
   return client;
 }
 
-McpClient::McpClient(std::string name, std::unique_ptr<StdioChild> child, Logger& logger)
-    : name_(std::move(name)), child_(std::move(child)), logger_(logger) {}
+McpClient::McpClient(std::string name, std::unique_ptr<ClientTransport> transport, Logger& logger,
+                     Events events)
+    : name_(std::move(name)),
+      transport_(std::move(transport)),
+      logger_(logger),
+      events_(std::move(events)) {}
 
-McpClient::~McpClient() {
-  child_->stop();
-  if (reader_.joinable()) reader_.join();
-}
+McpClient::~McpClient() { transport_->close(); }
 
 bool McpClient::gone() const {
   std::lock_guard lock(mutex_);
   return gone_;
 }
 
+std::string McpClient::closed_reason() {
+  std::unique_lock lock(mutex_);
+  if (!gone_) return "";
+  answered_.wait_for(lock, std::chrono::milliseconds(200),
+                     [this] { return !gone_reason_.empty(); });
+  return gone_reason_.empty() ? "has gone" : gone_reason_;
+}
+
 std::string McpClient::gone_reason() {
-  auto status = child_->exit_description(std::chrono::milliseconds(200));
-  return "upstream \"" + name_ + "\" " + (status ? *status : "closed its output");
+  std::unique_lock lock(mutex_);
+  // A failed send may come before the transport has told why.
+  answered_.wait_for(lock, std::chrono::milliseconds(200),
+                     [this] { return !gone_reason_.empty(); });
+  return "upstream \"" + name_ + "\" " + (gone_reason_.empty() ? "has gone" : gone_reason_);
+}
+
+void McpClient::send(const json& message) {
+  transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void McpClient::on_closed(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    gone_ = true;
+    gone_reason_ = reason.empty() ? "has gone" : reason;
+  }
+  answered_.notify_all();
+  if (events_.on_closed) events_.on_closed(reason);
 }
 
 McpClient::Outcome McpClient::request(const std::string& method, json params,
@@ -66,21 +96,20 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
     }
   }
   // (gone_reason may wait for the child's exit: never under mutex_.)
-  if (gone_before) return {std::nullopt, gone_reason()};
+  if (gone_before) return {std::nullopt, Failure::gone, gone_reason(), nullptr};
   if (context) params["_meta"]["progressToken"] = id;
   json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);
-  if (!child_->transport().write_line(
-          message.dump(-1, ' ', false, json::error_handler_t::replace))) {
-    // Its stdin is closed: it has gone, or is going, whatever its stdout says
-    // (the reader may not have seen its output end yet).
+  if (!transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace))) {
+    // It cannot be written to: it has gone, or is going, whatever the reader
+    // has seen so far.
     {
       std::lock_guard lock(mutex_);
       pending_.erase(id);
       gone_ = true;
     }
     answered_.notify_all();
-    return {std::nullopt, gone_reason()};
+    return {std::nullopt, Failure::gone, gone_reason(), nullptr};
   }
 
   std::unique_lock lock(mutex_);
@@ -109,23 +138,27 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
     // initialize is never cancelled (MCP cancellation utility); the upstream is
     // then left out anyway.
     if (method != "initialize") {
-      child_->transport().write_line(
-          jsonrpc::make_notification(
-              "notifications/cancelled",
-              {{"requestId", id},
-               {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}})
-              .dump());
+      send(jsonrpc::make_notification(
+          "notifications/cancelled",
+          {{"requestId", id},
+           {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}}));
     }
-    return {std::nullopt, cancelled ? method + " to upstream \"" + name_ + "\" was cancelled"
-                                    : method + " to upstream \"" + name_ + "\" timed out"};
+    if (cancelled) {
+      return {std::nullopt, Failure::cancelled,
+              method + " to upstream \"" + name_ + "\" was cancelled", nullptr};
+    }
+    return {std::nullopt, Failure::timed_out, method + " to upstream \"" + name_ + "\" timed out",
+            nullptr};
   }
-  if (is_gone) return {std::nullopt, gone_reason()};
+  if (is_gone) return {std::nullopt, Failure::gone, gone_reason(), nullptr};
   const json& response = *pending->response;
   if (response.contains("error")) {
-    return {std::nullopt, "upstream \"" + name_ + "\" answered " + method +
-                              " with an error: " + error_text(response["error"])};
+    return {std::nullopt, Failure::error,
+            "upstream \"" + name_ + "\" answered " + method +
+                " with an error: " + error_text(response["error"]),
+            response["error"]};
   }
-  return {response["result"], ""};
+  return {response["result"], Failure::none, "", nullptr};
 }
 
 std::string McpClient::initialize(std::chrono::milliseconds timeout) {
@@ -140,8 +173,10 @@ std::string McpClient::initialize(std::chrono::milliseconds timeout) {
     return "upstream \"" + name_ + "\" answered initialize with something else than an object";
   }
   server_info_ = outcome.result->value("serverInfo", json::object());
-  child_->transport().write_line(
-      jsonrpc::make_notification("notifications/initialized", json::object()).dump());
+  server_capabilities_ = outcome.result->value("capabilities", json::object());
+  const json version = outcome.result->value("protocolVersion", json());
+  if (version.is_string()) transport_->set_protocol_version(version.get<std::string>());
+  send(jsonrpc::make_notification("notifications/initialized", json::object()));
   return "";
 }
 
@@ -173,16 +208,23 @@ std::optional<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds
   return std::nullopt;
 }
 
-ToolResult McpClient::call_tool(const std::string& tool, const json& arguments,
-                                CallContext& context) {
+McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arguments,
+                                        CallContext& context) {
   Outcome outcome = request("tools/call", {{"name", tool}, {"arguments", arguments}},
                             context.deadline(), &context);
+  if (outcome.result && !outcome.result->is_object()) {
+    return {std::nullopt, Failure::invalid,
+            "upstream \"" + name_ + "\" answered tools/call with something else than an object",
+            nullptr};
+  }
+  return outcome;
+}
+
+ToolResult McpClient::tool_result(const std::string& upstream, const Outcome& outcome) {
+  (void)upstream;
   if (!outcome.result) return ToolResult::error(outcome.error);
   const json& result = *outcome.result;
   ToolResult out;
-  if (!result.is_object())
-    return ToolResult::error("upstream \"" + name_ +
-                             "\" answered tools/call with something else than an object");
   if (auto content = result.find("content"); content != result.end() && content->is_array()) {
     out.content = *content;
   }
@@ -195,39 +237,29 @@ ToolResult McpClient::call_tool(const std::string& tool, const json& arguments,
   return out;
 }
 
-void McpClient::read_messages() {
-  while (auto line = child_->transport().read_line()) {
-    if (line->oversized) {
-      logger_.write(LogLevel::warning, "upstream_message_too_large", {{"upstream", name_}});
-      continue;
+void McpClient::on_message(std::string_view text) {
+  jsonrpc::Message message = jsonrpc::parse_message(text);
+  switch (message.kind) {
+    case jsonrpc::Message::Kind::response: {
+      std::lock_guard lock(mutex_);
+      if (!message.id.is_number_integer()) break;
+      auto it = pending_.find(message.id.get<std::int64_t>());
+      if (it == pending_.end()) break;  // late, after a cancellation or timeout
+      it->second->response = std::move(message.response);
+      answered_.notify_all();
+      break;
     }
-    if (line->text.empty()) continue;
-    jsonrpc::Message message = jsonrpc::parse_message(line->text);
-    switch (message.kind) {
-      case jsonrpc::Message::Kind::response: {
-        std::lock_guard lock(mutex_);
-        if (!message.id.is_number_integer()) break;
-        auto it = pending_.find(message.id.get<std::int64_t>());
-        if (it == pending_.end()) break;  // late, after a cancellation or timeout
-        it->second->response = std::move(message.response);
-        answered_.notify_all();
-        break;
-      }
-      case jsonrpc::Message::Kind::notification:
-        on_notification(message.method, message.params);
-        break;
-      case jsonrpc::Message::Kind::request:
-        on_request(message.id, message.method, message.params);
-        break;
-      case jsonrpc::Message::Kind::invalid:
-        logger_.write(LogLevel::warning, "upstream_invalid_message",
-                      {{"upstream", name_}, {"error", message.error}});
-        break;
-    }
+    case jsonrpc::Message::Kind::notification:
+      on_notification(message.method, message.params);
+      break;
+    case jsonrpc::Message::Kind::request:
+      on_request(message.id, message.method, message.params);
+      break;
+    case jsonrpc::Message::Kind::invalid:
+      logger_.write(LogLevel::warning, "upstream_invalid_message",
+                    {{"upstream", name_}, {"error", message.error}});
+      break;
   }
-  std::lock_guard lock(mutex_);
-  gone_ = true;
-  answered_.notify_all();
 }
 
 std::shared_ptr<McpClient::Pending> McpClient::only_call() {
@@ -275,16 +307,14 @@ void McpClient::on_notification(const std::string& method, const json& params) {
       if (pending->context) pending->context->log(level, params.value("data", json()));
     }
   } else {
-    // list_changed and resource notifications are not acted on yet.
     logger_.write(LogLevel::debug, "upstream_notification",
                   {{"upstream", name_}, {"method", method}});
+    if (events_.on_notification) events_.on_notification(method, params);
   }
 }
 
 void McpClient::on_request(const json& id, const std::string& method, const json& params) {
-  auto answer = [this, id](const json& message) {
-    child_->transport().write_line(message.dump(-1, ' ', false, json::error_handler_t::replace));
-  };
+  auto answer = [this, id](const json& message) { send(message); };
   if (method == "ping") return answer(jsonrpc::make_result(id, json::object()));
   if (method != "elicitation/create" && method != "sampling/createMessage") {
     return answer(jsonrpc::make_error(id, jsonrpc::kMethodNotFound,

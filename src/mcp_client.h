@@ -1,46 +1,77 @@
-// toolmux as the client of an upstream MCP server over stdio (legacy era,
-// protocol 2025-11-25): the initialize handshake, tools/list with its pages,
-// and tools/call relayed on behalf of a call toolmux serves.
+// toolmux as the client of an upstream MCP server (legacy era, protocol
+// 2025-11-25) over a ClientTransport (stdio child or Streamable HTTP): the
+// initialize handshake, tools/list with its pages, any other request, and
+// tools/call relayed on behalf of a call toolmux serves.
 //
 // While a relayed call runs, the upstream's notifications/progress for it
 // reach the call's CallContext (a progress token is always sent upstream), and
 // the call's cancellation or deadline sends notifications/cancelled upstream.
-// Over stdio an upstream's log messages and its requests to the client
+// An upstream's log messages and its requests to the client
 // (elicitation/create, sampling/createMessage) carry no request they belong
 // to: they are relayed to the calling client when exactly one relayed call is
 // in flight, otherwise log messages go to toolmux's log only and requests are
-// answered with an error. ping is answered; other requests are -32601.
+// answered with an error. ping is answered; other requests are -32601. Other
+// notifications (list_changed, resources/updated) go to Events::on_notification.
 //
-// One thread reads the upstream's messages; every method may be called from
-// any thread. When the upstream exits, calls in flight and later calls end
-// with an error result naming it. Owned through std::shared_ptr (the threads
-// relaying client requests hold it); destroying it stops the child.
+// The transport's threads deliver messages; every method may be called from
+// any thread. When the transport closes, calls in flight and later calls fail
+// (Failure::gone) naming the reason, and Events::on_closed is told once.
+// Owned through std::shared_ptr (the threads relaying client requests hold
+// it); destroying it closes the transport.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool.h"
 #include "src/logger.h"
-#include "transports/stdio_child.h"
+#include "transports/client_transport.h"
 
 namespace toolmux {
 
 class McpClient : public std::enable_shared_from_this<McpClient> {
  public:
-  // `name` names the upstream in log lines and error messages.
-  static std::shared_ptr<McpClient> create(std::string name, std::unique_ptr<StdioChild> child,
-                                           Logger& logger);
+  struct Events {
+    // A notification the client does not handle itself; on a transport thread.
+    std::function<void(const std::string& method, const nlohmann::json& params)> on_notification;
+    // The transport closed (once); on a transport thread.
+    std::function<void(const std::string& reason)> on_closed;
+  };
+
+  // Why a request got no result.
+  enum class Failure {
+    none,
+    gone,         // the upstream has gone (exited, connection or session lost); nothing was done
+                  // or the answer was lost
+    timed_out,    // no answer before the deadline (cancelled upstream)
+    cancelled,    // the calling client cancelled (cancelled upstream)
+    error,        // the upstream answered with a JSON-RPC error
+    invalid,      // the upstream answered with something that is not what the method returns
+    unavailable,  // not sent: the upstream is down or its circuit breaker is open (src/upstream.h)
+  };
+  struct Outcome {
+    std::optional<nlohmann::json> result;  // the result object when there is one
+    Failure failure = Failure::none;
+    std::string error;            // otherwise why not, naming the upstream
+    nlohmann::json error_object;  // Failure::error: the upstream's error object
+  };
+
+  // `name` names the upstream in log lines and error messages. The transport
+  // is started here.
+  static std::shared_ptr<McpClient> create(std::string name,
+                                           std::unique_ptr<ClientTransport> transport,
+                                           Logger& logger, Events events = {});
   ~McpClient();
   McpClient(const McpClient&) = delete;
   McpClient& operator=(const McpClient&) = delete;
@@ -50,14 +81,24 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // Every page of tools/list; nullopt with `error` set when it fails.
   std::optional<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout,
                                                         std::string& error);
+  // Sends `method` and waits for the answer, the deadline, or `context`'s
+  // cancellation (when given: it also gets the request's progress).
+  Outcome request(const std::string& method, nlohmann::json params,
+                  std::chrono::steady_clock::time_point deadline, CallContext* context);
   // tools/call, until the upstream answers or `context` is cancelled (its
-  // deadline included). Upstream failures become error results.
-  ToolResult call_tool(const std::string& tool, const nlohmann::json& arguments,
-                       CallContext& context);
+  // deadline included). `result` holds the tool's result (isError or not);
+  // a failure leaves it empty.
+  Outcome call_tool(const std::string& tool, const nlohmann::json& arguments, CallContext& context);
+  // The result of a tools/call as toolmux returns it.
+  static ToolResult tool_result(const std::string& upstream, const Outcome& outcome);
 
   const std::string& name() const { return name_; }
   const nlohmann::json& server_info() const { return server_info_; }
+  const nlohmann::json& server_capabilities() const { return server_capabilities_; }
   bool gone() const;
+  // How the transport closed ("exited with status 1"); waits a moment for it
+  // when a send failed before the transport said. "" while it is open.
+  std::string closed_reason();
 
  private:
   // One request in flight. `context` is the call it serves (null for
@@ -68,32 +109,33 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
     CallContext* context = nullptr;
     std::optional<nlohmann::json> response;  // {"result": ...} or {"error": ...}
   };
-  struct Outcome {
-    std::optional<nlohmann::json> result;  // the result object when there is one
-    std::string error;                     // otherwise why not
-  };
 
-  McpClient(std::string name, std::unique_ptr<StdioChild> child, Logger& logger);
-  Outcome request(const std::string& method, nlohmann::json params,
-                  std::chrono::steady_clock::time_point deadline, CallContext* context);
-  void read_messages();
+  McpClient(std::string name, std::unique_ptr<ClientTransport> transport, Logger& logger,
+            Events events);
+  void on_message(std::string_view text);
+  void on_closed(const std::string& reason);
   void on_notification(const std::string& method, const nlohmann::json& params);
   void on_request(const nlohmann::json& id, const std::string& method,
                   const nlohmann::json& params);
   // The Pending of the only relayed call in flight, or null.
   std::shared_ptr<Pending> only_call();
+  // "upstream \"x\" exited with status 1": waits a moment for the reason when
+  // the transport has not told it yet.
   std::string gone_reason();
+  void send(const nlohmann::json& message);
 
   const std::string name_;
-  std::unique_ptr<StdioChild> child_;
+  std::unique_ptr<ClientTransport> transport_;
   Logger& logger_;
+  Events events_;
   nlohmann::json server_info_ = nlohmann::json::object();
-  std::thread reader_;
+  nlohmann::json server_capabilities_ = nlohmann::json::object();
   mutable std::mutex mutex_;
   std::condition_variable answered_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
   bool gone_ = false;
+  std::string gone_reason_;  // set with gone_ by the transport
 };
 
 }  // namespace toolmux

@@ -63,7 +63,7 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   methods_.emplace("tools/call", bind(&McpServer::call_tool));
   methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
   provider_methods_ = std::make_unique<ProviderMethods>(
-      [this] { return catalog_; }, options_.page_size, options_.provider_timeout, logger_);
+      [this] { return this->catalog(); }, options_.page_size, options_.provider_timeout, logger_);
   for (auto& [name, handler] : provider_methods_->handlers()) methods_.emplace(name, handler);
   if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
 }
@@ -169,11 +169,18 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
                  {"protocol_version", version},
                  {"client", params.value("clientInfo", json::object()).value("name", "")}});
 
+  {
+    std::lock_guard lock(catalog_mutex_);
+    std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
+    sessions_.push_back(session);
+  }
+  // listChanged: discovery adds tools to a session's list, and a catalog
+  // reload or an upstream's change replaces the list.
   provider_methods_->subscriptions()->add_session(session);
   json result{
       {"protocolVersion", version},
       {"capabilities",
-       {{"tools", {{"listChanged", catalog_->discovery}}},
+       {{"tools", {{"listChanged", true}}},
         {"logging", json::object()},
         {"resources", {{"subscribe", true}, {"listChanged", true}}},
         {"prompts", {{"listChanged", true}}},
@@ -184,14 +191,31 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 
+void McpServer::replace_catalog(std::shared_ptr<const Catalog> catalog) {
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard lock(catalog_mutex_);
+    catalog_ = std::move(catalog);
+    if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
+    for (const auto& weak : sessions_) {
+      if (auto session = weak.lock()) open.push_back(std::move(session));
+    }
+    std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
+  }
+  for (const auto& session : open) {
+    session->send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+  }
+}
+
 void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {
+  const std::shared_ptr<const Catalog> catalog = this->catalog();
   // A caller sees only the tools the operator's access rules let it call.
   std::vector<const json*> visible;
   // With discovery on, the rest of the catalog joins as searches find it.
-  for (const json& tool : catalog_->published) {
+  for (const json& tool : catalog->published) {
     const std::string& name = tool["name"].get_ref<const std::string&>();
-    if (catalog_->policy.denial(session->principal(), name)) continue;
-    if (catalog_->discovery && !catalog_->always_listed.count(name) && !session->discovered(name)) {
+    if (catalog->policy.denial(session->principal(), name)) continue;
+    if (catalog->discovery && !catalog->always_listed.count(name) && !session->discovered(name)) {
       continue;
     }
     visible.push_back(&tool);
@@ -256,7 +280,7 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
   call.session_label = session->label();
   call.principal = session->principal();
   call.requested_name = name;
-  call.catalog = catalog_;
+  call.catalog = catalog();
   call.raw_arguments.value = params.value("arguments", json(nullptr));
   call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
   call.control = control;

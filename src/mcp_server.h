@@ -13,8 +13,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +72,17 @@ class McpServer {
     return running_->wait_until_idle(timeout);
   }
 
+  // The catalog requests are served from now. Any thread.
+  std::shared_ptr<const Catalog> catalog() const {
+    std::lock_guard lock(catalog_mutex_);
+    return catalog_;
+  }
+  // Serves `catalog` from now on (a reload, an upstream's tools changing):
+  // requests already running finish with the catalog they started with; each
+  // initialized session still open gets notifications/tools/list_changed.
+  // Any thread.
+  void replace_catalog(std::shared_ptr<const Catalog> catalog);
+
  private:
   using Method = std::function<void(const jsonrpc::Message&, const std::shared_ptr<Session>&)>;
 
@@ -81,7 +94,10 @@ class McpServer {
   void call_tool(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
   void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
-  std::shared_ptr<const Catalog> catalog_;
+  mutable std::mutex catalog_mutex_;
+  std::shared_ptr<const Catalog> catalog_;  // guarded by catalog_mutex_
+  // Initialized sessions, told when the catalog changes. Guarded by catalog_mutex_.
+  std::vector<std::weak_ptr<Session>> sessions_;
   ServerOptions options_;
   Logger& logger_;
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "catalog/utf8.h"
+#include "src/catalog_host.h"
 #include "src/cli.h"
 #include "src/logger.h"
 #include "src/serve_http.h"
@@ -59,13 +60,16 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
 
 int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native,
               const NativeProviders& providers) {
-  if (options.http) block_stop_signals();  // before any thread starts
+  // Before any thread starts, so that every thread inherits the mask.
+  if (options.http) block_stop_signals();
+  block_reload_signal();
   Logger logger(stderr, options.log_level);
   ResultStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   auto results = std::make_shared<LazyResultStore>(store_options);
+  CatalogHost host(options, native, results, logger, store_options.data_dir, providers);
   Problems problems;
-  auto catalog = build_catalog(options, results, problems, native, &logger, providers);
+  auto catalog = host.start(problems);
   if (!catalog) {
     std::cerr << "toolmux: refusing to start, " << problems.size()
               << (problems.size() == 1 ? " problem" : " problems") << ":\n"
@@ -76,8 +80,10 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   store_options.retention = catalog->limits.retention;
   store_options.max_bytes = catalog->limits.store_max_bytes;
   results->configure(store_options);
-  if (options.http) return serve_http(catalog, results, options, logger);
-  return serve_stdio(catalog, results, options, logger);
+  const int code = options.http ? serve_http(host, results, options, logger)
+                                : serve_stdio(host, results, options, logger);
+  host.stop();
+  return code;
 }
 
 }  // namespace

@@ -54,9 +54,8 @@ sigset_t block_stop_signals() {
   return stop_signals;
 }
 
-int serve_http(const std::shared_ptr<const Catalog>& catalog,
-               const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
-               Logger& logger) {
+int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
+               const ServeOptions& options, Logger& logger) {
   // Signals are taken by one thread with sigwait; every thread started from
   // here on inherits the blocked mask.
   const sigset_t stop_signals = block_stop_signals();
@@ -85,9 +84,18 @@ int serve_http(const std::shared_ptr<const Catalog>& catalog,
   Metrics metrics;
   // These are left to process exit when a connection thread outlives the
   // drain (see the end): held by pointer, not on the stack.
+  const std::shared_ptr<const Catalog> catalog = host.current();
   auto server_holder = std::make_unique<McpServer>(
       catalog, server_options_for(*catalog, options, results), logger, metrics);
   McpServer& server = *server_holder;
+  // A reload or an upstream's change: served from then on, clients told.
+  const int listener = host.add_listener(
+      [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
+  struct Unlisten {
+    CatalogHost& host;
+    int id;
+    ~Unlisten() { host.remove_listener(id); }
+  } unlisten{host, listener};
 
   SessionLimits limits;
   limits.max_sessions = options.max_sessions;

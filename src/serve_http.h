@@ -7,6 +7,7 @@
 #include <csignal>
 #include <memory>
 
+#include "src/catalog_host.h"
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
 #include "src/logger.h"
@@ -20,8 +21,7 @@ namespace toolmux {
 // a thread without the mask would die of the signal instead.
 sigset_t block_stop_signals();
 
-int serve_http(const std::shared_ptr<const Catalog>& catalog,
-               const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
-               Logger& logger);
+int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
+               const ServeOptions& options, Logger& logger);
 
 }  // namespace toolmux

@@ -42,15 +42,18 @@ void install_signal_handlers() {
 
 }  // namespace
 
-int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
-                const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
-                Logger& logger) {
+int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
+                const ServeOptions& options, Logger& logger) {
   StdioTransport transport(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
   g_transport = &transport;
   install_signal_handlers();
 
   Metrics metrics;
+  const std::shared_ptr<const Catalog> catalog = host.current();
   McpServer server(catalog, server_options_for(*catalog, options, results), logger, metrics);
+  // A reload or an upstream's change: served from then on, the client told.
+  const int listener = host.add_listener(
+      [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
   StdioSink sink(transport);
   // One session for the process. Its id keys the results it offloads, so it
   // is random: a later process on the same data directory cannot read them.
@@ -74,6 +77,7 @@ int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
   const bool drained = session->wait_for_calls(grace) && server.wait_for_running_tools(grace);
   // The session has ended: its offloaded results go with it.
   if (ResultStore* store = results->if_open()) store->delete_owner(session->id());
+  host.remove_listener(listener);
   logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
   return 0;
 }

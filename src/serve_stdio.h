@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "src/catalog_host.h"
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
 #include "src/logger.h"
@@ -12,8 +13,7 @@ namespace toolmux {
 
 // Serves stdin/stdout until stdin closes or SIGTERM/SIGINT arrives, then
 // cancels the calls in flight, waits briefly for them, and returns the exit code.
-int serve_stdio(const std::shared_ptr<const Catalog>& catalog,
-                const std::shared_ptr<LazyResultStore>& results, const ServeOptions& options,
-                Logger& logger);
+int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
+                const ServeOptions& options, Logger& logger);
 
 }  // namespace toolmux

@@ -8,12 +8,56 @@
 #include "src/upstreams.h"
 
 namespace toolmux {
+namespace {
+
+// The aliases and policy entries that name upstream tools were left unchecked
+// at load (catalog_file.cpp); now that the upstreams listed their tools, those
+// naming a tool that is not there are logged and left out, so they never
+// point at nothing.
+void check_upstream_names(Catalog& catalog, const ToolRegistry& registry,
+                          const std::vector<UpstreamSpec>& declared, Logger& logger) {
+  auto missing = [&](const std::string& tool) {
+    return !registry.find(tool) && may_be_upstream_tool(declared, tool);
+  };
+  auto waiting = [&](const std::string& at, const std::string& reason) {
+    logger.write(LogLevel::warning, "catalog_entry_waiting", {{"at", at}, {"reason", reason}});
+  };
+  std::erase_if(catalog.aliases.tools, [&](const auto& entry) {
+    if (!missing(entry.second)) return false;
+    waiting("/aliases/tools/" + entry.first,
+            "alias \"" + entry.first + "\" points at \"" + entry.second +
+                "\", which no upstream lists (yet); the alias is left out until it does");
+    return true;
+  });
+  std::erase_if(catalog.aliases.arguments, [&](const auto& entry) {
+    if (!missing(entry.first)) return false;
+    waiting("/aliases/arguments/" + entry.first,
+            "argument aliases for \"" + entry.first + "\", which no upstream lists (yet)");
+    return true;
+  });
+  std::erase_if(catalog.policy.arguments, [&](const auto& entry) {
+    if (!missing(entry.first)) return false;
+    waiting("/policy/arguments/" + entry.first,
+            "argument policy for \"" + entry.first + "\", which no upstream lists (yet)");
+    return true;
+  });
+  // What remains names tools that exist: the usual checks (argument names).
+  for (const Problem& problem : check_aliases(catalog.aliases, registry)) {
+    waiting(problem.pointer, problem.message);
+  }
+  for (const Problem& problem : check_tool_policy(catalog.policy, registry)) {
+    waiting(problem.pointer, problem.message);
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                                              const std::shared_ptr<LazyResultStore>& results,
                                              Problems& problems,
                                              const std::vector<NativeTool>& native_tools,
-                                             Logger* upstream_log,
+                                             const UpstreamSet* upstream_set, Logger* logger,
+                                             const CatalogLoad* preloaded,
                                              const NativeProviders& native_providers) {
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
@@ -39,9 +83,10 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   }
 
   const std::size_t builtins = registry->tools().size();
-  StartedUpstreams upstreams;
-  if (!options.catalog_file.empty()) {
-    CatalogLoad load = load_catalog_file(options.catalog_file);
+  UpstreamTools upstreams;
+  std::vector<UpstreamSpec> declared;
+  if (!options.catalog_file.empty() || preloaded) {
+    CatalogLoad load = preloaded ? *preloaded : load_catalog_file(options.catalog_file);
     // The discovery tools' names are toolmux's, whatever the catalog holds.
     for (std::size_t i = 0; i < load.catalog.command_tools.size(); ++i) {
       const std::string& name = load.catalog.command_tools[i].spec.name;
@@ -61,10 +106,11 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;
       catalog->declared_upstreams = load.catalog.upstreams.size();
-      if (upstream_log && !load.catalog.upstreams.empty()) {
-        upstreams = start_upstreams(load.catalog.upstreams, *registry, *upstream_log);
+      declared = load.catalog.upstreams;
+      if (upstream_set && logger) {
+        upstreams = register_upstream_tools(upstream_set->list(), *registry, *logger);
         catalog->upstream_tool_count = upstreams.tool_upstream.size();
-        catalog->upstreams = upstreams.clients;
+        catalog->serving_upstreams = upstreams.upstreams_with_tools;
       }
     }
   }
@@ -80,7 +126,8 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   }
   if (catalog->upstream_tool_count > 0) {
     summary += ", " + std::to_string(catalog->upstream_tool_count) + " from " +
-               std::to_string(catalog->upstreams.size()) + " upstream MCP servers";
+               std::to_string(catalog->serving_upstreams) + " upstream MCP server" +
+               (catalog->serving_upstreams == 1 ? "" : "s");
   }
   summary += ".";
   take(register_tool_search(*registry, catalog->search, summary));
@@ -95,12 +142,20 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   catalog->always_listed = {kToolSearch, kCallTool, kReadToolResult};
   for (std::size_t i = 0; i < discovery.pinned.size(); ++i) {
     const std::string& name = discovery.pinned[i];
+    const std::string at = "/discovery/pinned/" + std::to_string(i);
     if (!registry->find(name)) {
-      problems.push_back({"/discovery/pinned/" + std::to_string(i),
-                          "pinned tool \"" + name + "\" does not exist"});
+      if (!may_be_upstream_tool(declared, name)) {
+        problems.push_back({at, "pinned tool \"" + name + "\" does not exist"});
+      } else if (upstream_set && logger) {
+        logger->write(
+            LogLevel::warning, "catalog_entry_waiting",
+            {{"at", at},
+             {"reason", "pinned tool \"" + name + "\" is not listed by any upstream (yet)"}});
+      }
     }
     catalog->always_listed.insert(name);
   }
+  if (upstream_set && logger) check_upstream_names(*catalog, *registry, declared, *logger);
   for (const std::string& name : upstreams.pinned) catalog->always_listed.insert(name);
   if (problems.size() != before) return nullptr;
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/aliases.h"
+#include "catalog/catalog_file.h"
 #include "catalog/problem.h"
 #include "catalog/prompt_provider.h"
 #include "catalog/provider_router.h"
@@ -24,8 +25,8 @@
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
 #include "src/logger.h"
-#include "src/mcp_client.h"
 #include "src/tool_search.h"
+#include "src/upstreams.h"
 
 namespace toolmux {
 
@@ -38,9 +39,8 @@ struct Catalog {
   // the operator's fixed arguments hidden from its inputSchema.
   std::vector<nlohmann::json> published;
   std::size_t command_tool_count = 0;
-  // The upstream servers whose tools joined (their handlers hold them too).
-  std::vector<std::shared_ptr<McpClient>> upstreams;
   std::size_t upstream_tool_count = 0;
+  std::size_t serving_upstreams = 0;   // upstreams with at least one tool in the catalog
   std::size_t declared_upstreams = 0;  // in the catalog file, started or not
   // Discovery: when on, tools/list shows only `always_listed` (the pinned
   // tools, tool_search, call_tool, read_tool_result) plus what each session's
@@ -71,15 +71,20 @@ struct NativeProviders {
 // carry pointers into it, problems from the command line start with "/roots",
 // problems of native tools with "/native/<index>".
 // `results` backs read_tool_result (may be null for `check`).
-// `upstream_log`: when given (`serve`), the catalog file's upstreams are
-// started and their tools join, each failure logged there and never fatal;
-// when null (`check`, `search`), upstreams are checked in the file only and
-// not started. `native_providers` join the catalog's providers ahead of the
-// offloaded results.
+// `upstreams`: when given (`serve`), the tools its upstreams listed join,
+// with what cannot join logged to `logger` and never fatal; aliases, policy
+// and pins that name upstream tools are checked against them then (a name
+// that is missing is logged and its entry left out). When null (`check`,
+// `search`), upstreams are checked in the file only and not started, and
+// names that may belong to an upstream (its prefix, an override's name) are
+// not checked. `preloaded`: the catalog file as already loaded (else it is
+// loaded from options.catalog_file). `native_providers` join the catalog's
+// providers ahead of the offloaded results.
 std::shared_ptr<const Catalog> build_catalog(
     const ServeOptions& options, const std::shared_ptr<LazyResultStore>& results,
     Problems& problems, const std::vector<NativeTool>& native_tools = {},
-    Logger* upstream_log = nullptr, const NativeProviders& native_providers = {});
+    const UpstreamSet* upstreams = nullptr, Logger* logger = nullptr,
+    const CatalogLoad* preloaded = nullptr, const NativeProviders& native_providers = {});
 
 // The instructions the initialize result carries: what the catalog offers.
 std::string server_instructions(const Catalog& catalog);

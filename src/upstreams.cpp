@@ -1,59 +1,22 @@
 #include "src/upstreams.h"
 
-#include <future>
 #include <set>
 #include <utility>
 
 namespace toolmux {
 namespace {
 
-struct Listed {
-  std::shared_ptr<McpClient> client;
-  std::vector<nlohmann::json> tools;
-};
-
-// Starts, initializes and lists one upstream; null client when it fails.
-Listed start_one(const UpstreamSpec& upstream, Logger& logger, std::chrono::milliseconds timeout) {
-  ChildCommand command;
-  command.argv = upstream.argv;
-  command.cwd = upstream.cwd;
-  command.env = upstream.env;
-  std::string error;
-  auto child = StdioChild::start(
-      command,
-      [&logger, name = upstream.name](std::string_view line) {
-        logger.write(LogLevel::info, "upstream_stderr", {{"upstream", name}, {"line", line}});
-      },
-      error);
-  if (!child) {
-    logger.write(LogLevel::error, "upstream_failed",
-                 {{"upstream", upstream.name}, {"reason", "cannot start: " + error}});
-    return {};
-  }
-  auto client = McpClient::create(upstream.name, std::move(child), logger);
-  error = client->initialize(timeout);
-  std::optional<std::vector<nlohmann::json>> tools;
-  if (error.empty()) tools = client->list_tools(timeout, error);
-  if (!tools) {
-    logger.write(LogLevel::error, "upstream_failed",
-                 {{"upstream", upstream.name}, {"reason", error}});
-    return {};
-  }
-  logger.write(
-      LogLevel::info, "upstream_started",
-      {{"upstream", upstream.name}, {"server", client->server_info()}, {"tools", tools->size()}});
-  return {client, std::move(*tools)};
-}
-
-void register_tools(const UpstreamSpec& upstream, Listed& listed, ToolRegistry& registry,
-                    Logger& logger, StartedUpstreams& started) {
+void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& registry, Logger& logger,
+                    UpstreamTools& registered) {
+  const UpstreamSpec upstream = source->spec();
+  const std::vector<nlohmann::json> listed = source->tools();
   auto skip = [&](const std::string& tool, const std::string& reason) {
     logger.write(LogLevel::warning, "upstream_tool_left_out",
                  {{"upstream", upstream.name}, {"tool", tool}, {"reason", reason}});
   };
   std::set<std::string, std::less<>> listed_names;
   std::size_t added = 0;
-  for (const nlohmann::json& tool : listed.tools) {
+  for (const nlohmann::json& tool : listed) {
     const std::string name = tool.is_object() && tool.contains("name") && tool["name"].is_string()
                                  ? tool["name"].get<std::string>()
                                  : "";
@@ -65,10 +28,12 @@ void register_tools(const UpstreamSpec& upstream, Listed& listed, ToolRegistry& 
     listed_names.insert(name);
     auto spec = upstream_tool_spec(upstream, tool);
     if (!spec) continue;  // include/exclude
-    auto client = listed.client;
-    Problems problems =
-        registry.add(*spec, [client, name](const nlohmann::json& arguments, CallContext& context) {
-          return client->call_tool(name, arguments, context);
+    const SideEffect effect =
+        side_effect_from_name(spec->side_effect).value_or(SideEffect::remote_mutation);
+    Problems problems = registry.add(
+        *spec, [source, name, effect](const nlohmann::json& arguments, CallContext& context) {
+          return McpClient::tool_result(source->name(),
+                                        source->call_tool(name, arguments, context, effect));
         });
     if (!problems.empty()) {
       std::string reason;
@@ -81,11 +46,12 @@ void register_tools(const UpstreamSpec& upstream, Listed& listed, ToolRegistry& 
       continue;
     }
     ++added;
-    started.tool_upstream[spec->name] = upstream.name;
+    registered.tool_upstream[spec->name] = upstream.name;
     auto change = upstream.tools.find(name);
     if (change != upstream.tools.end() && change->second.pinned)
-      started.pinned.push_back(spec->name);
+      registered.pinned.push_back(spec->name);
   }
+  if (listed.empty()) return;  // not listed yet: nothing to compare the names with
   // Names the operator gave that the upstream does not list: likely typos.
   auto unknown = [&](const std::string& tool, const char* where) {
     if (!listed_names.count(tool)) {
@@ -98,30 +64,86 @@ void register_tools(const UpstreamSpec& upstream, Listed& listed, ToolRegistry& 
   }
   for (const auto& tool : upstream.exclude) unknown(tool, "exclude");
   for (const auto& [tool, change] : upstream.tools) unknown(tool, "tools");
-  logger.write(
-      LogLevel::info, "upstream_tools_registered",
-      {{"upstream", upstream.name}, {"registered", added}, {"listed", listed.tools.size()}});
-  started.clients.push_back(listed.client);
+  logger.write(LogLevel::info, "upstream_tools_registered",
+               {{"upstream", upstream.name}, {"registered", added}, {"listed", listed.size()}});
+  if (added > 0) ++registered.upstreams_with_tools;
 }
 
 }  // namespace
 
-StartedUpstreams start_upstreams(const std::vector<UpstreamSpec>& upstreams, ToolRegistry& registry,
-                                 Logger& logger, std::chrono::milliseconds timeout) {
-  std::vector<std::future<Listed>> starting;
-  starting.reserve(upstreams.size());
-  for (const UpstreamSpec& upstream : upstreams) {
-    starting.push_back(std::async(std::launch::async, [&upstream, &logger, timeout] {
-      return start_one(upstream, logger, timeout);
-    }));
+UpstreamSet::UpstreamSet(Logger& logger, std::filesystem::path cache_dir, Upstream::Hooks hooks)
+    : logger_(logger), cache_dir_(std::move(cache_dir)), hooks_(std::move(hooks)) {}
+
+UpstreamSet::~UpstreamSet() { stop(); }
+
+void UpstreamSet::update(const std::vector<UpstreamSpec>& specs) {
+  std::vector<std::shared_ptr<Upstream>> next;
+  std::vector<std::shared_ptr<Upstream>> started;
+  std::vector<std::shared_ptr<Upstream>> retired;
+  {
+    std::lock_guard lock(mutex_);
+    std::map<std::string, std::shared_ptr<Upstream>> running;
+    for (const auto& upstream : upstreams_) running[upstream->name()] = upstream;
+    for (const UpstreamSpec& spec : specs) {
+      auto it = running.find(spec.name);
+      if (it != running.end() && same_connection(it->second->spec(), spec)) {
+        it->second->set_spec(spec);
+        next.push_back(it->second);
+        running.erase(it);
+        continue;
+      }
+      if (it != running.end()) {
+        logger_.write(LogLevel::info, "upstream_replaced", {{"upstream", spec.name}});
+        retired.push_back(it->second);
+        running.erase(it);
+      }
+      const std::filesystem::path cache =
+          cache_dir_.empty() ? std::filesystem::path() : cache_dir_ / (spec.name + ".json");
+      auto upstream = Upstream::create(spec, logger_, cache, hooks_);
+      next.push_back(upstream);
+      started.push_back(upstream);
+    }
+    for (auto& [name, upstream] : running) {
+      logger_.write(LogLevel::info, "upstream_removed", {{"upstream", name}});
+      retired.push_back(upstream);
+    }
+    upstreams_ = next;
   }
-  StartedUpstreams started;
-  // Registered in the file's order, whatever order they finished starting in.
-  for (std::size_t i = 0; i < upstreams.size(); ++i) {
-    Listed listed = starting[i].get();
-    if (listed.client) register_tools(upstreams[i], listed, registry, logger, started);
+  for (const auto& upstream : retired) upstream->stop();
+  for (const auto& upstream : started) upstream->start();
+  // All at once: each waits its own start timeout at most.
+  for (const auto& upstream : started) {
+    upstream->wait_started(upstream->spec().lifecycle.start_timeout * 2);
   }
-  return started;
+}
+
+void UpstreamSet::stop() {
+  std::vector<std::shared_ptr<Upstream>> all;
+  {
+    std::lock_guard lock(mutex_);
+    all = upstreams_;
+  }
+  for (const auto& upstream : all) upstream->stop();
+}
+
+std::vector<std::shared_ptr<Upstream>> UpstreamSet::list() const {
+  std::lock_guard lock(mutex_);
+  return upstreams_;
+}
+
+std::shared_ptr<Upstream> UpstreamSet::find(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& upstream : upstreams_) {
+    if (upstream->name() == name) return upstream;
+  }
+  return nullptr;
+}
+
+UpstreamTools register_upstream_tools(const std::vector<std::shared_ptr<Upstream>>& upstreams,
+                                      ToolRegistry& registry, Logger& logger) {
+  UpstreamTools registered;
+  for (const auto& upstream : upstreams) register_tools(upstream, registry, logger, registered);
+  return registered;
 }
 
 }  // namespace toolmux

@@ -1,35 +1,65 @@
-// Starts the catalog file's upstream MCP servers and registers their tools:
-// each upstream is started as a child process (transports/stdio_child.h),
-// initialized and listed (src/mcp_client.h), and each tool it lists becomes a
-// registry tool (catalog/upstream_spec.h) whose handler relays the call.
+// The catalog file's upstream MCP servers as a set (src/upstream.h keeps each
+// one serving), and how their tools join a catalog's registry.
 //
-// Nothing here is fatal: an upstream that cannot start, or answers wrongly,
-// is logged with the reason and left out; a tool that breaks the tool
-// contract is logged (upstream, tool, reason) and left out; the rest load.
+// UpstreamSet::update makes the running set match a catalog file's upstreams
+// section: it starts the new ones, stops the ones no longer declared,
+// restarts the ones whose connection changed (command, args, cwd, env, url,
+// headers) and hands the rest their new settings. It then waits, at most
+// each one's start timeout and all at once, for newly started eager
+// upstreams to list their tools, so a client's first tools/list sees them.
+//
+// register_upstream_tools turns each upstream's listed tools into registry
+// tools (catalog/upstream_spec.h) whose handler relays the call through the
+// Upstream. Nothing there is fatal: a tool that breaks the tool contract is
+// logged (upstream, tool, reason) and left out; the rest load.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "catalog/tool_registry.h"
 #include "catalog/upstream_spec.h"
 #include "src/logger.h"
-#include "src/mcp_client.h"
+#include "src/upstream.h"
 
 namespace toolmux {
 
-struct StartedUpstreams {
-  std::vector<std::shared_ptr<McpClient>> clients;   // the upstreams that serve
-  std::map<std::string, std::string> tool_upstream;  // registered tool name -> upstream name
-  std::vector<std::string> pinned;                   // registered names the overrides pin
+class UpstreamSet {
+ public:
+  // `cache_dir`: where each upstream's last tool list is kept (empty: nowhere).
+  // `hooks` are given to every upstream (called from their threads).
+  UpstreamSet(Logger& logger, std::filesystem::path cache_dir, Upstream::Hooks hooks);
+  ~UpstreamSet();
+  UpstreamSet(const UpstreamSet&) = delete;
+  UpstreamSet& operator=(const UpstreamSet&) = delete;
+
+  void update(const std::vector<UpstreamSpec>& specs);
+  // Stops every upstream. Idempotent.
+  void stop();
+  // In the catalog file's order.
+  std::vector<std::shared_ptr<Upstream>> list() const;
+  std::shared_ptr<Upstream> find(const std::string& name) const;
+
+ private:
+  Logger& logger_;
+  const std::filesystem::path cache_dir_;
+  const Upstream::Hooks hooks_;
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<Upstream>> upstreams_;
 };
 
-// Starts every upstream at once and waits for each to be listed (at most
-// `timeout` for its initialize and again for its tools/list).
-StartedUpstreams start_upstreams(const std::vector<UpstreamSpec>& upstreams, ToolRegistry& registry,
-                                 Logger& logger,
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
+struct UpstreamTools {
+  std::map<std::string, std::string> tool_upstream;  // registered tool name -> upstream name
+  std::vector<std::string> pinned;                   // registered names the overrides pin
+  std::size_t upstreams_with_tools = 0;
+};
+
+UpstreamTools register_upstream_tools(const std::vector<std::shared_ptr<Upstream>>& upstreams,
+                                      ToolRegistry& registry, Logger& logger);
 
 }  // namespace toolmux

@@ -24,6 +24,26 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// cpp-httplib names its errors by enum ("Connection"): say what happened.
+std::string error_text(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "could not connect (refused, or nothing listens there)";
+    case httplib::Error::ConnectionTimeout:
+      return "the connection timed out";
+    case httplib::Error::Read:
+      return "reading the response failed";
+    case httplib::Error::Write:
+      return "sending the request failed";
+    case httplib::Error::SSLConnection:
+      return "the TLS connection failed";
+    case httplib::Error::SSLServerVerification:
+      return "the server's TLS certificate did not verify";
+    default:
+      return httplib::to_string(error);
+  }
+}
+
 // A POST's answer may take as long as the call it carries; close() and the
 // caller's own deadline (it sends notifications/cancelled) end it sooner.
 constexpr auto kPostReadTimeout = std::chrono::hours(1);
@@ -520,11 +540,10 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
         case httplib::Error::BindIPAddress:
         case httplib::Error::SSLConnection:
         case httplib::Error::SSLServerVerification:
-          lose("cannot reach " + url.shown + ": " + httplib::to_string(r.error));
+          lose("cannot reach " + url.shown + ": " + error_text(r.error));
           return;
         default:
-          fail(out, 0,
-               "no answer from " + url.shown + " " + doing + ": " + httplib::to_string(r.error));
+          fail(out, 0, "no answer from " + url.shown + " " + doing + ": " + error_text(r.error));
           return;
       }
     }
@@ -543,8 +562,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       case Reception::Body::json_body:
         if (r.error != httplib::Error::Success) {
           fail(out, r.status,
-               "the answer from " + url.shown + " " + doing +
-                   " broke off: " + httplib::to_string(r.error));
+               "the answer from " + url.shown + " " + doing + " broke off: " + error_text(r.error));
         } else if (r.text.find_first_not_of(" \t\r\n") == std::string::npos) {
           fail(out, r.status, "an empty JSON body from " + url.shown + " " + doing);
         } else {
@@ -657,7 +675,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       }
       std::string problem;
       if (r.status == 0) {
-        problem = httplib::to_string(r.error);
+        problem = error_text(r.error);
       } else if (r.status == 400 && !last_id.empty()) {
         last_id.clear();  // the server no longer knows the stream: a new one
       } else if (!success(r.status)) {

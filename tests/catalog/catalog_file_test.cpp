@@ -763,3 +763,67 @@ TEST_CASE("problems in the upstreams section are reported at their pointers, sec
   }
   CHECK(report.find("HOME=") == std::string::npos);
 }
+
+TEST_CASE(
+    "HTTP upstreams take a url, headers and a bearer token by reference, and lifecycle settings "
+    "load") {
+  TempDir dir;
+  fs::copy(kCatalogs / "upstreams_http.json", dir.path() / "catalog.json");
+  write_file(dir.path() / "token.txt", "token-from-a-file\n");
+  ::setenv("TOOLMUX_TEST_SECRET", "key-from-the-environment", 1);
+  CatalogLoad load = load_catalog_file(dir.path() / "catalog.json");
+  ::unsetenv("TOOLMUX_TEST_SECRET");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  REQUIRE(load.catalog.upstreams.size() == 2);
+
+  const UpstreamSpec& later = load.catalog.upstreams[0];  // by name
+  CHECK(later.name == "later");
+  CHECK(later.lifecycle.lazy);
+  CHECK(later.lifecycle.start_timeout == 5000ms);
+  CHECK(later.lifecycle.restart_initial == 100ms);
+  CHECK(later.lifecycle.restart_max == 2000ms);
+  CHECK(later.lifecycle.breaker_failures == 5);  // the defaults
+  CHECK(later.lifecycle.read_only_retries == 1);
+
+  const UpstreamSpec& remote = load.catalog.upstreams[1];
+  CHECK(remote.url == "https://mcp.example.com/mcp");
+  CHECK(remote.argv.empty());
+  using Header = std::pair<std::string, std::string>;
+  CHECK(remote.headers == std::vector<Header>{{"X-Api-Key", "key-from-the-environment"},
+                                              {"X-Team", "tools"},
+                                              {"Authorization", "Bearer token-from-a-file"}});
+  CHECK_FALSE(remote.lifecycle.lazy);
+  CHECK(remote.lifecycle.breaker_failures == 3);
+  CHECK(remote.lifecycle.breaker_cooldown == 10000ms);
+  CHECK(remote.lifecycle.read_only_retries == 2);
+}
+
+TEST_CASE("problems of HTTP upstreams and lifecycle settings are reported, secrets never") {
+  TempDir dir;
+  fs::copy(kCatalogs / "upstreams_http_broken.json", dir.path() / "catalog.json");
+  CatalogLoad load = load_catalog_file(dir.path() / "catalog.json");
+  const std::string report = format_problems(load.problems);
+  INFO(report);
+  CHECK(load.catalog.upstreams.empty());
+  for (const char* expected : {
+           "/upstreams/both: give either \"command\" (a stdio server) or \"url\" (a Streamable "
+           "HTTP server), not both",
+           "/upstreams/scheme/url: the url must start with http:// or https://",
+           "/upstreams/stdio_fields/args: \"args\" is for stdio servers",
+           "/upstreams/stdio_fields/env: \"env\" is for stdio servers",
+           "/upstreams/http_fields/headers: \"headers\" is for HTTP servers",
+           "/upstreams/http_fields/bearerToken: \"bearerToken\" is for HTTP servers",
+           "/upstreams/literal/headers/Authorization: a secret is never written in the catalog",
+           "/upstreams/literal/headers/bad header: header name \"bad header\" is not a valid",
+           "/upstreams/literal/bearerToken: a secret is never written in the catalog",
+           "/upstreams/lifecycle/start: start must be \"eager\" or \"lazy\", not \"sometimes\"",
+           "/upstreams/lifecycle/restart/maxDelayMs: maxDelayMs is smaller than initialDelayMs",
+           "/upstreams/lifecycle/restart/jitter: unknown field \"jitter\"",
+           "/upstreams/lifecycle/circuitBreaker/failures: failures must be between 1 and 1000",
+           "/upstreams/lifecycle/readOnlyRetries: readOnlyRetries must be between 0 and 5",
+       }) {
+    CHECK(report.find(expected) != std::string::npos);
+  }
+  CHECK(report.find("written-in-the-file") == std::string::npos);
+}

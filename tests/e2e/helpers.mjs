@@ -116,7 +116,7 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function waitUntil(predicate, timeoutMs, what = 'condition') {
   const start = Date.now();
   for (;;) {
-    const value = predicate();
+    const value = await predicate();
     if (value) return value;
     if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(10);

@@ -143,7 +143,7 @@ test('protocol version negotiation: each supported version is echoed, an unknown
     const expected = PROTOCOL_VERSIONS.includes(version) ? version : LATEST_PROTOCOL_VERSION;
     assert.equal(init.result?.protocolVersion, expected, `offered ${version}: ${JSON.stringify(init)}`);
     assert.equal(init.result.serverInfo.name, 'toolmux');
-    assert.deepEqual(init.result.capabilities.tools, { listChanged: false });
+    assert.deepEqual(init.result.capabilities.tools, { listChanged: true });
     assert.deepEqual(init.result.capabilities.logging, {});
     server.closeStdin();
     await server.exited;

@@ -216,8 +216,8 @@ function upstreamPid(toolmuxPid, dir) {
   });
 }
 
-test('an upstream killed mid-session fails its calls with a clear error while the others serve', async (t) => {
-  const { client, transport } = await serveUpstreams(t);
+test('an upstream killed mid-session fails fast with a clear error, is restarted, and serves again while the others serve', async (t) => {
+  const { client, transport, stderr } = await serveUpstreams(t);
   const echo = await client.callTool({ name: 'everything_echo', arguments: { message: 'before' } });
   assert.match(textOf(echo), /before/);
   const pid = upstreamPid(transport.pid, EVERYTHING_DIR);
@@ -225,17 +225,29 @@ test('an upstream killed mid-session fails its calls with a clear error while th
   process.kill(-pid, 'SIGKILL'); // its own process group
 
   // The exit is noticed when the upstream's stdout closes: at once, or nearly.
-  let failed;
-  for (let i = 0; i < 50; ++i) {
-    failed = await client.callTool({ name: 'everything_echo', arguments: { message: 'after' } });
-    if (failed.isError) break;
-    await sleep(100);
-  }
-  assert.equal(failed.isError, true, JSON.stringify(failed));
-  assert.match(textOf(failed), /upstream "everything" was killed by signal 9|upstream "everything" (exited|has ended)/);
+  await waitUntil(() => /"event":"upstream_down"/.test(stderr()), 5000, 'toolmux sees the upstream go');
+  const started = performance.now();
+  const failed = await client.callTool({ name: 'everything_echo', arguments: { message: 'while down' } });
+  if (failed.isError) {
+    assert.ok(performance.now() - started < 1000, 'fails fast');
+    assert.match(textOf(failed), /^upstream "everything" is unavailable: was killed by signal 9 \(SIGKILL\); toolmux restarts it \(attempt 1 in \d+\.\d s\)$/);
+  } // else: already restarted (the first delay is 0.5 s)
 
+  // The other upstreams serve meanwhile.
   const graph = await client.callTool({ name: 'memory_graph', arguments: {} });
   assert.notEqual(graph.isError, true, JSON.stringify(graph));
+
+  let after;
+  await waitUntil(async () => {
+    after = await client.callTool({ name: 'everything_echo', arguments: { message: 'after' } });
+    return !after.isError;
+  }, 10000, 'the upstream serves again');
+  assert.match(textOf(after), /after/);
+  const newPid = upstreamPid(transport.pid, EVERYTHING_DIR);
+  assert.ok(newPid && newPid !== pid, 'a new process');
+  const down = stderr().split('\n').filter((line) => line.includes('"event":"upstream_down"')).map((line) => JSON.parse(line));
+  assert.equal(down[0].upstream, 'everything');
+  assert.equal(down[0].restart_in_ms, 500);
 });
 
 test('a broken upstream is reported in the log while the others serve', async (t) => {

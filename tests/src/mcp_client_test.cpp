@@ -5,6 +5,8 @@
 // with real upstreams.
 #include "src/mcp_client.h"
 
+#include "transports/stdio_child_transport.h"
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/quiet_logger.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_context.h"
 
@@ -34,17 +37,10 @@ std::shared_ptr<McpClient> start_client(const std::vector<std::string>& argv,
   command.argv = argv;
   command.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received.string()};
   std::string error;
-  auto child = StdioChild::start(command, nullptr, error);
-  REQUIRE(child);
-  return McpClient::create("scripted", std::move(child), logger);
+  auto transport = StdioChildTransport::start(command, nullptr, nullptr, error);
+  REQUIRE(transport);
+  return McpClient::create("scripted", std::move(transport), logger);
 }
-
-// A logger whose lines go nowhere.
-struct QuietLogger {
-  std::FILE* sink = std::fopen("/dev/null", "w");
-  Logger logger{sink};
-  ~QuietLogger() { std::fclose(sink); }
-};
 
 // A client of `argv` (the scripted server by default), with its own folder
 // for the lines the server received.
@@ -91,13 +87,15 @@ TEST_CASE("a relayed call returns the upstream's result, and its error as an err
   auto& client = up.client;
   REQUIRE(client->initialize(5s).empty());
   TestContext context;
-  ToolResult result = client->call_tool("any", {{"x", 1}}, context);
+  ToolResult result =
+      McpClient::tool_result("scripted", client->call_tool("any", {{"x", 1}}, context));
   CHECK_FALSE(result.is_error);
   CHECK(result.content == json::parse(R"([{"type":"text","text":"called"}])"));
   CHECK(result.structured_content == json{{"ok", true}});
   CHECK(eventually_contains(up.received(), R"("arguments":{"x":1})"));
 
-  ToolResult failed = client->call_tool("fails", json::object(), context);
+  ToolResult failed =
+      McpClient::tool_result("scripted", client->call_tool("fails", json::object(), context));
   CHECK(failed.is_error);
   CHECK(failed.content[0]["text"] ==
         "upstream \"scripted\" answered tools/call with an error: no such tool (code -32602)");
@@ -112,7 +110,8 @@ TEST_CASE("progress reaches the call's context and cancelling sends notification
     for (int i = 0; i < 500 && context.progress().empty(); ++i) std::this_thread::sleep_for(10ms);
     context.cancel = true;
   });
-  ToolResult result = client->call_tool("slow", json::object(), context);
+  ToolResult result =
+      McpClient::tool_result("scripted", client->call_tool("slow", json::object(), context));
   canceller.join();
   CHECK(result.is_error);
   CHECK(result.content[0]["text"] == "tools/call to upstream \"scripted\" was cancelled");
@@ -140,7 +139,8 @@ TEST_CASE("a log message reaches the only call in flight, ping is answered, root
   auto& client = up.client;
   REQUIRE(client->initialize(5s).empty());
   LoggingContext context;
-  ToolResult result = client->call_tool("talks", json::object(), context);
+  ToolResult result =
+      McpClient::tool_result("scripted", client->call_tool("talks", json::object(), context));
   CHECK(result.content[0]["text"] == "talked");
   REQUIRE(context.logs.size() == 1);
   CHECK(context.logs[0].first == LogLevel::warning);
@@ -155,7 +155,8 @@ TEST_CASE("an upstream that exits at once fails initialize with its exit status"
   CHECK(client->initialize(5s) == "upstream \"scripted\" exited with status 4");
   CHECK(client->gone());
   TestContext context;
-  ToolResult result = client->call_tool("any", json::object(), context);
+  ToolResult result =
+      McpClient::tool_result("scripted", client->call_tool("any", json::object(), context));
   CHECK(result.is_error);
   CHECK(result.content[0]["text"] == "upstream \"scripted\" exited with status 4");
 }

@@ -5,7 +5,12 @@
 # the second holds two tools that break the tool contract (a name with a
 # space, a schema that refers outside itself). The tool "slow" reports
 # progress and never answers; "talks" sends a log message, a ping and a
-# roots/list request before it answers.
+# roots/list request before it answers. For tests/src/upstream_test.cpp:
+# "crash" exits at once; "crash_once" exits the first time it is called (a
+# marker file beside $RECEIVED remembers) and answers after; "hang" never
+# answers; "change" says notifications/tools/list_changed, after which
+# tools/list also holds "third".
+changed=0
 while IFS= read -r line; do
   printf '%s\n' "$line" >> "$RECEIVED"
   id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
@@ -13,7 +18,9 @@ while IFS= read -r line; do
     *'"method":"initialize"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1.0"}}}\n' "$id" ;;
     *'"method":"tools/list"'*'"cursor":"page-2"'*)
-      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"second","description":"Second.","inputSchema":{"type":"object"}},{"name":"bad name","description":"Bad.","inputSchema":{"type":"object"}},{"name":"outside","description":"Refers outside.","inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/schema.json"}}}}]}}\n' "$id" ;;
+      third=''
+      [ "$changed" = 1 ] && third='{"name":"third","description":"Third.","inputSchema":{"type":"object"}},'
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s{"name":"second","description":"Second.","inputSchema":{"type":"object"}},{"name":"bad name","description":"Bad.","inputSchema":{"type":"object"}},{"name":"outside","description":"Refers outside.","inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/schema.json"}}}}]}}\n' "$id" "$third" ;;
     *'"method":"tools/list"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"first","description":"First.","inputSchema":{"type":"object"}}],"nextCursor":"page-2"}}\n' "$id" ;;
     *'"method":"tools/call"'*'"name":"slow"'*)
@@ -24,6 +31,17 @@ while IFS= read -r line; do
       printf '{"jsonrpc":"2.0","id":"roots-1","method":"roots/list"}\n'
       sleep 0.2
       printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"talked"}]}}\n' "$id" ;;
+    *'"method":"tools/call"'*'"name":"crash"'*)
+      exit 1 ;;
+    *'"method":"tools/call"'*'"name":"crash_once"'*)
+      if [ ! -e "$RECEIVED.crashed" ]; then : > "$RECEIVED.crashed"; exit 1; fi
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"called"}]}}\n' "$id" ;;
+    *'"method":"tools/call"'*'"name":"hang"'*)
+      ;;
+    *'"method":"tools/call"'*'"name":"change"'*)
+      changed=1
+      printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"changed"}]}}\n' "$id" ;;
     *'"method":"tools/call"'*'"name":"fails"'*)
       printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"no such tool"}}\n' "$id" ;;
     *'"method":"tools/call"'*)

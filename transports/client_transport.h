@@ -1,0 +1,48 @@
+// The client side of an MCP transport: how toolmux, as the client of an
+// upstream MCP server, moves JSON-RPC messages to and from it. Two kinds:
+// a child process over stdio (transports/stdio_child_transport.h) and a
+// Streamable HTTP endpoint (transports/http_client_transport.h). A transport
+// moves text only; src/mcp_client.h speaks the protocol over it.
+//
+// Contract, for every implementation:
+// - start() is called once, before send(). on_message is called with the text
+//   of each message the server sends, in the order it sent them on one
+//   stream, from the transport's own threads (never from inside send() on
+//   the caller's thread, so a caller may hold its locks while sending).
+//   on_closed is called once, when the connection has gone for good (the
+//   child exited, the HTTP session was lost); no on_message follows it.
+// - send() may be called from any thread, concurrently. It returns once the
+//   message is on its way (for HTTP: handed to a request of its own, whose
+//   response is delivered through on_message later); false when the
+//   connection has gone, and then the message was not sent.
+// - close() ends the connection (stops the child; ends the HTTP session) and
+//   returns once no callback runs or will run. Idempotent; the destructor
+//   calls it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace toolmux {
+
+class ClientTransport {
+ public:
+  using OnMessage = std::function<void(std::string_view text)>;
+  using OnClosed = std::function<void(const std::string& reason)>;
+
+  virtual ~ClientTransport() = default;
+
+  virtual void start(OnMessage on_message, OnClosed on_closed) = 0;
+  virtual bool send(const std::string& text) = 0;
+  virtual void close() = 0;
+
+  // Told once initialize has been answered: the protocol version the two
+  // agreed on (HTTP sends it in MCP-Protocol-Version on every later request).
+  virtual void set_protocol_version(const std::string& /*version*/) {}
+
+  // What it is, for log lines and error messages: "stdio: npx ..." or the URL.
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace toolmux

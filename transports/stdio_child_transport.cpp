@@ -1,0 +1,59 @@
+#include "transports/stdio_child_transport.h"
+
+#include <utility>
+
+namespace toolmux {
+
+std::unique_ptr<StdioChildTransport> StdioChildTransport::start(const ChildCommand& command,
+                                                                StdioChild::StderrSink on_stderr,
+                                                                std::function<void()> on_oversized,
+                                                                std::string& error) {
+  auto child = StdioChild::start(command, std::move(on_stderr), error);
+  if (!child) return nullptr;
+  std::string description = "stdio:";
+  for (const std::string& arg : command.argv) description += " " + arg;
+  return std::unique_ptr<StdioChildTransport>(
+      new StdioChildTransport(std::move(child), std::move(on_oversized), std::move(description)));
+}
+
+StdioChildTransport::StdioChildTransport(std::unique_ptr<StdioChild> child,
+                                         std::function<void()> on_oversized,
+                                         std::string description)
+    : child_(std::move(child)),
+      on_oversized_(std::move(on_oversized)),
+      description_(std::move(description)) {}
+
+StdioChildTransport::~StdioChildTransport() { close(); }
+
+void StdioChildTransport::start(OnMessage on_message, OnClosed on_closed) {
+  reader_ = std::thread(
+      [this, on_message = std::move(on_message), on_closed = std::move(on_closed)]() mutable {
+        read(std::move(on_message), std::move(on_closed));
+      });
+}
+
+void StdioChildTransport::read(OnMessage on_message, OnClosed on_closed) {
+  while (auto line = child_->transport().read_line()) {
+    if (line->oversized) {
+      if (on_oversized_) on_oversized_();
+      continue;
+    }
+    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    on_message(line->text);
+  }
+  // Its stdout is closed: it exited or is exiting. Say how, when it is quick to know.
+  auto status = child_->exit_description(std::chrono::milliseconds(200));
+  on_closed(status ? *status : "closed its output");
+}
+
+bool StdioChildTransport::send(const std::string& text) {
+  return child_->transport().write_line(text);
+}
+
+void StdioChildTransport::close() {
+  std::lock_guard lock(close_mutex_);
+  child_->stop();
+  if (reader_.joinable()) reader_.join();
+}
+
+}  // namespace toolmux

@@ -50,6 +50,14 @@ CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_to
     }
     wake_.notify_all();
   };
+  hooks.on_notification = [this](const std::string& upstream, const std::string& method,
+                                 const nlohmann::json& params) {
+    // Resources and prompts of the catalog serving now.
+    auto catalog = current();
+    if (!catalog) return;
+    auto features = catalog->upstream_features.find(upstream);
+    if (features != catalog->upstream_features.end()) features->second.notify(method, params);
+  };
   upstreams_ = std::make_unique<UpstreamSet>(
       logger_, data_dir.empty() ? data_dir : data_dir / "upstreams", std::move(hooks));
 }

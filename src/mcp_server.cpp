@@ -205,6 +205,9 @@ void McpServer::replace_catalog(std::shared_ptr<const Catalog> catalog) {
   for (const auto& session : open) {
     session->send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
   }
+  // The resources and prompts come from the new catalog's providers too.
+  provider_methods_->subscriptions()->resources_list_changed();
+  provider_methods_->subscriptions()->prompts_list_changed();
 }
 
 void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {

@@ -79,7 +79,8 @@ class McpServer {
   }
   // Serves `catalog` from now on (a reload, an upstream's tools changing):
   // requests already running finish with the catalog they started with; each
-  // initialized session still open gets notifications/tools/list_changed.
+  // initialized session still open gets notifications/tools/list_changed,
+  // and .../resources/list_changed and .../prompts/list_changed.
   // Any thread.
   void replace_catalog(std::shared_ptr<const Catalog> catalog);
 

@@ -182,10 +182,21 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   searchable->policy = &catalog->policy;
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);
+  // The program's own first, then the upstreams' in the file's order, then the
+  // session's offloaded results.
   auto resource_providers = native_providers.resources;
+  auto prompt_providers = native_providers.prompts;
+  if (upstream_set && logger) {
+    for (const auto& upstream : upstream_set->list()) {
+      UpstreamFeatures features = make_upstream_features(upstream);
+      resource_providers.push_back(features.resources);
+      prompt_providers.push_back(features.prompts);
+      catalog->upstream_features.emplace(upstream->name(), std::move(features));
+    }
+  }
   resource_providers.push_back(make_result_resources(results));
   catalog->providers =
-      ProviderRouter::create(std::move(resource_providers), native_providers.prompts);
+      ProviderRouter::create(std::move(resource_providers), std::move(prompt_providers));
   return catalog;
 }
 

@@ -6,6 +6,7 @@
 // every call that uses it and read from many threads.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "src/lazy_result_store.h"
 #include "src/logger.h"
 #include "src/tool_search.h"
+#include "src/upstream_providers.h"
 #include "src/upstreams.h"
 
 namespace toolmux {
@@ -40,6 +42,9 @@ struct Catalog {
   std::vector<nlohmann::json> published;
   std::size_t command_tool_count = 0;
   std::size_t upstream_tool_count = 0;
+  // Each upstream's resources and prompts (among `providers`), by upstream
+  // name, for its notifications.
+  std::map<std::string, UpstreamFeatures> upstream_features;
   std::size_t serving_upstreams = 0;   // upstreams with at least one tool in the catalog
   std::size_t declared_upstreams = 0;  // in the catalog file, started or not
   // Discovery: when on, tools/list shows only `always_listed` (the pinned

@@ -187,7 +187,7 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
       }
       self->changed_.notify_all();
     } else if (self->hooks_.on_notification) {
-      self->hooks_.on_notification(method, params);
+      self->hooks_.on_notification(self->name(), method, params);
     }
   };
   events.on_closed = [weak](const std::string& /*reason*/) {

@@ -52,7 +52,9 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
     std::function<void()> on_tools_changed;
     // Notifications other than tools/list_changed, progress and log messages
     // (resources/updated, resources/list_changed, prompts/list_changed).
-    std::function<void(const std::string& method, const nlohmann::json& params)> on_notification;
+    std::function<void(const std::string& upstream, const std::string& method,
+                       const nlohmann::json& params)>
+        on_notification;
   };
 
   // `tools_cache`: where the last tool list is kept between runs, so a lazy

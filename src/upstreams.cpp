@@ -1,5 +1,9 @@
 #include "src/upstreams.h"
 
+#include "src/call_tool.h"
+#include "src/result_tools.h"
+#include "src/tool_search.h"
+
 #include <set>
 #include <utility>
 
@@ -28,6 +32,14 @@ void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& regis
     listed_names.insert(name);
     auto spec = upstream_tool_spec(upstream, tool);
     if (!spec) continue;  // include/exclude
+    if (spec->name == kToolSearch || spec->name == kCallTool || spec->name == kReadToolResult) {
+      // Another toolmux (or a server with the same idea) as an upstream: its
+      // discovery tools would shadow this one's.
+      skip(name, "the name " + spec->name +
+                     " is reserved for toolmux's own tool; give it another "
+                     "with a prefix or a \"name\" override");
+      continue;
+    }
     const SideEffect effect =
         side_effect_from_name(spec->side_effect).value_or(SideEffect::remote_mutation);
     Problems problems = registry.add(

@@ -36,7 +36,7 @@ void block_reload_signal() {
 
 CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_tools,
                          std::shared_ptr<LazyResultStore> results, Logger& logger,
-                         std::filesystem::path data_dir, NativeProviders native_providers)
+                         const std::filesystem::path& data_dir, NativeProviders native_providers)
     : options_(std::move(options)),
       native_tools_(std::move(native_tools)),
       native_providers_(std::move(native_providers)),
@@ -228,7 +228,7 @@ void CatalogHost::reload() {
   logger_.write(
       LogLevel::info, "catalog_reloaded",
       {{"file", options_.catalog_file.string()}, {"tools", catalog->registry->tools().size()}});
-  replace(std::move(catalog));
+  replace(catalog);
 }
 
 void CatalogHost::rebuild() {
@@ -249,10 +249,10 @@ void CatalogHost::rebuild() {
   logger_.write(LogLevel::info, "catalog_rebuilt",
                 {{"tools", catalog->registry->tools().size()},
                  {"upstream_tools", catalog->upstream_tool_count}});
-  replace(std::move(catalog));
+  replace(catalog);
 }
 
-void CatalogHost::replace(std::shared_ptr<const Catalog> catalog) {
+void CatalogHost::replace(const std::shared_ptr<const Catalog>& catalog) {
   {
     std::lock_guard lock(mutex_);
     current_ = catalog;

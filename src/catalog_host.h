@@ -47,7 +47,7 @@ class CatalogHost {
 
   CatalogHost(ServeOptions options, std::vector<NativeTool> native_tools,
               std::shared_ptr<LazyResultStore> results, Logger& logger,
-              std::filesystem::path data_dir, NativeProviders native_providers = {});
+              const std::filesystem::path& data_dir, NativeProviders native_providers = {});
   ~CatalogHost();
   CatalogHost(const CatalogHost&) = delete;
   CatalogHost& operator=(const CatalogHost&) = delete;
@@ -70,7 +70,7 @@ class CatalogHost {
   void run();
   void reload();
   void rebuild();
-  void replace(std::shared_ptr<const Catalog> catalog);
+  void replace(const std::shared_ptr<const Catalog>& catalog);
   std::optional<std::string> file_signature() const;
 
   const ServeOptions options_;

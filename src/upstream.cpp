@@ -208,7 +208,7 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
   return client;
 }
 
-void Upstream::set_tools(std::vector<json> tools) {
+void Upstream::set_tools(const std::vector<json>& tools) {
   bool changed = false;
   {
     std::lock_guard lock(mutex_);
@@ -231,7 +231,7 @@ void Upstream::relist(const std::shared_ptr<McpClient>& client) {
                   {{"upstream", name()}, {"reason", error}});
     return;
   }
-  set_tools(std::move(*listed));
+  set_tools(*listed);
 }
 
 void Upstream::supervise() {
@@ -277,7 +277,7 @@ void Upstream::supervise() {
         logger_.write(
             LogLevel::info, "upstream_started",
             {{"upstream", name()}, {"server", client->server_info()}, {"tools", tools.size()}});
-        set_tools(std::move(tools));
+        set_tools(tools);
       } else {
         logger_.write(LogLevel::error, "upstream_failed",
                       {{"upstream", name()}, {"reason", error}});

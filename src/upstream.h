@@ -98,7 +98,7 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   // One start: transport, initialize, tools/list. Null with `error` set on failure.
   std::shared_ptr<McpClient> connect(std::vector<nlohmann::json>& tools, std::string& error);
   void relist(const std::shared_ptr<McpClient>& client);
-  void set_tools(std::vector<nlohmann::json> tools);
+  void set_tools(const std::vector<nlohmann::json>& tools);
   // Admission: the client to send on, or a failure outcome. `probe` is set when
   // this call is the breaker's probe.
   std::shared_ptr<McpClient> admit(Clock::time_point deadline, bool& probe,

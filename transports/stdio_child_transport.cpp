@@ -26,13 +26,11 @@ StdioChildTransport::StdioChildTransport(std::unique_ptr<StdioChild> child,
 StdioChildTransport::~StdioChildTransport() { close(); }
 
 void StdioChildTransport::start(OnMessage on_message, OnClosed on_closed) {
-  reader_ = std::thread(
-      [this, on_message = std::move(on_message), on_closed = std::move(on_closed)]() mutable {
-        read(std::move(on_message), std::move(on_closed));
-      });
+  reader_ = std::thread([this, on_message = std::move(on_message),
+                         on_closed = std::move(on_closed)] { read(on_message, on_closed); });
 }
 
-void StdioChildTransport::read(OnMessage on_message, OnClosed on_closed) {
+void StdioChildTransport::read(const OnMessage& on_message, const OnClosed& on_closed) {
   while (auto line = child_->transport().read_line()) {
     if (line->oversized) {
       if (on_oversized_) on_oversized_();

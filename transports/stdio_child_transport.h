@@ -35,7 +35,7 @@ class StdioChildTransport final : public ClientTransport {
  private:
   StdioChildTransport(std::unique_ptr<StdioChild> child, std::function<void()> on_oversized,
                       std::string description);
-  void read(OnMessage on_message, OnClosed on_closed);
+  void read(const OnMessage& on_message, const OnClosed& on_closed);
 
   std::unique_ptr<StdioChild> child_;
   std::function<void()> on_oversized_;

@@ -177,6 +177,17 @@ std::string McpClient::initialize(std::chrono::milliseconds timeout) {
   const json version = outcome.result->value("protocolVersion", json());
   if (version.is_string()) transport_->set_protocol_version(version.get<std::string>());
   send(jsonrpc::make_notification("notifications/initialized", json::object()));
+  if (server_capabilities_.contains("logging")) {
+    // Every level: toolmux filters each relayed message at its calling
+    // client's own level (many servers send nothing below their default
+    // until asked).
+    Outcome set =
+        request("logging/setLevel", {{"level", "debug"}}, Clock::now() + timeout, nullptr);
+    if (!set.result) {
+      logger_.write(LogLevel::warning, "upstream_set_log_level_failed",
+                    {{"upstream", name_}, {"reason", set.error}});
+    }
+  }
   return "";
 }
 

@@ -76,7 +76,9 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   McpClient(const McpClient&) = delete;
   McpClient& operator=(const McpClient&) = delete;
 
-  // initialize, then notifications/initialized. "" when done, else why not.
+  // initialize, then notifications/initialized, then (when the server
+  // declares logging) logging/setLevel "debug", whose failure is only logged.
+  // "" when done, else why not.
   std::string initialize(std::chrono::milliseconds timeout);
   // Every page of tools/list; nullopt with `error` set when it fails.
   std::optional<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout,

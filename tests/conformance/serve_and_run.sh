@@ -4,10 +4,21 @@
 # directory, runs tests/conformance/run.sh against it, then stops it with
 # SIGTERM and checks that it exits 0.
 #
-# Usage: tests/conformance/serve_and_run.sh SERVER_BINARY [SCENARIO...]
+# With --aggregate, the server on that port is toolmux (TOOLMUX_BINARY
+# serve --http) instead, with a catalog whose one stdio upstream is the
+# example (prefix "", discovery off): the suite then runs through toolmux's
+# relay to the example.
+#
+# Usage: tests/conformance/serve_and_run.sh [--aggregate TOOLMUX_BINARY] SERVER_BINARY [SCENARIO...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-server="${1:?usage: serve_and_run.sh SERVER_BINARY [SCENARIO...]}"
+usage="usage: serve_and_run.sh [--aggregate TOOLMUX_BINARY] SERVER_BINARY [SCENARIO...]"
+toolmux=""
+if [[ "${1:-}" == --aggregate ]]; then
+  toolmux="${2:?$usage}"
+  shift 2
+fi
+server="${1:?$usage}"
 shift
 
 work="$(mktemp -d)"
@@ -18,7 +29,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$server" serve --http 127.0.0.1:0 --data-dir "$work/data" 2>"$work/server.log" &
+if [[ -n "$toolmux" ]]; then
+  # JSON strings: the paths come from CMake and mktemp, without quotes or backslashes.
+  cat >"$work/catalog.json" <<JSON
+{
+  "tools": [],
+  "upstreams": {
+    "conformance": {
+      "command": "$server",
+      "args": ["serve", "--data-dir", "$work/upstream-data"],
+      "prefix": ""
+    }
+  },
+  "discovery": {"mode": "off"}
+}
+JSON
+  "$toolmux" serve --http 127.0.0.1:0 --data-dir "$work/data" --catalog "$work/catalog.json" \
+    2>"$work/server.log" &
+else
+  "$server" serve --http 127.0.0.1:0 --data-dir "$work/data" 2>"$work/server.log" &
+fi
 pid=$!
 url=""
 for _ in $(seq 100); do

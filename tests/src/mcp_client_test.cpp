@@ -32,10 +32,12 @@ namespace {
 const fs::path kScripted = fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh";
 
 std::shared_ptr<McpClient> start_client(const std::vector<std::string>& argv,
-                                        const fs::path& received, Logger& logger) {
+                                        const fs::path& received, Logger& logger,
+                                        const std::vector<std::string>& env) {
   ChildCommand command;
   command.argv = argv;
   command.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received.string()};
+  command.env.insert(command.env.end(), env.begin(), env.end());
   std::string error;
   auto transport = StdioChildTransport::start(command, nullptr, nullptr, error);
   REQUIRE(transport);
@@ -48,8 +50,9 @@ struct Upstream {
   TempDir dir;
   QuietLogger quiet;
   std::shared_ptr<McpClient> client;
-  explicit Upstream(const std::vector<std::string>& argv = {kScripted.string()})
-      : client(start_client(argv, received(), quiet.logger)) {}
+  explicit Upstream(const std::vector<std::string>& argv = {kScripted.string()},
+                    const std::vector<std::string>& env = {})
+      : client(start_client(argv, received(), quiet.logger, env)) {}
   fs::path received() const { return dir.path() / "received"; }
 };
 
@@ -80,6 +83,17 @@ TEST_CASE("the client initializes and reads every page of tools/list") {
   CHECK(received.find(R"("protocolVersion":"2025-11-25")") != std::string::npos);
   CHECK(received.find(R"("method":"notifications/initialized")") != std::string::npos);
   CHECK(received.find(R"("cursor":"page-2")") != std::string::npos);
+  // It declares no logging: no logging/setLevel.
+  CHECK(received.find("logging/setLevel") == std::string::npos);
+}
+
+TEST_CASE("the client asks an upstream that declares logging for every level") {
+  // (Servers send nothing below their default level until asked; toolmux
+  // filters at each calling client's own level.)
+  Upstream up({kScripted.string()}, {"LOGGING=1"});
+  REQUIRE(up.client->initialize(5s).empty());
+  CHECK(eventually_contains(up.received(),
+                            R"("method":"logging/setLevel","params":{"level":"debug"})"));
 }
 
 TEST_CASE("a relayed call returns the upstream's result, and its error as an error result") {

@@ -9,14 +9,19 @@
 # "crash" exits at once; "crash_once" exits the first time it is called (a
 # marker file beside $RECEIVED remembers) and answers after; "hang" never
 # answers; "change" says notifications/tools/list_changed, after which
-# tools/list also holds "third".
+# tools/list also holds "third". With LOGGING set it also declares the
+# logging capability (and answers logging/setLevel).
 changed=0
+capabilities='{"tools":{}}'
+[ -n "${LOGGING:-}" ] && capabilities='{"tools":{},"logging":{}}'
 while IFS= read -r line; do
   printf '%s\n' "$line" >> "$RECEIVED"
   id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
   case "$line" in
     *'"method":"initialize"'*)
-      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1.0"}}}\n' "$id" ;;
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":%s,"serverInfo":{"name":"scripted","version":"1.0"}}}\n' "$id" "$capabilities" ;;
+    *'"method":"logging/setLevel"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
     *'"method":"tools/list"'*'"cursor":"page-2"'*)
       third=''
       [ "$changed" = 1 ] && third='{"name":"third","description":"Third.","inputSchema":{"type":"object"}},'

@@ -34,7 +34,7 @@ std::string echo_args(const std::string& text) { return json{{"text", text}}.dum
 
 }  // namespace
 
-TEST_CASE("a tool alias is served as its tool; an argument alias is renamed") {
+TEST_CASE("a tool alias is served as its tool, and an argument alias is renamed") {
   PipelineFixture f;
   f.catalog->aliases.tools["say"] = "echo";
   f.catalog->aliases.arguments["echo"]["message"] = "text";
@@ -80,7 +80,7 @@ TEST_CASE("a call the access rules deny is an isError result naming the rule") {
   CHECK(f.pipeline(allowed).outcome == CallOutcome::ok);
 }
 
-TEST_CASE("defaults fill absent arguments; a fixed argument cannot be set by the caller") {
+TEST_CASE("defaults fill absent arguments, and a fixed argument cannot be set by the caller") {
   PipelineFixture f;
   f.catalog->policy.arguments["echo"].defaults = {{"text", "default text"}};
   ToolCall call = f.make_call("echo", "{}");

@@ -147,7 +147,7 @@ TEST_CASE("an unknown tool is -32602 with the closest names") {
   CHECK(r["error"]["data"]["suggestions"][0] == "echo");
 }
 
-TEST_CASE("tools/call returns the tool's result; failures are isError results") {
+TEST_CASE("tools/call returns the tool's result, and failures are isError results") {
   Fixture f;
   f.initialize();
   json ok = f.request(5, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}});

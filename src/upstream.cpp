@@ -85,7 +85,9 @@ Upstream::~Upstream() { stop(); }
 void Upstream::start() {
   std::lock_guard lock(mutex_);
   if (supervisor_.joinable()) return;
-  wanted_ = !spec_.lifecycle.lazy;
+  // A lazy upstream whose tools are not known from an earlier run is started
+  // once now: nothing could call a tool of it otherwise.
+  wanted_ = !spec_.lifecycle.lazy || !tools_known_;
   supervisor_ = std::thread([this] { supervise(); });
 }
 

@@ -65,7 +65,8 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
 
-  // Starts the supervisor: an eager upstream is started now. Returns at once.
+  // Starts the supervisor: an eager upstream is started now, and so is a lazy
+  // one whose tools no earlier run cached. Returns at once.
   void start();
   // Waits until the first start attempt has ended (listed or failed), or
   // `timeout`; true when it serves. A lazy upstream that is not started

@@ -120,6 +120,9 @@ void McpServer::handle_request(const Message& m, const std::shared_ptr<Session>&
                   "Session not initialized: send \"initialize\" before \"" + m.method + "\"");
     return;
   }
+  // A session restored after a restart did not initialize here: it is told
+  // of catalog changes from its first request on.
+  if (session->initialized()) watch(session);
   try {
     it->second(m, session);
   } catch (const std::exception& e) {
@@ -169,14 +172,9 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
                  {"protocol_version", version},
                  {"client", params.value("clientInfo", json::object()).value("name", "")}});
 
-  {
-    std::lock_guard lock(catalog_mutex_);
-    std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
-    sessions_.push_back(session);
-  }
+  watch(session);
   // listChanged: discovery adds tools to a session's list, and a catalog
   // reload or an upstream's change replaces the list.
-  provider_methods_->subscriptions()->add_session(session);
   json result{
       {"protocolVersion", version},
       {"capabilities",
@@ -189,6 +187,16 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
   };
   if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
+}
+
+void McpServer::watch(const std::shared_ptr<Session>& session) {
+  if (!session->watch_once()) return;
+  {
+    std::lock_guard lock(catalog_mutex_);
+    std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
+    sessions_.push_back(session);
+  }
+  provider_methods_->subscriptions()->add_session(session);
 }
 
 void McpServer::replace_catalog(std::shared_ptr<const Catalog> catalog) {

@@ -88,6 +88,8 @@ class McpServer {
   using Method = std::function<void(const jsonrpc::Message&, const std::shared_ptr<Session>&)>;
 
   void handle_request(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  // Registers the session for catalog notifications, once.
+  void watch(const std::shared_ptr<Session>& session);
   void handle_notification(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
   void initialize(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);

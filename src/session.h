@@ -118,6 +118,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Lifecycle (legacy era): initialize sets the negotiated version.
   bool initialized() const;
+  // True the first time only: the server registers the session for its
+  // catalog notifications once (at initialize, or at the first request of a
+  // session restored after a restart).
+  bool watch_once() { return !watched_.exchange(true); }
   std::string protocol_version() const;
   void set_initialized(std::string protocol_version, nlohmann::json client_capabilities,
                        nlohmann::json client_info);
@@ -167,6 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
   mutable std::mutex mutex_;
   std::condition_variable calls_changed_;
   bool initialized_ = false;
+  std::atomic<bool> watched_{false};
   std::string protocol_version_;
   nlohmann::json client_capabilities_;
   nlohmann::json client_info_;

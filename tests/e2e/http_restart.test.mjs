@@ -4,6 +4,7 @@
 // it missed with Last-Event-ID, from the store.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
@@ -16,6 +17,7 @@ import {
   expectResultRefused,
   genCharsText,
   makeRoot,
+  pingRequest,
   offloadChars,
   rawInitialize,
   rawPost,
@@ -93,5 +95,30 @@ test('missed events outlive a restart: Last-Event-ID replays them from the sessi
   const messages = rest.reader.messages();
   assert.equal(messages.at(-1).id, 2, JSON.stringify(messages));
   assert.equal(messages.at(-1).result.content[0].text, 'finished\n');
+  await second.stopCleanly(assert);
+});
+
+test('a session restored after a restart is told when the catalog is reloaded', async (t) => {
+  const dir = makeRoot({});
+  const catalog = path.join(dir, 'catalog.json');
+  const document = JSON.parse(fs.readFileSync(HTTP_CATALOG, 'utf8'));
+  fs.writeFileSync(catalog, JSON.stringify(document));
+  const first = await HttpServer.start(t, { catalog, root: dir });
+  const a = await connectHttp(t, first.url);
+  const sessionId = a.transport.sessionId;
+  await a.close();
+  await first.stopCleanly(assert);
+
+  const second = await HttpServer.start(t, { catalog, root: dir, dataDir: first.dataDir });
+  // Its first request here, then its own stream.
+  const ping = await rawPost(second.url, pingRequest(), sessionHeaders(sessionId));
+  assert.equal(ping.status, 200);
+  const { reader } = await SseReader.get(second.url, sessionHeaders(sessionId));
+  assert.ok(reader, 'the GET stream opens');
+  t.after(() => reader.close());
+  fs.writeFileSync(catalog, JSON.stringify({ ...document, $comment: 'edited while serving' }));
+  await reader.waitFor((event) => event.data?.includes('notifications/tools/list_changed'), 10000, 'list_changed after the reload');
+  assert.ok(second.logs.some((l) => l.event === 'catalog_reloaded'), second.stderr);
+  reader.close();
   await second.stopCleanly(assert);
 });

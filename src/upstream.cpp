@@ -152,6 +152,10 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
     HttpClientOptions options;
     options.url = spec.url;
     options.headers = spec.headers;
+    options.on_warning = [this](const std::string& warning) {
+      logger_.write(LogLevel::warning, "upstream_http_warning",
+                    {{"upstream", name()}, {"warning", warning}});
+    };
     transport = HttpClientTransport::create(std::move(options), error);
     if (!transport) return nullptr;
 #else

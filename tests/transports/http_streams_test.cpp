@@ -383,7 +383,7 @@ TEST_CASE("the end of the session stops every writer and waiting POST") {
 }
 
 TEST_CASE(
-    "server shutdown (stopping) ends the writers of stream 0; a waiting POST gets its answer") {
+    "server shutdown (stopping) ends the writers of stream 0, and a waiting POST gets its answer") {
   SessionStreams streams("s", nullptr);
   std::atomic<bool> stopping{false};
   auto cursor = streams.attach_standalone();

@@ -81,11 +81,14 @@ std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
       problems = load->problems;
       return nullptr;
     }
-    // Checked whole before anything starts, as `toolmux check` does.
-    if (!build_catalog(options_, results_, problems, native_tools_, nullptr, nullptr, &*load)) {
-      return nullptr;
+    if (!load->catalog.upstreams.empty()) {
+      // Checked whole before any upstream starts (which can take long), as
+      // `toolmux check` does; without upstreams, the build below is the check.
+      if (!build_catalog(options_, results_, problems, native_tools_, nullptr, nullptr, &*load)) {
+        return nullptr;
+      }
+      upstreams_->update(load->catalog.upstreams);
     }
-    upstreams_->update(load->catalog.upstreams);
   }
   {
     std::lock_guard lock(mutex_);

@@ -59,13 +59,7 @@ std::string McpClient::closed_reason() {
   return gone_reason_.empty() ? "has gone" : gone_reason_;
 }
 
-std::string McpClient::gone_reason() {
-  std::unique_lock lock(mutex_);
-  // A failed send may come before the transport has told why.
-  answered_.wait_for(lock, std::chrono::milliseconds(200),
-                     [this] { return !gone_reason_.empty(); });
-  return "upstream \"" + name_ + "\" " + (gone_reason_.empty() ? "has gone" : gone_reason_);
-}
+std::string McpClient::gone_reason() { return "upstream \"" + name_ + "\" " + closed_reason(); }
 
 void McpClient::send(const json& message) {
   transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -231,8 +225,7 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
   return outcome;
 }
 
-ToolResult McpClient::tool_result(const std::string& upstream, const Outcome& outcome) {
-  (void)upstream;
+ToolResult McpClient::tool_result(const Outcome& outcome) {
   if (!outcome.result) return ToolResult::error(outcome.error);
   const json& result = *outcome.result;
   ToolResult out;

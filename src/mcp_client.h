@@ -92,7 +92,7 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // a failure leaves it empty.
   Outcome call_tool(const std::string& tool, const nlohmann::json& arguments, CallContext& context);
   // The result of a tools/call as toolmux returns it.
-  static ToolResult tool_result(const std::string& upstream, const Outcome& outcome);
+  static ToolResult tool_result(const Outcome& outcome);
 
   const std::string& name() const { return name_; }
   const nlohmann::json& server_info() const { return server_info_; }

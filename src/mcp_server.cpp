@@ -35,11 +35,10 @@ const JsonViolation* first_violation_outside(const std::vector<JsonViolation>& v
 
 }  // namespace
 
-ServerOptions server_options_for(const Catalog& catalog, const ServeOptions& serve,
+ServerOptions server_options_for(const ServeOptions& serve,
                                  std::shared_ptr<LazyResultStore> results) {
   ServerOptions options;
   options.page_size = serve.page_size;
-  options.instructions = server_instructions(catalog);
   options.results = std::move(results);
   return options;
 }
@@ -185,7 +184,8 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
         {"completions", json::object()}}},
       {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
   };
-  if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
+  // What the catalog serving now offers (a reload may have changed it).
+  result["instructions"] = server_instructions(*catalog());
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 

@@ -38,7 +38,6 @@ inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
 
 struct ServerOptions {
   std::size_t page_size = 0;  // tools per tools/list page; 0 = all in one page
-  std::string instructions;   // sent in the initialize result when not empty
   JsonLimits json_limits;
   std::shared_ptr<LazyResultStore> results;  // where large results go; null = never offload
   // How long a resources/..., prompts/... or completion/complete request may
@@ -47,7 +46,7 @@ struct ServerOptions {
 };
 
 // The options `toolmux serve` runs the server with, over either transport.
-ServerOptions server_options_for(const Catalog& catalog, const ServeOptions& serve,
+ServerOptions server_options_for(const ServeOptions& serve,
                                  std::shared_ptr<LazyResultStore> results);
 
 class McpServer {

@@ -85,8 +85,8 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   // These are left to process exit when a connection thread outlives the
   // drain (see the end): held by pointer, not on the stack.
   const std::shared_ptr<const Catalog> catalog = host.current();
-  auto server_holder = std::make_unique<McpServer>(
-      catalog, server_options_for(*catalog, options, results), logger, metrics);
+  auto server_holder =
+      std::make_unique<McpServer>(catalog, server_options_for(options, results), logger, metrics);
   McpServer& server = *server_holder;
   // A reload or an upstream's change: served from then on, clients told.
   const int listener = host.add_listener(

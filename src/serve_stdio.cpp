@@ -50,7 +50,7 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
 
   Metrics metrics;
   const std::shared_ptr<const Catalog> catalog = host.current();
-  McpServer server(catalog, server_options_for(*catalog, options, results), logger, metrics);
+  McpServer server(catalog, server_options_for(options, results), logger, metrics);
   // A reload or an upstream's change: served from then on, the client told.
   const int listener = host.add_listener(
       [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });

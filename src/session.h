@@ -121,7 +121,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // True the first time only: the server registers the session for its
   // catalog notifications once (at initialize, or at the first request of a
   // session restored after a restart).
-  bool watch_once() { return !watched_.exchange(true); }
+  bool watch_once() { return !watched_.load() && !watched_.exchange(true); }
   std::string protocol_version() const;
   void set_initialized(std::string protocol_version, nlohmann::json client_capabilities,
                        nlohmann::json client_info);

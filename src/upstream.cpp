@@ -4,10 +4,7 @@
 #include <sstream>
 #include <utility>
 
-#if __has_include("transports/http_client_transport.h")
 #include "transports/http_client_transport.h"
-#define TOOLMUX_HTTP_UPSTREAMS 1
-#endif
 #include "transports/stdio_child_transport.h"
 
 namespace toolmux {
@@ -134,6 +131,7 @@ json Upstream::capabilities() const {
 std::string Upstream::state() const {
   std::lock_guard lock(mutex_);
   const auto now = Clock::now();
+  if (stopping_) return "stopped";
   if (breaker_open_) {
     return "circuit open after " + std::to_string(consecutive_failures_) +
            " failed calls in a row; next probe in " + seconds_text(breaker_until_ - now);
@@ -148,7 +146,6 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
   const UpstreamSpec spec = this->spec();
   std::unique_ptr<ClientTransport> transport;
   if (!spec.url.empty()) {
-#ifdef TOOLMUX_HTTP_UPSTREAMS
     HttpClientOptions options;
     options.url = spec.url;
     options.headers = spec.headers;
@@ -158,10 +155,6 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
     };
     transport = HttpClientTransport::create(std::move(options), error);
     if (!transport) return nullptr;
-#else
-    error = "HTTP upstreams are not built in";
-    return nullptr;
-#endif
   } else {
     ChildCommand command;
     command.argv = spec.argv;

@@ -84,7 +84,8 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   std::vector<nlohmann::json> tools() const;
   // The upstream's declared capabilities (initialize result), {} until started.
   nlohmann::json capabilities() const;
-  // "serving", "starting", "not started (lazy)", "restarting: ...", "circuit open: ...".
+  // "serving", "starting", "not started (starts on first use)", "restarting: ...",
+  // "circuit open after ...", "stopped".
   std::string state() const;
 
   McpClient::Outcome call_tool(const std::string& tool, const nlohmann::json& arguments,

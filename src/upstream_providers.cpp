@@ -104,6 +104,16 @@ json completion_params(json ref, const CompletionRequest& request) {
   return params;
 }
 
+// The fields a Resource and a ResourceTemplate share, from the upstream's entry.
+template <typename Entry>
+void read_described(Entry& entry, const json& item) {
+  entry.name = text_field(item, "name");
+  entry.title = text_field(item, "title");
+  entry.description = text_field(item, "description");
+  entry.mime_type = text_field(item, "mimeType");
+  entry.annotations = item.value("annotations", json());
+}
+
 class UpstreamResources final : public ResourceProvider {
  public:
   explicit UpstreamResources(std::shared_ptr<Upstream> upstream) : upstream_(std::move(upstream)) {}
@@ -116,15 +126,11 @@ class UpstreamResources final : public ResourceProvider {
     for (const json& item : listed.value()) {
       Resource resource;
       resource.uri = text_field(item, "uri");
-      resource.name = text_field(item, "name");
       if (resource.uri.empty()) continue;
-      resource.title = text_field(item, "title");
-      resource.description = text_field(item, "description");
-      resource.mime_type = text_field(item, "mimeType");
+      read_described(resource, item);
       if (item.contains("size") && item["size"].is_number_unsigned()) {
         resource.size = item["size"].get<std::uint64_t>();
       }
-      resource.annotations = item.value("annotations", json());
       out.push_back(std::move(resource));
     }
     return out;
@@ -138,12 +144,8 @@ class UpstreamResources final : public ResourceProvider {
     for (const json& item : listed.value()) {
       ResourceTemplate entry;
       entry.uri_template = text_field(item, "uriTemplate");
-      entry.name = text_field(item, "name");
       if (entry.uri_template.empty()) continue;
-      entry.title = text_field(item, "title");
-      entry.description = text_field(item, "description");
-      entry.mime_type = text_field(item, "mimeType");
-      entry.annotations = item.value("annotations", json());
+      read_described(entry, item);
       out.push_back(std::move(entry));
     }
     return out;

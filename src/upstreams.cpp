@@ -44,8 +44,7 @@ void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& regis
         side_effect_from_name(spec->side_effect).value_or(SideEffect::remote_mutation);
     Problems problems = registry.add(
         *spec, [source, name, effect](const nlohmann::json& arguments, CallContext& context) {
-          return McpClient::tool_result(source->name(),
-                                        source->call_tool(name, arguments, context, effect));
+          return McpClient::tool_result(source->call_tool(name, arguments, context, effect));
         });
     if (!problems.empty()) {
       std::string reason;

@@ -164,8 +164,9 @@ test('aliases, argument policy and pins may name upstream tools', async (t) => {
   fs.writeFileSync(path.join(folder, 'a.txt'), 'a');
   const viaAlias = await client.callTool({ name: 'list_folder', arguments: { path: folder } });
   assert.match(textOf(viaAlias), /\[FILE\] a\.txt/);
-  const denied = await client.callTool({ name: 'files_write_file', arguments: { path: path.join(folder, 'b.txt'), content: 'b' } }).catch((e) => e);
-  assert.match(String(denied.message ?? textOf(denied)), /denied by \/policy\/access\/\*\/deny\/0/);
+  const denied = await client.callTool({ name: 'files_write_file', arguments: { path: path.join(folder, 'b.txt'), content: 'b' } });
+  assert.equal(denied.isError, true);
+  assert.match(textOf(denied), /denied by \/policy\/access\/\*\/deny\/0/);
   assert.ok(!fs.existsSync(path.join(folder, 'b.txt')));
 });
 

@@ -101,15 +101,13 @@ TEST_CASE("a relayed call returns the upstream's result, and its error as an err
   auto& client = up.client;
   REQUIRE(client->initialize(5s).empty());
   TestContext context;
-  ToolResult result =
-      McpClient::tool_result("scripted", client->call_tool("any", {{"x", 1}}, context));
+  ToolResult result = McpClient::tool_result(client->call_tool("any", {{"x", 1}}, context));
   CHECK_FALSE(result.is_error);
   CHECK(result.content == json::parse(R"([{"type":"text","text":"called"}])"));
   CHECK(result.structured_content == json{{"ok", true}});
   CHECK(eventually_contains(up.received(), R"("arguments":{"x":1})"));
 
-  ToolResult failed =
-      McpClient::tool_result("scripted", client->call_tool("fails", json::object(), context));
+  ToolResult failed = McpClient::tool_result(client->call_tool("fails", json::object(), context));
   CHECK(failed.is_error);
   CHECK(failed.content[0]["text"] ==
         "upstream \"scripted\" answered tools/call with an error: no such tool (code -32602)");
@@ -124,8 +122,7 @@ TEST_CASE("progress reaches the call's context and cancelling sends notification
     for (int i = 0; i < 500 && context.progress().empty(); ++i) std::this_thread::sleep_for(10ms);
     context.cancel = true;
   });
-  ToolResult result =
-      McpClient::tool_result("scripted", client->call_tool("slow", json::object(), context));
+  ToolResult result = McpClient::tool_result(client->call_tool("slow", json::object(), context));
   canceller.join();
   CHECK(result.is_error);
   CHECK(result.content[0]["text"] == "tools/call to upstream \"scripted\" was cancelled");
@@ -153,8 +150,7 @@ TEST_CASE("a log message reaches the only call in flight, ping is answered, root
   auto& client = up.client;
   REQUIRE(client->initialize(5s).empty());
   LoggingContext context;
-  ToolResult result =
-      McpClient::tool_result("scripted", client->call_tool("talks", json::object(), context));
+  ToolResult result = McpClient::tool_result(client->call_tool("talks", json::object(), context));
   CHECK(result.content[0]["text"] == "talked");
   REQUIRE(context.logs.size() == 1);
   CHECK(context.logs[0].first == LogLevel::warning);
@@ -169,8 +165,7 @@ TEST_CASE("an upstream that exits at once fails initialize with its exit status"
   CHECK(client->initialize(5s) == "upstream \"scripted\" exited with status 4");
   CHECK(client->gone());
   TestContext context;
-  ToolResult result =
-      McpClient::tool_result("scripted", client->call_tool("any", json::object(), context));
+  ToolResult result = McpClient::tool_result(client->call_tool("any", json::object(), context));
   CHECK(result.is_error);
   CHECK(result.content[0]["text"] == "upstream \"scripted\" exited with status 4");
 }

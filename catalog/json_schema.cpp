@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <new>
 #include <optional>
-#include <regex>
+#include <regex>  // only to name the type of valijson's unused regex cache
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 // Without this valijson prints and calls abort() on a schema it cannot parse.
@@ -20,21 +23,59 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include "catalog/bounded_regex.h"
+#include "catalog/string_formats.h"
 #include "catalog/untrusted_json.h"
+#include "catalog/utf8.h"
 
 namespace toolmux {
 
 using nlohmann::json;
 
+// valijson matches "pattern" and "patternProperties" with std::regex, whose
+// matcher recurses once per character of the text (a long argument overflows
+// the stack), and its "date"/"time"/"date-time" formats too. None of those
+// keywords reaches valijson: the schema it compiles has them replaced by
+// toolmux's own keywords (kPatternKeyword, kPatternPropertiesKeyword,
+// kFormatKeyword), each naming an entry below, whose constraints match with
+// BoundedRegex and check formats by hand.
+struct PatternRule {
+  std::shared_ptr<const BoundedRegex> regex;
+  // The same schema's maxLength: a longer string fails that, and is not matched.
+  std::optional<std::uint64_t> max_length;
+};
+
+struct PatternPropertiesRule {
+  std::set<std::string> named;  // the same schema's "properties"
+  std::vector<std::pair<std::shared_ptr<const BoundedRegex>, std::string>> patterns;  // -> pointer
+  std::vector<std::unique_ptr<valijson::Schema>> pattern_schemas;  // one per pattern
+  bool has_additional = false;                                     // "additionalProperties" present
+  bool additional_false = false;
+  std::string additional;  // its pointer, when a schema
+  std::unique_ptr<valijson::Schema> additional_schema;
+};
+
 struct CompiledSchema::Impl {
   json source;    // as given
-  json enforced;  // what valijson compiles (see assert_formats_on_strings_only)
+  json enforced;  // what valijson compiles (the keywords above replaced)
   valijson::Schema schema;
+  std::vector<PatternRule> patterns;
+  std::vector<PatternPropertiesRule> pattern_properties;
 };
 
 namespace {
 
 constexpr std::size_t kMaxSchemaDepth = 256;
+
+// toolmux's own keywords in the schema valijson compiles (CompiledSchema::Impl).
+constexpr const char* kPatternKeyword = "x-toolmux-pattern";
+constexpr const char* kPatternPropertiesKeyword = "x-toolmux-pattern-properties";
+constexpr const char* kFormatKeyword = "x-toolmux-format";
+constexpr const char* kPatternSchemas = "x-toolmux-pattern-schemas";
+constexpr const char* kAdditionalSchema = "x-toolmux-additional-schema";
+// An error description that is already the message to show after "<pointer>: ".
+constexpr std::string_view kOwnMessage = "\x01toolmux\x01";
+
 // Subschemas nested, counting through $ref (valijson's own recursion).
 constexpr std::size_t kMaxExpandedDepth = 256;
 
@@ -95,13 +136,22 @@ bool one_of(const std::array<std::string_view, N>& list, std::string_view word) 
   return std::find(list.begin(), list.end(), word) != list.end();
 }
 
-bool is_standard_draft(const std::string& uri) {
-  static const std::regex kDraft(
-      R"(^https?://json-schema\.org/(draft-0[467]/schema|draft/(2019-09|2020-12)/schema)#?$)");
-  return std::regex_match(uri, kDraft);
+bool is_standard_draft(std::string uri) {
+  if (!uri.empty() && uri.back() == '#') uri.pop_back();
+  for (const char* scheme : {"http://", "https://"}) {
+    for (const char* draft : {"draft-04/schema", "draft-06/schema", "draft-07/schema",
+                              "draft/2019-09/schema", "draft/2020-12/schema"}) {
+      if (uri == std::string(scheme) + "json-schema.org/" + draft) return true;
+    }
+  }
+  return false;
 }
 
-std::string json_quote(const std::string& text) { return json(text).dump(); }
+// Names from a caller (property names) may be megabytes long: quote their start.
+std::string json_quote(const std::string& text) {
+  return json(clip_for_message(text)).dump(-1, ' ', false, json::error_handler_t::replace) +
+         clipped_size_note(text);
+}
 
 std::string type_name(const json& value) {
   switch (value.type()) {
@@ -132,13 +182,27 @@ std::string brief(const json& value) {
   return text;
 }
 
-bool regex_compiles(const std::string& pattern) {
-  try {
-    std::regex compiled(pattern, std::regex::ECMAScript);
-    return true;
-  } catch (const std::exception&) {
-    return false;
+// Empty when `pattern` compiles, else PCRE2's reason.
+std::string regex_problem(const std::string& pattern) {
+  std::string error;
+  return BoundedRegex::compile(pattern, error) ? std::string() : error;
+}
+
+// For messages: whether `pattern` matches `text`; nullopt when that cannot be
+// decided (the pattern does not compile, or matching hit a limit).
+std::optional<bool> regex_matches(const std::string& pattern, const std::string& text) {
+  std::string error;
+  const auto regex = BoundedRegex::compile(pattern, error);
+  if (!regex) return std::nullopt;
+  switch (regex->search(text)) {
+    case BoundedRegex::Match::found:
+      return true;
+    case BoundedRegex::Match::not_found:
+      return false;
+    case BoundedRegex::Match::too_costly:
+      break;
   }
+  return std::nullopt;
 }
 
 // RFC 6901 tokens of a "#/..." reference, decoded the way valijson decodes them
@@ -248,8 +312,11 @@ class SchemaChecker {
     if (problems_.empty() && !refs_.empty()) check_expanded_depth();
   }
 
-  // Schema positions with a "format" valijson asserts.
-  const std::vector<std::string>& asserted_formats() const { return formats_; }
+  // Schema positions with a "format" (a string).
+  const std::vector<std::string>& formats() const { return formats_; }
+  // Schema positions with a "pattern" (a string), and with "patternProperties".
+  const std::vector<std::string>& patterns() const { return patterns_; }
+  const std::vector<std::string>& pattern_properties() const { return pattern_properties_; }
 
  private:
   struct Ref {
@@ -300,6 +367,8 @@ class SchemaChecker {
       } else if (key == "$id" || (key == "id" && value.is_string())) {
         problem(at, key + " " + brief(value) +
                         " is not allowed: a schema must be self-contained, without a base URI");
+      } else if (key.rfind("x-toolmux-", 0) == 0) {
+        problem(at, "keyword " + json_quote(key) + " is reserved by toolmux");
       } else if (key == "$schema") {
         if (!value.is_string() || !is_standard_draft(value.get<std::string>())) {
           problem(at, "$schema " + brief(value) +
@@ -318,11 +387,15 @@ class SchemaChecker {
           problem(at, json_quote(key) + " must be an object of schemas, got " + type_name(value));
           continue;
         }
+        if (key == "patternProperties") pattern_properties_.push_back(pointer);
         for (auto member = value.begin(); member != value.end(); ++member) {
           const std::string member_at = at + "/" + pointer_token(member.key());
-          if (key == "patternProperties" && !regex_compiles(member.key())) {
-            problem(member_at,
-                    "pattern " + json_quote(member.key()) + " is not a valid regular expression");
+          if (key == "patternProperties") {
+            const std::string why = regex_problem(member.key());
+            if (!why.empty()) {
+              problem(member_at, "pattern " + json_quote(member.key()) +
+                                     " is not a valid regular expression: " + why);
+            }
           }
           walk(member.value(), member_at);
         }
@@ -354,12 +427,15 @@ class SchemaChecker {
         }
       } else if (one_of(kSingleSchemas, key)) {
         walk(value, at);
-      } else if (key == "format" && (value == "date" || value == "time" || value == "date-time")) {
+      } else if (key == "format" && value.is_string()) {
         formats_.push_back(pointer);
-      } else if (key == "pattern" && value.is_string() &&
-                 !regex_compiles(value.get<std::string>())) {
-        problem(at, "pattern " + json_quote(value.get<std::string>()) +
-                        " is not a valid regular expression");
+      } else if (key == "pattern" && value.is_string()) {
+        patterns_.push_back(pointer);
+        const std::string why = regex_problem(value.get<std::string>());
+        if (!why.empty()) {
+          problem(at, "pattern " + json_quote(value.get<std::string>()) +
+                          " is not a valid regular expression: " + why);
+        }
       }
     }
   }
@@ -544,6 +620,8 @@ class SchemaChecker {
   std::vector<Ref> refs_;
   std::map<std::string, std::string> ref_targets_;  // pointer of a $ref's object -> target
   std::vector<std::string> formats_;
+  std::vector<std::string> patterns_;
+  std::vector<std::string> pattern_properties_;
 };
 
 // ---- turning valijson's errors into messages ----
@@ -609,12 +687,9 @@ class Locator {
           auto patterns = schema->find("patternProperties");
           if (patterns != schema->end() && patterns->is_object()) {
             for (auto p = patterns->begin(); p != patterns->end(); ++p) {
-              try {
-                if (std::regex_search(token, std::regex(p.key()))) {
-                  expand(&p.value(), next);
-                  matched = true;
-                }
-              } catch (const std::exception&) {
+              if (regex_matches(p.key(), token).value_or(false)) {
+                expand(&p.value(), next);
+                matched = true;
               }
             }
           }
@@ -768,12 +843,14 @@ struct Translator {
   Locator locator{schema};
 
   std::string message(const std::vector<std::string>& tokens, const std::string& d) const {
-    const std::string where = tokens.empty() ? "/" : pointer_of(tokens);
+    // Property names in the pointer are the caller's: its start is enough.
+    const std::string where = tokens.empty() ? "/" : clip_for_message(pointer_of(tokens));
     std::string ignored_pointer;
     const json* target = resolve(value, tokens, ignored_pointer);
     const json& v = target ? *target : value;
     const auto schemas = [&] { return locator.at(value, tokens); };
     const std::string got = type_name(v);
+    if (starts_with(d, kOwnMessage)) return where + ": " + after(d, kOwnMessage);
 
     if (d == "Value type not permitted by 'type' constraint.") {
       std::vector<std::string> expected;
@@ -818,10 +895,7 @@ struct Translator {
             auto patterns = s->find("patternProperties");
             if (!known && patterns != s->end() && patterns->is_object()) {
               for (auto p = patterns->begin(); p != patterns->end() && !known; ++p) {
-                try {
-                  known = std::regex_search(it.key(), std::regex(p.key()));
-                } catch (const std::exception&) {
-                }
+                known = regex_matches(p.key(), it.key()).value_or(false);
               }
             }
             if (!known && std::find(extra.begin(), extra.end(), it.key()) == extra.end()) {
@@ -918,20 +992,16 @@ struct Translator {
     }
     if (d == "Failed to match regex specified by 'pattern' constraint.") {
       const auto values = keyword_values(schemas(), "pattern", [&](const json& p) {
-        try {
-          return p.is_string() && v.is_string() &&
-                 !std::regex_search(v.get<std::string>(), std::regex(p.get<std::string>()));
-        } catch (const std::exception&) {
-          return false;
-        }
+        return p.is_string() && v.is_string() &&
+               !regex_matches(p.get<std::string>(), v.get<std::string>()).value_or(true);
       });
       if (values.empty()) return where + ": does not match the required pattern";
       return where + ": does not match the pattern " + brief(values.front());
     }
     if (starts_with(d, "String should be a valid ")) {
       const auto values = keyword_values(schemas(), "format", [](const json&) { return false; });
-      std::string format = values.empty() ? trim_number(after(d, "String should be a valid "))
-                                          : brief(values.front());
+      std::string format =
+          values.empty() ? after(d, "String should be a valid ") : brief(values.front());
       if (!values.empty() && values.front().is_string()) format = values.front();
       return where + ": " + brief(v) + " is not a valid " + format + " (format \"" + format + "\")";
     }
@@ -1014,22 +1084,285 @@ struct Translator {
   }
 };
 
-// valijson checks "format" on every value (a number or null fails "date",
-// a non-empty object throws), while JSON Schema applies it to strings only:
-// {"format": "date"} becomes {"allOf": [..., {"if": {"type": "string"},
-// "then": {"format": "date"}}]}. Appending to allOf keeps every existing
-// pointer (and so every $ref) valid.
-void assert_formats_on_strings_only(json& schema, const std::vector<std::string>& positions) {
-  for (const std::string& position : positions) {
-    json& node = schema.at(json::json_pointer(position));
-    json format = node["format"];
-    node.erase("format");
-    json conditional = {{"if", {{"type", "string"}}}, {"then", {{"format", format}}}};
-    auto all_of = node.find("allOf");
-    if (all_of != node.end() && all_of->is_array()) {
-      all_of->push_back(std::move(conditional));
+// ---- the keywords toolmux checks itself (see CompiledSchema::Impl) ----
+
+std::string shown_pattern(const std::string& pattern) { return brief(json(pattern)); }
+
+class PatternCheck final : public valijson::constraints::PolyConstraint {
+ public:
+  explicit PatternCheck(const PatternRule* rule) : rule_(rule) {}
+
+  bool validate(const valijson::adapters::Adapter& target, const std::vector<std::string>& context,
+                valijson::ValidationResults* results) const override {
+    if (!target.isString()) return true;
+    const std::string text = target.asString();
+    // maxLength first: a string too long for it is reported by it alone, and
+    // never handed to the matcher.
+    if (rule_->max_length && code_points(text) > *rule_->max_length) return true;
+    switch (rule_->regex->search(text)) {
+      case BoundedRegex::Match::found:
+        return true;
+      case BoundedRegex::Match::not_found:
+        if (results) {
+          results->pushError(context, "Failed to match regex specified by 'pattern' constraint.");
+        }
+        return false;
+      case BoundedRegex::Match::too_costly:
+        if (results) {
+          results->pushError(context, std::string(kOwnMessage) +
+                                          "could not be matched against the pattern " +
+                                          shown_pattern(rule_->regex->pattern()) +
+                                          " within toolmux's matching limits");
+        }
+        return false;
+    }
+    return false;
+  }
+
+ private:
+  valijson::constraints::Constraint* cloneInto(void* memory) const override {
+    return new (memory) PatternCheck(*this);
+  }
+  size_t sizeOf() const override { return sizeof(PatternCheck); }
+
+  const PatternRule* rule_;
+};
+
+class FormatCheck final : public valijson::constraints::PolyConstraint {
+ public:
+  explicit FormatCheck(std::string format) : format_(std::move(format)) {}
+
+  bool validate(const valijson::adapters::Adapter& target, const std::vector<std::string>& context,
+                valijson::ValidationResults* results) const override {
+    if (!target.isString()) return true;  // JSON Schema: a format applies to strings only
+    const std::string text = target.asString();
+    const bool ok = format_ == "date"   ? is_rfc3339_date(text)
+                    : format_ == "time" ? is_rfc3339_time(text)
+                                        : is_rfc3339_date_time(text);
+    if (!ok && results) results->pushError(context, "String should be a valid " + format_);
+    return ok;
+  }
+
+ private:
+  valijson::constraints::Constraint* cloneInto(void* memory) const override {
+    return new (memory) FormatCheck(*this);
+  }
+  size_t sizeOf() const override { return sizeof(FormatCheck); }
+
+  std::string format_;
+};
+
+// "properties" + "patternProperties" + "additionalProperties" of one schema:
+// valijson checks the named properties; this the rest, as valijson would.
+class PatternPropertiesCheck final : public valijson::constraints::PolyConstraint {
+ public:
+  explicit PatternPropertiesCheck(const PatternPropertiesRule* rule) : rule_(rule) {}
+
+  bool validate(const valijson::adapters::Adapter& target, const std::vector<std::string>& context,
+                valijson::ValidationResults* results) const override {
+    using valijson::adapters::NlohmannJsonAdapter;
+    if (!target.isObject()) return true;
+    // valijson hands a constraint the adapter it validates with.
+    const auto* object = dynamic_cast<const NlohmannJsonAdapter*>(&target);
+    if (!object) {
+      if (results) results->pushError(context, std::string(kOwnMessage) + "could not be checked");
+      return false;
+    }
+    bool valid = true;
+    bool reported_unknown = false;
+    for (const auto& member : object->asObject()) {
+      const std::string& name = member.first;
+      std::vector<std::string> member_context = context;
+      member_context.push_back("[" + name + "]");
+      bool matched = rule_->named.count(name) > 0;
+      for (std::size_t i = 0; i < rule_->patterns.size(); ++i) {
+        const BoundedRegex& regex = *rule_->patterns[i].first;
+        const BoundedRegex::Match match = regex.search(name);
+        if (match == BoundedRegex::Match::not_found) continue;
+        if (match == BoundedRegex::Match::too_costly) {
+          if (results) {
+            results->pushError(
+                context, std::string(kOwnMessage) + "property name " + json_quote(name) +
+                             " could not be matched against the pattern " +
+                             shown_pattern(regex.pattern()) + " within toolmux's matching limits");
+          }
+          valid = false;
+          matched = true;  // undecided: not reported again as an extra property
+          continue;
+        }
+        matched = true;
+        if (!validate_member(*rule_->pattern_schemas[i], member.second, member_context, results)) {
+          if (results) {
+            results->pushError(context,
+                               "Failed to validate against schema associated with "
+                               "pattern '" +
+                                   regex.pattern() + "'.");
+          }
+          valid = false;
+        }
+      }
+      if (matched || !rule_->has_additional) continue;
+      if (rule_->additional_false) {
+        if (results && !reported_unknown) {
+          results->pushError(context,
+                             "Object contains a property that could not be validated using "
+                             "'properties' or 'additionalProperties' constraints: '" +
+                                 name + "'.");
+        }
+        reported_unknown = true;
+        valid = false;
+      } else if (!validate_member(*rule_->additional_schema, member.second, member_context,
+                                  results)) {
+        if (results) {
+          results->pushError(context, "Failed to validate against additional properties schema");
+        }
+        valid = false;
+      }
+    }
+    return valid;
+  }
+
+ private:
+  static bool validate_member(const valijson::Schema& schema,
+                              const valijson::adapters::NlohmannJsonAdapter& value,
+                              const std::vector<std::string>& context,
+                              valijson::ValidationResults* results) {
+    // The visitor wants std::regex's cache; no schema here leaves valijson a
+    // pattern to use it for.
+    std::unordered_map<std::string, std::regex> unused;
+    valijson::ValidationVisitor<valijson::adapters::NlohmannJsonAdapter> visitor(
+        value, context, true, results, unused);
+    return visitor.validateSchema(schema);
+  }
+
+  valijson::constraints::Constraint* cloneInto(void* memory) const override {
+    return new (memory) PatternPropertiesCheck(*this);
+  }
+  size_t sizeOf() const override { return sizeof(PatternPropertiesCheck); }
+
+  const PatternPropertiesRule* rule_;
+};
+
+// Builds the constraints of toolmux's keywords, whose values index `impl`'s rules.
+class RuleBuilder final : public valijson::ConstraintBuilder {
+ public:
+  enum class Kind { pattern, pattern_properties, format };
+  RuleBuilder(const CompiledSchema::Impl& impl, Kind kind) : impl_(impl), kind_(kind) {}
+
+  valijson::constraints::Constraint* make(const valijson::adapters::Adapter& value) const override {
+    if (kind_ == Kind::format) return new FormatCheck(value.asString());
+    const auto index = static_cast<std::size_t>(value.asInteger());
+    if (kind_ == Kind::pattern) return new PatternCheck(&impl_.patterns.at(index));
+    return new PatternPropertiesCheck(&impl_.pattern_properties.at(index));
+  }
+
+ private:
+  const CompiledSchema::Impl& impl_;
+  Kind kind_;
+};
+
+void populate(const CompiledSchema::Impl& impl, const json& document, valijson::Schema& schema) {
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  // The parser owns (and deletes) its builders.
+  parser.addConstraintBuilder(kPatternKeyword, new RuleBuilder(impl, RuleBuilder::Kind::pattern));
+  parser.addConstraintBuilder(kPatternPropertiesKeyword,
+                              new RuleBuilder(impl, RuleBuilder::Kind::pattern_properties));
+  parser.addConstraintBuilder(kFormatKeyword, new RuleBuilder(impl, RuleBuilder::Kind::format));
+  valijson::adapters::NlohmannJsonAdapter adapter(document);
+  parser.populateSchema(adapter, schema);  // no fetchDoc: nothing is ever fetched
+}
+
+// A "$ref" to `pointer`, escaped the way valijson decodes references.
+std::string reference_to(const std::string& pointer) {
+  std::string ref = "#";
+  for (char c : pointer) {
+    if (c == '%') {
+      ref += "%25";
     } else {
-      node["allOf"] = json::array({std::move(conditional)});
+      ref += c;
+    }
+  }
+  return ref;
+}
+
+// Rewrites impl.enforced so that valijson never sees "pattern",
+// "patternProperties" or "format", and fills impl's rules. Only keys of
+// objects change, so every pointer (and every $ref) stays valid.
+void replace_regex_keywords(CompiledSchema::Impl& impl, const SchemaChecker& checker) {
+  json& enforced = impl.enforced;
+  for (const std::string& position : checker.formats()) {
+    json& node = enforced.at(json::json_pointer(position));
+    const json& format = node["format"];
+    // Other formats are annotations (valijson would still call asString on
+    // every value, which throws for an object).
+    if (format == "date" || format == "time" || format == "date-time") {
+      node[kFormatKeyword] = format;
+    }
+    node.erase("format");
+  }
+  for (const std::string& position : checker.patterns()) {
+    json& node = enforced.at(json::json_pointer(position));
+    std::string ignored;
+    PatternRule rule;
+    rule.regex = BoundedRegex::compile(node["pattern"].get<std::string>(), ignored);
+    auto max_length = node.find("maxLength");
+    if (max_length != node.end() && max_length->is_number_unsigned()) {
+      rule.max_length = max_length->get<std::uint64_t>();
+    }
+    node[kPatternKeyword] = impl.patterns.size();
+    node.erase("pattern");
+    impl.patterns.push_back(std::move(rule));
+  }
+  // Innermost first: renaming an outer schema's keys would break the pointers
+  // of the schemas inside it.
+  const auto& positions = checker.pattern_properties();
+  impl.pattern_properties.resize(positions.size());
+  for (std::size_t index = positions.size(); index-- > 0;) {
+    const std::string& position = positions[index];
+    json& node = enforced.at(json::json_pointer(position));
+    PatternPropertiesRule rule;
+    auto named = node.find("properties");
+    if (named != node.end() && named->is_object()) {
+      for (auto it = named->begin(); it != named->end(); ++it) rule.named.insert(it.key());
+    }
+    for (auto it = node["patternProperties"].begin(); it != node["patternProperties"].end(); ++it) {
+      std::string ignored;
+      rule.patterns.emplace_back(BoundedRegex::compile(it.key(), ignored),
+                                 position + "/" + kPatternSchemas + "/" + pointer_token(it.key()));
+    }
+    auto additional = node.find("additionalProperties");
+    if (additional != node.end() && *additional != true) {
+      rule.has_additional = true;
+      rule.additional_false = *additional == false;
+      rule.additional = position + "/" + kAdditionalSchema;
+    }
+    // Kept under names valijson ignores, where the $refs below can reach them.
+    node[kPatternPropertiesKeyword] = index;
+    node[kPatternSchemas] = std::move(node["patternProperties"]);
+    node.erase("patternProperties");
+    if (additional != node.end()) {
+      node[kAdditionalSchema] = std::move(node["additionalProperties"]);
+      node.erase("additionalProperties");
+    }
+    impl.pattern_properties[index] = std::move(rule);
+  }
+  // The subschemas of patternProperties and additionalProperties, each
+  // compiled as the whole document with a root "$ref" to it (valijson ignores
+  // the siblings of $ref), so their own $refs resolve as in the original.
+  const auto compile_at = [&impl](const std::string& pointer) {
+    json document = impl.enforced;
+    document["$ref"] = reference_to(pointer);
+    auto schema = std::make_unique<valijson::Schema>();
+    populate(impl, document, *schema);
+    return schema;
+  };
+  for (PatternPropertiesRule& rule : impl.pattern_properties) {
+    for (const auto& [regex, pointer] : rule.patterns) {
+      (void)regex;
+      rule.pattern_schemas.push_back(compile_at(pointer));
+    }
+    if (rule.has_additional && !rule.additional_false) {
+      rule.additional_schema = compile_at(rule.additional);
     }
   }
 }
@@ -1053,11 +1386,9 @@ std::shared_ptr<const CompiledSchema> CompiledSchema::compile(const json& schema
   auto impl = std::make_unique<Impl>();
   impl->source = schema;
   impl->enforced = schema;
-  assert_formats_on_strings_only(impl->enforced, checker.asserted_formats());
   try {
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    valijson::adapters::NlohmannJsonAdapter adapter(impl->enforced);
-    parser.populateSchema(adapter, impl->schema);  // no fetchDoc: nothing is ever fetched
+    replace_regex_keywords(*impl, checker);
+    populate(*impl, impl->enforced, impl->schema);
   } catch (const std::exception& error) {
     problems.push_back(Problem{"", std::string("schema does not compile: ") + error.what()});
     return nullptr;
@@ -1094,7 +1425,7 @@ std::vector<std::string> CompiledSchema::validate(const json& value) const {
   for (const Error& error : errors) {
     if (!is_wrapper(error.description)) specific.push_back(error.pointer);
   }
-  const Translator translator{impl_->enforced, value};
+  const Translator translator{impl_->source, value};
   std::vector<std::string> messages;
   for (const Error& error : errors) {
     if (is_wrapper(error.description)) {

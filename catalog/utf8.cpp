@@ -25,4 +25,16 @@ std::size_t utf8_byte_offset(std::string_view text, std::size_t chars) {
   return text.size();
 }
 
+std::string clip_for_message(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  while (cut > 0 && !starts_character(text[cut])) --cut;
+  return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+std::string clipped_size_note(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return "";
+  return " (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace toolmux

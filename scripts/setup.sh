@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev librocksdb-dev libstemmer-dev libsqlite3-dev catch2)
+packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev catch2)
 if [[ ${1:-} == --tests ]]; then
   packages+=(clang-format clang-tidy)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)

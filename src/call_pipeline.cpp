@@ -209,7 +209,9 @@ CallStage resolve_tool() {
       if (call.tool) return next(call);
 
       auto suggestions = suggest_tool_names(*catalog.registry, call.requested_name, 3);
-      std::string message = "Unknown tool: " + json_quoted(call.requested_name) + ".";
+      // The name is the caller's: quote its start only.
+      std::string message = "Unknown tool: " + json_quoted(clip_for_message(call.requested_name)) +
+                            clipped_size_note(call.requested_name) + ".";
       if (!suggestions.empty()) {
         message += " Did you mean";
         for (std::size_t i = 0; i < suggestions.size(); ++i) {

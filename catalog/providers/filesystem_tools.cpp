@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <regex.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/bounded_regex.h"
 #include "catalog/providers/root_set.h"
 
 namespace toolmux {
@@ -43,6 +43,7 @@ constexpr std::size_t kSearchMaxFileBytes = 8 * kMiB;
 constexpr std::size_t kSearchMaxTotalBytes = 256 * kMiB;
 constexpr std::size_t kSearchMaxLineChars = 300;      // of each matching line shown
 constexpr std::size_t kRegexWindowBytes = 16 * kKiB;  // of a line given to the regex engine
+constexpr std::uint32_t kRegexMatchLimit = 100'000;   // PCRE2 steps for one line
 constexpr std::size_t kProgressEveryFiles = 200;
 
 // ---------------------------------------------------------------- small helpers
@@ -667,51 +668,10 @@ ToolResult FilesystemTools::find_files(const json& args, CallContext& context) c
   return ToolResult::text(std::move(text));
 }
 
-// Turns \d and \D (outside brackets) into POSIX classes; the rest is ERE.
-std::string translate_regex(std::string_view pattern) {
-  std::string out;
-  bool in_bracket = false;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (in_bracket) {
-      out += c;
-      if (c == ']') in_bracket = false;
-      continue;
-    }
-    if (c == '[') {
-      in_bracket = true;
-      out += c;
-      // A ']' right after '[' or '[^' is a literal member.
-      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
-      continue;
-    }
-    if (c == '\\' && i + 1 < pattern.size()) {
-      const char next = pattern[++i];
-      if (next == 'd') {
-        out += "[0-9]";
-      } else if (next == 'D') {
-        out += "[^0-9]";
-      } else {
-        out += c;
-        out += next;
-      }
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
+// A line matcher: a plain substring, or a PCRE2 regular expression whose
+// matching of each line is bounded (BoundedRegex).
 class Matcher {
  public:
-  Matcher() = default;
-  Matcher(const Matcher&) = delete;
-  Matcher& operator=(const Matcher&) = delete;
-  ~Matcher() {
-    if (compiled_) ::regfree(&regex_);
-  }
-
   // False with `error` for an invalid regex.
   bool prepare(const std::string& query, bool regex, bool case_sensitive, std::string& error) {
     regex_mode_ = regex;
@@ -720,36 +680,48 @@ class Matcher {
       query_ = case_sensitive ? query : lower(query);
       return true;
     }
-    const std::string translated = translate_regex(query);
-    const int flags = REG_EXTENDED | REG_NOSUB | (case_sensitive ? 0 : REG_ICASE);
-    const int rc = ::regcomp(&regex_, translated.c_str(), flags);
-    if (rc != 0) {
-      char buffer[256];
-      ::regerror(rc, &regex_, buffer, sizeof buffer);
-      error = "invalid regex " + quote_path(query) + ": " + buffer;
+    std::string why;
+    RegexLimits limits;
+    limits.match_limit = kRegexMatchLimit;
+    regex_ = BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, why, limits);
+    if (!regex_) {
+      error = "invalid regex " + quote_path(query) + ": " + why;
       return false;
     }
-    compiled_ = true;
     return true;
   }
 
+  enum class Result { hit, miss, unchecked };
+
   // `line` holds no newline. Sets `window_cut` when a regex only saw a prefix.
-  bool matches(std::string_view line, bool& window_cut) const {
+  Result matches(std::string_view line, bool& window_cut) const {
     if (!regex_mode_) {
-      if (case_sensitive_) return line.find(query_) != std::string_view::npos;
+      if (case_sensitive_) {
+        return line.find(query_) != std::string_view::npos ? Result::hit : Result::miss;
+      }
       const auto it = std::search(line.begin(), line.end(), query_.begin(), query_.end(),
                                   [](char a, char b) { return lower_char(a) == b; });
-      return it != line.end();
+      return it != line.end() ? Result::hit : Result::miss;
     }
     if (line.size() > kRegexWindowBytes) {
-      line = line.substr(0, kRegexWindowBytes);
+      std::size_t cut = kRegexWindowBytes;
+      // Not inside a UTF-8 character: the matcher takes valid UTF-8 only.
+      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+      line = line.substr(0, cut);
       window_cut = true;
     }
-    regmatch_t range[1];
-    range[0].rm_so = 0;
-    range[0].rm_eo = static_cast<regoff_t>(line.size());
-    return ::regexec(&regex_, line.data(), 1, range, REG_STARTEND) == 0;
+    switch (regex_->search(line)) {
+      case BoundedRegex::Match::found:
+        return Result::hit;
+      case BoundedRegex::Match::not_found:
+        return Result::miss;
+      case BoundedRegex::Match::too_costly:
+        break;
+    }
+    return Result::unchecked;
   }
+
+  bool regex_mode() const { return regex_mode_; }
 
  private:
   static char lower_char(char c) {
@@ -763,8 +735,7 @@ class Matcher {
   bool regex_mode_ = false;
   bool case_sensitive_ = true;
   std::string query_;
-  regex_t regex_{};
-  bool compiled_ = false;
+  std::shared_ptr<const BoundedRegex> regex_;
 };
 
 struct SearchState {
@@ -784,6 +755,7 @@ struct SearchState {
   std::size_t skipped_symlinks = 0;
   std::size_t skipped_special = 0;
   std::size_t window_cut_lines = 0;
+  std::size_t unchecked_lines = 0;  // the regex hit its matching limits
   bool cancelled = false;
 };
 
@@ -825,15 +797,17 @@ bool search_open_file(int fd, const struct stat& st, const std::string& display,
     std::string_view line = std::string_view(content).substr(start, end - start);
     start = end + 1;
     ++line_number;
-    if (line_number % 4096 == 0 && context.cancelled()) {
+    // A regex may spend up to its match limit on each line: look more often.
+    if (line_number % (matcher.regex_mode() ? 64 : 4096) == 0 && context.cancelled()) {
       state.cancelled = true;
       return false;
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     bool window_cut = false;
-    const bool hit = matcher.matches(line, window_cut);
+    const Matcher::Result result = matcher.matches(line, window_cut);
     if (window_cut) ++state.window_cut_lines;
-    if (!hit) continue;
+    if (result == Matcher::Result::unchecked) ++state.unchecked_lines;
+    if (result != Matcher::Result::hit) continue;
     if (state.hits.size() == state.max_results) {
       state.capped = true;
       return false;
@@ -977,6 +951,14 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
     text += marker(plural(state.window_cut_lines, "line is", "lines are") +
                    " longer than 16 KiB; the regex saw only " + (one ? "its" : "their") +
                    " first 16 KiB") +
+            "\n";
+  }
+  if (state.unchecked_lines > 0) {
+    text += marker(plural(state.unchecked_lines, "line", "lines") +
+                   " could not be checked: the regex needed more than the matching limit (" +
+                   std::to_string(kRegexMatchLimit) +
+                   " steps a line); simplify it (nested repetition such as (a+)+ is the usual "
+                   "cause)") +
             "\n";
   }
   for (const std::string& note : walk_notes) text += note + "\n";
@@ -1250,8 +1232,8 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         "Search the lines of text files for a string or a regular expression, in a folder and "
         "everything below it (or in one file). Returns one line per match as "
         "\"path:LINE: text\", sorted by path then line number, with paths relative to the root "
-        "and the line text cut at 300 characters. regex=true takes a POSIX extended regular "
-        "expression (as grep -E; \\d, \\w, \\s and \\b also work), matched line by line. "
+        "and the line text cut at 300 characters. regex=true takes a Perl-compatible regular "
+        "expression (PCRE2, as grep -P), matched line by line. "
         "Skips, and reports how many it skipped: files that are not UTF-8 text, files over "
         "8 MiB, symbolic links. Stops at max_results matches or after reading 256 MiB, and "
         "says so. " +
@@ -1270,7 +1252,8 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
           {"regex",
            {{"type", "boolean"},
             {"default", false},
-            {"description", "Treat query as a POSIX extended regular expression. Default false."}}},
+            {"description",
+             "Treat query as a Perl-compatible regular expression (PCRE2). Default false."}}},
           {"case_sensitive",
            {{"type", "boolean"},
             {"default", true},

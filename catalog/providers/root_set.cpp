@@ -11,6 +11,8 @@
 #include <system_error>
 #include <utility>
 
+#include "catalog/utf8.h"
+
 namespace toolmux {
 
 namespace fs = std::filesystem;
@@ -60,8 +62,11 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return length;
 }
 
-std::string quote_path(std::string_view text) {
+std::string quote_path(std::string_view whole) {
   static constexpr char kHex[] = "0123456789abcdef";
+  // A path from a caller may be megabytes long: quote its start.
+  const std::string clipped = clip_for_message(whole);
+  const std::string_view text = clipped;
   std::string out = "\"";
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -86,7 +91,7 @@ std::string quote_path(std::string_view text) {
     i += length;
   }
   out += '"';
-  return out;
+  return out + clipped_size_note(whole);
 }
 
 std::string printable_name(std::string_view name) {

@@ -181,7 +181,9 @@ TEST_CASE("other refusals") {
   SECTION("invalid regular expression") {
     const Problems p =
         refused(json::parse(R"({"type":"object","properties":{"a":{"pattern":"(x"}}})"));
-    CHECK(has(p, "/properties/a/pattern", "pattern \"(x\" is not a valid regular expression"));
+    CHECK(has(p, "/properties/a/pattern",
+              "pattern \"(x\" is not a valid regular expression: missing closing parenthesis at "
+              "offset 2"));
   }
   SECTION("a long chain of $ref") {
     json defs = json::object();
@@ -270,4 +272,105 @@ TEST_CASE("a 256-deep value validates against a recursive schema") {
   const ParsedJson parsed = parse_untrusted_json(text);
   REQUIRE(parsed.ok());
   CHECK(schema->validate(parsed.value).empty());
+}
+
+// The example catalog's path pattern, with two lookaheads.
+constexpr const char* kRelativePath = R"(^(?!/)(?!(.*/)?\.\.(/|$)).+$)";
+
+TEST_CASE("a pattern is matched without recursion: a 40,000-character argument is answered") {
+  // std::regex recursed once per character and overflowed the stack (SIGSEGV).
+  auto schema = compile_ok(
+      json{{"type", "object"},
+           {"properties", {{"path", {{"type", "string"}, {"pattern", kRelativePath}}}}}});
+  CHECK(schema->validate(json{{"path", std::string(40000, 'a')}}).empty());
+  CHECK(
+      schema->validate(json{{"path", std::string(40000, 'a') + "/../x"}}) ==
+      std::vector<std::string>{"/path: does not match the pattern " + json(kRelativePath).dump()});
+  CHECK(schema->validate(json{{"path", std::string(1 << 20, '/')}}).size() == 1);
+}
+
+TEST_CASE("maxLength is checked before pattern: a string over it never reaches the matcher") {
+  auto schema = compile_ok(json::parse(
+      R"({"type":"object","properties":{"p":{"type":"string","maxLength":8,"pattern":"^(a+)+$"}}})"));
+  CHECK(schema->validate(json{{"p", std::string(30, 'a') + "b"}}) ==
+        std::vector<std::string>{"/p: must be at most 8 characters long, got 31"});
+  CHECK(schema->validate(json{{"p", "aaaab"}}) ==
+        std::vector<std::string>{"/p: does not match the pattern \"^(a+)+$\""});
+  CHECK(schema->validate(json{{"p", "aaaa"}}).empty());
+}
+
+TEST_CASE("a pattern that backtracks catastrophically is stopped by the matching limits") {
+  auto schema = compile_ok(
+      json::parse(R"({"type":"object","properties":{"p":{"type":"string","pattern":"^(a+)+$"}}})"));
+  CHECK(schema->validate(json{{"p", std::string(5000, 'a') + "b"}}) ==
+        std::vector<std::string>{
+            "/p: could not be matched against the pattern \"^(a+)+$\" within toolmux's matching "
+            "limits"});
+}
+
+TEST_CASE("ECMAScript pattern features: lookahead, \\u escapes, $ only at the end, Unicode") {
+  auto schema = compile_ok(json::parse(R"({"type":"object","properties":{
+      "a":{"pattern":"^\\u0041+$"},
+      "b":{"pattern":"^x$"},
+      "c":{"pattern":"^.$"},
+      "d":{"pattern":"^(?=.*[0-9])\\w+$"}}})"));
+  CHECK(schema->validate(json{{"a", "AAA"}}).empty());
+  CHECK(schema->validate(json{{"b", "x\n"}}).size() == 1);   // JavaScript: $ is the very end
+  CHECK(schema->validate(json{{"c", "\xc3\xa9"}}).empty());  // one code point
+  CHECK(schema->validate(json{{"d", "abc1"}}).empty());
+  CHECK(schema->validate(json{{"d", "abc"}}).size() == 1);
+  const Problems p = refused(json::parse(R"({"properties":{"a":{"pattern":"(?<=a+)b"}}})"));
+  CHECK(p.size() == 1);
+  CHECK(p.front().message.find("not a valid regular expression") != std::string::npos);
+}
+
+TEST_CASE("patternProperties and additionalProperties, matched by toolmux") {
+  auto schema = compile_ok(json::parse(R"({"type":"object",
+      "properties":{"name":{"type":"string"}},
+      "patternProperties":{"^x-":{"type":"integer"},"^x-big":{"minimum":100}},
+      "additionalProperties":false})"));
+  CHECK(schema->validate(json::parse(R"({"name":"n","x-a":1,"x-big":100})")).empty());
+  CHECK(schema->validate(json::parse(R"({"x-a":"one"})")) ==
+        std::vector<std::string>{"/x-a: expected integer, got string"});
+  CHECK(schema->validate(json::parse(R"({"x-big":5})")) ==
+        std::vector<std::string>{"/x-big: must be at least 100, got 5"});
+  CHECK(schema->validate(json::parse(R"({"name":"n","other":1,"more":2})")) ==
+        std::vector<std::string>{"/: properties \"more\", \"other\" are not allowed"});
+
+  auto typed = compile_ok(json::parse(R"({"type":"object",
+      "patternProperties":{"^n":{"type":"number"}},
+      "additionalProperties":{"$ref":"#/$defs/s"},
+      "$defs":{"s":{"type":"string"}}})"));
+  CHECK(typed->validate(json::parse(R"({"n1":1,"s":"text"})")).empty());
+  CHECK(typed->validate(json::parse(R"({"s":1})")) ==
+        std::vector<std::string>{"/s: expected string, got integer"});
+
+  // A long property name meets the pattern with bounded matching too.
+  auto names = compile_ok(json::parse(R"({"type":"object","patternProperties":{"^(a|b)*$":{}},
+      "additionalProperties":false})"));
+  const auto messages = names->validate(json{{std::string(100000, 'a'), 1}});
+  INFO(messages.front());
+  CHECK(messages.size() == 1);
+}
+
+TEST_CASE("toolmux's own keyword names are reserved in schemas") {
+  const Problems p = refused(json::parse(R"({"properties":{"a":{"x-toolmux-pattern":0}}})"));
+  CHECK(has(p, "/properties/a/x-toolmux-pattern",
+            "keyword \"x-toolmux-pattern\" is reserved by toolmux"));
+}
+
+TEST_CASE("date, time and date-time follow RFC 3339, in linear time") {
+  auto schema = compile_ok(json::parse(R"({"type":"object","properties":{
+      "d":{"format":"date"},"t":{"format":"time"},"dt":{"format":"date-time"},
+      "u":{"format":"uri"}}})"));
+  CHECK(schema
+            ->validate(json::parse(R"({"d":"2024-02-29","t":"23:59:60.5+01:00",
+      "dt":"2024-01-31t10:00:00z"})"))
+            .empty());
+  CHECK(schema->validate(json::parse(R"({"d":"2023-02-29"})")).size() == 1);
+  CHECK(schema->validate(json::parse(R"({"d":"2024-04-31"})")).size() == 1);
+  CHECK(schema->validate(json::parse(R"({"t":"10:00:00"})")).size() == 1);  // no offset
+  CHECK(schema->validate(json{{"dt", std::string(100000, '1')}}).size() == 1);
+  // Other formats are annotations, whatever the value.
+  CHECK(schema->validate(json::parse(R"({"u":{"a":1}})")).empty());
 }

@@ -411,6 +411,23 @@ TEST_CASE("search_file_contents finds literal text", "[filesystem_tools][search]
         "No matches for \"zzz\".");
 }
 
+TEST_CASE("search_file_contents: a regex's matching is bounded on every line",
+          "[filesystem_tools][search]") {
+  TempDir dir;
+  // 16 KiB of 'é' (2 bytes each) then 'b': the 16 KiB window cuts inside
+  // characters unless it backs off to a boundary.
+  std::string line;
+  for (int i = 0; i < 9000; ++i) line += "\xC3\xA9";
+  write_file(dir / "long.txt", std::string(3000, 'a') + "b\n" + line + "b\nok\n");
+  Tools tools({dir.path()});
+  const std::string text = ok_text(tools.call(
+      "search_file_contents", {{"query", "^(a+)+$|^(\xC3\xA9|e)*ok$"}, {"regex", true}}));
+  CHECK(text.rfind("long.txt:3: ok\n", 0) == 0);
+  CHECK(text.find("2 lines could not be checked: the regex needed more than the matching limit "
+                  "(100000 steps a line)") != std::string::npos);
+  CHECK(text.find("1 line is longer than 16 KiB") != std::string::npos);
+}
+
 TEST_CASE("search_file_contents takes regular expressions", "[filesystem_tools][search]") {
   TempDir dir;
   write_file(dir / "code.c", "int x = 42;\nint y;\nreturn x + 7;\nINT z = 1;\n");
@@ -430,7 +447,7 @@ TEST_CASE("search_file_contents takes regular expressions", "[filesystem_tools][
   CHECK(ok_text(tools.call("search_file_contents", {{"query", "x + 7"}})) ==
         "code.c:3: return x + 7;");
   CHECK(error_text(tools.call("search_file_contents", {{"query", "(unclosed"}, {"regex", true}})) ==
-        "invalid regex \"(unclosed\": Unmatched ( or \\(");
+        "invalid regex \"(unclosed\": missing closing parenthesis at offset 9");
   CHECK(error_text(tools.call("search_file_contents", {{"query", "a[b"}, {"regex", true}}))
             .rfind("invalid regex \"a[b\": ", 0) == 0);
 }

@@ -47,6 +47,14 @@ Message parse_message(std::string_view text, const JsonLimits& limits) {
   if (!doc.contains("jsonrpc") || doc["jsonrpc"] != "2.0") {
     return invalid(id, kInvalidRequest, "Invalid request: \"jsonrpc\" must be \"2.0\"");
   }
+  // A repeated envelope key (which value was meant?) or one that is not valid UTF-8.
+  for (const char* pointer : {"/id", "/jsonrpc", "/method"}) {
+    const auto repeated = violations_under(parsed.violations, pointer);
+    if (!repeated.empty()) {
+      return invalid(id, kInvalidRequest,
+                     "Invalid request: " + std::string(pointer) + ": " + repeated.front().message);
+    }
+  }
   if (has_id && id.is_null()) {
     return invalid(nullptr, kInvalidRequest,
                    "Invalid request: \"id\" must be a string or an integer");

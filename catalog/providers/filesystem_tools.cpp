@@ -1020,6 +1020,10 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
   if (location->is_root_list() || location->is_root()) {
     return ToolResult::error("path " + quote_path(*path) + " is a root folder, not a file");
   }
+  if (location->names_folder) {
+    return ToolResult::error("path " + quote_path(*path) +
+                             " ends in \"/\", so it names a folder, not a file to write");
+  }
   const std::string shown = quote_path(location->display);
   const std::size_t slash = location->relative.rfind('/');
   const std::string parent =

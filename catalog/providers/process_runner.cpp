@@ -1,5 +1,6 @@
 #include "catalog/providers/process_runner.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,8 +13,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <system_error>
 #include <vector>
@@ -30,6 +33,61 @@ constexpr std::chrono::milliseconds kPollInterval{50};
 constexpr std::chrono::milliseconds kDrainGrace{500};
 
 std::string errno_text(int error) { return std::generic_category().message(error); }
+
+// The environment entry that marks one run's processes.
+std::string new_run_marker() {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device random;
+  std::string marker = "TOOLMUX_RUN_ID=";
+  for (int i = 0; i < 32; ++i) marker += kHex[random() & 0xF];
+  return marker;
+}
+
+// Whether the environment of `pid` (as /proc shows it) holds `entry`.
+bool environment_holds(const char* pid, const std::string& entry) {
+  const std::string path = std::string("/proc/") + pid + "/environ";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // gone, or another user's
+  // Enough for any environment we give; a longer one is not searched past it.
+  constexpr std::size_t kMaxEnviron = std::size_t{1} << 20;
+  std::string text;
+  char buffer[16384];
+  while (text.size() < kMaxEnviron) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  std::size_t at = text.find(entry);
+  while (at != std::string::npos) {
+    const bool starts = at == 0 || text[at - 1] == '\0';
+    const std::size_t end = at + entry.size();
+    if (starts && (end == text.size() || text[end] == '\0')) return true;
+    at = text.find(entry, at + 1);
+  }
+  return false;
+}
+
+// Kills every process of this user whose environment holds `marker`. Passes
+// until one finds none (a process may fork while a pass runs), at most a few.
+void kill_marked_processes(const std::string& marker) {
+  const std::string self = std::to_string(::getpid());
+  for (int pass = 0; pass < 4; ++pass) {
+    DIR* proc = ::opendir("/proc");
+    if (!proc) return;
+    int found = 0;
+    while (const dirent* entry = ::readdir(proc)) {
+      const char* name = entry->d_name;
+      if (name[0] < '1' || name[0] > '9' || self == name) continue;
+      if (!environment_holds(name, marker)) continue;
+      ::kill(static_cast<pid_t>(std::strtol(name, nullptr, 10)), SIGKILL);
+      ++found;
+    }
+    ::closedir(proc);
+    if (found == 0) return;
+  }
+}
 
 // A file descriptor closed on scope exit.
 class Fd {
@@ -317,8 +375,11 @@ ProcessOutcome run_process(const ProcessRequest& request,
     outcome.start_error = "cannot create a pipe: " + errno_text(rc);
     return outcome;
   }
+  ProcessRequest marked = request;
+  const std::string marker = new_run_marker();
+  marked.env.push_back(marker);
   const pid_t pid =
-      spawn_child(request, -1, out.write_end.get(), err.write_end.get(), outcome.start_error);
+      spawn_child(marked, -1, out.write_end.get(), err.write_end.get(), outcome.start_error);
   if (pid < 0) return outcome;
   outcome.started = true;
   out.write_end.reset();
@@ -339,7 +400,11 @@ ProcessOutcome run_process(const ProcessRequest& request,
   bool killed = false;
   bool exited = false;
   Clock::time_point drain_until{};
-  auto kill_group = [&] { ::kill(-pid, SIGKILL); };
+  // The group, then whatever left it (setsid) but still carries the marker.
+  auto kill_group = [&] {
+    ::kill(-pid, SIGKILL);
+    kill_marked_processes(marker);
+  };
 
   while (true) {
     if (!exited && child_has_exited(pid)) {

@@ -1,11 +1,15 @@
 // Runs one external program to completion, without a shell.
 //
-// The child gets its own process group, stdin from /dev/null, and exactly the
-// environment given. stdout and stderr are captured up to a cap each (the rest
-// is read and dropped, so the child never blocks on a full pipe). When the
-// deadline passes or should_stop() turns true, the whole process group is
-// killed. Once the child exits, any process it left behind in its group is
-// killed too, so a leftover grandchild cannot hold the call open.
+// The child gets its own process group, stdin from /dev/null, and the
+// environment given plus one entry, TOOLMUX_RUN_ID=<random hex>, that marks
+// this run. stdout and stderr are captured up to a cap each (the rest is read
+// and dropped, so the child never blocks on a full pipe). When the deadline
+// passes or should_stop() turns true, the whole process group is killed. Once
+// the child exits or is killed, any process it left behind is killed too: in
+// its group, and anywhere else that still carries the run's marker (a
+// grandchild that left the group with setsid), so nothing it started outlives
+// the call or holds it open. A process that clears its environment escapes
+// the marker.
 // Thread-safe: each call is independent.
 #pragma once
 
@@ -21,7 +25,8 @@ namespace toolmux {
 struct ProcessRequest {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
   std::filesystem::path cwd;      // empty = inherit
-  std::vector<std::string> env;   // "NAME=value" entries; the child's whole environment
+  std::vector<std::string> env;   // "NAME=value" entries; the child's environment (run_process
+                                  // adds TOOLMUX_RUN_ID)
   std::size_t max_stdout_bytes = 1 << 20;
   std::size_t max_stderr_bytes = 64 << 10;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

@@ -273,6 +273,12 @@ std::string RootSet::display(std::size_t root, std::string_view relative) const 
 }
 
 std::optional<Location> RootSet::resolve(std::string_view path, std::string& error) const {
+  std::optional<Location> location = resolve_segments(path, error);
+  if (location) location->names_folder = path.size() > 1 && path.back() == '/';
+  return location;
+}
+
+std::optional<Location> RootSet::resolve_segments(std::string_view path, std::string& error) const {
   if (path.find('\0') != std::string_view::npos) {
     error = "path " + quote_path(path) + " contains a NUL byte";
     return std::nullopt;
@@ -426,6 +432,11 @@ std::optional<OpenedFile> RootSet::open_path(const Location& location, bool foll
   }
   if (::fstat(opened.fd.get(), &opened.st) != 0) {
     error = open_error(location, errno);
+    return std::nullopt;
+  }
+  if (location.names_folder && !S_ISDIR(opened.st.st_mode)) {
+    error = quote_path(location.display + "/") +
+            " is not a folder (a path that ends in \"/\" names a folder)";
     return std::nullopt;
   }
   return opened;

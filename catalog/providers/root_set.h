@@ -57,6 +57,9 @@ struct Location {
   std::size_t root = kRootList;  // index into RootSet::names(); kRootList for the list of roots
   std::string relative;          // below the root, normalised ("a/b"); "" is the root itself
   std::string display;           // how results name it: "a/b", "." (single root) or "name/a/b"
+  // The path ended in "/": it names a folder, and a file there is refused (as
+  // the kernel refuses "a.txt/").
+  bool names_folder = false;
 
   bool is_root_list() const { return root == kRootList; }
   bool is_root() const { return !is_root_list() && relative.empty(); }
@@ -127,6 +130,9 @@ class RootSet {
     UniqueFd fd;                      // O_PATH | O_DIRECTORY
   };
   RootSet() = default;
+
+  // resolve() without setting names_folder.
+  std::optional<Location> resolve_segments(std::string_view path, std::string& error) const;
 
   // openat2(root, relative, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), or
   // the fallback; -1 with errno set (EXDEV: would leave the root).

@@ -76,3 +76,17 @@ TEST_CASE("errors are built as JSON-RPC 2.0 error objects") {
         nlohmann::json::parse(
             R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: x"}})"));
 }
+
+TEST_CASE("a repeated id, jsonrpc or method key is an invalid request that names the repeat") {
+  // It was reported as "\"id\" must be a string or an integer".
+  Message m = parse_message(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"ping"})");
+  REQUIRE(m.kind == Message::Kind::invalid);
+  CHECK(m.error_code == rpc::kInvalidRequest);
+  CHECK(m.id.is_null());
+  CHECK(m.error == "Invalid request: /id: repeated object key \"id\"");
+
+  m = parse_message(R"({"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"})");
+  REQUIRE(m.kind == Message::Kind::invalid);
+  CHECK(m.id == 1);
+  CHECK(m.error == "Invalid request: /method: repeated object key \"method\"");
+}

@@ -176,6 +176,26 @@ TEST_CASE("read_text_file returns lines as stored", "[filesystem_tools][read_tex
         "\"notes\" is a directory, not a file");
 }
 
+TEST_CASE("a path that ends in / names a folder: a file there is refused",
+          "[filesystem_tools][read_text_file]") {
+  // "a.txt/" read the regular file a.txt.
+  TempDir dir;
+  write_file(dir / "a.txt", "x\n");
+  std::filesystem::create_directory(dir.path() / "sub");
+  write_file(dir / "sub" / "b.txt", "y\n");
+  Tools tools({dir.path()});
+  CHECK(error_text(tools.call("read_text_file", {{"path", "a.txt/"}})) ==
+        "\"a.txt/\" is not a folder (a path that ends in \"/\" names a folder)");
+  CHECK(error_text(tools.call("get_file_info", {{"path", "a.txt/"}})) ==
+        "\"a.txt/\" is not a folder (a path that ends in \"/\" names a folder)");
+  CHECK(ok_text(tools.call("list_directory", {{"path", "sub/"}})) == "b.txt");
+  Tools writer({dir.path()}, true);
+  CHECK(error_text(writer.call("write_text_file", {{"path", "new.txt/"}, {"content", "z"}})) ==
+        "path \"new.txt/\" ends in \"/\", so it names a folder, not a file to write");
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "new.txt"));
+  CHECK(ok_text(tools.call("read_text_file", {{"path", "a.txt"}})) == "x\n");
+}
+
 TEST_CASE("read_text_file pages long files with a continue marker",
           "[filesystem_tools][read_text_file]") {
   TempDir dir;

@@ -108,14 +108,47 @@ TEST_CASE("run_process looks the program up in the child's PATH") {
   CHECK_FALSE(run_process(without).started);
 }
 
-TEST_CASE("run_process gives the child exactly the environment given") {
+TEST_CASE("run_process gives the child the environment given, and the run's marker") {
   ::setenv("TOOLMUX_RUNNER_SECRET", "leak", 1);
   auto r = request({"/usr/bin/env"});
   r.env = {"ONLY=this", "OTHER=x y"};
   auto outcome = run_process(r);
   ::unsetenv("TOOLMUX_RUNNER_SECRET");
   REQUIRE(outcome.started);
-  CHECK(outcome.stdout_text == "ONLY=this\nOTHER=x y\n");
+  const std::string prefix = "ONLY=this\nOTHER=x y\nTOOLMUX_RUN_ID=";
+  REQUIRE(outcome.stdout_text.rfind(prefix, 0) == 0);
+  CHECK(outcome.stdout_text.size() == prefix.size() + 33);  // 32 hex digits and a newline
+}
+
+// A grandchild that left the process group (setsid) survived the timeout kill.
+TEST_CASE("run_process kills a grandchild that left the group with setsid, at the deadline") {
+  TempDir dir;
+  auto pidfile = dir.path() / "pid";
+  auto r =
+      request({"sh", "-c", "setsid sh -c 'echo $$ > \"$1\"; exec sleep 30' sh \"$1\" & sleep 30",
+               "sh", pidfile.string()});
+  r.deadline = Clock::now() + 500ms;
+  auto outcome = run_process(r);
+  CHECK(outcome.timed_out);
+  pid_t escaped = read_pid(pidfile);
+  REQUIRE(escaped > 0);
+  CHECK(eventually_gone(escaped));
+}
+
+TEST_CASE("run_process kills a daemonised grandchild once the child has exited") {
+  TempDir dir;
+  auto pidfile = dir.path() / "pid";
+  // Double fork: the grandchild's parent exits at once, and it has its own session.
+  auto r = request({"sh", "-c",
+                    "(setsid sh -c 'echo $$ > \"$1\"; exec sleep 30' sh \"$1\" >/dev/null 2>&1 &); "
+                    "while [ ! -s \"$1\" ]; do sleep 0.01; done; echo done",
+                    "sh", pidfile.string()});
+  auto outcome = run_process(r);
+  CHECK(outcome.exit_code == 0);
+  CHECK(outcome.stdout_text == "done\n");
+  pid_t escaped = read_pid(pidfile);
+  REQUIRE(escaped > 0);
+  CHECK(eventually_gone(escaped));
 }
 
 TEST_CASE("run_process runs the child in the working directory given") {

@@ -74,9 +74,11 @@ const std::vector<std::string_view> kPolicyFields = {"$comment", "arguments", "a
                                                      "unknownTool"};
 const std::vector<std::string_view> kArgumentPolicyFields = {"$comment", "defaults", "fixed"};
 const std::vector<std::string_view> kAccessRuleFields = {"$comment", "allow", "deny"};
-const std::vector<std::string_view> kResultsFields = {"$comment",       "maxTextChars",
-                                                      "offload",        "offloadThresholdBytes",
-                                                      "retentionHours", "storeMaxBytes"};
+const std::vector<std::string_view> kResultsFields = {
+    "$comment",         "maxTextChars",   "offload",      "offloadThresholdBytes",
+    "maxResponseBytes", "retentionHours", "storeMaxBytes"};
+// maxResponseBytes: at least this, room for a few blocks and the notices.
+constexpr std::uint64_t kMinResponseBytes = 16384;
 
 // retentionHours: more than 0, at most this (about 114 years, which keeps
 // "now + retention" within a nanosecond clock).
@@ -540,6 +542,10 @@ ResultLimits read_results(const json& value, Problems& problems) {
   if (auto threshold = reader.integer("offloadThresholdBytes", false, 1024,
                                       std::numeric_limits<std::uint64_t>::max())) {
     limits.offload_threshold_bytes = *threshold;
+  }
+  if (auto response = reader.integer("maxResponseBytes", false, kMinResponseBytes,
+                                     std::numeric_limits<std::uint64_t>::max())) {
+    limits.max_response_bytes = *response;
   }
   if (const json* hours = reader.field("retentionHours", false)) {
     if (!hours->is_number()) {

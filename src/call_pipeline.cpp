@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "catalog/argument_check.h"
-#include "catalog/utf8.h"
 #include "src/base64.h"
 #include "src/call_tool.h"
 #include "src/elastic_threads.h"
 #include "src/jsonrpc.h"
+#include "src/result_limiter.h"
 #include "src/result_tools.h"
 #include "src/tool_name_suggestions.h"
 
@@ -79,43 +79,9 @@ bool is_text_block(const json& block) {
          block["text"].is_string();
 }
 
-std::size_t text_bytes(const ToolResult& result) {
-  std::size_t bytes = 0;
-  if (!result.content.is_array()) return 0;
-  for (const auto& block : result.content) {
-    if (is_text_block(block)) bytes += block["text"].get_ref<const std::string&>().size();
-  }
-  return bytes;
-}
-
 bool answered(CallOutcome outcome) {
   return outcome == CallOutcome::ok || outcome == CallOutcome::tool_error ||
          outcome == CallOutcome::cancelled;
-}
-
-// What replaces an offloaded text: its beginning, and how to read the rest.
-constexpr std::size_t kPreviewChars = 2000;
-
-std::string offload_notice(std::string_view text, const std::string& id, std::string_view what) {
-  const std::size_t total_chars = utf8_length(text);
-  const std::size_t preview_end = utf8_byte_offset(text, kPreviewChars);
-  std::string out(text.substr(0, preview_end));
-  out += "\n\n[toolmux: " + std::string(what) + " is " + std::to_string(text.size()) + " bytes (" +
-         std::to_string(total_chars) + " characters), too large to show here";
-  out += preview_end < text.size()
-             ? "; its first " + std::to_string(kPreviewChars) + " characters are above"
-             : "";
-  out += ". It is stored as result_id " + json_quoted(id) +
-         ": call read_tool_result with {\"result_id\": " + json_quoted(id) +
-         ", \"offset\": 0}, then with each page's next_offset, to read it whole (up to " +
-         std::to_string(kMaxPageChars) + " characters a page).]";
-  return out;
-}
-
-std::string truncation_marker(std::size_t kept, std::size_t total) {
-  return "\n[toolmux: truncated: showing the first " + std::to_string(kept) + " of " +
-         std::to_string(total) + " characters; " + std::to_string(total - kept) +
-         " characters were cut]";
 }
 
 // call_tool {name, arguments}: the call becomes a call of `name` with
@@ -166,7 +132,7 @@ CallStage record(Logger& logger, Metrics& metrics) {
                         std::string(call_outcome_name(out.outcome)),
                         seconds,
                         out.bytes_produced,
-                        text_bytes(out.result),
+                        result_payload_bytes(out.result),
                         out.truncated,
                         out.offloaded};
       metrics.record_call(record);
@@ -250,73 +216,26 @@ CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
   return [results](CallHandler next) -> CallHandler {
     return [results, next = std::move(next)](ToolCall& call) {
       CallResult out = next(call);
-      out.bytes_produced = text_bytes(out.result);
+      out.bytes_produced = result_payload_bytes(out.result);
       if (out.outcome == CallOutcome::cancelled || call.tool->spec.name == kReadToolResult) {
         return out;
       }
-      const ResultLimits& limits = call.catalog->limits;
-      // Stores `text` for this session when offloading is on and it is over
-      // the threshold (or `anyway`); the id, or "" when it was not stored.
-      auto offload = [&](const std::string& text, bool anyway) -> std::string {
-        if (!limits.offload || !results ||
-            (!anyway && text.size() <= limits.offload_threshold_bytes)) {
-          return "";
-        }
-        std::string error;
-        ResultStore* store = results->get(error);
-        std::string id = store ? store->put(call.session_id, text, error) : "";
-        if (id.empty() && call.context) {
-          call.context->log(LogLevel::warning,
-                            {{"event", "offload_failed"}, {"tool", call.tool->spec.name}});
-        }
-        return id;
-      };
-
-      for (auto& block : out.result.content) {
-        if (!is_text_block(block)) continue;
-        std::string& text = block["text"].get_ref<std::string&>();
-        if (std::string id = offload(text, false); !id.empty()) {
-          text = offload_notice(text, id, "this result");
-          out.offloaded = true;
-          continue;
-        }
-        if (limits.max_text_chars < 0) continue;
-        const auto max = static_cast<std::size_t>(limits.max_text_chars);
-        const std::size_t cut = utf8_byte_offset(text, max);
-        if (cut < text.size()) {
-          const std::size_t total = utf8_length(text);
-          text.resize(cut);
-          text += truncation_marker(max, total);
-          out.truncated = true;
-        }
-      }
-
-      // structuredContent must reach the client whole or not at all: a client
-      // validates it against the outputSchema, and a successful call of a tool
-      // with an outputSchema must carry it (MCP tools: structured content).
-      // One too large to return is stored, and the call answers isError.
-      if (!out.result.structured_content.is_null()) {
-        const std::string serialized = out.result.structured_content.dump();
-        const bool too_large =
-            (limits.offload && serialized.size() > limits.offload_threshold_bytes) ||
-            (limits.max_text_chars >= 0 &&
-             utf8_length(serialized) > static_cast<std::size_t>(limits.max_text_chars));
-        if (too_large) {
-          std::string notice;
-          // Too large to return whole, so stored even under the byte threshold.
-          if (std::string id = offload(serialized, true); !id.empty()) {
-            notice = offload_notice(serialized, id, "the structured result");
-            out.offloaded = true;
-          } else {
-            notice = "[toolmux: the structured result is " + std::to_string(serialized.size()) +
-                     " bytes, over this server's limit; it was not returned]";
-            out.truncated = true;
+      StorePayload store;
+      if (results) {
+        store = [&](std::string_view payload, const StoredFormat& format) {
+          std::string error;
+          ResultStore* opened = results->get(error);
+          std::string id = opened ? opened->put(call.session_id, payload, format, error) : "";
+          if (id.empty() && call.context) {
+            call.context->log(LogLevel::warning,
+                              {{"event", "offload_failed"}, {"tool", call.tool->spec.name}});
           }
-          out.result.structured_content = nullptr;
-          out.result.is_error = true;
-          out.result.content.push_back({{"type", "text"}, {"text", std::move(notice)}});
-        }
+          return id;
+        };
       }
+      const LimitReport report = apply_result_limits(out.result, call.catalog->limits, store);
+      out.truncated = out.truncated || report.truncated;
+      out.offloaded = out.offloaded || report.offloaded;
       return out;
     };
   };

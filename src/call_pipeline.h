@@ -74,7 +74,9 @@ struct CallResult {
   CallOutcome outcome = CallOutcome::ok;
   // When set, the call is answered with this JSON-RPC error instead of `result`.
   std::optional<ProtocolError> protocol_error;
-  std::size_t bytes_produced = 0;  // text bytes the tool returned, before limits
+  // What the tool said, before limits: text, binary data and structuredContent
+  // bytes (result_payload_bytes).
+  std::size_t bytes_produced = 0;
   bool truncated = false;
   bool offloaded = false;
 };
@@ -114,9 +116,12 @@ CallStage resolve_tool();
 // The operator's access rules for the caller's principal; a denial is an
 // isError result naming the rule.
 CallStage authorize();
-// Result limits: text over the offload threshold goes to the result store
-// (a preview and a result id stay); text over the character limit is cut with
-// a marker. read_tool_result's pages are exempt: they are bounded already.
+// Result limits on the whole result (src/result_limiter.h): text, image and
+// audio data and embedded resources over the offload threshold go to the
+// result store (a notice with a result id stays), text over the character
+// limit is cut with a marker, and what one response carries stays within
+// max_response_bytes. read_tool_result's pages are exempt: they are bounded
+// already.
 CallStage limit_result(std::shared_ptr<LazyResultStore> results);
 // The result boundary: content blocks are well-formed, text is valid UTF-8
 // (else an error that carries the bytes, base64), structuredContent is

@@ -84,7 +84,8 @@ std::string Metrics::render_prometheus() const {
         << "toolmux_tool_call_duration_seconds_count{tool=\"" << label(tool) << "\"} "
         << stats.count << "\n";
   }
-  out << "# HELP toolmux_tool_result_bytes_total Text bytes tools produced and toolmux returned.\n"
+  out << "# HELP toolmux_tool_result_bytes_total Result bytes (text, binary data, "
+         "structuredContent) tools produced and toolmux returned.\n"
       << "# TYPE toolmux_tool_result_bytes_total counter\n";
   for (const auto& [tool, stats] : tools_) {
     out << "toolmux_tool_result_bytes_total{tool=\"" << label(tool) << "\",stage=\"produced\"} "

@@ -34,8 +34,9 @@ class ResultResources final : public ResourceProvider {
       resource.name = "result-" + r.id;
       resource.title = "Stored tool result";
       resource.description = "A tool result too large to return, stored at " + utc_time(r.created) +
-                             ": " + std::to_string(r.chars) + " characters.";
-      resource.mime_type = "text/plain";
+                             ": " + std::to_string(r.chars) + " characters" +
+                             (r.format.base64 ? " of base64." : ".");
+      resource.mime_type = r.format.mime_type;
       resource.size = r.bytes;
       out.push_back(std::move(resource));
     }
@@ -72,8 +73,10 @@ class ResultResources final : public ResourceProvider {
                             static_cast<std::size_t>(found.value().chars), read_error);
     // Expired or deleted since it was found.
     if (!page) return ProviderError::resource_not_found(uri);
+    const StoredFormat& format = found.value().format;
     return std::vector<ResourceContents>{
-        ResourceContents::text_of(uri, "text/plain", std::move(page->text))};
+        format.base64 ? ResourceContents::blob_of(uri, format.mime_type, std::move(page->text))
+                      : ResourceContents::text_of(uri, format.mime_type, std::move(page->text))};
   }
 
   Status subscribe(const std::string& uri, CallContext& context) override {

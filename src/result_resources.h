@@ -3,7 +3,9 @@
 // URI scheme: toolmux://results/<result_id>, where <result_id> is the id the
 // offload notice gives (43 characters of base64url, so the URI needs no
 // escaping). resources/list shows a session its own stored results, oldest
-// first; resources/read gives one whole, as text/plain; the resource template
+// first; resources/read gives one whole, with the MIME type it was stored with
+// (text/plain for text; a stored image or blob comes back as a blob of its
+// own type, a stored run of content blocks as application/json); the resource template
 // toolmux://results/{id} routes every such URI here, and completes ids. A
 // result of another session, an expired one and an unknown id are all
 // "Resource not found", so ids cannot be probed. Results are never updated:

@@ -10,6 +10,9 @@
 //                                  count (u64), chunk count (u32), owner length
 //                                  (u32), owner bytes, then each chunk's first
 //                                  char offset (u64 per chunk); big-endian.
+//                                  Version 2, for a result that is not plain
+//                                  text, adds its MIME type (length u8, bytes)
+//                                  and a flags byte (1: base64 of binary data).
 //   o/<owner length, be32><owner><id>  empty: results by owner, for delete_owner.
 //   t/<created, be64><seq, be64><id>  empty: results by age, for expiry and
 //                                  eviction (created has its sign bit flipped
@@ -87,7 +90,9 @@ constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
 // creation, two fsyncs and a MANIFEST update per result, and one more level-0
 // file for compaction to merge.
 constexpr std::size_t kIngestBytes = std::size_t{1} << 20;
-constexpr std::uint8_t kMetaVersion = 1;
+constexpr std::uint8_t kMetaVersion = 1;        // text/plain text
+constexpr std::uint8_t kMetaVersionFormat = 2;  // with a StoredFormat
+constexpr std::uint8_t kFlagBase64 = 1;
 
 // ---- Encoding ----
 
@@ -130,12 +135,19 @@ struct Meta {
   std::uint64_t bytes = 0;
   std::uint64_t chars = 0;
   std::vector<std::uint64_t> chunk_starts;  // first char offset of each chunk
+  StoredFormat format;
 };
+
+bool is_plain_text(const StoredFormat& format) {
+  return format.mime_type == "text/plain" && !format.base64;
+}
 
 std::string encode_meta(const Meta& m) {
   std::string out;
-  out.reserve(1 + 8 * 4 + 4 + 4 + m.owner.size() + 8 * m.chunk_starts.size());
-  out.push_back(static_cast<char>(kMetaVersion));
+  const bool plain = is_plain_text(m.format);
+  out.reserve(1 + 8 * 4 + 4 + 4 + m.owner.size() + 8 * m.chunk_starts.size() +
+              (plain ? 0 : 2 + m.format.mime_type.size()));
+  out.push_back(static_cast<char>(plain ? kMetaVersion : kMetaVersionFormat));
   put_be64(out, static_cast<std::uint64_t>(m.created_ns));
   put_be64(out, m.seq);
   put_be64(out, m.bytes);
@@ -144,12 +156,19 @@ std::string encode_meta(const Meta& m) {
   put_be32(out, static_cast<std::uint32_t>(m.owner.size()));
   out.append(m.owner);
   for (std::uint64_t start : m.chunk_starts) put_be64(out, start);
+  if (!plain) {
+    out.push_back(static_cast<char>(m.format.mime_type.size()));
+    out.append(m.format.mime_type);
+    out.push_back(static_cast<char>(m.format.base64 ? kFlagBase64 : 0));
+  }
   return out;
 }
 
 std::optional<Meta> decode_meta(std::string_view in) {
   constexpr std::size_t kFixed = 1 + 8 * 4 + 4 + 4;
-  if (in.size() < kFixed || static_cast<std::uint8_t>(in[0]) != kMetaVersion) return std::nullopt;
+  if (in.size() < kFixed) return std::nullopt;
+  const auto version = static_cast<std::uint8_t>(in[0]);
+  if (version != kMetaVersion && version != kMetaVersionFormat) return std::nullopt;
   Meta m;
   m.created_ns = static_cast<std::int64_t>(get_be(in, 1, 8));
   m.seq = get_be(in, 9, 8);
@@ -157,11 +176,20 @@ std::optional<Meta> decode_meta(std::string_view in) {
   m.chars = get_be(in, 25, 8);
   std::size_t chunks = get_be(in, 33, 4);
   std::size_t owner_size = get_be(in, 37, 4);
-  if (in.size() != kFixed + owner_size + 8 * chunks) return std::nullopt;
+  const std::size_t format_at = kFixed + owner_size + 8 * chunks;
+  if (version == kMetaVersion ? in.size() != format_at : in.size() < format_at + 2) {
+    return std::nullopt;
+  }
   m.owner.assign(in.substr(kFixed, owner_size));
   m.chunk_starts.reserve(chunks);
   for (std::size_t i = 0; i < chunks; ++i) {
     m.chunk_starts.push_back(get_be(in, kFixed + owner_size + 8 * i, 8));
+  }
+  if (version == kMetaVersionFormat) {
+    const std::size_t mime_size = get_be(in, format_at, 1);
+    if (in.size() != format_at + 1 + mime_size + 1) return std::nullopt;
+    m.format.mime_type.assign(in.substr(format_at + 1, mime_size));
+    m.format.base64 = (get_be(in, format_at + 1 + mime_size, 1) & kFlagBase64) != 0;
   }
   return m;
 }
@@ -505,7 +533,17 @@ std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options
 }
 
 std::string ResultStore::put(std::string_view owner, std::string_view text, std::string& error) {
+  return put(owner, text, StoredFormat{}, error);
+}
+
+std::string ResultStore::put(std::string_view owner, std::string_view text,
+                             const StoredFormat& format, std::string& error) {
   error.clear();
+  if (format.mime_type.size() > StoredFormat::kMaxMimeTypeBytes) {
+    error = "the MIME type is longer than " + std::to_string(StoredFormat::kMaxMimeTypeBytes) +
+            " bytes";
+    return {};
+  }
   Impl& s = *impl_;
   constexpr std::int64_t kSweepEveryNs = 60'000'000'000;  // a minute
   const std::int64_t now_ns = to_ns(s.options.now());
@@ -549,6 +587,7 @@ std::string ResultStore::put(std::string_view owner, std::string_view text, std:
   m.seq = s.next_seq++;
   m.bytes = text.size();
   m.chars = total_chars;
+  m.format = format;
 
   rocksdb::Status status =
       text.size() > kIngestBytes ? s.write_ingested(id, text, m) : s.write_batch(id, text, m);
@@ -640,7 +679,8 @@ std::vector<StoredResult> ResultStore::list(std::string_view owner) const {
     out.push_back({std::move(id), m.bytes, m.chars,
                    std::chrono::system_clock::time_point(
                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                           std::chrono::nanoseconds(m.created_ns)))});
+                           std::chrono::nanoseconds(m.created_ns))),
+                   std::move(m.format)});
   }
   return out;
 }

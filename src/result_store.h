@@ -44,12 +44,22 @@ struct ResultPage {
   std::uint64_t total_chars = 0;
 };
 
+// What a stored text is, for serving it as a resource: its MIME type, and
+// whether it is the base64 of binary data (an image, an embedded resource's
+// blob), which resources/read then gives back as a blob.
+struct StoredFormat {
+  static constexpr std::size_t kMaxMimeTypeBytes = 255;
+  std::string mime_type = "text/plain";
+  bool base64 = false;
+};
+
 // One stored result, as ResultStore::list gives it.
 struct StoredResult {
   std::string id;
   std::uint64_t bytes = 0;
   std::uint64_t chars = 0;
   std::chrono::system_clock::time_point created;
+  StoredFormat format;
 };
 
 class ResultStore {
@@ -61,8 +71,11 @@ class ResultStore {
 
   // Stores `text` (valid UTF-8) for `owner` and returns its new id; evicts the
   // oldest results when the store would exceed max_bytes. Empty string with
-  // `error` set on a storage failure.
+  // `error` set on a storage failure, or when format.mime_type is longer than
+  // StoredFormat::kMaxMimeTypeBytes. Without a format, text/plain text.
   std::string put(std::string_view owner, std::string_view text, std::string& error);
+  std::string put(std::string_view owner, std::string_view text, const StoredFormat& format,
+                  std::string& error);
 
   // At most `max_chars` characters from `offset_chars` (both count Unicode
   // characters). nullopt with `error` = not_found when the id is unknown,

@@ -5,7 +5,10 @@
 // progress and log messages and asks the client (elicitation, sampling) on the
 // call's own stream; resources and prompts come from a ResourceProvider and a
 // PromptProvider, and the tool update_watched_resource shows a provider
-// reporting a change to the sessions subscribed to a resource.
+// reporting a change to the sessions subscribed to a resource. Three more tools,
+// large_image, many_text_blocks and large_embedded_resource, return results as
+// large as asked, for toolmux's own end-to-end tests of its result limits
+// (tests/e2e/result_blocks.test.mjs).
 //
 //   toolmux-conformance-server serve --http 127.0.0.1:8931
 //
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "catalog/uri_template.h"
+#include "src/base64.h"
 #include "src/toolmux.h"
 
 namespace {
@@ -213,6 +217,83 @@ class FixturePrompts final : public toolmux::PromptProvider {
   }
 };
 
+// `n` bytes that are not text: byte i is (7i + i/256) mod 256.
+std::string pattern_bytes(std::size_t n) {
+  std::string out(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<char>((i * 7 + (i >> 8)) & 0xff);
+  return out;
+}
+
+// `count` characters cycling through a, é, ☃, 𝄞 (1 to 4 bytes in UTF-8), from index `start`.
+std::string cycle_chars(std::size_t count, std::size_t start) {
+  static const char* const kChars[] = {"a", "\u00e9", "\u2603", "\U0001D11E"};
+  std::string out;
+  for (std::size_t i = 0; i < count; ++i) out += kChars[(i + start) % 4];
+  return out;
+}
+
+json size_schema(const char* description, std::int64_t max) {
+  return {{"type", "integer"}, {"minimum", 0}, {"maximum", max}, {"description", description}};
+}
+
+// The tools that return large results (see the top of the file).
+void add_large_result_tools(std::vector<NativeTool>& tools) {
+  tools.push_back(tool(
+      "large_image",
+      "Returns one PNG image block of `bytes` bytes (byte i is (7i + i/256) mod 256).",
+      [](const json& args, CallContext&) {
+        return blocks(
+            {{{"type", "image"},
+              {"data", toolmux::base64_encode(pattern_bytes(args.at("bytes").get<std::size_t>()))},
+              {"mimeType", "image/png"}}});
+      },
+      {{"type", "object"},
+       {"properties", {{"bytes", size_schema("The image's size in bytes.", 64 << 20)}}},
+       {"required", {"bytes"}}}));
+  tools.push_back(
+      tool("many_text_blocks",
+           "Returns `count` text blocks; block j is \"block j\", a newline and `chars` characters "
+           "cycling through a, \u00e9, \u2603, \U0001D11E from index j mod 4.",
+           [](const json& args, CallContext&) {
+             json content = json::array();
+             const auto count = args.at("count").get<std::size_t>();
+             const auto chars = args.at("chars").get<std::size_t>();
+             for (std::size_t j = 0; j < count; ++j) {
+               content.push_back(
+                   {{"type", "text"},
+                    {"text", "block " + std::to_string(j) + "\n" + cycle_chars(chars, j % 4)}});
+             }
+             return blocks(std::move(content));
+           },
+           {{"type", "object"},
+            {"properties",
+             {{"count", size_schema("How many blocks.", 10000)},
+              {"chars", size_schema("Characters in each block, after its first line.", 1 << 20)}}},
+            {"required", {"count", "chars"}}}));
+  tools.push_back(
+      tool("large_embedded_resource",
+           "Returns one embedded resource, test://large-resource: with `binary`, a blob of `size` "
+           "bytes (as large_image's); else a text of `size` characters (as many_text_blocks' block "
+           "0 after its first line).",
+           [](const json& args, CallContext&) {
+             json resource = {{"uri", "test://large-resource"}};
+             if (args.at("binary").get<bool>()) {
+               resource["mimeType"] = "application/octet-stream";
+               resource["blob"] =
+                   toolmux::base64_encode(pattern_bytes(args.at("size").get<std::size_t>()));
+             } else {
+               resource["mimeType"] = "text/plain";
+               resource["text"] = cycle_chars(args.at("size").get<std::size_t>(), 0);
+             }
+             return blocks({{{"type", "resource"}, {"resource", std::move(resource)}}});
+           },
+           {{"type", "object"},
+            {"properties",
+             {{"size", size_schema("Bytes of the blob, or characters of the text.", 64 << 20)},
+              {"binary", {{"type", "boolean"}, {"description", "A blob rather than a text."}}}}},
+            {"required", {"size", "binary"}}}));
+}
+
 std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& resources) {
   std::vector<NativeTool> tools;
   tools.push_back(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
@@ -367,6 +448,7 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
            {{"type", "object"},
             {"properties", {{"text", {{"type", "string"}, {"description", "The new text"}}}}},
             {"required", {"text"}}}));
+  add_large_result_tools(tools);
   return tools;
 }
 

@@ -355,6 +355,7 @@ TEST_CASE("without aliases, policy or results the defaults apply") {
   CHECK(catalog.results.max_text_chars == 100000);
   CHECK(catalog.results.offload);
   CHECK(catalog.results.offload_threshold_bytes == 50000);
+  CHECK(catalog.results.max_response_bytes == 1048576);
   CHECK(catalog.results.retention == 24h);
   CHECK(catalog.results.store_max_bytes == std::uint64_t{1} << 30);
 }
@@ -398,6 +399,7 @@ TEST_CASE("a catalog with aliases, policy and results loads every field") {
   CHECK(results.max_text_chars == 2000);
   CHECK_FALSE(results.offload);
   CHECK(results.offload_threshold_bytes == 4096);
+  CHECK(results.max_response_bytes == 65536);
   CHECK(results.retention == 5400s);
   CHECK(results.store_max_bytes == 2097152);
 }
@@ -557,6 +559,7 @@ TEST_CASE("results: ranges, types and the conversion of retentionHours") {
 
   auto smallest = results({{"maxTextChars", 1},
                            {"offloadThresholdBytes", 1024},
+                           {"maxResponseBytes", 16384},
                            {"storeMaxBytes", 1048576},
                            {"retentionHours", 1000000},
                            {"offload", true}});
@@ -564,11 +567,13 @@ TEST_CASE("results: ranges, types and the conversion of retentionHours") {
   REQUIRE(smallest.problems.empty());
   CHECK(smallest.catalog.results.max_text_chars == 1);
   CHECK(smallest.catalog.results.offload_threshold_bytes == 1024);
+  CHECK(smallest.catalog.results.max_response_bytes == 16384);
   CHECK(smallest.catalog.results.store_max_bytes == 1048576);
   CHECK(smallest.catalog.results.retention == std::chrono::hours(1000000));
 
   auto bad = results({{"maxTextChars", -2},
                       {"offloadThresholdBytes", -1},
+                      {"maxResponseBytes", 16383},
                       {"storeMaxBytes", 1048575},
                       {"retentionHours", "24"}});
   const Problems& p = bad.problems;
@@ -576,9 +581,10 @@ TEST_CASE("results: ranges, types and the conversion of retentionHours") {
   CHECK(
       has_problem(p, "/results/maxTextChars", "must be -1 (no truncation) or at least 1, not -2"));
   CHECK(has_problem(p, "/results/offloadThresholdBytes", "must be at least 1024, not -1"));
+  CHECK(has_problem(p, "/results/maxResponseBytes", "must be at least 16384, not 16383"));
   CHECK(has_problem(p, "/results/storeMaxBytes", "must be at least 1048576, not 1048575"));
   CHECK(has_problem(p, "/results/retentionHours", "expected a number, got a string"));
-  CHECK(p.size() == 4);
+  CHECK(p.size() == 5);
 
   auto more = results({{"maxTextChars", 1.5},
                        {"retentionHours", 1000001},

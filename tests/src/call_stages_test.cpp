@@ -8,6 +8,7 @@
 #include "catalog/utf8.h"
 #include "src/base64.h"
 #include "src/call_tool.h"
+#include "src/result_resources.h"
 #include "src/result_tools.h"
 #include "tests/support/pipeline_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -287,4 +288,250 @@ TEST_CASE("call_tool answers an unknown name or a bad call with an isError resul
   CHECK_THAT(text_at(f.pipeline(itself)), Catch::Contains("cannot call itself"));
   ToolCall nameless = f.make_call("call_tool", R"({"arguments":{}})");
   CHECK(f.pipeline(nameless).outcome == CallOutcome::invalid_arguments);
+}
+
+// ---------------------------------------------------------------------------
+// Limits that see the whole result: binary blocks, embedded resources, and the
+// total a response carries.
+
+namespace {
+
+constexpr std::size_t kDefaultMaxResponseBytes = 1048576;
+
+// `n` bytes that are not text: byte i is (7i + i/256) mod 256.
+std::string pattern_bytes(std::size_t n) {
+  std::string out(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<char>((i * 7 + (i >> 8)) & 0xff);
+  return out;
+}
+
+// Block j of the blocks tool: "block j\n" and `chars` characters of é☃𝄞.
+std::string block_text(std::size_t j, std::size_t chars) {
+  return "block " + std::to_string(j) + "\n" + multibyte(chars);
+}
+
+// A pipeline with read_tool_result, a result store in `dir`, and the tools
+//   image {bytes, type}: a text block, then an image (or audio) block of `bytes` bytes;
+//   blocks {count, chars}: `count` text blocks, block_text(j, chars);
+//   embedded {bytes, binary}: an embedded resource of `bytes` bytes, a blob or text.
+void use_block_tools(PipelineFixture& f, const TempDir& dir) {
+  ResultStoreOptions options;
+  options.data_dir = dir.path();
+  f.results = std::make_shared<LazyResultStore>(options);
+  auto registry = make_test_registry();
+  REQUIRE(register_result_tools(*registry, f.results).empty());
+  const json size = {{"type", "integer"}, {"minimum", 0}};
+  REQUIRE(registry
+              ->add(spec("image", object_schema({{"bytes", size}, {"type", {{"type", "string"}}}},
+                                                {"bytes"})),
+                    [](const json& args, CallContext&) {
+                      ToolResult r = ToolResult::text("Here it is:");
+                      const std::string type = args.value("type", "image");
+                      r.content.push_back(
+                          {{"type", type},
+                           {"data", base64_encode(pattern_bytes(args["bytes"].get<std::size_t>()))},
+                           {"mimeType", type == "image" ? "image/png" : "audio/wav"}});
+                      return r;
+                    })
+              .empty());
+  REQUIRE(
+      registry
+          ->add(
+              spec("blocks", object_schema({{"count", size}, {"chars", size}}, {"count", "chars"})),
+              [](const json& args, CallContext&) {
+                ToolResult r;
+                for (std::size_t j = 0; j < args["count"].get<std::size_t>(); ++j) {
+                  r.content.push_back({{"type", "text"},
+                                       {"text", block_text(j, args["chars"].get<std::size_t>())}});
+                }
+                return r;
+              })
+          .empty());
+  REQUIRE(
+      registry
+          ->add(spec("embedded", object_schema({{"bytes", size}, {"binary", {{"type", "boolean"}}}},
+                                               {"bytes", "binary"})),
+                [](const json& args, CallContext&) {
+                  const auto bytes = args["bytes"].get<std::size_t>();
+                  json resource = {{"uri", "file:///data/report.bin"}};
+                  if (args["binary"].get<bool>()) {
+                    resource["mimeType"] = "application/octet-stream";
+                    resource["blob"] = base64_encode(pattern_bytes(bytes));
+                  } else {
+                    resource["mimeType"] = "text/plain";
+                    resource["text"] = std::string(bytes, 'r');
+                  }
+                  ToolResult r;
+                  r.content.push_back({{"type", "resource"}, {"resource", resource}});
+                  return r;
+                })
+          .empty());
+  f.catalog = make_test_catalog(registry);
+  f.rebuild();
+}
+
+// The result_id a notice names.
+std::string named_id(const std::string& notice) {
+  const auto start = notice.find("result_id \"");
+  REQUIRE(start != std::string::npos);
+  const auto quote = start + 11;
+  return notice.substr(quote, notice.find('"', quote) - quote);
+}
+
+// A stored result read back whole with read_tool_result, page by page.
+std::string read_back(PipelineFixture& f, const std::string& id) {
+  std::string joined;
+  std::uint64_t offset = 0;
+  for (int pages = 0; pages < 10000; ++pages) {
+    ToolCall read =
+        f.make_call("read_tool_result", json{{"result_id", id}, {"offset", offset}}.dump());
+    CallResult page = f.pipeline(read);
+    REQUIRE(page.outcome == CallOutcome::ok);
+    joined += text_at(page);
+    const json& s = page.result.structured_content;
+    if (!s.contains("next_offset")) return joined;
+    offset = s["next_offset"];
+  }
+  FAIL("more than 10000 pages");
+  return joined;
+}
+
+// The size of the result as the response carries it.
+std::size_t response_bytes(const CallResult& r) { return r.result.to_json().dump().size(); }
+
+}  // namespace
+
+TEST_CASE("an image or audio block over the offload threshold is stored and reads back exactly") {
+  TempDir dir;
+  PipelineFixture f;
+  use_block_tools(f, dir);
+  for (const std::string type : {"image", "audio"}) {
+    const std::string original = pattern_bytes(300000);  // 400,000 characters of base64
+    ToolCall call = f.make_call("image", json{{"bytes", 300000}, {"type", type}}.dump());
+    CallResult r = f.pipeline(call);
+    REQUIRE(r.outcome == CallOutcome::ok);
+    CHECK(r.offloaded);
+    CHECK(response_bytes(r) < 2000);
+    REQUIRE(r.result.content.size() == 2);
+    CHECK(text_at(r, 0) == "Here it is:");
+    // The block that replaces it says what it was and how to read it back.
+    const json& notice = r.result.content[1];
+    REQUIRE(notice.value("type", "") == "text");
+    const std::string text = notice["text"];
+    CHECK_THAT(text, Catch::Contains(type == "image" ? "an image" : "an audio clip"));
+    CHECK_THAT(text, Catch::Contains(type == "image" ? "image/png" : "audio/wav"));
+    CHECK_THAT(text, Catch::Contains("300000 bytes"));
+    CHECK_THAT(text, Catch::Contains("read_tool_result"));
+    const std::string id = named_id(text);
+    CHECK_THAT(text, Catch::Contains("toolmux://results/" + id));
+    CHECK(read_back(f, id) == base64_encode(original));
+  }
+}
+
+TEST_CASE("an embedded resource over the offload threshold is stored, blob or text") {
+  TempDir dir;
+  PipelineFixture f;
+  use_block_tools(f, dir);
+  ToolCall blob_call = f.make_call("embedded", R"({"bytes":200000,"binary":true})");
+  CallResult blob = f.pipeline(blob_call);
+  REQUIRE(blob.outcome == CallOutcome::ok);
+  CHECK(blob.offloaded);
+  CHECK(response_bytes(blob) < 2000);
+  REQUIRE(blob.result.content.size() == 1);
+  const std::string blob_notice = text_at(blob);
+  CHECK_THAT(blob_notice, Catch::Contains("file:///data/report.bin"));
+  CHECK_THAT(blob_notice, Catch::Contains("application/octet-stream, 200000 bytes"));
+  CHECK(read_back(f, named_id(blob_notice)) == base64_encode(pattern_bytes(200000)));
+
+  ToolCall text_call = f.make_call("embedded", R"({"bytes":200000,"binary":false})");
+  CallResult text = f.pipeline(text_call);
+  CHECK(text.offloaded);
+  CHECK(response_bytes(text) < 2000);
+  const std::string text_notice = text_at(text);
+  CHECK_THAT(text_notice, Catch::Contains("text/plain, 200000 bytes"));
+  CHECK(read_back(f, named_id(text_notice)) == std::string(200000, 'r'));
+}
+
+TEST_CASE(
+    "200 text blocks each under the threshold: the response stays bounded, the rest is stored") {
+  TempDir dir;
+  PipelineFixture f;
+  use_block_tools(f, dir);
+  // Each block is 16,000 characters, about 48,000 bytes: under the 50,000-byte threshold.
+  ToolCall call = f.make_call("blocks", R"({"count":200,"chars":16000})");
+  CallResult r = f.pipeline(call);
+  REQUIRE(r.outcome == CallOutcome::ok);
+  CHECK(r.offloaded);
+  CHECK(response_bytes(r) <= kDefaultMaxResponseBytes);
+  const json& content = r.result.content;
+  REQUIRE(content.size() >= 2);
+  const std::size_t kept = content.size() - 1;
+  CHECK(kept > 10);  // as many whole blocks as fit
+  for (std::size_t j = 0; j < kept; ++j) CHECK(text_at(r, j) == block_text(j, 16000));
+  const std::string notice = text_at(r, kept);
+  CHECK_THAT(notice, Catch::Contains("blocks " + std::to_string(kept + 1) + " to 200"));
+  CHECK_THAT(notice, Catch::Contains(std::to_string(kDefaultMaxResponseBytes) + " bytes"));
+  // The rest: a JSON array of the blocks that did not fit, exactly as the tool returned them.
+  const json rest = json::parse(read_back(f, named_id(notice)));
+  REQUIRE(rest.size() == 200 - kept);
+  for (std::size_t j = kept; j < 200; ++j) {
+    CHECK(rest[j - kept] == json{{"type", "text"}, {"text", block_text(j, 16000)}});
+  }
+}
+
+TEST_CASE(
+    "with offloading off, what does not fit the response is cut or left out, and it says so") {
+  TempDir dir;
+  PipelineFixture f;
+  use_block_tools(f, dir);
+  f.catalog->limits.offload = false;
+
+  ToolCall image_call = f.make_call("image", R"({"bytes":2000000})");
+  CallResult image = f.pipeline(image_call);
+  REQUIRE(image.outcome == CallOutcome::ok);
+  CHECK(image.truncated);
+  CHECK_FALSE(image.offloaded);
+  CHECK(response_bytes(image) <= kDefaultMaxResponseBytes);
+  REQUIRE(image.result.content.size() == 2);
+  CHECK(text_at(image, 0) == "Here it is:");
+  const std::string left_out = text_at(image, 1);
+  CHECK_THAT(left_out, Catch::Contains("block 2 (an image, image/png, 2000000 bytes)"));
+  CHECK_THAT(left_out, Catch::Contains("left out"));
+  CHECK_THAT(left_out, Catch::Contains(std::to_string(kDefaultMaxResponseBytes) + " bytes"));
+
+  ToolCall blocks_call = f.make_call("blocks", R"({"count":200,"chars":16000})");
+  CallResult blocks = f.pipeline(blocks_call);
+  CHECK(blocks.truncated);
+  CHECK(response_bytes(blocks) <= kDefaultMaxResponseBytes);
+  const json& content = blocks.result.content;
+  REQUIRE(content.size() >= 3);
+  const std::size_t whole = content.size() - 2;  // then one cut block, then the notice
+  for (std::size_t j = 0; j < whole; ++j) CHECK(text_at(blocks, j) == block_text(j, 16000));
+  const std::string cut = text_at(blocks, whole);
+  CHECK(cut.rfind("block " + std::to_string(whole) + "\n", 0) == 0);
+  CHECK_THAT(cut, Catch::Contains("[toolmux: truncated: showing the first "));
+  CHECK_THAT(text_at(blocks, whole + 1),
+             Catch::Contains("blocks " + std::to_string(whole + 2) + " to 200"));
+}
+
+TEST_CASE("a result of several kinds of blocks within the limits passes unchanged") {
+  TempDir dir;
+  PipelineFixture f;
+  use_block_tools(f, dir);
+  for (const char* args : {R"({"bytes":30000})", R"({"bytes":30000,"type":"audio"})"}) {
+    ToolCall call = f.make_call("image", args);
+    CallResult r = f.pipeline(call);
+    CHECK_FALSE(r.offloaded);
+    CHECK_FALSE(r.truncated);
+    CHECK(r.result.content[1]["data"] == base64_encode(pattern_bytes(30000)));
+  }
+  ToolCall blocks_call = f.make_call("blocks", R"({"count":20,"chars":10000})");  // ~600 KB
+  CallResult blocks = f.pipeline(blocks_call);
+  CHECK_FALSE(blocks.offloaded);
+  REQUIRE(blocks.result.content.size() == 20);
+  CHECK(text_at(blocks, 19) == block_text(19, 10000));
+  ToolCall embedded_call = f.make_call("embedded", R"({"bytes":30000,"binary":true})");
+  CallResult embedded = f.pipeline(embedded_call);
+  CHECK_FALSE(embedded.offloaded);
+  CHECK(embedded.result.content[0]["resource"]["blob"] == base64_encode(pattern_bytes(30000)));
 }

@@ -89,6 +89,35 @@ TEST_CASE("a stored result reads whole for its session and is not found for any 
   CHECK(unknown.error().code == -32002);
 }
 
+TEST_CASE("a stored image reads back as a blob of its type, stored blocks as JSON") {
+  Fixture f;
+  std::string error;
+  toolmux::ResultStore* store = f.store->get(error);
+  REQUIRE(store);
+  const std::string png = "iVBORw0KGgo=";
+  const std::string blocks = R"([{"type":"text","text":"x"}])";
+  const std::string png_uri =
+      std::string(toolmux::kResultUriPrefix) +
+      store->put("session-a", png, toolmux::StoredFormat{"image/png", true}, error);
+  const std::string blocks_uri =
+      std::string(toolmux::kResultUriPrefix) +
+      store->put("session-a", blocks, toolmux::StoredFormat{"application/json", false}, error);
+  SessionContext a("session-a");
+  auto listing = f.router->list_resources(a);
+  REQUIRE(listing.items.size() == 2);
+  CHECK(listing.items[0].mime_type == "image/png");
+  CHECK_THAT(listing.items[0].description, Catch::EndsWith(": 12 characters of base64."));
+  CHECK(listing.items[1].mime_type == "application/json");
+  auto image = f.router->read_resource(png_uri, a);
+  REQUIRE(image.ok());
+  CHECK(image.value()[0].to_json() ==
+        toolmux::json{{"uri", png_uri}, {"mimeType", "image/png"}, {"blob", png}});
+  auto json_text = f.router->read_resource(blocks_uri, a);
+  REQUIRE(json_text.ok());
+  CHECK(json_text.value()[0].to_json() ==
+        toolmux::json{{"uri", blocks_uri}, {"mimeType", "application/json"}, {"text", blocks}});
+}
+
 TEST_CASE("the results template is listed and completes the session's own ids") {
   Fixture f;
   const std::string uri = f.put("session-a", "text");

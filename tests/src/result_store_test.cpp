@@ -373,6 +373,40 @@ TEST_CASE("results survive closing and reopening the store") {
   CHECK(read_all(*store, "b", id2, 20000, 5) == "short");
 }
 
+TEST_CASE("a result's format is kept: listed, and across a reopen") {
+  TempDir dir;
+  auto options = options_for(dir);
+  std::string png;
+  std::string long_mime;
+  {
+    auto store = open_store(options);
+    std::string error;
+    png = store->put("a", "iVBORw0K", toolmux::StoredFormat{"image/png", true}, error);
+    REQUIRE(png.size() == 43);
+    REQUIRE(
+        !store->put("a", "[1]", toolmux::StoredFormat{"application/json", false}, error).empty());
+    put(*store, "a", "plain");
+    // A MIME type of more than 255 bytes is refused; 255 bytes are kept.
+    CHECK(store->put("a", "x", toolmux::StoredFormat{std::string(256, 'm'), false}, error).empty());
+    CHECK(error == "the MIME type is longer than 255 bytes");
+    long_mime = store->put("a", "x", toolmux::StoredFormat{std::string(255, 'm'), false}, error);
+    CHECK(long_mime.size() == 43);
+  }
+  auto store = open_store(options);
+  const auto listed = store->list("a");
+  REQUIRE(listed.size() == 4);
+  CHECK(listed[0].id == png);
+  CHECK(listed[0].format.mime_type == "image/png");
+  CHECK(listed[0].format.base64);
+  CHECK(listed[1].format.mime_type == "application/json");
+  CHECK_FALSE(listed[1].format.base64);
+  CHECK(listed[2].format.mime_type == "text/plain");
+  CHECK_FALSE(listed[2].format.base64);
+  CHECK(listed[3].id == long_mime);
+  CHECK(listed[3].format.mime_type == std::string(255, 'm'));
+  CHECK(read_all(*store, "a", png, 3, 8) == "iVBORw0K");
+}
+
 TEST_CASE("results expire after the retention, also across a reopen") {
   TempDir dir;
   FakeClock clock;

@@ -40,6 +40,7 @@ class SessionCallContext final : public CallContext {
   void release_stream() override { session_->close_request_stream(request_id_); }
 
   void finish();
+  const nlohmann::json& request_id() const { return request_id_; }
 
  private:
   std::shared_ptr<Session> session_;

@@ -38,6 +38,8 @@ std::string_view call_outcome_name(CallOutcome outcome) {
       return "crashed";
     case CallOutcome::bad_result:
       return "bad_result";
+    case CallOutcome::stopped:
+      return "stopped";
   }
   return "unknown";
 }
@@ -55,6 +57,22 @@ void RunningHandlers::leave() {
 bool RunningHandlers::wait_until_idle(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   return idle_.wait_for(lock, timeout, [this] { return count_ == 0; });
+}
+
+std::optional<std::chrono::milliseconds> tool_timeout(const Catalog& catalog,
+                                                      const std::string& requested_name,
+                                                      const json& arguments) {
+  std::string_view name = catalog.aliases.canonical_tool(requested_name);
+  // call_tool runs with the timeout of the tool it calls (resolve_tool).
+  if (name == kCallTool && arguments.is_object() && arguments.contains("name") &&
+      arguments["name"].is_string()) {
+    const std::string_view inner =
+        catalog.aliases.canonical_tool(arguments["name"].get_ref<const std::string&>());
+    if (inner != kCallTool) name = inner;
+  }
+  const RegisteredTool* tool = catalog.registry->find(name);
+  if (!tool) return std::nullopt;
+  return tool->spec.timeout;
 }
 
 CallHandler compose(const std::vector<CallStage>& stages, CallHandler terminal) {
@@ -350,10 +368,10 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       auto run = std::make_shared<Run>();
       run->call = call;
       const auto timeout = call.tool->spec.timeout;
-      call.control->set_deadline(Clock::now() + timeout);
+      call.control->set_deadline(call.received + timeout);
 
       running->enter();
-      call_threads().post([run, next, running]() mutable {
+      const bool posted = call_threads().post([run, next, running]() mutable {
         CallResult out = next(run->call);
         {
           std::lock_guard lock(run->mutex);
@@ -368,6 +386,13 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         run.reset();
         running->leave();
       });
+      if (!posted) {
+        running->leave();
+        return failure(CallOutcome::stopped,
+                       tool_label(call) +
+                           " did not run: toolmux could not start a thread for it (the system "
+                           "refused one); try again later");
+      }
 
       std::unique_lock lock(run->mutex);
       // Cancellation is a flag, so wake now and then to look at it.
@@ -376,15 +401,22 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         return failure(CallOutcome::timed_out, tool_label(call) + " timed out after " +
                                                    std::to_string(timeout.count()) + " ms");
       };
+      auto stopped = [&] {
+        return failure(CallOutcome::stopped, tool_label(call) +
+                                                 " was stopped before it finished: toolmux is "
+                                                 "exiting");
+      };
       while (!run->result) {
         if (call.control->cancelled()) {
           return failure(CallOutcome::cancelled, "cancelled");
         }
+        if (call.control->aborted()) return stopped();
         if (call.control->expired()) return timed_out();
         run->done.wait_for(
             lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
       }
       if (call.control->cancelled()) return failure(CallOutcome::cancelled, "cancelled");
+      if (call.control->aborted()) return stopped();
       // A tool that stopped because its deadline passed (a command is killed
       // then) answers late: it timed out, whatever it says.
       if (run->finished_at >= call.control->deadline()) return timed_out();

@@ -27,6 +27,7 @@
 #include "catalog/tool.h"
 #include "catalog/tool_registry.h"
 #include "catalog/untrusted_json.h"
+#include "src/call_admission.h"
 #include "src/lazy_result_store.h"
 #include "src/logger.h"
 #include "src/metrics.h"
@@ -44,7 +45,8 @@ enum class CallOutcome {
   timed_out,
   cancelled,
   crashed,
-  bad_result
+  bad_result,
+  stopped  // toolmux stopped the call (it exits), or had no thread to run it on
 };
 std::string_view call_outcome_name(CallOutcome outcome);
 
@@ -61,7 +63,20 @@ struct ToolCall {
   nlohmann::json arguments;              // set by check_arguments
   std::shared_ptr<CallControl> control;  // cancellation and deadline
   std::shared_ptr<CallContext> context;  // progress, logging, cancelled() for the handler
+  // When toolmux read the request: the tool's timeout counts from then, time
+  // spent waiting for a place to run included.
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
+  // The call's place among the running calls, held by every thread of the call
+  // (an abandoned handler's too); null when the call was not admitted through one.
+  std::shared_ptr<const CallPlace> place;
 };
+
+// The timeout of the tool a call of `requested_name` with `arguments` reaches
+// (through aliases, and through call_tool to the tool it names), or nullopt
+// when it reaches none. For the deadline of a call before it runs.
+std::optional<std::chrono::milliseconds> tool_timeout(const Catalog& catalog,
+                                                      const std::string& requested_name,
+                                                      const nlohmann::json& arguments);
 
 struct ProtocolError {
   int code = 0;
@@ -133,9 +148,11 @@ CallStage check_result();
 // result naming the argument and the rule, and the tool does not run.
 CallStage check_arguments();
 // Runs the rest of the chain on its own thread and returns when it finishes,
-// the call is cancelled, or the tool's timeout passes ("timed out after N ms").
-// An abandoned run is told to stop through its context and its result dropped;
-// `running` counts it until it has really stopped.
+// the call is cancelled or aborted, or the tool's timeout, counted from when
+// the call was received, passes ("timed out after N ms"). An abandoned run is
+// told to stop through its context and its result dropped; `running` counts it
+// until it has really stopped, and it keeps the call's place. When no thread
+// can be had, the call is answered with an error and the tool does not run.
 CallStage deadline(const std::shared_ptr<RunningHandlers>& running);
 // The one place where exceptions from tool code are caught.
 CallStage catch_tool_exceptions();

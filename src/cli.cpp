@@ -44,6 +44,13 @@ Options for serve:
   --page-size N               Tools per tools/list page (default: all on one page).
   --max-message-bytes N       Largest message accepted (default: 16777216).
   --log-level LEVEL           stderr log level: debug, info, warning, error (default: info).
+  --max-calls N               Calls (tools/call, resources/..., prompts/..., completion)
+                              running at once, overall (default: 64, at most 1024).
+  --max-session-calls N       The same, per session (default: 16).
+  --max-queued-calls N        Calls waiting for a place to run (default: 256); past it a
+                              call is refused at once with a "toolmux is busy" error.
+  --shutdown-grace SECONDS    When stdin closes (or, over HTTP, on SIGTERM), how long
+                              running calls may finish (default: 10).
 
 Options for serve --http:
   --http HOST:PORT            Serve Streamable HTTP on that address (e.g. 127.0.0.1:8080;
@@ -56,7 +63,6 @@ Options for serve --http:
                               $TOOLMUX_TOKENS holding the same entries) every request needs one.
   --max-sessions N            Open sessions at most (default: 1000); then new ones get 503.
   --session-idle SECONDS      A session unused this long ends (default: 3600).
-  --shutdown-grace SECONDS    On SIGTERM, how long running calls may finish (default: 10).
 )";
 }
 
@@ -181,6 +187,18 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       } else {
         o.tokens_file = v;
       }
+    } else if (flag == "--max-calls" || flag == "--max-session-calls" ||
+               flag == "--max-queued-calls") {
+      std::size_t n = 0;
+      const bool queue = flag == "--max-queued-calls";
+      const std::size_t most = queue ? 100000 : 1024;
+      if (!value(v) || !parse_size(v, n) || (n == 0 && !queue) || n > most) {
+        return usage_error(flag + " needs a whole number from " + (queue ? "0" : "1") + " to " +
+                           std::to_string(most));
+      }
+      if (flag == "--max-calls") o.max_calls = n;
+      if (flag == "--max-session-calls") o.max_session_calls = n;
+      if (queue) o.max_queued_calls = n;
     } else if (flag == "--max-sessions" || flag == "--session-idle" || flag == "--shutdown-grace") {
       std::size_t n = 0;
       if (!value(v) || !parse_size(v, n) || n == 0) {

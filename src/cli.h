@@ -18,6 +18,11 @@ struct ServeOptions {
   std::size_t page_size = 0;  // 0 = all tools on one page
   std::size_t max_message_bytes = std::size_t{16} << 20;
   LogLevel log_level = LogLevel::info;  // of the stderr log
+  // Calls running at once, overall and per session, and waiting for a place
+  // (src/call_admission.h).
+  std::size_t max_calls = 64;
+  std::size_t max_session_calls = 16;
+  std::size_t max_queued_calls = 256;
 
   // Streamable HTTP instead of stdio (--http HOST:PORT).
   bool http = false;

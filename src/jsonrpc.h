@@ -20,6 +20,9 @@ inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
+// Implementation-defined server error (-32000 to -32099): toolmux cannot take
+// the request now (too many calls running and queued); the client may retry.
+inline constexpr int kServerBusy = -32000;
 
 struct Message {
   enum class Kind { request, notification, response, invalid };

@@ -1,5 +1,7 @@
 #include "src/mcp_client.h"
 
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "src/jsonrpc.h"
@@ -333,8 +335,19 @@ void McpClient::on_request(const json& id, const std::string& method, const json
                  "cannot tell which client to ask"));
   }
   // The client's answer may take long: wait for it on a thread of its own so
-  // that the upstream's other messages keep flowing.
-  std::thread([self, pending, id, method, params, answer] {
+  // that the upstream's other messages keep flowing. A thread each, so a
+  // bounded number: the upstream is not trusted to send few.
+  {
+    std::lock_guard lock(mutex_);
+    if (client_requests_ >= kMaxClientRequests) {
+      return answer(jsonrpc::make_error(
+          id, jsonrpc::kInternalError,
+          method + " refused: toolmux already relays " + std::to_string(kMaxClientRequests) +
+              " requests from this server to its client, its limit; answer them first"));
+    }
+    ++client_requests_;
+  }
+  auto relay = [self, pending, id, method, params, answer] {
     ClientAnswer reply{std::nullopt, "the call has already ended"};
     {
       std::lock_guard use(pending->use);
@@ -345,7 +358,21 @@ void McpClient::on_request(const json& id, const std::string& method, const json
         {{"upstream", self->name_}, {"method", method}, {"answered", reply.result.has_value()}});
     answer(reply.result ? jsonrpc::make_result(id, *reply.result)
                         : jsonrpc::make_error(id, jsonrpc::kInternalError, reply.error));
-  }).detach();
+    std::lock_guard lock(self->mutex_);
+    --self->client_requests_;
+  };
+  try {
+    std::thread(relay).detach();
+  } catch (const std::system_error&) {
+    {
+      std::lock_guard lock(mutex_);
+      --client_requests_;
+    }
+    answer(jsonrpc::make_error(
+        id, jsonrpc::kInternalError,
+        method +
+            " refused: toolmux could not start a thread to relay it (the system refused one)"));
+  }
 }
 
 }  // namespace toolmux

@@ -10,7 +10,9 @@
 // (elicitation/create, sampling/createMessage) carry no request they belong
 // to: they are relayed to the calling client when exactly one relayed call is
 // in flight, otherwise log messages go to toolmux's log only and requests are
-// answered with an error. ping is answered; other requests are -32601. Other
+// answered with an error; at most kMaxClientRequests are relayed at once (each
+// waits on a thread of its own), and the ones past it are answered with an
+// error at once. ping is answered; other requests are -32601. Other
 // notifications (list_changed, resources/updated) go to Events::on_notification.
 //
 // The transport's threads deliver messages; every method may be called from
@@ -22,6 +24,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,6 +45,8 @@ namespace toolmux {
 
 class McpClient : public std::enable_shared_from_this<McpClient> {
  public:
+  static constexpr std::size_t kMaxClientRequests = 4;
+
   struct Events {
     // A notification the client does not handle itself; on a transport thread.
     std::function<void(const std::string& method, const nlohmann::json& params)> on_notification;
@@ -136,6 +141,8 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   std::condition_variable answered_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
+  // Requests from the upstream being relayed to the client, each on a thread.
+  std::size_t client_requests_ = 0;
   bool gone_ = false;
   std::string gone_reason_;  // set with gone_ by the transport
 };

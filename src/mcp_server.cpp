@@ -40,6 +40,9 @@ ServerOptions server_options_for(const ServeOptions& serve,
   ServerOptions options;
   options.page_size = serve.page_size;
   options.results = std::move(results);
+  options.call_limits.max_running = serve.max_calls;
+  options.call_limits.max_running_per_session = serve.max_session_calls;
+  options.call_limits.max_queued = serve.max_queued_calls;
   return options;
 }
 
@@ -48,7 +51,12 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
     : catalog_(std::move(catalog)),
       options_(std::move(options)),
       logger_(logger),
+      metrics_(metrics),
+      admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       pipeline_(build_call_pipeline(logger, metrics, running_, options_.results)) {
+  // A running tools/call uses two threads (its own and its handler's, see
+  // stages::deadline), any other admitted request one: the pool never needs more.
+  call_threads().set_max_threads(2 * options_.call_limits.max_running);
   auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
     return [this, method](const Message& m, const std::shared_ptr<Session>& s) {
       (this->*method)(m, s);
@@ -61,11 +69,14 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   methods_.emplace("tools/list", bind(&McpServer::list_tools));
   methods_.emplace("tools/call", bind(&McpServer::call_tool));
   methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
-  provider_methods_ = std::make_unique<ProviderMethods>(
-      [this] { return this->catalog(); }, options_.page_size, options_.provider_timeout, logger_);
+  provider_methods_ =
+      std::make_unique<ProviderMethods>([this] { return this->catalog(); }, options_.page_size,
+                                        options_.provider_timeout, logger_, *admission_);
   for (auto& [name, handler] : provider_methods_->handlers()) methods_.emplace(name, handler);
   if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
 }
+
+McpServer::~McpServer() { admission_->close(); }
 
 void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& session) {
   handle(jsonrpc::parse_message(text, options_.json_limits), session);
@@ -296,23 +307,91 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
   call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
   call.control = control;
   call.context = context;
+  // The tool's timeout counts from now: a call that waits for a place to run
+  // is answered by then all the same.
+  const auto timeout = tool_timeout(*call.catalog, name, call.raw_arguments.value)
+                           .value_or(options_.provider_timeout);
+  control->set_deadline(call.received + timeout);
 
-  // Served on its own thread so that the session's reader goes on reading
-  // (pings, cancellations, other calls) while the tool runs.
-  call_threads().post([this, session, id = m.id, call = std::move(call), context]() mutable {
-    CallResult out = pipeline_(call);
+  CallAdmission::Call admitted;
+  admitted.session = session->id();
+  admitted.control = control;
+  admitted.start = [this, session, context,
+                    call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
+    call.place = std::move(place);
+    run_call(std::move(call), session, context);
+  };
+  admitted.drop = [this, session, context, control, id = m.id, name,
+                   timeout](const std::string& busy) {
     context->finish();
-    // A cancelled request gets no response (MCP cancellation utility).
-    if (out.protocol_error) {
-      const ProtocolError& e = *out.protocol_error;
-      session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
-    } else if (out.outcome != CallOutcome::cancelled) {
-      session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
+    if (control->cancelled()) {
+      session->request_finished(id);  // a cancelled request gets no response
     } else {
-      session->request_finished(id);
+      const bool expired = !control->aborted() && control->expired();
+      const std::string text =
+          "Tool " + json(name).dump(-1, ' ', false, json::error_handler_t::replace) +
+          (expired ? " timed out after " + std::to_string(timeout.count()) +
+                         " ms waiting for a place to run; toolmux was busy: " + busy
+                   : " did not run: toolmux is exiting");
+      record_unrun(*session, "tools/call", name, expired ? "timed_out" : "stopped", text);
+      session->send_related(jsonrpc::make_result(id, ToolResult::error(text).to_json()), id);
     }
     session->end_call(id);
-  });
+  };
+  const CallAdmission::Decision decision = admission_->submit(std::move(admitted));
+  if (decision.verdict == CallAdmission::Verdict::refused) {
+    context->finish();
+    record_unrun(*session, "tools/call", name, "refused", decision.refusal);
+    respond_error(*session, m.id, jsonrpc::kServerBusy, decision.refusal);
+    session->end_call(m.id);
+  }
+}
+
+void McpServer::run_call(ToolCall call, const std::shared_ptr<Session>& session,
+                         const std::shared_ptr<SessionCallContext>& context) {
+  const json id = context->request_id();
+  // Served on its own thread so that the session's reader goes on reading
+  // (pings, cancellations, other calls) while the tool runs.
+  const bool posted =
+      call_threads().post([this, session, id, call = std::move(call), context]() mutable {
+        CallResult out = pipeline_(call);
+        context->finish();
+        // A cancelled request gets no response (MCP cancellation utility).
+        if (out.protocol_error) {
+          const ProtocolError& e = *out.protocol_error;
+          session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
+        } else if (out.outcome != CallOutcome::cancelled) {
+          session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
+        } else {
+          session->request_finished(id);
+        }
+        session->end_call(id);
+      });
+  if (posted) return;
+  // The job, and with it the call's place, is gone already.
+  context->finish();
+  const std::string why =
+      "toolmux is busy: no thread could be started for the call (the system refused one); try "
+      "again later";
+  record_unrun(*session, "tools/call", "", "refused", why);
+  respond_error(*session, id, jsonrpc::kServerBusy, why);
+  session->end_call(id);
+}
+
+void McpServer::record_unrun(const Session& session, const std::string& method,
+                             const std::string& tool, std::string_view outcome,
+                             const std::string& reason) {
+  // Refusals are counted by CallAdmission; the calls that waited in vain are
+  // calls of their tool, like those that ran.
+  if (!tool.empty() && outcome != "refused") {
+    metrics_.record_call(CallRecord{tool, std::string(outcome), 0, 0, 0, false, false});
+  }
+  logger_.write(LogLevel::warning, "call_not_run",
+                {{"session", session.label()},
+                 {"method", method},
+                 {"tool", tool},
+                 {"outcome", outcome},
+                 {"reason", reason}});
 }
 
 }  // namespace toolmux

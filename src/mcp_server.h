@@ -6,6 +6,11 @@
 // handle() may be called from several threads for different sessions, and
 // returns quickly: tools/call runs on a thread of its own, so a slow tool never
 // holds up ping, tools/list or other calls. Never throws.
+//
+// tools/call and the requests of ProviderMethods go through one CallAdmission
+// (options.call_limits): past its limits they wait in its queue, and past the
+// queue's they are answered at once with a kServerBusy error naming the limits.
+// The process's call_threads() pool is capped at two threads a running call.
 #pragma once
 
 #include <chrono>
@@ -21,6 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/untrusted_json.h"
+#include "src/call_admission.h"
+#include "src/call_context.h"
 #include "src/call_pipeline.h"
 #include "src/jsonrpc.h"
 #include "src/logger.h"
@@ -43,6 +50,8 @@ struct ServerOptions {
   // How long a resources/..., prompts/... or completion/complete request may
   // take (its providers may be upstream servers).
   std::chrono::milliseconds provider_timeout{60000};
+  // How many calls run at once, and wait (src/call_admission.h).
+  CallLimits call_limits;
 };
 
 // The options `toolmux serve` runs the server with, over either transport.
@@ -53,6 +62,10 @@ class McpServer {
  public:
   McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions options, Logger& logger,
             Metrics& metrics);
+  // Calls still waiting for a place are dropped (answered as toolmux stopping).
+  ~McpServer();
+  McpServer(const McpServer&) = delete;
+  McpServer& operator=(const McpServer&) = delete;
 
   // Handles one message (its text, as the transport read it) from `session`.
   void handle(std::string_view text, const std::shared_ptr<Session>& session);
@@ -94,6 +107,13 @@ class McpServer {
   void initialize(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
   void list_tools(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
   void call_tool(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  // Runs an admitted call on a call thread and answers it.
+  void run_call(ToolCall call, const std::shared_ptr<Session>& session,
+                const std::shared_ptr<SessionCallContext>& context);
+  // Logs and counts a call that ended without running: a refusal, or a drop
+  // from the queue (src/call_admission.h).
+  void record_unrun(const Session& session, const std::string& method, const std::string& tool,
+                    std::string_view outcome, const std::string& reason);
   void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
   mutable std::mutex catalog_mutex_;
@@ -102,7 +122,9 @@ class McpServer {
   std::vector<std::weak_ptr<Session>> sessions_;
   ServerOptions options_;
   Logger& logger_;
+  Metrics& metrics_;
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
+  std::unique_ptr<CallAdmission> admission_;
   CallHandler pipeline_;
   std::map<std::string, Method, std::less<>> methods_;
   // resources/*, prompts/*, completion/complete, from the catalog's providers.

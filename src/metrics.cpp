@@ -39,6 +39,17 @@ void Metrics::record_call(const CallRecord& r) {
   offloads_ += r.offloaded ? 1 : 0;
 }
 
+void Metrics::set_call_load(std::size_t running, std::size_t queued) {
+  std::lock_guard lock(mutex_);
+  calls_running_ = running;
+  calls_queued_ = queued;
+}
+
+void Metrics::count_refused_call() {
+  std::lock_guard lock(mutex_);
+  ++calls_refused_;
+}
+
 std::uint64_t Metrics::calls(std::string_view tool, std::string_view outcome) const {
   std::lock_guard lock(mutex_);
   auto t = tools_.find(tool);
@@ -98,7 +109,17 @@ std::string Metrics::render_prometheus() const {
       << "toolmux_truncated_results_total " << truncations_ << "\n"
       << "# HELP toolmux_offloaded_results_total Results stored for read_tool_result.\n"
       << "# TYPE toolmux_offloaded_results_total counter\n"
-      << "toolmux_offloaded_results_total " << offloads_ << "\n";
+      << "toolmux_offloaded_results_total " << offloads_ << "\n"
+      << "# HELP toolmux_calls_running Calls running now, handlers still running after their "
+         "call was answered included.\n"
+      << "# TYPE toolmux_calls_running gauge\n"
+      << "toolmux_calls_running " << calls_running_ << "\n"
+      << "# HELP toolmux_calls_queued Calls waiting for a place to run.\n"
+      << "# TYPE toolmux_calls_queued gauge\n"
+      << "toolmux_calls_queued " << calls_queued_ << "\n"
+      << "# HELP toolmux_calls_refused_total Calls refused because toolmux was busy.\n"
+      << "# TYPE toolmux_calls_refused_total counter\n"
+      << "toolmux_calls_refused_total " << calls_refused_ << "\n";
   return out.str();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -26,6 +27,12 @@ struct CallRecord {
 class Metrics {
  public:
   void record_call(const CallRecord& record);
+
+  // Calls holding a place among the running calls, and calls waiting for
+  // one, now (src/call_admission.h).
+  void set_call_load(std::size_t running, std::size_t queued);
+  // A call refused because the queue was full.
+  void count_refused_call();
 
   std::uint64_t calls(std::string_view tool, std::string_view outcome) const;
   std::uint64_t truncations() const;
@@ -50,6 +57,9 @@ class Metrics {
   std::map<std::string, ToolStats, std::less<>> tools_;
   std::uint64_t truncations_ = 0;
   std::uint64_t offloads_ = 0;
+  std::size_t calls_running_ = 0;
+  std::size_t calls_queued_ = 0;
+  std::uint64_t calls_refused_ = 0;
 };
 
 }  // namespace toolmux

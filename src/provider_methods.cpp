@@ -81,8 +81,12 @@ std::vector<json> to_json_all(const std::vector<T>& items) {
 
 ProviderMethods::ProviderMethods(std::function<std::shared_ptr<const Catalog>()> catalog,
                                  std::size_t page_size, std::chrono::milliseconds timeout,
-                                 Logger& logger)
-    : catalog_(std::move(catalog)), page_size_(page_size), timeout_(timeout), logger_(logger) {
+                                 Logger& logger, CallAdmission& admission)
+    : catalog_(std::move(catalog)),
+      page_size_(page_size),
+      timeout_(timeout),
+      logger_(logger),
+      admission_(admission) {
   // The last subscriber of a URI left: the provider of the catalog served now
   // may stop watching it.
   subscriptions_ =
@@ -124,37 +128,79 @@ void ProviderMethods::run(const Message& m, const std::shared_ptr<Session>& sess
   }
   auto context = std::make_shared<SessionCallContext>(session, control, m.id, progress_token,
                                                       "toolmux/" + m.method);
-  call_threads().post([this, session, control, context, id = m.id, method = m.method,
-                       work = std::move(work)]() {
-    std::optional<json> result;
-    std::optional<ProviderError> error;
-    try {
-      auto served = catalog_();
-      Request request{served, served ? served->providers.get() : nullptr, session, *context};
-      Outcome<json> out = work(request);
-      if (out.ok()) {
-        result = std::move(out.value());
-      } else {
-        error = out.error();
-      }
-    } catch (const std::exception& e) {
-      // A provider's bug, not the client's: say so without details that could leak.
-      logger_.write(LogLevel::error, "internal_error", {{"method", method}, {"what", e.what()}});
-      error = ProviderError{jsonrpc::kInternalError, "Internal error", nullptr};
-    }
+  // Answers a request that ends without running, unless it was cancelled.
+  auto unrun = [this, session, context, control, id = m.id, method = m.method](
+                   int code, const std::string& outcome, const std::string& why) {
     context->finish();
     if (control->cancelled()) {
       session->request_finished(id);  // a cancelled request gets no response
-    } else if (control->expired()) {
-      respond_error(*session, id, jsonrpc::kInternalError,
-                    method + " timed out after " + std::to_string(timeout_.count()) + " ms");
-    } else if (error) {
-      respond_error(*session, id, error->code, error->message, error->data);
     } else {
-      session->send_related(jsonrpc::make_result(id, std::move(*result)), id);
+      logger_.write(LogLevel::warning, "call_not_run",
+                    {{"session", session->label()},
+                     {"method", method},
+                     {"outcome", outcome},
+                     {"reason", why}});
+      respond_error(*session, id, code, why);
     }
     session->end_call(id);
-  });
+  };
+
+  CallAdmission::Call admitted;
+  admitted.session = session->id();
+  admitted.control = control;
+  admitted.start = [this, session, control, context, unrun, id = m.id, method = m.method,
+                    work = std::move(work)](std::shared_ptr<const CallPlace> place) mutable {
+    const bool posted = call_threads().post([this, session, control, context, id, method,
+                                             work = std::move(work), place = std::move(place)]() {
+      std::optional<json> result;
+      std::optional<ProviderError> error;
+      try {
+        auto served = catalog_();
+        Request request{served, served ? served->providers.get() : nullptr, session, *context};
+        Outcome<json> out = work(request);
+        if (out.ok()) {
+          result = std::move(out.value());
+        } else {
+          error = out.error();
+        }
+      } catch (const std::exception& e) {
+        // A provider's bug, not the client's: say so without details that could leak.
+        logger_.write(LogLevel::error, "internal_error", {{"method", method}, {"what", e.what()}});
+        error = ProviderError{jsonrpc::kInternalError, "Internal error", nullptr};
+      }
+      context->finish();
+      if (control->cancelled()) {
+        session->request_finished(id);  // a cancelled request gets no response
+      } else if (control->aborted()) {
+        respond_error(*session, id, jsonrpc::kInternalError,
+                      method + " was stopped before it finished: toolmux is exiting");
+      } else if (control->expired()) {
+        respond_error(*session, id, jsonrpc::kInternalError,
+                      method + " timed out after " + std::to_string(timeout_.count()) + " ms");
+      } else if (error) {
+        respond_error(*session, id, error->code, error->message, error->data);
+      } else {
+        session->send_related(jsonrpc::make_result(id, std::move(*result)), id);
+      }
+      session->end_call(id);
+    });
+    if (!posted) {
+      unrun(jsonrpc::kServerBusy, "refused",
+            "toolmux is busy: no thread could be started for " + method +
+                " (the system refused one); try again later");
+    }
+  };
+  admitted.drop = [this, control, unrun, method = m.method](const std::string& busy) {
+    const bool expired = !control->aborted() && control->expired();
+    unrun(jsonrpc::kInternalError, expired ? "timed_out" : "stopped",
+          expired ? method + " timed out after " + std::to_string(timeout_.count()) +
+                        " ms waiting for a place to run; toolmux was busy: " + busy
+                  : method + " did not run: toolmux is exiting");
+  };
+  const CallAdmission::Decision decision = admission_.submit(std::move(admitted));
+  if (decision.verdict == CallAdmission::Verdict::refused) {
+    unrun(jsonrpc::kServerBusy, "refused", decision.refusal);
+  }
 }
 
 namespace {

@@ -8,7 +8,9 @@
 // tools/call is, so a slow provider (an upstream server) holds up nothing
 // else. Each request is registered with the session like a tools/call:
 // notifications/cancelled stops it (and it gets no response), and it has a
-// deadline, after which it is answered with an error.
+// deadline, counted from when it was received, after which it is answered
+// with an error. It waits for a place to run, or is refused, as a tools/call
+// is (`admission`, src/call_admission.h).
 #pragma once
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/call_admission.h"
 #include "src/jsonrpc.h"
 #include "src/logger.h"
 #include "src/resource_subscriptions.h"
@@ -33,7 +36,7 @@ class ProviderMethods {
   // `catalog` gives the snapshot to serve each request from (it may change
   // between requests). `page_size`: entries per list page, 0 = all.
   ProviderMethods(std::function<std::shared_ptr<const Catalog>()> catalog, std::size_t page_size,
-                  std::chrono::milliseconds timeout, Logger& logger);
+                  std::chrono::milliseconds timeout, Logger& logger, CallAdmission& admission);
 
   // Method name and handler, for the server's method table.
   std::vector<std::pair<std::string, Handler>> handlers();
@@ -65,6 +68,7 @@ class ProviderMethods {
   const std::size_t page_size_;
   const std::chrono::milliseconds timeout_;
   Logger& logger_;
+  CallAdmission& admission_;
   std::shared_ptr<ResourceSubscriptions> subscriptions_;
 };
 

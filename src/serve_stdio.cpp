@@ -71,10 +71,27 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
     server.handle(line->text, session);
   }
 
-  // The client has gone (or we were told to stop): stop what runs for it.
-  session->cancel_all_calls();
-  const auto grace = std::chrono::milliseconds(2000);
-  const bool drained = session->wait_for_calls(grace) && server.wait_for_running_tools(grace);
+  // End of input: the calls already read are still answered. They run until
+  // they finish or their own timeout, for --shutdown-grace at most; those
+  // still running then are stopped and answered with an error saying toolmux
+  // is exiting. A stop signal cancels them at once instead (no answers).
+  bool drained = false;
+  if (!transport.stop_requested()) {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(options.shutdown_grace_seconds);
+    constexpr auto kSlice = std::chrono::milliseconds(50);  // to notice a signal meanwhile
+    while (!drained && !transport.stop_requested() && std::chrono::steady_clock::now() < until) {
+      drained = session->wait_for_calls(kSlice);
+    }
+    if (!drained && !transport.stop_requested()) session->abort_all_calls();
+  }
+  if (!drained && transport.stop_requested()) session->cancel_all_calls();
+  // Stopped calls answer within moments (the deadline stage looks every 20 ms,
+  // the queue every 50 ms); their handlers end soon after (a command's
+  // process group is killed).
+  const auto stop_wait = std::chrono::milliseconds(2000);
+  drained = session->wait_for_calls(stop_wait) && drained;
+  drained = server.wait_for_running_tools(stop_wait) && drained;
   // The session has ended: its offloaded results go with it.
   if (ResultStore* store = results->if_open()) store->delete_owner(session->id());
   host.remove_listener(listener);

@@ -11,8 +11,10 @@
 
 namespace toolmux {
 
-// Serves stdin/stdout until stdin closes or SIGTERM/SIGINT arrives, then
-// cancels the calls in flight, waits briefly for them, and returns the exit code.
+// Serves stdin/stdout until stdin closes or SIGTERM/SIGINT arrives. When stdin
+// closes, the calls already read still run and are answered, for
+// options.shutdown_grace_seconds at most, after which those still running are
+// answered with an error; on a signal they are cancelled. Returns the exit code.
 int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
                 const ServeOptions& options, Logger& logger);
 

@@ -1,5 +1,6 @@
 #include "src/session.h"
 
+#include <system_error>
 #include <thread>
 
 #include "src/jsonrpc.h"
@@ -157,6 +158,11 @@ void Session::cancel_all_calls() {
   for (auto& [id, control] : calls_) control->cancel();
 }
 
+void Session::abort_all_calls() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, control] : calls_) control->abort();
+}
+
 bool Session::wait_for_calls(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   return calls_changed_.wait_for(lock, timeout, [this] { return calls_.empty(); });
@@ -181,14 +187,21 @@ void Session::add_discovered(const std::vector<std::string>& tools) {
   if (changed) state_changed();
   if (!notify) return;
   // Additions in the next moments ride on this one notification.
-  std::thread([self = shared_from_this()] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto notify_now = [self = shared_from_this()] {
     {
       std::lock_guard lock(self->mutex_);
       self->list_change_pending_ = false;
     }
     self->send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
-  }).detach();
+  };
+  try {
+    std::thread([notify_now] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      notify_now();
+    }).detach();
+  } catch (const std::system_error&) {
+    notify_now();  // no thread to wait on: told at once, without the batching
+  }
 }
 
 }  // namespace toolmux

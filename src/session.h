@@ -46,13 +46,16 @@ class MessageSink {
   virtual void session_ended() {}
 };
 
-// Stop signal and deadline of one tools/call. cancel() is called by the
-// session's reader (notifications/cancelled) or by shutdown; the call's threads
-// poll stop_requested().
+// Stop signal and deadline of one call. cancel() is called by the session's
+// reader (notifications/cancelled) or by shutdown: the call gets no response.
+// abort() is called when toolmux exits before the call finished: the call is
+// answered with an error saying so. The call's threads poll stop_requested().
 class CallControl {
  public:
   void cancel() { cancelled_.store(true); }
   bool cancelled() const { return cancelled_.load(); }
+  void abort() { aborted_.store(true); }
+  bool aborted() const { return aborted_.load(); }
   void set_deadline(std::chrono::steady_clock::time_point deadline) {
     deadline_ns_.store(deadline.time_since_epoch().count());
   }
@@ -61,10 +64,11 @@ class CallControl {
         std::chrono::steady_clock::duration(deadline_ns_.load()));
   }
   bool expired() const { return std::chrono::steady_clock::now() >= deadline(); }
-  bool stop_requested() const { return cancelled() || expired(); }
+  bool stop_requested() const { return cancelled() || aborted() || expired(); }
 
  private:
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> aborted_{false};
   std::atomic<std::chrono::steady_clock::rep> deadline_ns_{
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };
@@ -155,6 +159,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // ignored (the call may have finished already, as the spec allows).
   void cancel_call(const nlohmann::json& request_id);
   void cancel_all_calls();
+  // Stops every call in flight, to be answered with an error (toolmux exits).
+  void abort_all_calls();
   // Waits until no call is in flight or `timeout` passes; true when none is.
   bool wait_for_calls(std::chrono::milliseconds timeout);
 

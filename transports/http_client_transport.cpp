@@ -255,6 +255,7 @@ std::string server_says(const std::string& body) {
 struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   struct Worker {
     std::thread thread;
+    bool one_way = false;                     // POSTs a notification or a response
     bool done = false;                        // under mutex
     std::shared_ptr<httplib::Client> client;  // its request in flight, under mutex
   };
@@ -339,20 +340,29 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
 
   // --- threads ---
 
-  bool spawn(std::function<void(const std::shared_ptr<Worker>&)> job) {
+  // Starts `job` on a thread of its own. False when the transport is closing,
+  // when no thread can be had, or for a `one_way` job (a notification or a
+  // response) when max_notifications_in_flight of them are under way: the
+  // upstream decides how many requests toolmux answers, and how long each
+  // answer's POST takes.
+  bool spawn(std::function<void(const std::shared_ptr<Worker>&)> job, bool one_way = false) {
     std::vector<std::shared_ptr<Worker>> finished;
     {
       std::lock_guard lock(mutex);
       if (closing || gone) return false;
+      std::size_t one_way_running = 0;
       for (auto it = workers.begin(); it != workers.end();) {
         if ((*it)->done) {
           finished.push_back(*it);
           it = workers.erase(it);
         } else {
+          one_way_running += (*it)->one_way ? 1 : 0;
           ++it;
         }
       }
+      if (one_way && one_way_running >= options.max_notifications_in_flight) return false;
       auto worker = std::make_shared<Worker>();
+      worker->one_way = one_way;
       try {
         worker->thread = std::thread([self = shared_from_this(), worker, job = std::move(job)] {
           try {
@@ -793,10 +803,13 @@ bool HttpClientTransport::send(const std::string& text) {
     std::lock_guard lock(state_->mutex);
     if (!state_->started) return false;
   }
+  Outgoing out = classify(text);
+  const bool one_way = !out.request;
   return state_->spawn(
-      [state = state_, text, out = classify(text)](const std::shared_ptr<State::Worker>& worker) {
+      [state = state_, text, out = std::move(out)](const std::shared_ptr<State::Worker>& worker) {
         state->post(worker, text, out);
-      });
+      },
+      one_way);
 }
 
 void HttpClientTransport::close() { state_->close(); }

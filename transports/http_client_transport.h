@@ -3,8 +3,9 @@
 // See transports/client_transport.h for the contract every transport keeps.
 //
 // Each send() is one POST of its own, made on a thread of its own, so send()
-// returns at once. What comes back is handed to on_message: an
-// application/json body (a batch array message by message), or each
+// returns at once (false when it cannot be sent: the transport is closed, no
+// thread can be had, or too many notifications and responses are under way). What comes back is
+// handed to on_message: an application/json body (a batch array message by message), or each
 // "message" event of a text/event-stream as it arrives (progress while a call
 // runs). A request's event stream that breaks before its response came is
 // resumed with GET and Last-Event-ID when the server gave event ids (spec
@@ -52,6 +53,10 @@ struct HttpClientOptions {
   std::vector<std::pair<std::string, std::string>> headers;
   std::size_t max_message_bytes = std::size_t{64} << 20;  // one body or one SSE event, at most
   std::chrono::milliseconds connect_timeout{10000};
+  // Notifications and responses (to the server's own requests, e.g. ping)
+  // POSTed at once, each on a thread; past it send() refuses them (false).
+  // Requests are bounded by toolmux's call limits instead.
+  std::size_t max_notifications_in_flight = 64;
   // What went wrong with no message to tell it through (a notification
   // refused, the GET stream failing). Called from the transport's threads,
   // never two at a time with other callbacks; may be empty.

@@ -29,7 +29,13 @@ namespace {
 class ConnectionThreads final : public httplib::TaskQueue {
  public:
   explicit ConnectionThreads(std::shared_ptr<ElasticThreads> pool) : pool_(std::move(pool)) {}
-  void enqueue(std::function<void()> fn) override { pool_->post(std::move(fn)); }
+  void enqueue(std::function<void()> fn) override {
+    // No thread to be had (the system refused one and no connection thread is
+    // alive): the listening thread serves the connection itself, since `fn`
+    // alone can close its socket; accepting resumes when it is done.
+    auto shared = std::make_shared<std::function<void()>>(std::move(fn));
+    if (!pool_->post([shared] { (*shared)(); })) (*shared)();
+  }
   void shutdown() override { pool_->shutdown(std::chrono::seconds(2)); }
 
  private:

@@ -209,18 +209,22 @@ test('a line over --max-message-bytes gets -32700 and the server keeps serving',
   assert.deepEqual(pong.result, {});
 });
 
-test('stdin closed while a command runs: exits promptly and the command\'s process group is killed', async (t) => {
-  const server = start(t, ['--catalog', CATALOG]);
+test('stdin closed while a command runs past --shutdown-grace: answered as stopped, its process group killed', async (t) => {
+  const server = start(t, ['--catalog', CATALOG, '--shutdown-grace', '1']);
   await server.initialize();
   const markers = makeTempDir('toolmux-markers-');
   const marker = path.join(markers, 'orphan');
   server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleep_then_mark', arguments: { marker } } });
-  await sleep(400);
   const closedAt = performance.now();
   server.closeStdin();
-  const exit = await Promise.race([server.exited, sleep(3000).then(() => null)]);
-  assert.ok(exit, 'toolmux still running 3 s after stdin closed');
-  assert.ok(exit.at - closedAt < 1000, `took ${Math.round(exit.at - closedAt)} ms to exit`);
+  const exit = await Promise.race([server.exited, sleep(4000).then(() => null)]);
+  assert.ok(exit, 'toolmux still running 4 s after stdin closed');
+  // The call already read may run for the grace (1 s), not longer.
+  assert.ok(exit.at - closedAt < 2500, `took ${Math.round(exit.at - closedAt)} ms to exit`);
+  assert.equal(exit.code, 0, `exit ${JSON.stringify(exit)}; stderr: ${server.stderr}`);
+  const answer = server.messages.find((m) => m.id === 2);
+  assert.equal(answer?.result?.isError, true, JSON.stringify(server.messages));
+  assert.match(textOf(answer.result), /was stopped before it finished: toolmux is exiting/);
   // The command's background child would write the marker 1.5 s after it started.
   await sleep(Math.max(0, closedAt + 1800 - performance.now()));
   assert.ok(!fs.existsSync(marker), 'the in-flight command kept running after toolmux exited (its process group was not killed) and wrote the marker');

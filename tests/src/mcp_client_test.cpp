@@ -7,6 +7,7 @@
 
 #include "transports/stdio_child_transport.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -168,4 +169,42 @@ TEST_CASE("an upstream that exits at once fails initialize with its exit status"
   ToolResult result = McpClient::tool_result(client->call_tool("any", json::object(), context));
   CHECK(result.is_error);
   CHECK(result.content[0]["text"] == "upstream \"scripted\" exited with status 4");
+}
+
+TEST_CASE("an upstream's requests to the client are relayed a few at a time, the rest refused") {
+  // A client that takes 200 ms to answer each request (with an error).
+  struct SlowClient : TestContext {
+    std::atomic<int> asked{0};
+    ClientAnswer ask_client(const std::string&, const json&) override {
+      ++asked;
+      std::this_thread::sleep_for(200ms);
+      return {std::nullopt, "no answer from the test client"};
+    }
+  };
+  Upstream up;
+  auto& client = up.client;
+  REQUIRE(client->initialize(5s).empty());
+  SlowClient context;
+  ToolResult result =
+      McpClient::tool_result(client->call_tool("asks_many", json::object(), context));
+  CHECK(result.content[0]["text"] == "asked");
+  // Ten requests came at once: four are relayed (each on a thread of its
+  // own, waiting for the client), the six past the limit are refused at once.
+  const std::string refusal =
+      R"("message":"elicitation/create refused: toolmux already relays 4 requests from this )"
+      R"(server to its client, its limit; answer them first")";
+  REQUIRE(eventually_contains(up.received(), "no answer from the test client"));
+  for (int i = 0; i < 200; ++i) {
+    const std::string text = read_file(up.received());
+    std::size_t refused = 0;
+    for (auto at = text.find(refusal); at != std::string::npos; at = text.find(refusal, at + 1)) {
+      ++refused;
+    }
+    if (refused == 6 || i == 199) {
+      CHECK(refused == 6);
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(context.asked.load() <= 4);
 }

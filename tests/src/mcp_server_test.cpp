@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <thread>
 
 #include "src/mcp_server.h"
 #include "tests/support/test_tools.h"
@@ -14,10 +16,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Fixture {
-  explicit Fixture(std::size_t page_size = 0) {
+  explicit Fixture(std::size_t page_size = 0, CallLimits limits = {},
+                   std::shared_ptr<Catalog> catalog = make_test_catalog()) {
     ServerOptions options;
     options.page_size = page_size;
-    server = std::make_unique<McpServer>(make_test_catalog(), options, logger, metrics);
+    options.call_limits = limits;
+    server = std::make_unique<McpServer>(std::move(catalog), options, logger, metrics);
   }
   ~Fixture() {
     session->cancel_all_calls();
@@ -221,4 +225,149 @@ TEST_CASE("logging/setLevel controls notifications/message") {
   REQUIRE_FALSE(logs.empty());
   CHECK(logs.back()["params"]["level"] == "debug");
   CHECK(logs.back()["params"]["data"]["tool"] == "echo");
+}
+
+namespace {
+
+json call_request(const json& id, const std::string& tool, const json& arguments) {
+  return {{"jsonrpc", "2.0"},
+          {"id", id},
+          {"method", "tools/call"},
+          {"params", {{"name", tool}, {"arguments", arguments}}}};
+}
+
+// The test tools, "nap" {ms}: sleeps `ms` or until told to stop, with a 10 s
+// timeout; and "stubborn" {ms}: sleeps `ms` whatever it is told (a handler
+// that ignores its deadline), with a 100 ms timeout.
+std::shared_ptr<Catalog> catalog_for_limits() {
+  auto registry = make_test_registry();
+  REQUIRE(registry
+              ->add(spec("nap", object_schema({{"ms", {{"type", "integer"}}}}, {"ms"}), 10000),
+                    [](const json& args, CallContext& ctx) {
+                      const auto until = std::chrono::steady_clock::now() +
+                                         std::chrono::milliseconds(args["ms"].get<int>());
+                      while (std::chrono::steady_clock::now() < until && !ctx.cancelled()) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                      }
+                      return ToolResult::text("rested");
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("stubborn", object_schema({{"ms", {{"type", "integer"}}}}, {"ms"}), 100),
+                    [](const json& args, CallContext&) {
+                      std::this_thread::sleep_for(std::chrono::milliseconds(args["ms"].get<int>()));
+                      return ToolResult::text("finally");
+                    })
+              .empty());
+  return make_test_catalog(registry);
+}
+
+bool eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 500 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("calls past the limits wait their turn, and past the queue get a busy error at once") {
+  Fixture f(0, CallLimits{2, 2, 1}, catalog_for_limits());
+  f.initialize();
+  for (int i = 1; i <= 4; ++i) {
+    f.server->handle(call_request(i, "nap", {{"ms", 200}}).dump(), f.session);
+  }
+  // The 4th finds 2 calls running and 1 queued: refused at once.
+  json busy = f.sink.response(4, std::chrono::milliseconds(100));
+  REQUIRE_FALSE(busy.is_null());
+  CHECK(busy["error"]["code"] == -32000);
+  CHECK(busy["error"]["message"] ==
+        "toolmux is busy: 2 calls running (--max-calls 2) and 1 calls queued "
+        "(--max-queued-calls 1); try again later");
+  CHECK(f.request(5, "ping").contains("result"));
+  for (int i = 1; i <= 3; ++i) {
+    json r = f.sink.response(i);
+    INFO(r.dump());
+    CHECK(r["result"]["content"][0]["text"] == "rested");
+  }
+  CHECK_THAT(f.metrics.render_prometheus(), Catch::Contains("toolmux_calls_refused_total 1\n"));
+}
+
+TEST_CASE("resources/..., prompts/... and completion go through the same admission") {
+  Fixture f(0, CallLimits{1, 1, 0}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request(1, "nap", {{"ms", 300}}).dump(), f.session);
+  json refused = f.request(2, "resources/list");
+  CHECK(refused["error"]["code"] == -32000);
+  CHECK_THAT(refused["error"]["message"].get<std::string>(),
+             Catch::StartsWith("toolmux is busy: 1 calls running (--max-calls 1)"));
+  CHECK(f.sink.response(1)["result"]["content"][0]["text"] == "rested");
+  // The place frees once the call's threads have let go, a moment after its answer.
+  REQUIRE(eventually([&] {
+    return f.metrics.render_prometheus().find("toolmux_calls_running 0\n") != std::string::npos;
+  }));
+  CHECK(f.request(3, "resources/list").contains("result"));
+}
+
+TEST_CASE("a queued call that is cancelled gets no response and frees its place in the queue") {
+  Fixture f(0, CallLimits{1, 1, 1}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request("running", "nap", {{"ms", 500}}).dump(), f.session);
+  f.server->handle(call_request("queued", "echo", {{"text", "never"}}).dump(), f.session);
+  CHECK_THAT(f.metrics.render_prometheus(), Catch::Contains("toolmux_calls_queued 1\n"));
+  f.server->handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"queued"}})",
+      f.session);
+  REQUIRE(eventually([&] {
+    return f.metrics.render_prometheus().find("toolmux_calls_queued 0\n") != std::string::npos;
+  }));
+  // Its place in the queue is free: the next call waits there, and runs in its turn.
+  json next =
+      f.request("next", "tools/call", {{"name", "echo"}, {"arguments", {{"text", "next"}}}});
+  CHECK(next["result"]["content"][0]["text"] == "next");
+  CHECK(f.sink.response("running")["result"]["content"][0]["text"] == "rested");
+  CHECK(f.sink.response("queued", std::chrono::milliseconds(200)).is_null());
+  CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
+}
+
+TEST_CASE("a handler that ignores its deadline keeps its place until it stops") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  const auto start = Clock::now();
+  json stuck = f.request(1, "tools/call", {{"name", "stubborn"}, {"arguments", {{"ms", 800}}}});
+  CHECK(stuck["result"]["isError"] == true);
+  CHECK(stuck["result"]["content"][0]["text"] == "Tool \"stubborn\" timed out after 100 ms");
+  // Answered, but its handler still runs: the next call waits for it.
+  json next = f.request(2, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "after"}}}});
+  CHECK(next["result"]["content"][0]["text"] == "after");
+  CHECK(Clock::now() - start >= std::chrono::milliseconds(700));
+}
+
+TEST_CASE("a call that waits past its tool's timeout is answered as timed out, saying why") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request(1, "nap", {{"ms", 400}}).dump(), f.session);
+  // stubborn's 100 ms pass while nap holds the only place.
+  json r = f.request(2, "tools/call", {{"name", "stubborn"}, {"arguments", {{"ms", 0}}}});
+  CHECK(r["result"]["isError"] == true);
+  CHECK(r["result"]["content"][0]["text"] ==
+        "Tool \"stubborn\" timed out after 100 ms waiting for a place to run; toolmux was "
+        "busy: 1 calls running (--max-calls 1)");
+  CHECK(f.sink.response(1)["result"]["content"][0]["text"] == "rested");
+  CHECK(f.metrics.calls("stubborn", "timed_out") == 1);
+}
+
+TEST_CASE("calls stopped because toolmux exits are answered with an error saying so") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request("running", "nap", {{"ms", 5000}}).dump(), f.session);
+  f.server->handle(call_request("queued", "echo", {{"text", "x"}}).dump(), f.session);
+  f.session->abort_all_calls();
+  json running = f.sink.response("running");
+  CHECK(running["result"]["isError"] == true);
+  CHECK(running["result"]["content"][0]["text"] ==
+        "Tool \"nap\" was stopped before it finished: toolmux is exiting");
+  json queued = f.sink.response("queued");
+  CHECK(queued["result"]["isError"] == true);
+  CHECK(queued["result"]["content"][0]["text"] == "Tool \"echo\" did not run: toolmux is exiting");
+  CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
 }

@@ -472,3 +472,33 @@ TEST_CASE("the URL is checked, and describe() shows it without credentials or qu
   REQUIRE(transport);
   CHECK(transport->describe() == "http://[::1]:8931/");
 }
+
+TEST_CASE("notifications and responses POSTed at once are bounded: past the limit send() refuses") {
+  // A server that takes connections (into its backlog) and never answers:
+  // every POST made to it stays under way.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 1024) == 0);
+  socklen_t size = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size);
+  auto transport =
+      make_transport("http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/mcp");
+  Received received;
+  received.start(*transport);
+  // As when an upstream pings toolmux again and again: an answer each.
+  int accepted = 0;
+  for (int i = 0; i < 100; ++i) {
+    const std::string pong =
+        json{{"jsonrpc", "2.0"}, {"id", "ping-" + std::to_string(i)}, {"result", json::object()}}
+            .dump();
+    accepted += transport->send(pong) ? 1 : 0;
+  }
+  CHECK(accepted == 64);  // HttpClientOptions::max_notifications_in_flight
+  // Requests are not held back by them.
+  CHECK(transport->send(request(1, "ping")));
+  ::close(listener);  // the held connections are reset: the POSTs end
+  transport->close();
+}

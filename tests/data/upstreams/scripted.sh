@@ -5,7 +5,9 @@
 # the second holds two tools that break the tool contract (a name with a
 # space, a schema that refers outside itself). The tool "slow" reports
 # progress and never answers; "talks" sends a log message, a ping and a
-# roots/list request before it answers. For tests/src/upstream_test.cpp:
+# roots/list request before it answers; "asks_many" sends ten
+# elicitation/create requests, then answers half a second later. For
+# tests/src/upstream_test.cpp:
 # "crash" exits at once; "crash_once" exits the first time it is called (a
 # marker file beside $RECEIVED remembers) and answers after; "hang" never
 # answers; "change" says notifications/tools/list_changed, after which
@@ -36,6 +38,12 @@ while IFS= read -r line; do
       printf '{"jsonrpc":"2.0","id":"roots-1","method":"roots/list"}\n'
       sleep 0.2
       printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"talked"}]}}\n' "$id" ;;
+    *'"method":"tools/call"'*'"name":"asks_many"'*)
+      for n in 1 2 3 4 5 6 7 8 9 10; do
+        printf '{"jsonrpc":"2.0","id":"ask-%s","method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}\n' "$n"
+      done
+      sleep 0.5
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"asked"}]}}\n' "$id" ;;
     *'"method":"tools/call"'*'"name":"crash"'*)
       exit 1 ;;
     *'"method":"tools/call"'*'"name":"crash_once"'*)

@@ -1,0 +1,133 @@
+// Bounded calls (--max-calls, --max-session-calls, --max-queued-calls): many
+// more slow calls than the limits over a raw stdio pipe, the server's thread
+// count read from /proc while they run; the busy error past the queue; the
+// gauges and the refusal counter on /metrics.
+//
+// The catalog (tests/data/e2e/calls/catalog.json) has one command tool, nap
+// {seconds}, with a 60 s timeout.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { DATA_DIR, HttpServer, RawServer, connectHttp, expectMcpError, makeRoot, short, sleep, textOf, waitUntil } from './helpers.mjs';
+
+const CALLS_CATALOG = path.join(DATA_DIR, 'calls', 'catalog.json');
+
+function start(t, extra = []) {
+  const server = new RawServer(['serve', '--root', makeRoot({}), '--catalog', CALLS_CATALOG, ...extra]);
+  t.after(() => server.kill());
+  return server;
+}
+
+/** The process's thread count, from /proc/PID/status. */
+function threadsOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^Threads:\s+(\d+)$/m.exec(status)[1]);
+}
+
+/**
+ * Sends `count` nap calls at once (ids 1..count) and waits for every answer,
+ * sampling the server's thread count meanwhile. Returns { answers, mostThreads }.
+ */
+async function flood(server, count, seconds, timeoutMs) {
+  const from = server.messages.length;
+  for (let id = 1; id <= count; id++) {
+    server.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'nap', arguments: { seconds } } });
+  }
+  let mostThreads = 0;
+  const answers = new Map();
+  const started = Date.now();
+  while (answers.size < count) {
+    if (server.exit) throw new Error(`toolmux exited (${JSON.stringify(server.exit)}); stderr: ${server.stderr}`);
+    if (Date.now() - started > timeoutMs) throw new Error(`${answers.size} of ${count} calls answered after ${timeoutMs} ms`);
+    mostThreads = Math.max(mostThreads, threadsOf(server.child.pid));
+    for (const m of server.messages.slice(from)) {
+      if (typeof m.id === 'number' && ('result' in m || 'error' in m)) answers.set(m.id, m);
+    }
+    await sleep(20);
+  }
+  return { answers, mostThreads };
+}
+
+// What an idle server runs besides call threads (reader, catalog host,
+// signal taker, queue watch, ...), generously: the bound is about calls.
+const BASE_THREADS = 24;
+
+test('150 slow calls under the default limits: all complete, and the threads stay bounded', async (t) => {
+  const server = start(t);
+  await server.initialize();
+  // The one stdio session runs 16 at once (--max-session-calls), two threads
+  // each at most; the rest wait in the queue (256).
+  const { answers, mostThreads } = await flood(server, 150, '0.5', 45000);
+  for (const [id, answer] of answers) {
+    assert.equal(textOf(answer.result), 'rested 0.5\n', `call ${id}: ${short(answer)}`);
+  }
+  assert.ok(mostThreads <= 2 * 16 + BASE_THREADS, `the server ran ${mostThreads} threads for 150 calls`);
+  const pong = await server.request('after', 'ping');
+  assert.deepEqual(pong.result, {});
+});
+
+test('past --max-calls and --max-queued-calls, calls get the busy error at once; the admitted ones complete', async (t) => {
+  const server = start(t, ['--max-calls', '4', '--max-session-calls', '4', '--max-queued-calls', '8']);
+  await server.initialize();
+  const { answers, mostThreads } = await flood(server, 40, '1', 30000);
+  const busy = [...answers.values()].filter((m) => m.error);
+  const done = [...answers.values()].filter((m) => m.result);
+  assert.equal(done.length, 12, `4 running and 8 queued should complete: ${short([...answers.values()], 3000)}`);
+  for (const m of done) assert.equal(textOf(m.result), 'rested 1\n', short(m));
+  assert.equal(busy.length, 28);
+  for (const m of busy) {
+    assert.equal(m.error.code, -32000, short(m));
+    assert.equal(
+      m.error.message,
+      'toolmux is busy: 4 calls running (--max-calls 4) and 8 calls queued (--max-queued-calls 8); try again later',
+    );
+  }
+  assert.ok(mostThreads <= 2 * 4 + BASE_THREADS, `the server ran ${mostThreads} threads with --max-calls 4`);
+  // The server goes on: a later call runs.
+  const after = await server.request('after', 'tools/call', { name: 'nap', arguments: { seconds: '0' } });
+  assert.equal(textOf(after.result), 'rested 0\n', short(after));
+});
+
+test('a bad --max-calls is a usage error naming the range', async (t) => {
+  const server = start(t, ['--max-calls', '0']);
+  const exit = await server.exited;
+  assert.equal(exit.code, 2, server.stderr);
+  assert.match(server.stderr, /--max-calls needs a whole number from 1 to 1024/);
+});
+
+function metric(text, name) {
+  const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+test('/metrics shows the calls running and queued, and counts the calls refused', async (t) => {
+  const server = await HttpServer.start(t, { catalog: CALLS_CATALOG, args: ['--max-calls', '1', '--max-queued-calls', '1'] });
+  const read = async () => (await fetch(`${server.origin}/metrics`)).text();
+  const idle = await read();
+  assert.match(idle, /^# TYPE toolmux_calls_running gauge$/m);
+  assert.match(idle, /^# TYPE toolmux_calls_queued gauge$/m);
+  assert.match(idle, /^# TYPE toolmux_calls_refused_total counter$/m);
+  assert.equal(metric(idle, 'toolmux_calls_refused_total'), 0, idle);
+
+  const { client } = await connectHttp(t, server.url);
+  const first = client.callTool({ name: 'nap', arguments: { seconds: '1.5' } });
+  const second = client.callTool({ name: 'nap', arguments: { seconds: '0' } });
+  const during = await waitUntil(async () => {
+    const text = await read();
+    return metric(text, 'toolmux_calls_running') === 1 && metric(text, 'toolmux_calls_queued') === 1 ? text : null;
+  }, 10000, 'one call running and one queued on /metrics');
+  assert.equal(metric(during, 'toolmux_calls_refused_total'), 0, during);
+  await expectMcpError(assert, client.callTool({ name: 'nap', arguments: { seconds: '0' } }), -32000, /toolmux is busy/);
+  assert.equal(metric(await read(), 'toolmux_calls_refused_total'), 1);
+  assert.equal(textOf(await first), 'rested 1.5\n');
+  assert.equal(textOf(await second), 'rested 0\n');
+  const after = await waitUntil(async () => {
+    const text = await read();
+    return metric(text, 'toolmux_calls_running') === 0 ? text : null;
+  }, 5000, 'no call running on /metrics');
+  assert.equal(metric(after, 'toolmux_calls_queued'), 0, after);
+  await server.stopCleanly(assert);
+});

@@ -1052,14 +1052,26 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
     return ToolResult::error("cannot write " + shown + ": " + std::strerror(errno));
   }
 
-  // Write a temporary file beside it, then rename it into place.
+  // Write the content into a file beside it, then rename that into place. The
+  // file starts unnamed (O_TMPFILE) and gets its temporary name only once the
+  // content is whole and on disk, so a process killed mid-write leaves no part
+  // of it behind. A file system without O_TMPFILE gets a named temporary file
+  // from the start.
   std::random_device random;
   std::string temp;
   UniqueFd fd;
-  for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
+  // Naming it goes through /proc (see below).
+  if (::access("/proc/self/fd", X_OK) == 0) {
+    fd.reset(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
+  }
+  const bool unnamed = static_cast<bool>(fd);
+  auto new_temp_name = [&] {
     char suffix[16];
     std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(random()));
     temp = std::string(".toolmux-") + suffix + ".tmp";
+  };
+  for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
+    new_temp_name();
     fd.reset(
         ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
     if (!fd && errno != EEXIST) break;
@@ -1068,7 +1080,7 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
 
   auto fail = [&](int err) {
     fd.reset();
-    ::unlinkat(dir_fd, temp.c_str(), 0);
+    if (!temp.empty()) ::unlinkat(dir_fd, temp.c_str(), 0);
     return ToolResult::error("cannot write " + shown + ": " + std::strerror(err));
   };
   if (keep_mode && ::fchmod(fd.get(), *keep_mode) != 0) return fail(errno);
@@ -1082,6 +1094,20 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
     written += static_cast<std::size_t>(n);
   }
   if (::fsync(fd.get()) != 0) return fail(errno);
+  if (unnamed) {
+    // linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link does not.
+    const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
+    int err = EEXIST;
+    for (int attempt = 0; attempt < 16 && err == EEXIST; ++attempt) {
+      new_temp_name();
+      err = ::linkat(AT_FDCWD, self.c_str(), dir_fd, temp.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0
+                                                                                           : errno;
+    }
+    if (err != 0) {
+      temp.clear();  // nothing named to remove
+      return fail(err);
+    }
+  }
   if (::close(fd.release()) != 0) return fail(errno);
   if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0) return fail(errno);
   ::fsync(dir_fd);

@@ -31,6 +31,12 @@ SessionManager::SessionManager(SessionLimits limits, SessionStore* store,
     }
     if (!sessions_.empty()) {
       logger_.write(LogLevel::info, "sessions_restored", {{"sessions", sessions_.size()}});
+      // Their offloaded results are on disk. Open the store now: resources/list
+      // and resources/read never open it, so they would not see them.
+      std::string error;
+      if (results_ && !results_->get(error)) {
+        logger_.write(LogLevel::warning, "result_store_unavailable", {{"reason", error}});
+      }
     }
   }
   sweeper_ = std::thread([this] {

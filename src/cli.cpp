@@ -1,5 +1,7 @@
 #include "src/cli.h"
 
+#include "src/check_fuzz_options.h"
+
 #include <charconv>
 
 namespace toolmux {
@@ -28,6 +30,10 @@ Usage:
   toolmux check FILE [--allow-writes] [--root DIR]...
                               Check a catalog file against the tools serve would offer
                               with those options; list every problem with its JSON pointer.
+  toolmux check --fuzz FILE [--cases N] [--seed S] [--allow-writes] [--root DIR]...
+                              Also call every tool with N (default 20) valid argument sets
+                              and near misses generated from its input schema, through the
+                              argument checks only (no tool runs); exit 1 on any failure.
   toolmux search [--catalog FILE] [--limit N] [--allow-writes] [--root DIR]... QUERY
                               Run tool_search's search over that catalog, as an operator
                               tuning it would.
@@ -66,6 +72,34 @@ Options for serve --http:
 )";
 }
 
+std::optional<std::string> take_check_fuzz_options(std::vector<std::string>& args,
+                                                   CheckFuzzOptions& out) {
+  if (args.empty() || args[0] != "check") return std::nullopt;
+  bool cases_or_seed = false;
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--fuzz") {
+      out.fuzz = true;
+    } else if (a == "--cases" || a == "--seed") {
+      std::size_t n = 0;
+      if (i + 1 >= args.size() || !parse_size(args[i + 1], n) ||
+          (a == "--cases" && (n == 0 || n > 1000))) {
+        return a == "--cases" ? "--cases needs a whole number from 1 to 1000"
+                              : "--seed needs a whole number";
+      }
+      (a == "--cases" ? out.cases : out.seed) = n;
+      cases_or_seed = true;
+      ++i;
+    } else {
+      rest.push_back(a);
+    }
+  }
+  if (cases_or_seed && !out.fuzz) return "--cases and --seed go with --fuzz";
+  args = std::move(rest);
+  return std::nullopt;
+}
+
 CommandLine parse_command_line(const std::vector<std::string>& args) {
   if (args.empty()) return usage_error("missing command (serve, check, --version, --help)");
   CommandLine cl;
@@ -90,7 +124,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       } else if (!args[i].empty() && args[i][0] != '-' && cl.check_file.empty()) {
         cl.check_file = args[i];
       } else {
-        return usage_error("check takes one FILE and optionally --allow-writes and --root DIR");
+        return usage_error(
+            "check takes one FILE and optionally --allow-writes, --root DIR and --fuzz");
       }
     }
     if (cl.check_file.empty()) return usage_error("check needs a FILE");

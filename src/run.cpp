@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "catalog/utf8.h"
+#include "src/catalog_fuzz.h"
 #include "src/catalog_host.h"
+#include "src/check_fuzz_options.h"
 #include "src/cli.h"
 #include "src/logger.h"
 #include "src/serve_http.h"
@@ -13,8 +15,10 @@
 namespace toolmux {
 namespace {
 
-int run_check(const std::filesystem::path& file, const ServeOptions& options,
+int run_check(const CommandLine& cl, const CheckFuzzOptions& fuzz,
               const std::vector<NativeTool>& native) {
+  const std::filesystem::path& file = cl.check_file;
+  const ServeOptions& options = cl.serve;
   Problems problems;
   auto catalog = build_catalog(options, nullptr, problems, native);
   if (!catalog) {
@@ -31,6 +35,13 @@ int run_check(const std::filesystem::path& file, const ServeOptions& options,
               << (catalog->declared_upstreams == 1 ? "" : "s") << " (not started)";
   }
   std::cout << "\n";
+  if (!fuzz.fuzz) return 0;
+  const CatalogFuzzOptions options_of_fuzz{fuzz.cases, fuzz.seed};
+  const auto reports = fuzz_catalog(catalog, options_of_fuzz);
+  std::cout << format_fuzz_reports(file.string(), reports, options_of_fuzz);
+  for (const ToolFuzzReport& report : reports) {
+    if (!report.failures.empty()) return 1;
+  }
   return 0;
 }
 
@@ -90,7 +101,14 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
 
 int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTool>& native_tools,
                 const NativeProviders& native_providers) {
-  CommandLine cl = parse_command_line(args);
+  std::vector<std::string> rest = args;
+  CheckFuzzOptions fuzz;
+  const std::optional<std::string> fuzz_error = take_check_fuzz_options(rest, fuzz);
+  CommandLine cl = parse_command_line(rest);
+  if (fuzz_error) {
+    cl.action = CommandLine::Action::usage_error;
+    cl.error = *fuzz_error;
+  }
   int code = 0;
   switch (cl.action) {
     case CommandLine::Action::version:
@@ -104,7 +122,7 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       code = 2;
       break;
     case CommandLine::Action::check:
-      code = run_check(cl.check_file, cl.serve, native_tools);
+      code = run_check(cl, fuzz, native_tools);
       break;
     case CommandLine::Action::search:
       code = run_search(cl, native_tools);

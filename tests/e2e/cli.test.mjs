@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { BROKEN_CATALOG, CATALOG, RawServer, makeTempDir, projectVersion, runCli } from './helpers.mjs';
+import { BROKEN_CATALOG, CATALOG, DATA_DIR, REPO_ROOT, RawServer, makeTempDir, projectVersion, runCli } from './helpers.mjs';
 
 test('toolmux check on a valid catalog: exit 0 and an "ok" summary', async () => {
   const { code, stdout, stderr } = await runCli(['check', CATALOG]);
@@ -87,4 +87,63 @@ test('an unknown command or option exits non-zero with a message', async () => {
   const unknownOption = await runCli(['serve', '--no-such-option']);
   assert.notEqual(unknownOption.code, 0);
   assert.ok(unknownOption.stderr.trim().length > 0, 'no message on stderr');
+});
+
+// `toolmux check --fuzz`: schema fuzzing of every tool, through the argument checks only.
+const EXAMPLE_CATALOG = path.join(REPO_ROOT, 'examples/catalog.json');
+const FUZZ_MISTAKES = path.join(DATA_DIR, 'fuzz_mistakes_catalog.json');
+
+test('toolmux check --fuzz on examples/catalog.json: exit 0, every tool fuzzed, every case passed', async () => {
+  const { code, stdout, stderr } = await runCli(['check', '--fuzz', EXAMPLE_CATALOG, '--cases', '10'], { timeoutMs: 60000 });
+  assert.equal(code, 0, `exit ${code}; stdout: ${stdout}; stderr: ${stderr}`);
+  for (const tool of ['count_lines', 'checksum_files', 'head_of_file', 'file_size', 'read_text_file', 'search_file_contents', 'call_tool']) {
+    const line = stdout.split('\n').find((l) => l.startsWith(`  ${tool}: `));
+    assert.ok(line, `no report line for ${tool}:\n${stdout}`);
+    const [, cases, passed] = line.match(/: (\d+) cases, (\d+) passed$/) ?? [];
+    assert.ok(Number(cases) > 0 && cases === passed, `${tool}: ${line}`);
+  }
+  assert.match(stdout, /examples\/catalog\.json: ok, all \d+ cases passed/);
+  assert.doesNotMatch(stdout, /FAIL/);
+});
+
+test('toolmux check --fuzz finds schema mistakes: exit 1, each named with the case and the answer, and no command runs', async () => {
+  const dir = makeTempDir('toolmux-fuzz-');
+  const catalog = path.join(dir, 'catalog.json');
+  fs.copyFileSync(FUZZ_MISTAKES, catalog);
+  const { code, stdout, stderr } = await runCli(['check', '--fuzz', catalog, '--seed', '3'], { timeoutMs: 60000 });
+  const show = `\n--- output ---\n${stdout}${stderr}`;
+  assert.equal(code, 1, `exit ${code}${show}`);
+  const section = (tool) => {
+    const lines = stdout.split('\n');
+    const start = lines.findIndex((l) => l.startsWith(`  ${tool}: `));
+    assert.ok(start >= 0, `no report for ${tool}${show}`);
+    const end = lines.findIndex((l, i) => i > start && /^ {2}\S/.test(l));
+    return lines.slice(start, end < 0 ? undefined : end).join('\n');
+  };
+  // deploy's example "release-2" breaks its own pattern: that valid case is refused.
+  const deploy = section('deploy');
+  assert.match(deploy, /FAILED/, deploy);
+  assert.match(deploy, /FAIL valid case refused/, deploy);
+  assert.match(deploy, /call: (deploy|ship) \{"branch":"release-2"/, deploy);
+  assert.match(deploy, /answer: Invalid arguments for tool "deploy": argument \/branch: does not match the pattern "\^\[a-z\]\+\$"/, deploy);
+  // The fixed "environment" is the operator's: no near miss sets it.
+  assert.match(deploy, /note: near misses of "environment" left out/, deploy);
+  // archive requires "path" but allows only "file": no call can pass.
+  const archive = section('archive');
+  assert.match(archive, /FAIL no valid arguments can be built: \/: required property "path" is not in "properties" and "additionalProperties" is false/, archive);
+  // status is right, through its alias "name" and its default "lines" too.
+  const status = section('status');
+  assert.match(status, /^ {2}status: (\d+) cases, \1 passed$/m, status);
+  // "lines" is required, but the policy's default fills it in: leaving it out is no near miss.
+  assert.match(status, /note: a missing "lines" is not a near miss: the operator's policy gives it a default/, status);
+  assert.match(stdout, /catalog\.json: \d+ failures? in \d+ tools \(\d+ cases\)/, show);
+  assert.deepEqual(fs.readdirSync(dir), ['catalog.json'], 'a command tool ran during check --fuzz');
+});
+
+test('toolmux check: --cases and --seed need --fuzz and a number', async () => {
+  for (const args of [['check', FUZZ_MISTAKES, '--cases', '5'], ['check', '--fuzz', FUZZ_MISTAKES, '--cases', '0'], ['check', '--fuzz', FUZZ_MISTAKES, '--seed', 'x']]) {
+    const { code, stderr } = await runCli(args);
+    assert.equal(code, 2, `${args.join(' ')}: exit ${code}; ${stderr}`);
+    assert.match(stderr, /--cases|--seed/, stderr);
+  }
 });

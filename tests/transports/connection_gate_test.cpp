@@ -126,7 +126,7 @@ TEST_CASE("many connections sending their heads slowly hold no thread") {
   CHECK(g.next());
 }
 
-TEST_CASE("a head not complete within header_timeout gets 408; a silent connection is closed") {
+TEST_CASE("a head not complete within header_timeout gets 408, a silent connection is closed") {
   GateLimits limits;
   limits.header_timeout = 300ms;
   Gate g(limits);
@@ -163,7 +163,7 @@ TEST_CASE("a head over max_head_bytes gets 431") {
   CHECK(g.next());
 }
 
-TEST_CASE("past max_connections_per_client a client's connection gets 503; other clients do not") {
+TEST_CASE("past max_connections_per_client a client's connection gets 503, other clients do not") {
   GateLimits limits;
   limits.max_connections_per_client = 2;
   Gate g(limits);
@@ -206,7 +206,8 @@ TEST_CASE("past max_connections any new connection gets 503") {
   CHECK(g.gate.stats().refused_connections == 1);
 }
 
-TEST_CASE("a connection handed back waits for its next head; idle past idle_timeout it is closed") {
+TEST_CASE(
+    "a connection handed back waits for its next head, and idle past idle_timeout is closed") {
   GateLimits limits;
   limits.idle_timeout = 400ms;
   limits.header_timeout = 5s;

@@ -191,7 +191,7 @@ TEST_CASE("a Content-Length over the limit gets 413 as soon as the head is read"
              Catch::Contains("the request body is 99999999999 bytes, over the limit of 4096"));
 }
 
-TEST_CASE("/metrics answers only the Host names the endpoint does; /health answers any") {
+TEST_CASE("/metrics answers only the Host names the endpoint does, /health answers any") {
   FrontDoor door(toolmux::HttpOptions{});
   const auto get = [&](const std::string& path, const std::string& host) {
     auto client = door.connect();

@@ -57,6 +57,10 @@ const initialize = (id) => ({
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
 });
 
+const children = new Set();
+// A run that fails must not leave its server behind (it may hold gigabytes).
+process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
+
 function start(bin, args) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolmux-bench-root-'));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolmux-bench-data-'));
@@ -64,6 +68,7 @@ function start(bin, args) {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.on('error', () => {});
+  children.add(child);
   return child;
 }
 

@@ -87,6 +87,7 @@ std::string hex4(std::uint32_t unit) {
 struct SyntaxError {
   std::string what;
   std::size_t at;
+  bool limit = false;  // a limit stopped the reading, the syntax may be fine
 };
 
 class Parser {
@@ -105,7 +106,8 @@ class Parser {
     } catch (const SyntaxError& error) {
       result.value = nullptr;
       result.violations.clear();
-      result.syntax_error = "not JSON: " + error.what + " at byte " + std::to_string(error.at);
+      result.syntax_error = (error.limit ? "too large: " : "not JSON: ") + error.what +
+                            " at byte " + std::to_string(error.at);
     }
     return result;
   }
@@ -146,6 +148,12 @@ class Parser {
   // value): it is checked for syntax only.
   void parse_value(json& out, std::string& pointer, std::size_t depth, bool live) {
     if (pos_ >= text_.size()) fail("unexpected end of input");
+    // Counted before the value is built: memory is bounded by the limit.
+    if (++values_ > limits_.max_values) {
+      throw SyntaxError{
+          "more than " + std::to_string(limits_.max_values) + " JSON values (the limit)", pos_,
+          true};
+    }
     const char c = text_[pos_];
     if (c == '{' || c == '[') {
       const std::size_t my_depth = depth + 1;
@@ -454,6 +462,7 @@ class Parser {
   std::string_view text_;
   const JsonLimits& limits_;
   std::size_t pos_ = 0;
+  std::size_t values_ = 0;
   std::vector<JsonViolation> violations_;
 };
 

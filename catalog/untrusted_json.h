@@ -26,6 +26,12 @@ struct JsonLimits {
   // Past this depth the text is not parsed further: a syntax error. Bounds
   // the parser's own recursion.
   std::size_t hard_depth = 4096;
+  // Values (objects, arrays, strings, numbers, literals; keys are not values)
+  // a text may hold; past it the text is not read further. Bounds the memory
+  // a text takes once parsed (up to ~100 bytes a value: a message of tiny
+  // objects takes 30 times its size) by its values, not its size, so large
+  // strings (a file written through an argument) still pass.
+  std::size_t max_values = 1'000'000;
 };
 
 struct JsonViolation {
@@ -34,9 +40,11 @@ struct JsonViolation {
 };
 
 struct ParsedJson {
-  nlohmann::json value;                     // null when syntax_error is set
-  std::vector<JsonViolation> violations;    // boundary rules broken, in text order
-  std::optional<std::string> syntax_error;  // "not JSON: <what> at byte N"
+  nlohmann::json value;                   // null when syntax_error is set
+  std::vector<JsonViolation> violations;  // boundary rules broken, in text order
+  // Why the text was not read: "not JSON: <what> at byte N", or "too large:
+  // more than N JSON values (the limit) at byte B" when max_values stopped it.
+  std::optional<std::string> syntax_error;
 
   bool ok() const { return !syntax_error && violations.empty(); }
 };

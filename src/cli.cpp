@@ -69,6 +69,13 @@ Options for serve --http:
                               $TOOLMUX_TOKENS holding the same entries) every request needs one.
   --max-sessions N            Open sessions at most (default: 1000); then new ones get 503.
   --session-idle SECONDS      A session unused this long ends (default: 3600).
+  --max-connections N         Connections open at once (default: 1024); then 503.
+  --max-connections-per-client N
+                              Connections open at once from one client address
+                              (default: 256); then 503.
+  --header-timeout SECONDS    A request head must arrive within this (default: 10).
+  --body-timeout SECONDS      A request body must arrive within this after its head
+                              (default: 60).
 )";
 }
 
@@ -234,7 +241,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       if (flag == "--max-calls") o.max_calls = n;
       if (flag == "--max-session-calls") o.max_session_calls = n;
       if (queue) o.max_queued_calls = n;
-    } else if (flag == "--max-sessions" || flag == "--session-idle" || flag == "--shutdown-grace") {
+    } else if (flag == "--max-sessions" || flag == "--session-idle" || flag == "--shutdown-grace" ||
+               flag == "--max-connections" || flag == "--max-connections-per-client" ||
+               flag == "--header-timeout" || flag == "--body-timeout") {
       std::size_t n = 0;
       if (!value(v) || !parse_size(v, n) || n == 0) {
         return usage_error(flag + " needs a whole number above 0");
@@ -242,6 +251,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       if (flag == "--max-sessions") o.max_sessions = n;
       if (flag == "--session-idle") o.session_idle_seconds = n;
       if (flag == "--shutdown-grace") o.shutdown_grace_seconds = n;
+      if (flag == "--max-connections") o.max_connections = n;
+      if (flag == "--max-connections-per-client") o.max_connections_per_client = n;
+      if (flag == "--header-timeout") o.header_timeout_seconds = n;
+      if (flag == "--body-timeout") o.body_timeout_seconds = n;
     } else {
       return usage_error("unknown option \"" + flag + "\" for serve");
     }

@@ -35,6 +35,10 @@ struct ServeOptions {
   std::size_t max_sessions = 1000;
   std::size_t session_idle_seconds = 3600;
   std::size_t shutdown_grace_seconds = 10;
+  std::size_t max_connections = 1024;
+  std::size_t max_connections_per_client = 256;
+  std::size_t header_timeout_seconds = 10;
+  std::size_t body_timeout_seconds = 60;
 };
 
 struct CommandLine {

@@ -67,6 +67,10 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   http.allowed_hosts = options.allowed_hosts;
   http.allowed_origins = options.allowed_origins;
   http.max_body_bytes = options.max_message_bytes;
+  http.max_connections = options.max_connections;
+  http.max_connections_per_client = options.max_connections_per_client;
+  http.header_timeout = std::chrono::seconds(options.header_timeout_seconds);
+  http.body_timeout = std::chrono::seconds(options.body_timeout_seconds);
   std::string error;
   if (!load_tokens(options, http.tokens, error)) {
     logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});

@@ -1,6 +1,7 @@
 #include "transports/http_server.h"
 
 #include <httplib.h>
+#include <malloc.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 
 #include "src/elastic_threads.h"
 #include "src/jsonrpc.h"
+#include "transports/byte_budget.h"
+#include "transports/gated_http_server.h"
 #include "transports/http_streams.h"
 
 namespace toolmux {
@@ -19,28 +22,6 @@ namespace toolmux {
 using nlohmann::json;
 
 namespace {
-
-// A thread for each connection (ElasticThreads): cpp-httplib's fixed pool
-// would leave connections unserved while others (open SSE streams,
-// keep-alive) hold every thread. cpp-httplib deletes its task queue when it
-// stops, while a thread may still wait on an idle keep-alive connection (up to
-// the keep-alive timeout): the pool outlives the queue, and shutdown() waits
-// for it only briefly (HttpServer then leaves the server object to process exit).
-class ConnectionThreads final : public httplib::TaskQueue {
- public:
-  explicit ConnectionThreads(std::shared_ptr<ElasticThreads> pool) : pool_(std::move(pool)) {}
-  void enqueue(std::function<void()> fn) override {
-    // No thread to be had (the system refused one and no connection thread is
-    // alive): the listening thread serves the connection itself, since `fn`
-    // alone can close its socket; accepting resumes when it is done.
-    auto shared = std::make_shared<std::function<void()>>(std::move(fn));
-    if (!pool_->post([shared] { (*shared)(); })) (*shared)();
-  }
-  void shutdown() override { pool_->shutdown(std::chrono::seconds(2)); }
-
- private:
-  std::shared_ptr<ElasticThreads> pool_;
-};
 
 json transport_error(std::string_view message, const json& id = nullptr) {
   return jsonrpc::make_error(id, -32000, message);
@@ -82,6 +63,25 @@ bool same_secret(std::string_view a, std::string_view b) {
   }
   return diff == 0;
 }
+
+// A body at least this large is a large message: see TrimAfter.
+constexpr std::size_t kLargeBody = std::size_t{1} << 20;
+
+// Gives the memory a large message took back to the system once it is freed
+// (then, or at the latest when destroyed). glibc keeps what a thread frees in
+// that thread's arena, and the next large message, read on another thread,
+// would take memory of its own: the process would keep the peak of each.
+struct TrimAfter {
+  explicit TrimAfter(bool is_large) : large(is_large) {}
+  TrimAfter(const TrimAfter&) = delete;
+  TrimAfter& operator=(const TrimAfter&) = delete;
+  ~TrimAfter() { now(); }
+  void now() {
+    if (large) ::malloc_trim(0);
+    large = false;
+  }
+  bool large;
+};
 
 bool supported_protocol_version(std::string_view version) {
   return std::any_of(std::begin(kSupportedProtocolVersions), std::end(kSupportedProtocolVersions),
@@ -242,10 +242,11 @@ struct HttpServer::Routes {
 
   enum class Body { read, too_large, unreadable };
 
-  // Reads the body, keeping at most max_body_bytes of it; the rest is read and
-  // dropped, so the connection stays in step with the client. cpp-httplib
-  // 0.11 refuses a Content-Length over the limit (413 in res.status) but
-  // would read a chunked body whole into memory, however large.
+  // Reads the body, at most max_body_bytes of it: past that it stops reading
+  // (the gate drains the rest without a thread, and closes the connection).
+  // cpp-httplib would read a chunked body whole into memory, however large,
+  // and inflates a compressed one (Content-Encoding) as it reads: stopping
+  // also stops the inflating of a compression bomb.
   Body read_body(const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& read, std::string& body) const {
     // A multipart body would go to a parser for form fields: not read (415).
@@ -253,28 +254,59 @@ struct HttpServer::Routes {
     const std::size_t limit = self.options_.max_body_bytes;
     bool over = false;
     const bool complete = read([&](const char* data, std::size_t size) {
-      if (!over && size <= limit - body.size()) {
-        body.append(data, size);
-      } else if (!over) {
+      if (size > limit - body.size()) {
         over = true;
         std::string().swap(body);
+        return false;
       }
+      body.append(data, size);
       return true;
     });
+    if (complete) GatedHttpServer::note_body_read();
     if (over || res.status == 413) return Body::too_large;
     return complete ? Body::read : Body::unreadable;
   }
 
+  std::string too_large_message() const {
+    return "Payload Too Large: the request body is over the limit of " +
+           std::to_string(self.options_.max_body_bytes) + " bytes";
+  }
+
+  // Before routing, with only the head read: what can be refused without the
+  // body is refused now, the gate then draining what the client still sends.
+  // cpp-httplib reads a body into memory unbounded for a method it has no
+  // handler for: those are refused here; a Content-Length over the limit
+  // would be read (and dropped) to its end before the 413.
+  bool refused_before_body(const httplib::Request& req, httplib::Response& res) {
+    constexpr std::string_view kMethods[] = {"GET",   "HEAD",   "POST",   "PUT",
+                                             "PATCH", "DELETE", "OPTIONS"};
+    if (std::find(std::begin(kMethods), std::end(kMethods), req.method) == std::end(kMethods)) {
+      reply(res, 501, transport_error("Not Implemented: the method " + req.method));
+      return true;
+    }
+    if (!req.has_header("Content-Length")) return false;
+    const std::string text = req.get_header_value("Content-Length");
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+      reply(res, 400,
+            transport_error("Bad Request: Content-Length \"" + text + "\" is not a number"));
+      return true;
+    }
+    // 19 digits or more (10^18 bytes and up) are over any limit.
+    if (text.size() < 19 && std::stoull(text) <= self.options_.max_body_bytes) return false;
+    std::string principal;
+    if (req.path == self.options_.path && !admit(req, res, principal)) return true;
+    reply(res, 413,
+          transport_error("Payload Too Large: the request body is " + text +
+                          " bytes, over the limit of " +
+                          std::to_string(self.options_.max_body_bytes)));
+    return true;
+  }
+
   void post(const httplib::Request& req, httplib::Response& res,
             const httplib::ContentReader& content_reader) {
-    std::string body;
-    const Body got = read_body(req, res, content_reader, body);
+    // Everything the head can tell is checked before the body is read.
     std::string principal;
     if (!admit(req, res, principal)) return;
-    if (got == Body::too_large) {
-      reply(res, 413, transport_error("Payload Too Large: the request body is over the limit"));
-      return;
-    }
     const std::string content_type = req.get_header_value("Content-Type");
     if (!contains_ci(content_type, "application/json")) {
       reply(res, 415,
@@ -290,11 +322,54 @@ struct HttpServer::Routes {
                             "and text/event-stream"));
       return;
     }
-    if (got == Body::unreadable) {
-      reply(res, 400, transport_error("Bad Request: the request body could not be read"));
+    const bool names_session = req.has_header("Mcp-Session-Id");
+    std::shared_ptr<Session> session;
+    if (names_session) {
+      session = session_for(req, res, principal);
+      if (!session) return;
+    }
+    // The body's share of the budget, held until the parsed message is
+    // handed on: bodies read and parsed at once stay within it. A Content-
+    // Length is at most max_body_bytes by now; a chunked body may be that.
+    // An encoded (compressed) body may inflate up to max_body_bytes too.
+    const bool sized = req.has_header("Content-Length") && !req.has_header("Content-Encoding");
+    const bool chunked = contains_ci(req.get_header_value("Transfer-Encoding"), "chunked");
+    const std::size_t share = sized && !chunked
+                                  ? std::stoull(req.get_header_value("Content-Length"))
+                                  : self.options_.max_body_bytes;
+    if (!self.budget_->acquire(share, self.options_.budget_wait)) {
+      ++self.busy_refusals_;
+      res.set_header("Retry-After", "1");
+      reply(res, 503,
+            transport_error("Service Unavailable: " + std::to_string(self.budget_->capacity()) +
+                            " bytes of request bodies are being read and parsed (the limit); "
+                            "retry shortly"));
       return;
     }
-    jsonrpc::Message m = jsonrpc::parse_message(body, self.server_.json_limits());
+    TrimAfter trim(share >= kLargeBody);  // declared first: runs after the rest is freed
+    ByteBudget::Hold held(*self.budget_, share);
+    jsonrpc::Message m;
+    {
+      std::string body;
+      if (sized && !chunked) body.reserve(share);
+      const Body got = read_body(req, res, content_reader, body);
+      if (got == Body::too_large) {
+        reply(res, 413, transport_error(too_large_message()));
+        return;
+      }
+      if (got == Body::unreadable) {
+        if (GatedHttpServer::body_timed_out()) {
+          const auto seconds = self.options_.body_timeout.count();
+          reply(res, 408,
+                transport_error("Request Timeout: the request body did not arrive within " +
+                                std::to_string(seconds) + " s"));
+          return;
+        }
+        reply(res, 400, transport_error("Bad Request: the request body could not be read"));
+        return;
+      }
+      m = jsonrpc::parse_message(body, self.server_.json_limits());
+    }  // the text goes once parsed
     if (m.kind == jsonrpc::Message::Kind::invalid) {
       reply(res, 400, jsonrpc::make_error(m.id, m.error_code, m.error));
       return;
@@ -306,10 +381,8 @@ struct HttpServer::Routes {
       reply(res, 503, transport_error("Service Unavailable: the server is shutting down", m.id));
       return;
     }
-    std::shared_ptr<Session> session;
     bool created = false;
-    if (!req.has_header("Mcp-Session-Id") && m.kind == jsonrpc::Message::Kind::request &&
-        m.method == "initialize") {
+    if (!names_session && m.kind == jsonrpc::Message::Kind::request && m.method == "initialize") {
       session = self.sessions_.create(principal);
       if (!session) {
         res.set_header("Retry-After", "60");
@@ -317,8 +390,8 @@ struct HttpServer::Routes {
         return;
       }
       created = true;
-    } else {
-      session = session_for(req, res, principal);
+    } else if (!session) {
+      session = session_for(req, res, principal);  // 400: no Mcp-Session-Id
       if (!session) return;
     }
     auto streams = streams_of(*session);
@@ -336,6 +409,12 @@ struct HttpServer::Routes {
       return;
     }
     self.server_.handle(m, session);
+    // Handed on: what the call keeps is the server's; the message and its
+    // share of the budget go before the call is waited for.
+    const json id = m.id;
+    m = jsonrpc::Message{};
+    held.release();
+    trim.now();
     auto decision = streams->await_decision(exchange);
     if (created) {
       if (session->initialized()) {
@@ -359,7 +438,7 @@ struct HttpServer::Routes {
           reply(res, 503,
                 transport_error("Service Unavailable: the server stopped before the request "
                                 "finished",
-                                m.id));
+                                id));
           return;
         }
         // Cancelled by the client (no response is sent for it), or the session ended.
@@ -404,13 +483,11 @@ struct HttpServer::Routes {
     stream(res, *session, streams, *cursor);
   }
 
-  // POST, PUT or PATCH anywhere else: 405 at the endpoint, 404 elsewhere,
-  // after the body is read the bounded way (cpp-httplib would read a chunked
-  // one whole before answering).
-  void elsewhere(const httplib::Request& req, httplib::Response& res,
-                 const httplib::ContentReader& content_reader) {
-    std::string body;
-    read_body(req, res, content_reader, body);
+  // POST, PUT or PATCH anywhere else: 405 at the endpoint, 404 elsewhere.
+  // Registered with a content reader, which it does not call: cpp-httplib
+  // would read the body into memory, a chunked one whole. The body is left
+  // unread; the gate drains it and closes the connection.
+  void elsewhere(const httplib::Request& req, httplib::Response& res) {
     if (req.path == self.options_.path) {
       res.set_header("Allow", "GET, POST, DELETE");
       reply(res, 405, transport_error("Method Not Allowed: use POST, GET or DELETE"));
@@ -429,38 +506,85 @@ struct HttpServer::Routes {
   }
 
   void metrics(const httplib::Request& req, httplib::Response& res) {
+    // The same Host and Origin rules as the endpoint: a page on another site
+    // must not read them through DNS rebinding either.
+    std::string why;
+    if (!origin_allowed(req, why)) {
+      reply(res, 403, transport_error(why));
+      return;
+    }
     if (!principal(req)) {
       unauthorized(res, "Unauthorized: /metrics needs a bearer token");
       return;
     }
+    const GateStats gate = self.http_->gate_stats();
     std::ostringstream out;
     out << self.metrics_.render_prometheus() << "# HELP toolmux_http_sessions Open HTTP sessions.\n"
         << "# TYPE toolmux_http_sessions gauge\n"
         << "toolmux_http_sessions " << self.sessions_.count() << "\n"
         << "# HELP toolmux_http_streams Open SSE streams.\n"
         << "# TYPE toolmux_http_streams gauge\n"
-        << "toolmux_http_streams " << self.open_streams_.load() << "\n";
+        << "toolmux_http_streams " << self.open_streams_.load() << "\n"
+        << "# HELP toolmux_http_connections Open HTTP connections (waiting or being served).\n"
+        << "# TYPE toolmux_http_connections gauge\n"
+        << "toolmux_http_connections " << gate.open << "\n"
+        << "# HELP toolmux_http_connections_waiting Connections waiting for a request head or "
+           "closing, holding no thread.\n"
+        << "# TYPE toolmux_http_connections_waiting gauge\n"
+        << "toolmux_http_connections_waiting " << gate.waiting << "\n"
+        << "# HELP toolmux_http_refused_total Connections and requests the limits refused or cut "
+           "off, by reason.\n"
+        << "# TYPE toolmux_http_refused_total counter\n";
+    const std::pair<const char*, std::uint64_t> refused[] = {
+        {"connections", gate.refused_connections},
+        {"client_connections", gate.refused_client_connections},
+        {"header_timeout", gate.header_timeouts},
+        {"head_too_large", gate.heads_too_large},
+        {"body_timeout", self.http_->body_timeouts()},
+        {"busy", self.busy_refusals_.load()}};
+    for (const auto& [reason, count] : refused) {
+      out << "toolmux_http_refused_total{reason=\"" << reason << "\"} " << count << "\n";
+    }
     res.set_content(out.str(), "text/plain; version=0.0.4");
   }
 };
 
 HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& metrics,
                        Logger& logger, HttpOptions options)
-    : http_(std::make_unique<httplib::Server>()),
+    : threads_(std::make_shared<ElasticThreads>(options.max_connections)),
       server_(server),
       sessions_(sessions),
       metrics_(metrics),
       logger_(logger),
       options_(std::move(options)) {
+  GatedHttpServer::Limits limits;
+  limits.gate.max_connections = options_.max_connections;
+  limits.gate.max_connections_per_client = options_.max_connections_per_client;
+  limits.gate.header_timeout = options_.header_timeout;
+  limits.gate.idle_timeout = std::chrono::seconds(30);  // the keep-alive timeout below
+  limits.body_timeout = options_.body_timeout;
+  http_ = std::make_unique<GatedHttpServer>(limits, threads_);
+  budget_ = std::make_unique<ByteBudget>(
+      options_.body_budget_bytes > 0 ? options_.body_budget_bytes : 2 * options_.max_body_bytes);
+
   auto routes = std::make_shared<Routes>(Routes{*this});
   const std::string& path = options_.path;
-  // The POST handler reads the body itself (Routes::read_body), to bound it.
+  http_->set_pre_routing_handler([routes](const httplib::Request& q, httplib::Response& r) {
+    return routes->refused_before_body(q, r) ? httplib::Server::HandlerResponse::Handled
+                                             : httplib::Server::HandlerResponse::Unhandled;
+  });
+  // A client waiting for "100 Continue" is refused before it sends the body.
+  http_->set_expect_100_continue_handler([routes](const httplib::Request& q, httplib::Response& r) {
+    return routes->refused_before_body(q, r) ? r.status : 100;
+  });
+  // The POST handler reads the body itself (Routes::read_body), to bound it;
+  // DELETE and the rest never read one.
   http_->Post(path, [routes](const httplib::Request& q, httplib::Response& r,
                              const httplib::ContentReader& read) { routes->post(q, r, read); });
   http_->Get(path,
              [routes](const httplib::Request& q, httplib::Response& r) { routes->get(q, r); });
-  http_->Delete(path,
-                [routes](const httplib::Request& q, httplib::Response& r) { routes->del(q, r); });
+  http_->Delete(path, [routes](const httplib::Request& q, httplib::Response& r,
+                               const httplib::ContentReader&) { routes->del(q, r); });
   http_->Get("/health", [](const httplib::Request&, httplib::Response& r) {
     r.set_content("{\"status\":\"ok\"}", "application/json");
   });
@@ -468,28 +592,26 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
              [routes](const httplib::Request& q, httplib::Response& r) { routes->metrics(q, r); });
   // After the routes above: patterns are tried in the order they were added.
   const auto elsewhere = [routes](const httplib::Request& q, httplib::Response& r,
-                                  const httplib::ContentReader& read) {
-    routes->elsewhere(q, r, read);
-  };
+                                  const httplib::ContentReader&) { routes->elsewhere(q, r); };
   http_->Post(".*", elsewhere);
   http_->Put(".*", elsewhere);
   http_->Patch(".*", elsewhere);
+  http_->Delete(".*", elsewhere);
 
   // Small messages must not wait for delayed ACKs (Nagle).
   http_->set_tcp_nodelay(true);
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_keep_alive_max_count(100000);
   http_->set_keep_alive_timeout(30);
-  threads_ = std::make_shared<ElasticThreads>(options_.max_connections);
-  http_->new_task_queue = [threads = threads_] { return new ConnectionThreads(threads); };
   http_->set_socket_options([this](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     listen_fd_ = sock;
   });
-  http_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.status == 413) {
-      reply(res, 413, transport_error("Payload Too Large: the request body is over the limit"));
+  http_->set_error_handler([this](const httplib::Request&, httplib::Response& res) {
+    // cpp-httplib's own 413 (it refused a body) has no body yet; ours have.
+    if (res.status == 413 && res.body.empty()) {
+      reply(res, 413, transport_error(Routes{*this}.too_large_message()));
     }
   });
 }
@@ -513,7 +635,7 @@ bool HttpServer::bind(std::string& error) {
   }
   // cpp-httplib listens with a backlog of 5; connection bursts need more.
   if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
-  return true;
+  return http_->start(error);
 }
 
 std::size_t HttpServer::connection_threads() const { return threads_->threads(); }

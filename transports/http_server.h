@@ -1,21 +1,30 @@
 // Streamable HTTP (MCP 2025-11-25, legacy era) over cpp-httplib: one endpoint
 // (POST, GET, DELETE), plus /health for probes and /metrics (Prometheus text).
 //
-// What it checks before a message reaches the server, in order: Host and
-// Origin against the allow-lists (DNS rebinding: 403), the bearer token when
-// tokens are configured (401 with WWW-Authenticate), MCP-Protocol-Version
-// (400 when unsupported), the body size (413; a body is never held in memory
-// past max_body_bytes, chunked or not), the session (400 when missing, 404
-// when unknown, ended, or another principal's). Sessions live in a
-// SessionManager, streams in each session's SessionStreams.
+// What it checks before a message reaches the server, in order, all but the
+// last before reading the body: Host and Origin against the allow-lists (DNS
+// rebinding: 403; /metrics too), the bearer token when tokens are configured
+// (401 with WWW-Authenticate), MCP-Protocol-Version (400 when unsupported),
+// the Content-Length (413, as soon as the head is read), the session when
+// the request names one (404 when unknown, ended, or another principal's),
+// a share of the body budget (503 with Retry-After when the bodies being read
+// and parsed already fill it), then the body (413 past max_body_bytes, chunked
+// or not: never held in memory past it; 408 when slower than body_timeout)
+// and its JSON (at most JsonLimits::max_values values). A request without a
+// session must be an initialize (400). Sessions live in a SessionManager,
+// streams in each session's SessionStreams.
 //
-// Each connection is served on a thread of its own (threads come and go with
-// the connections, up to max_connections), so open SSE streams never hold up
-// requests.
+// Connections (GatedHttpServer): one waiting for a request head holds no
+// thread; a request is served on a thread of its own (threads come and go,
+// up to max_connections), so open SSE streams never hold up requests. Limits
+// on connections in all and per client address, and on the time a head may
+// take, are the gate's (ConnectionGate); refusals are counted in /metrics.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,13 +35,11 @@
 #include "src/metrics.h"
 #include "src/session_manager.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace toolmux {
 
+class ByteBudget;
 class ElasticThreads;
+class GatedHttpServer;
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -45,7 +52,19 @@ struct HttpOptions {
   std::size_t max_body_bytes = std::size_t{16} << 20;
   // Bearer token -> principal. Empty: no authentication, every client is "local".
   std::map<std::string, std::string> tokens;
+  // Connections open at once (waiting for a request or being served), in all
+  // and from one client address; one more is answered 503 with Retry-After.
   std::size_t max_connections = 1024;
+  std::size_t max_connections_per_client = 256;
+  // A request head must arrive within header_timeout (of its first byte, or
+  // of the connection opening); its body within body_timeout after it.
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds body_timeout{60};
+  // Bytes of request bodies read and parsed at once, across all requests (a
+  // parsed message takes several times its size). 0: 2 * max_body_bytes.
+  std::size_t body_budget_bytes = 0;
+  // How long a request waits for its share of that budget before 503.
+  std::chrono::milliseconds budget_wait{5000};
 };
 
 class HttpServer {
@@ -66,8 +85,10 @@ class HttpServer {
   std::size_t connection_threads() const;
 
  private:
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<ByteBudget> budget_;  // before http_: outlives the threads serving requests
+  std::atomic<std::uint64_t> busy_refusals_{0};
   std::shared_ptr<ElasticThreads> threads_;
+  std::unique_ptr<GatedHttpServer> http_;
   McpServer& server_;
   SessionManager& sessions_;
   Metrics& metrics_;

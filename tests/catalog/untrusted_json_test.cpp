@@ -78,6 +78,42 @@ TEST_CASE("nesting beyond hard_depth is a syntax error") {
         "not JSON: nested deeper than 3 levels at byte 3");
 }
 
+// `count` zeros in one array: count + 1 JSON values.
+std::string array_of_zeros(std::size_t count) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < count; ++i) text += i == 0 ? "0" : ",0";
+  return text + "]";
+}
+
+TEST_CASE("a text of more JSON values than the limit is refused, naming the limit and where") {
+  // The default limit is a million values: the array and 999,999 zeros pass.
+  const ParsedJson fits = parse_untrusted_json(array_of_zeros(999'999));
+  REQUIRE(fits.ok());
+  CHECK(fits.value.size() == 999'999);
+  // One more: the 1,000,000th zero (at byte 1 + 2 * 999,999) is one value too many.
+  const ParsedJson over = parse_untrusted_json(array_of_zeros(1'000'000));
+  CHECK(over.value.is_null());
+  CHECK(over.syntax_error ==
+        "too large: more than 1000000 JSON values (the limit) at byte 1999999");
+  CHECK_FALSE(over.ok());
+
+  JsonLimits limits;
+  limits.max_values = 3;
+  CHECK(parse_untrusted_json(R"({"a":[1]})", limits).ok());
+  CHECK(parse_untrusted_json(R"({"a":[1,2]})", limits).syntax_error ==
+        "too large: more than 3 JSON values (the limit) at byte 8");
+  // Keys are not values; a value being discarded (a repeated key's) still counts.
+  CHECK(parse_untrusted_json(R"({"a":1,"b":2})", limits).ok());
+  CHECK(parse_untrusted_json(R"({"a":1,"a":2,"b":3})", limits).syntax_error);
+}
+
+TEST_CASE("a 16 MiB string is one value: it passes the value limit") {
+  const std::string text = "{\"content\":\"" + std::string(std::size_t{16} << 20, 'x') + "\"}";
+  const ParsedJson parsed = parse_untrusted_json(text);
+  REQUIRE(parsed.ok());
+  CHECK(parsed.value["content"].get_ref<const std::string&>().size() == std::size_t{16} << 20);
+}
+
 TEST_CASE("repeated object key: first kept, violation names key and pointer") {
   const ParsedJson parsed =
       parse_untrusted_json(R"({"params":{"arguments":{"name":"a","name":"b","x/y~":1,"x/y~":2}}})");

@@ -174,7 +174,7 @@ test('the front door: Origin and Host (403), session id (400, 404), protocol ver
   const jsonHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const chunked = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: bigPing, chunks: 10 });
   assert.equal(chunked.status, 413, chunked.text);
-  // The connection it came on is still in step: a small chunked request after it is answered.
+  // A small chunked request after it is answered (the refused one's connection was closed).
   const small = await rawRequest(server.url, { headers: { ...session, ...jsonHeaders }, body: JSON.stringify(pingRequest(5)), chunks: 3 });
   assert.equal(small.status, 200, small.text);
   // The checks keep their order: a bad Origin is 403 however large the body.
@@ -203,11 +203,14 @@ test('a large chunked body is never held in memory, wherever it is sent', async 
   const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--max-message-bytes', '4096'] });
   const before = peakMemory(server.child.pid);
   const body = 'x'.repeat(48 << 20);
-  const headers = { 'content-type': 'application/json' };
+  // Chunked also for DELETE, which node would otherwise send unframed.
+  const headers = { 'content-type': 'application/json', 'transfer-encoding': 'chunked' };
   const sent = [
     [`${server.origin}/mcp`, 'POST', 413],
     [`${server.origin}/elsewhere`, 'POST', 404],
     [`${server.origin}/mcp`, 'PUT', 405],
+    [`${server.origin}/elsewhere`, 'DELETE', 404],
+    [`${server.origin}/mcp`, 'DELETE', 400],
   ];
   for (const [url, method, status] of sent) {
     const response = await rawRequest(url, { method, headers, body, chunks: 48 });
@@ -243,6 +246,13 @@ test('/health answers 200; /metrics counts open sessions', async (t) => {
   const health = await fetch(`${server.origin}/health`);
   assert.equal(health.status, 200);
   assert.deepEqual(await health.json(), { status: 'ok' });
+  // DNS rebinding must not read /metrics either; /health stays open to probes by any name.
+  const port = new URL(server.url).port;
+  const rebound = await rawRequest(`${server.origin}/metrics`, { method: 'GET', headers: { host: `evil.example:${port}` } });
+  assert.equal(rebound.status, 403, rebound.text);
+  assert.match(JSON.parse(rebound.text).error.message, /Host "evil\.example:\d+" is not allowed/);
+  const probed = await rawRequest(`${server.origin}/health`, { method: 'GET', headers: { host: `pod-ip.example:${port}` } });
+  assert.equal(probed.status, 200, probed.text);
 
   const before = await (await fetch(`${server.origin}/metrics`)).text();
   assert.equal(metric(before, 'toolmux_http_sessions'), 0, before);

@@ -28,6 +28,20 @@ TEST_CASE("text that is not JSON is a parse error that says where") {
   CHECK_THAT(m.error, Catch::Contains("byte 0"));
 }
 
+TEST_CASE("a message of more JSON values than the limit is a parse error naming the limit") {
+  // Reading stops at the limit, so the memory a message takes is bounded by
+  // it, not by its size: a million tiny values would take hundreds of MB.
+  std::string text = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",)"
+                     R"("arguments":{"xs":[)";
+  for (int i = 0; i < 1'000'000; ++i) text += i == 0 ? "{}" : ",{}";
+  text += "]}}}";
+  Message m = parse_message(text);
+  REQUIRE(m.kind == Message::Kind::invalid);
+  CHECK(m.error_code == rpc::kParseError);
+  CHECK_THAT(m.error, Catch::StartsWith("Parse error: too large: more than 1000000 JSON values "
+                                        "(the limit) at byte "));
+}
+
 TEST_CASE("invalid requests keep their id and say what is wrong") {
   SECTION("no method") {
     Message m = parse_message(R"({"jsonrpc":"2.0","id":"a"})");

@@ -1,13 +1,101 @@
 #include "transports/http_server.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <string>
+#include <thread>
+
+#include "src/mcp_server.h"
+#include "src/session_manager.h"
+#include "tests/support/quiet_logger.h"
+#include "tests/support/tcp.h"
+#include "tests/support/test_tools.h"
+#include "transports/http_streams.h"
 
 using toolmux::parse_tokens;
 using Tokens = std::map<std::string, std::string>;
+using namespace std::chrono_literals;
 
 namespace {
+
+// toolmux's HTTP server on 127.0.0.1 and a free port, in this process.
+struct FrontDoor {
+  explicit FrontDoor(toolmux::HttpOptions options) {
+    server = std::make_unique<toolmux::McpServer>(toolmux::testing::make_test_catalog(),
+                                                  toolmux::ServerOptions{}, quiet.logger, metrics);
+    sessions = std::make_unique<toolmux::SessionManager>(
+        toolmux::SessionLimits{}, nullptr, nullptr,
+        [](const std::string& id) {
+          return std::make_shared<toolmux::SessionStreams>(id, nullptr);
+        },
+        quiet.logger);
+    http = std::make_unique<toolmux::HttpServer>(*server, *sessions, metrics, quiet.logger,
+                                                 std::move(options));
+    std::string error;
+    REQUIRE(http->bind(error));
+    runner = std::thread([this] { http->run(); });
+  }
+  FrontDoor(const FrontDoor&) = delete;
+  FrontDoor& operator=(const FrontDoor&) = delete;
+  ~FrontDoor() {
+    http->stop();
+    runner.join();
+  }
+
+  std::unique_ptr<toolmux::testing::TcpClient> connect(const char* from = "127.0.0.1") const {
+    auto client = std::make_unique<toolmux::testing::TcpClient>(http->port(), from);
+    REQUIRE(client->fd() >= 0);
+    return client;
+  }
+
+  // A session's id, from an initialize over its own connection.
+  std::string initialize() const {
+    const std::string body =
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+        R"("2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})";
+    auto client = connect();
+    REQUIRE(client->send(post_head("", body.size()) + body));
+    const std::string response = client->receive(5s, "}}");
+    const auto at = response.find("Mcp-Session-Id: ");
+    REQUIRE(at != std::string::npos);
+    return response.substr(at + 16, response.find("\r\n", at) - at - 16);
+  }
+
+  // The head of a POST to /mcp of `length` bytes, in session `session` (none when empty).
+  static std::string post_head(const std::string& session, std::size_t length,
+                               const std::string& extra = "") {
+    std::string head =
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nContent-Length: " +
+        std::to_string(length) + "\r\n" + extra;
+    if (!session.empty()) head += "Mcp-Session-Id: " + session + "\r\n";
+    return head + "\r\n";
+  }
+
+  toolmux::testing::QuietLogger quiet;
+  toolmux::Metrics metrics;
+  std::unique_ptr<toolmux::McpServer> server;
+  std::unique_ptr<toolmux::SessionManager> sessions;
+  std::unique_ptr<toolmux::HttpServer> http;
+  std::thread runner;
+};
+
+// Sends `bytes` a byte every `every` until `client` has an answer (or
+// `timeout`); returns it. A server waiting for the bytes never sees a pause
+// long enough to give up on them.
+std::string trickle_until_answered(toolmux::testing::TcpClient& client,
+                                   std::chrono::milliseconds every,
+                                   std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  std::string answer;
+  while (answer.empty() && !client.closed && std::chrono::steady_clock::now() < until) {
+    client.send("x");
+    answer = client.receive(every, "\r\n\r\n");
+  }
+  return answer + client.receive(1s, "}}");
+}
 
 // parse_tokens on `text`; `error` gets its error.
 bool parse(const std::string& text, Tokens& tokens, std::string& error) {
@@ -87,4 +175,95 @@ TEST_CASE("parse_tokens refuses a token that two principals share") {
   std::string error;
   CHECK_FALSE(parse("alice=ssssssssssssssss\nbob=ssssssssssssssss", tokens, error));
   CHECK(error == "the token of \"bob\" is also another principal's");
+}
+
+TEST_CASE("a Content-Length over the limit gets 413 as soon as the head is read") {
+  toolmux::HttpOptions options;
+  options.max_body_bytes = 4096;
+  FrontDoor door(options);
+  auto client = door.connect();
+  // cpp-httplib would read (and drop) all 99999999999 bytes before answering.
+  REQUIRE(client->send(FrontDoor::post_head("", 99999999999)));
+  const std::string answer = trickle_until_answered(*client, 200ms, 8s);
+  CHECK(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0) == 0);
+  CHECK_THAT(answer, Catch::Contains("Connection: close\r\n"));
+  CHECK_THAT(answer,
+             Catch::Contains("the request body is 99999999999 bytes, over the limit of 4096"));
+}
+
+TEST_CASE("/metrics answers only the Host names the endpoint does, /health answers any") {
+  FrontDoor door(toolmux::HttpOptions{});
+  const auto get = [&](const std::string& path, const std::string& host) {
+    auto client = door.connect();
+    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n"));
+    return client->receive(5s, "\n\n");
+  };
+  const std::string rebound = get("/metrics", "evil.example:8080");
+  CHECK(rebound.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+  CHECK_THAT(rebound, Catch::Contains("Host \\\"evil.example:8080\\\" is not allowed"));
+  CHECK(get("/metrics", "127.0.0.1:8080").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(get("/health", "evil.example:8080").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+}
+
+TEST_CASE("a POST naming an unknown session gets 404 before its body is read") {
+  FrontDoor door(toolmux::HttpOptions{});
+  auto client = door.connect();
+  REQUIRE(client->send(FrontDoor::post_head("no-such-session", 15'000'000)));
+  const std::string answer = trickle_until_answered(*client, 200ms, 8s);
+  CHECK(answer.rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
+  CHECK_THAT(answer, Catch::Contains("Connection: close\r\n"));
+}
+
+TEST_CASE("a method cpp-httplib would read a body for unbounded gets 501") {
+  FrontDoor door(toolmux::HttpOptions{});
+  auto client = door.connect();
+  REQUIRE(
+      client->send("PRI /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  const std::string answer = trickle_until_answered(*client, 200ms, 8s);
+  CHECK(answer.rfind("HTTP/1.1 501 Not Implemented\r\n", 0) == 0);
+}
+
+TEST_CASE("a body slower than body_timeout gets 408 and its connection is closed") {
+  toolmux::HttpOptions options;
+  options.body_timeout = 1s;
+  FrontDoor door(options);
+  const std::string session = door.initialize();
+  auto client = door.connect();
+  REQUIRE(client->send(FrontDoor::post_head(session, 1000)));
+  const auto start = std::chrono::steady_clock::now();
+  const std::string answer = trickle_until_answered(*client, 100ms, 8s);
+  CHECK(std::chrono::steady_clock::now() - start < 6s);
+  CHECK(answer.rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
+  CHECK_THAT(answer, Catch::Contains("the request body did not arrive within 1 s"));
+  client->receive(3s);
+  CHECK(client->closed);
+}
+
+TEST_CASE("bodies past the budget wait for it, then get 503 with Retry-After") {
+  toolmux::HttpOptions options;
+  options.max_body_bytes = 2048;
+  options.body_budget_bytes = 3000;
+  options.budget_wait = 500ms;
+  FrontDoor door(options);
+  const std::string session = door.initialize();
+  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  const std::string prefix = ping.substr(0, ping.size() - 1) + R"(,"params":{"pad":")";
+  const std::string padded = prefix + std::string(2000 - prefix.size() - 3, 'x') + "\"}}";
+  REQUIRE(padded.size() == 2000);
+  // One body of 2000 bytes being sent slowly holds 2000 of the 3000.
+  auto slow = door.connect();
+  REQUIRE(slow->send(FrontDoor::post_head(session, padded.size()) + padded.substr(0, 100)));
+  std::this_thread::sleep_for(200ms);
+  auto second = door.connect();
+  REQUIRE(second->send(FrontDoor::post_head(session, padded.size()) + padded));
+  const std::string refused = second->receive(5s, "}}");
+  CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK_THAT(refused, Catch::Contains("Retry-After: 1\r\n"));
+  CHECK_THAT(refused, Catch::Contains("3000 bytes of request bodies are being read and parsed"));
+  // A small one fits beside it; the slow one, once whole, is answered.
+  auto small = door.connect();
+  REQUIRE(small->send(FrontDoor::post_head(session, ping.size()) + ping));
+  CHECK(small->receive(5s, "}}").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  REQUIRE(slow->send(padded.substr(100)));
+  CHECK(slow->receive(5s, "}}").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }

@@ -1,0 +1,66 @@
+// cpp-httplib's Server with its connections kept in a ConnectionGate while
+// they owe a request head, and served on ElasticThreads once it is there: a
+// thread is taken by a request, never by a client slow to send one. A
+// request's body must arrive within body_timeout of its head; a read past
+// that fails (the handler sees an unreadable body; body_timed_out() says why).
+//
+// After each response the connection goes back to the gate for its next
+// request, unless it must close: the client or the server said so, or the
+// request left part of its body unread (a handler that answers without
+// reading it, e.g. a refusal, or a body too slow to arrive). Then the
+// response carries "Connection: close" and the gate drains what the client
+// still sends before closing, so the client reads the response, not a reset.
+//
+// Threads: handlers run on the pool's threads, one request at a time per
+// connection; the static members speak of the request the calling thread serves.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "transports/connection_gate.h"
+
+namespace toolmux {
+
+class ElasticThreads;
+
+class GatedHttpServer : public httplib::Server {
+ public:
+  struct Limits {
+    GateLimits gate;
+    std::chrono::milliseconds body_timeout{60000};
+  };
+
+  // `threads` serve the requests; it should allow gate.max_connections threads.
+  GatedHttpServer(Limits limits, std::shared_ptr<ElasticThreads> threads);
+  ~GatedHttpServer() override;
+
+  // Starts the gate; false with `error` set when it cannot. Before listening.
+  bool start(std::string& error);
+
+  GateStats gate_stats() const { return gate_.stats(); }
+  std::uint64_t body_timeouts() const { return body_timeouts_.load(); }
+  const Limits& limits() const { return limits_; }
+
+  // The handler read the request's body to its end. Needed for a chunked
+  // body, whose end only its reader sees; a Content-Length is counted.
+  static void note_body_read();
+  // The request's body did not arrive within body_timeout.
+  static bool body_timed_out();
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  void serve(std::shared_ptr<GatedConnection> connection);
+
+  const Limits limits_;
+  std::shared_ptr<ElasticThreads> threads_;
+  std::atomic<std::uint64_t> body_timeouts_{0};
+  ConnectionGate gate_;  // last: stopped (its thread joined) before the rest goes
+};
+
+}  // namespace toolmux

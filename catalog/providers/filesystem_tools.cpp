@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "catalog/bounded_regex.h"
+#include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
 
 namespace toolmux {
@@ -340,6 +341,18 @@ class Glob {
  private:
   std::vector<std::string> segments_;
 };
+
+}  // namespace
+
+bool glob_matches_name(std::string_view pattern, std::string_view name) {
+  return match_segment(pattern, name);
+}
+
+bool glob_matches(std::string_view pattern, std::string_view path) {
+  return Glob(pattern).matches(path);
+}
+
+namespace {
 
 // ---------------------------------------------------------------- walking
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>

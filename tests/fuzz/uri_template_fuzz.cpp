@@ -37,8 +37,9 @@ std::string expand(std::string_view tmpl, const Values& values) {
   return out;
 }
 
+// Whether every place `name` appears is {+name} (a value may then hold '/').
 bool is_reserved(std::string_view tmpl, const std::string& name) {
-  return tmpl.find("{+" + name + "}") != std::string_view::npos;
+  return tmpl.find("{" + name + "}") == std::string_view::npos;
 }
 
 void check_match(std::string_view tmpl, const std::vector<std::string>& names, std::string_view uri,

@@ -37,7 +37,7 @@ TEST_CASE("numbers: integers stay integers, the rest are doubles") {
   CHECK(parse_untrusted_json("  0  ").value == 0);
 }
 
-TEST_CASE("a number too small for a double reads as zero, one too large as infinity") {
+TEST_CASE("a number too small for a double reads as zero and one too large as infinity") {
   // Found by tests/fuzz/untrusted_json_fuzz: the sign of the exponent alone
   // decided, so 0.000...1 without an exponent read as infinity.
   const std::string zeros(400, '0');

@@ -322,17 +322,17 @@ class Glob {
   bool matches(std::string_view path) const {
     const std::vector<std::string> parts = split_segments(path);
     const std::size_t n = parts.size();
-    std::vector<char> next(n + 1, 0);  // the row of pi + 1
-    std::vector<char> row(n + 1, 0);
+    std::vector<unsigned char> next(n + 1, 0);  // the row of pi + 1
+    std::vector<unsigned char> row(n + 1, 0);
     next[n] = 1;  // past the last segment: only the end of the path
     for (std::size_t pi = segments_.size(); pi-- > 0;) {
       if (segments_[pi] == "**") {
         row[n] = next[n];
-        for (std::size_t si = n; si-- > 0;) row[si] = next[si] || row[si + 1];
+        for (std::size_t si = n; si-- > 0;) row[si] = (next[si] != 0 || row[si + 1] != 0) ? 1 : 0;
       } else {
         row[n] = 0;
         for (std::size_t si = n; si-- > 0;) {
-          row[si] = next[si + 1] && match_segment(segments_[pi], parts[si]);
+          row[si] = (next[si + 1] != 0 && match_segment(segments_[pi], parts[si])) ? 1 : 0;
         }
       }
       row.swap(next);

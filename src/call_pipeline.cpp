@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "catalog/argument_check.h"
+#include "catalog/utf8.h"
 #include "src/base64.h"
 #include "src/call_tool.h"
 #include "src/elastic_threads.h"

@@ -391,6 +391,44 @@ class Parser {
     if (lone_surrogate) violation(where, "escaped lone surrogate " + hex4(*lone_surrogate));
   }
 
+  // The power of ten of the first significant digit of the valid JSON number
+  // in [first, last), e.g. 2 for 123.4 and -3 for 0.00123e0 (saturated far past
+  // any double's range); the number is not zero.
+  static long long magnitude_exponent(const char* first, const char* last) {
+    constexpr long long kSaturated = 1'000'000'000'000LL;  // beyond any digit count too
+    const char* p = first;
+    if (*p == '-') ++p;
+    long long lead = 0;
+    bool significant = false;
+    for (; p < last && *p >= '0' && *p <= '9'; ++p) {
+      if (significant) {
+        ++lead;
+      } else if (*p != '0') {
+        significant = true;
+      }
+    }
+    if (p < last && *p == '.') {
+      long long place = 0;
+      for (++p; p < last && *p >= '0' && *p <= '9'; ++p) {
+        --place;
+        if (!significant && *p != '0') {
+          significant = true;
+          lead = place;
+        }
+      }
+    }
+    long long exponent = 0;
+    bool negative = false;
+    if (p < last && (*p == 'e' || *p == 'E')) {
+      ++p;
+      if (p < last && (*p == '+' || *p == '-')) negative = *p++ == '-';
+      for (; p < last && *p >= '0' && *p <= '9'; ++p) {
+        exponent = std::min(exponent * 10 + (*p - '0'), kSaturated);
+      }
+    }
+    return lead + (negative ? -exponent : exponent);
+  }
+
   void parse_number(json& out) {
     const std::size_t start = pos_;
     const auto digit = [&](std::size_t i) {
@@ -440,12 +478,9 @@ class Parser {
     auto [ptr, ec] = std::from_chars(first, last, value);
     if (ec == std::errc::result_out_of_range) {
       // Valid JSON whose magnitude no double holds: the nearest value.
-      bool tiny = false;
       // from_chars leaves `value` unchanged; decide overflow vs underflow by
-      // the exponent's sign.
-      for (const char* p = first; p < last; ++p) {
-        if ((*p == 'e' || *p == 'E') && p + 1 < last && p[1] == '-') tiny = true;
-      }
+      // the magnitude (not by the exponent's sign: 0.000...1 has none).
+      const bool tiny = magnitude_exponent(first, last) < 0;
       const bool negative = *first == '-';
       if (tiny) {
         value = negative ? -0.0 : 0.0;

@@ -70,10 +70,12 @@ bool match_from(const std::vector<Part>& parts, std::size_t p, std::string_view 
     ++end;
   }
   for (std::size_t stop = end; stop > at; --stop) {
-    if (match_from(parts, p + 1, uri, stop, out)) {
-      out[part.name] = std::string(uri.substr(at, stop - at));
-      return true;
-    }
+    // A variable named twice must take the same value at both places.
+    const std::string_view value = uri.substr(at, stop - at);
+    const auto [it, fresh] = out.try_emplace(part.name, value);
+    if (!fresh && it->second != value) continue;
+    if (match_from(parts, p + 1, uri, stop, out)) return true;
+    if (fresh) out.erase(it);
   }
   return false;
 }

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev catch2)
 if [[ ${1:-} == --tests ]]; then
   packages+=(clang-format clang-tidy)
+  # The fuzz build (scripts/fuzz.sh): clang with the libFuzzer, ASan and UBSan
+  # runtimes; it links libstdc++, so libc++ is not needed.
+  packages+=(clang libclang-rt-14-dev)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "catalog/bounded_regex.h"
+#include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
 
 namespace toolmux {
@@ -315,31 +316,45 @@ class Glob {
   explicit Glob(std::string_view pattern) : segments_(split_segments(pattern)) {}
   bool empty() const { return segments_.empty(); }
 
+  // Whether segments [pi..] match parts [si..], for every pi from the last
+  // segment back, one row of si at a time: no recursion (a pattern may have
+  // any number of segments) and memory for two rows only.
   bool matches(std::string_view path) const {
     const std::vector<std::string> parts = split_segments(path);
-    const std::size_t columns = parts.size() + 1;
-    std::vector<signed char> memo((segments_.size() + 1) * columns, -1);
-    std::function<bool(std::size_t, std::size_t)> match = [&](std::size_t pi, std::size_t si) {
-      signed char& slot = memo[pi * columns + si];
-      if (slot >= 0) return slot == 1;
-      bool result = false;
-      if (pi == segments_.size()) {
-        result = si == parts.size();
-      } else if (segments_[pi] == "**") {
-        result = match(pi + 1, si) || (si < parts.size() && match(pi, si + 1));
+    const std::size_t n = parts.size();
+    std::vector<unsigned char> next(n + 1, 0);  // the row of pi + 1
+    std::vector<unsigned char> row(n + 1, 0);
+    next[n] = 1;  // past the last segment: only the end of the path
+    for (std::size_t pi = segments_.size(); pi-- > 0;) {
+      if (segments_[pi] == "**") {
+        row[n] = next[n];
+        for (std::size_t si = n; si-- > 0;) row[si] = (next[si] != 0 || row[si + 1] != 0) ? 1 : 0;
       } else {
-        result =
-            si < parts.size() && match_segment(segments_[pi], parts[si]) && match(pi + 1, si + 1);
+        row[n] = 0;
+        for (std::size_t si = n; si-- > 0;) {
+          row[si] = (next[si + 1] != 0 && match_segment(segments_[pi], parts[si])) ? 1 : 0;
+        }
       }
-      slot = result ? 1 : 0;
-      return result;
-    };
-    return match(0, 0);
+      row.swap(next);
+    }
+    return next[0] != 0;
   }
 
  private:
   std::vector<std::string> segments_;
 };
+
+}  // namespace
+
+bool glob_matches_name(std::string_view pattern, std::string_view name) {
+  return match_segment(pattern, name);
+}
+
+bool glob_matches(std::string_view pattern, std::string_view path) {
+  return Glob(pattern).matches(path);
+}
+
+namespace {
 
 // ---------------------------------------------------------------- walking
 

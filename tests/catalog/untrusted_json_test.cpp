@@ -1,5 +1,7 @@
 #include "catalog/untrusted_json.h"
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -33,6 +35,26 @@ TEST_CASE("numbers: integers stay integers, the rest are doubles") {
   CHECK(parse_untrusted_json("1e2").value.get<double>() == 100.0);
   CHECK(parse_untrusted_json("1e-400").value.get<double>() == 0.0);
   CHECK(parse_untrusted_json("  0  ").value == 0);
+}
+
+TEST_CASE("a number too small for a double reads as zero and one too large as infinity") {
+  // Found by tests/fuzz/untrusted_json_fuzz: the sign of the exponent alone
+  // decided, so 0.000...1 without an exponent read as infinity.
+  const std::string zeros(400, '0');
+  const json tiny = parse_untrusted_json("0." + zeros + "1").value;
+  REQUIRE(tiny.is_number_float());
+  CHECK(tiny.get<double>() == 0.0);
+  CHECK_FALSE(std::signbit(tiny.get<double>()));
+  const json negative_tiny = parse_untrusted_json("-0." + zeros + "1e+5").value;
+  CHECK(negative_tiny.get<double>() == 0.0);
+  CHECK(std::signbit(negative_tiny.get<double>()));
+  const json huge = parse_untrusted_json("1" + zeros + "e-5").value;
+  CHECK(huge.get<double>() == std::numeric_limits<double>::infinity());
+  CHECK(parse_untrusted_json("-0.00001e400").value.get<double>() ==
+        -std::numeric_limits<double>::infinity());
+  CHECK(parse_untrusted_json("1e99999999999999999999999").value.get<double>() ==
+        std::numeric_limits<double>::infinity());
+  CHECK(parse_untrusted_json("1e-99999999999999999999999").value.get<double>() == 0.0);
 }
 
 TEST_CASE("syntax errors name what and the byte offset") {

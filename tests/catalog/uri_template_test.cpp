@@ -56,3 +56,12 @@ TEST_CASE("a URI over 8 KiB matches no template") {
   CHECK_FALSE(match_uri_template("file:///{+path}", "file:///" + long_path));
   CHECK(match_uri_template("file:///{+path}", "file:///" + long_path.substr(0, 8000)));
 }
+
+TEST_CASE("a variable named twice takes the same value at both places") {
+  // Found by tests/fuzz/uri_template_fuzz: "x://1/2" matched with a = "1",
+  // a value that does not expand back to the URI.
+  CHECK_FALSE(match_uri_template("x://{a}/{a}", "x://1/2"));
+  CHECK(match_uri_template("x://{a}/{a}", "x://12/12") == Values{{"a", "12"}});
+  CHECK(match_uri_template("x://{+a}/{a}", "x://1/2/2") == std::nullopt);
+  CHECK(match_uri_template("x://{+a}-{a}", "x://b-c-b-c") == Values{{"a", "b-c"}});
+}

@@ -392,6 +392,20 @@ TEST_CASE("find_files stops at max_results and says so", "[filesystem_tools][fin
   CHECK(ok_text(tools.call("find_files", {{"pattern", "**/*.txt"}, {"max_results", 10}})) == text);
 }
 
+TEST_CASE("find_files takes a pattern of 200000 \"**\" segments without overflowing the stack",
+          "[filesystem_tools][find_files]") {
+  // Found by tests/fuzz/glob_fuzz: the matcher recursed once per segment.
+  TempDir dir;
+  write_file(dir / "a/b/notes.txt", "");
+  write_file(dir / "a/other.md", "");
+  Tools tools({dir.path()});
+  std::string pattern;
+  for (int i = 0; i < 200000; ++i) pattern += "**/";
+  CHECK(ok_text(tools.call("find_files", {{"pattern", pattern + "*.txt"}})) == "a/b/notes.txt");
+  CHECK(ok_text(tools.call("find_files", {{"pattern", pattern + "a/" + pattern + "b/*"}})) ==
+        "a/b/notes.txt");
+}
+
 TEST_CASE("find_files returns early when the call is cancelled", "[filesystem_tools][find_files]") {
   TempDir dir;
   write_file(dir / "a/b.txt", "");

@@ -91,7 +91,7 @@ TEST_CASE("syntax errors name what and the byte offset") {
 TEST_CASE("nesting beyond hard_depth is a syntax error") {
   const ParsedJson parsed = parse_untrusted_json(nested_arrays(5000));
   REQUIRE(parsed.syntax_error);
-  CHECK(*parsed.syntax_error == "not JSON: nested deeper than 4096 levels at byte 4096");
+  CHECK(*parsed.syntax_error == "not JSON: nested deeper than 1024 levels at byte 1024");
   JsonLimits limits;
   limits.max_depth = 2;
   limits.hard_depth = 3;

@@ -1,0 +1,42 @@
+#include "src/log_rate_limit.h"
+
+#include <algorithm>
+
+namespace toolmux {
+
+LogRateLimit::LogRateLimit(double per_second, double burst, Clock::duration summary_every)
+    : per_second_(per_second), burst_(burst), summary_every_(summary_every), tokens_(burst) {}
+
+LogRateLimit::Verdict LogRateLimit::admit(Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (last_refill_ && now > *last_refill_) {
+    const double seconds = std::chrono::duration<double>(now - *last_refill_).count();
+    tokens_ = std::min(burst_, tokens_ + seconds * per_second_);
+  }
+  if (!last_refill_ || now > *last_refill_) last_refill_ = now;
+  Verdict verdict;
+  if (tokens_ >= 1) {
+    tokens_ -= 1;
+    verdict.pass = true;
+    verdict.report = unreported_;
+    unreported_ = 0;
+    return verdict;
+  }
+  if (unreported_++ == 0) {
+    last_report_ = now;  // the summary period starts with the first drop
+  } else if (now - last_report_ >= summary_every_) {
+    verdict.report = unreported_;
+    unreported_ = 0;
+    last_report_ = now;
+  }
+  return verdict;
+}
+
+std::uint64_t LogRateLimit::flush() {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t count = unreported_;
+  unreported_ = 0;
+  return count;
+}
+
+}  // namespace toolmux

@@ -780,7 +780,8 @@ HttpClientTransport::HttpClientTransport(std::shared_ptr<State> state) : state_(
 
 HttpClientTransport::~HttpClientTransport() { close(); }
 
-void HttpClientTransport::start(OnMessage on_message, OnClosed on_closed) {
+void HttpClientTransport::start(OnMessage on_message, OnClosed on_closed,
+                                OnDropped /*on_dropped*/) {
   std::lock_guard lock(state_->mutex);
   state_->on_message = std::move(on_message);
   state_->on_closed = std::move(on_closed);

@@ -15,19 +15,17 @@ LogRateLimit::Verdict LogRateLimit::admit(Clock::time_point now) {
   }
   if (!last_refill_ || now > *last_refill_) last_refill_ = now;
   Verdict verdict;
-  if (tokens_ >= 1) {
+  verdict.pass = tokens_ >= 1;
+  if (verdict.pass) {
     tokens_ -= 1;
-    verdict.pass = true;
-    verdict.report = unreported_;
-    unreported_ = 0;
-    return verdict;
+  } else if (unreported_++ == 0) {
+    period_start_ = now;
   }
-  if (unreported_++ == 0) {
-    last_report_ = now;  // the summary period starts with the first drop
-  } else if (now - last_report_ >= summary_every_) {
+  // Not at each message that passes between drops: a steady flood lets one
+  // through at every token, and a summary each time would be a flood again.
+  if (unreported_ > 0 && now - period_start_ >= summary_every_) {
     verdict.report = unreported_;
     unreported_ = 0;
-    last_report_ = now;
   }
   return verdict;
 }

@@ -3,10 +3,10 @@
 // `per_second` on average pass; the rest are dropped and counted, so a flood
 // costs a counter, not a log line or a client notification each.
 //
-// The counts come back to be reported in one summary line: while dropping
-// goes on, once every `summary_every`; the rest when a message passes again
-// or flush() is called (at the end of the call the flood came with).
-// Thread-safe.
+// The counts come back to be reported in one summary line, at most once
+// every `summary_every` (the first period starting with the first drop), and
+// the rest when flush() is called (at the end of the call the flood came
+// with). Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -22,7 +22,7 @@ class LogRateLimit {
 
   struct Verdict {
     bool pass = false;         // relay this message
-    std::uint64_t report = 0;  // > 0: report now that this many were dropped (before it)
+    std::uint64_t report = 0;  // > 0: report now that this many were dropped
   };
 
   LogRateLimit(double per_second, double burst, Clock::duration summary_every);
@@ -43,7 +43,7 @@ class LogRateLimit {
   double tokens_;
   std::optional<Clock::time_point> last_refill_;
   std::uint64_t unreported_ = 0;
-  Clock::time_point last_report_{};  // or the first drop since the last report
+  Clock::time_point period_start_{};  // of the summary period: the first drop since a report
 };
 
 }  // namespace toolmux

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,8 +87,10 @@ class CallContext {
   virtual json client_capabilities() const { return json::object(); }
   // Sends the client a request (e.g. "elicitation/create",
   // "sampling/createMessage") on the call's own stream and waits for the
-  // answer, at most until the call's deadline or its cancellation.
-  virtual ClientAnswer ask_client(const std::string& method, const json& /*params*/) {
+  // answer, at most until the call's deadline, its cancellation, or `stop`
+  // (a relay gives up once what it relays for has ended).
+  virtual ClientAnswer ask_client(const std::string& method, const json& /*params*/,
+                                  const std::stop_token& /*stop*/ = {}) {
     return {std::nullopt, "this call cannot send " + method + " to the client"};
   }
   // Asks the transport to close the connection that carries this call's

@@ -41,8 +41,8 @@ void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
       request_id_);
 }
 
-ClientAnswer SessionCallContext::ask_client(const std::string& method,
-                                            const nlohmann::json& params) {
+ClientAnswer SessionCallContext::ask_client(const std::string& method, const nlohmann::json& params,
+                                            const std::stop_token& stop) {
   {
     std::lock_guard lock(mutex_);
     if (finished_) return {std::nullopt, "the call has already ended"};
@@ -51,7 +51,7 @@ ClientAnswer SessionCallContext::ask_client(const std::string& method,
   const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
       control_->deadline() - std::chrono::steady_clock::now());
   const auto timeout = std::max(std::chrono::milliseconds(0), remaining);
-  return session_->request_client(method, params, request_id_, control_.get(), timeout);
+  return session_->request_client(method, params, request_id_, control_.get(), timeout, stop);
 }
 
 void SessionCallContext::finish() {

@@ -36,7 +36,8 @@ class SessionCallContext final : public CallContext {
     session_->add_discovered(names);
   }
   nlohmann::json client_capabilities() const override { return session_->client_capabilities(); }
-  ClientAnswer ask_client(const std::string& method, const nlohmann::json& params) override;
+  ClientAnswer ask_client(const std::string& method, const nlohmann::json& params,
+                          const std::stop_token& stop = {}) override;
   void release_stream() override { session_->close_request_stream(request_id_); }
 
   void finish();

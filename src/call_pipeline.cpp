@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "catalog/argument_check.h"
+#include "catalog/tool_result_shape.h"
 #include "catalog/utf8.h"
 #include "src/base64.h"
 #include "src/call_tool.h"
@@ -270,11 +271,11 @@ CallStage check_result() {
         return failure(CallOutcome::bad_result,
                        tool_label(call) + " returned content that is not a list");
       }
+      if (auto why = content_problem(r.content)) {
+        return failure(CallOutcome::bad_result,
+                       tool_label(call) + " returned content MCP does not allow: " + *why);
+      }
       for (const auto& block : r.content) {
-        if (!block.is_object() || !block.contains("type") || !block["type"].is_string()) {
-          return failure(CallOutcome::bad_result,
-                         tool_label(call) + " returned a content block without a type");
-        }
         if (json_depth(block) > JsonLimits{}.max_depth) {
           return failure(CallOutcome::bad_result,
                          tool_label(call) + " returned content nested deeper than 256 levels");
@@ -305,6 +306,12 @@ CallStage check_result() {
         }
       }
       const auto& output_schema = call.tool->output_schema;
+      if (auto why = structured_content_problem(r.structured_content)) {
+        return failure(CallOutcome::bad_result, tool_label(call) +
+                                                    " returned structuredContent MCP does not "
+                                                    "allow: /" +
+                                                    *why);
+      }
       if (!r.structured_content.is_null()) {
         if (json_depth(r.structured_content) > JsonLimits{}.max_depth) {
           return failure(

@@ -22,6 +22,53 @@ bool has_violation_at(const std::vector<JsonViolation>& violations, std::string_
   return !violations_under(violations, pointer).empty();
 }
 
+constexpr std::size_t kEnd = std::string_view::npos;
+
+std::size_t skip_ws(std::string_view text, std::size_t at) {
+  while (at < text.size() &&
+         (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) {
+    ++at;
+  }
+  return at;
+}
+
+// Just past the string that starts at `at` (a '"'); kEnd when it is not closed.
+std::size_t skip_string(std::string_view text, std::size_t at) {
+  for (std::size_t i = at + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return kEnd;
+}
+
+// Just past the value that starts at `at`, found by counting brackets (a
+// scalar ends at the ',', '}' or ']' after it); kEnd when the text ends first.
+std::size_t skip_value(std::string_view text, std::size_t at) {
+  std::size_t depth = 0;
+  std::size_t i = at;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"') {
+      i = skip_string(text, i);
+      if (i == kEnd || depth == 0) return i;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return i;
+      if (--depth == 0) return i + 1;
+    } else if (c == ',' && depth == 0) {
+      return i;
+    }
+    ++i;
+  }
+  return kEnd;
+}
+
 }  // namespace
 
 Message parse_message(std::string_view text, const JsonLimits& limits) {
@@ -91,6 +138,68 @@ Message parse_message(std::string_view text, const JsonLimits& limits) {
   m.kind = has_id ? Message::Kind::request : Message::Kind::notification;
   m.violations = std::move(parsed.violations);
   return m;
+}
+
+MessageHeader scan_message_header(std::string_view text) {
+  // Ids worth reading are short; a longer one is not one of ours.
+  constexpr std::size_t kMaxIdText = 256;
+  MessageHeader header;
+  std::size_t i = skip_ws(text, 0);
+  if (i >= text.size() || text[i] != '{') return header;
+  header.object = true;
+  bool id_seen = false;
+  i = skip_ws(text, i + 1);
+  while (i < text.size() && text[i] == '"') {
+    const std::size_t key_end = skip_string(text, i);
+    if (key_end == kEnd) break;
+    const std::string_view key = text.substr(i + 1, key_end - i - 2);
+    i = skip_ws(text, key_end);
+    if (i >= text.size() || text[i] != ':') break;
+    i = skip_ws(text, i + 1);
+    const std::size_t value_end = skip_value(text, i);
+    if (key == "method") {
+      header.has_method = true;
+    } else if (key == "id" && !id_seen && value_end != kEnd) {
+      id_seen = true;
+      const std::string_view value = text.substr(i, value_end - i);
+      if (value.size() <= kMaxIdText) {
+        json id = json::parse(value, nullptr, false);
+        if (valid_id(id)) header.id = std::move(id);
+      }
+    }
+    if (value_end == kEnd) break;
+    i = skip_ws(text, value_end);
+    if (i >= text.size() || text[i] != ',') break;
+    i = skip_ws(text, i + 1);
+  }
+  return header;
+}
+
+std::optional<std::vector<std::string_view>> batch_members(std::string_view text) {
+  std::size_t i = skip_ws(text, 0);
+  if (i >= text.size() || text[i] != '[') return std::nullopt;
+  std::vector<std::string_view> members;
+  i = skip_ws(text, i + 1);
+  if (i < text.size() && text[i] == ']')
+    return skip_ws(text, i + 1) == text.size() ? std::optional(members) : std::nullopt;
+  while (i < text.size()) {
+    const std::size_t end = skip_value(text, i);
+    if (end == kEnd) return std::nullopt;
+    std::string_view member = text.substr(i, end - i);
+    while (!member.empty() && (member.back() == ' ' || member.back() == '\t' ||
+                               member.back() == '\n' || member.back() == '\r')) {
+      member.remove_suffix(1);
+    }
+    members.push_back(member);
+    i = skip_ws(text, end);
+    if (i >= text.size()) return std::nullopt;
+    if (text[i] == ']') {
+      return skip_ws(text, i + 1) == text.size() ? std::optional(members) : std::nullopt;
+    }
+    if (text[i] != ',') return std::nullopt;
+    i = skip_ws(text, i + 1);
+  }
+  return std::nullopt;
 }
 
 json make_result(const json& id, json result) {

@@ -2,6 +2,7 @@
 // outgoing ones. Pure functions; no I/O, no state.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,24 @@ struct Message {
 // answer it with (the id is kept whenever it could be read, so the client can
 // match the error to its request).
 Message parse_message(std::string_view text, const JsonLimits& limits = {});
+
+// What can still be told of a message parse_message found invalid (not JSON,
+// nested too deep, or not a valid message), from a flat scan of its top-level
+// members: nested values are skipped by counting brackets, never built or
+// descended into, so any depth and any size is read in one pass with no
+// recursion. A message cut short tells what came before the cut.
+struct MessageHeader {
+  bool object = false;      // the text starts as a JSON object
+  bool has_method = false;  // it has a top-level "method": a request or notification
+  json id;  // its first top-level "id", when that is an integer or a string; null otherwise
+};
+MessageHeader scan_message_header(std::string_view text);
+
+// The members of a JSON array's text (a JSON-RPC batch), each as the text it
+// was, found by the same flat scan: nothing is parsed or rebuilt, so a member
+// reaches parse_message exactly as it came, at any depth. nullopt when the
+// text is not an array or ends before it does.
+std::optional<std::vector<std::string_view>> batch_members(std::string_view text);
 
 json make_result(const json& id, json result);
 json make_error(const json& id, int code, std::string_view message, json data = nullptr);

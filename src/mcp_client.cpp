@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "catalog/tool_result_shape.h"
 #include "src/jsonrpc.h"
 
 namespace toolmux {
@@ -24,6 +25,32 @@ std::string error_text(const json& error) {
   return text;
 }
 
+// parse_message's reason without its JSON-RPC error name: "not JSON: ... at byte 7".
+std::string refusal_reason(std::string reason) {
+  for (std::string_view prefix : {"Parse error: ", "Invalid request: ", "Invalid params: "}) {
+    if (reason.rfind(prefix, 0) == 0) return reason.substr(prefix.size());
+  }
+  return reason;
+}
+
+// The boundary violations of a response, as one reason naming the first.
+std::string violations_reason(const std::vector<JsonViolation>& violations) {
+  const JsonViolation& v = violations.front();
+  std::string reason = (v.pointer.empty() ? std::string("/") : v.pointer) + ": " + v.message;
+  if (violations.size() > 1) {
+    reason += " (and " + std::to_string(violations.size() - 1) + " more)";
+  }
+  return reason;
+}
+
+// `data` for toolmux's own log: whole when short, else the start of its JSON text.
+json logged_data(const json& data) {
+  std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() <= McpClient::kMaxLoggedData) return data;
+  text.resize(McpClient::kMaxLoggedData);
+  return text + "...";
+}
+
 }  // namespace
 
 std::shared_ptr<McpClient> McpClient::create(std::string name,
@@ -35,7 +62,8 @@ std::shared_ptr<McpClient> McpClient::create(std::string name,
   // transport, after which no callback runs.
   McpClient* raw = client.get();
   raw->transport_->start([raw](std::string_view text) { raw->on_message(text); },
-                         [raw](const std::string& reason) { raw->on_closed(reason); });
+                         [raw](const std::string& reason) { raw->on_closed(reason); },
+                         [raw](const std::string& reason) { raw->on_unreadable({}, reason); });
   return client;
 }
 
@@ -46,7 +74,10 @@ McpClient::McpClient(std::string name, std::unique_ptr<ClientTransport> transpor
       logger_(logger),
       events_(std::move(events)) {}
 
-McpClient::~McpClient() { transport_->close(); }
+McpClient::~McpClient() {
+  transport_->close();
+  report_dropped_logs(log_limit_.flush(), nullptr);
+}
 
 bool McpClient::gone() const {
   std::lock_guard lock(mutex_);
@@ -79,7 +110,7 @@ void McpClient::on_closed(const std::string& reason) {
 
 McpClient::Outcome McpClient::request(const std::string& method, json params,
                                       Clock::time_point deadline, CallContext* context) {
-  auto pending = std::make_shared<Pending>();
+  auto pending = std::make_shared<Pending>(method);
   pending->context = context;
   std::int64_t id = 0;
   bool gone_before = false;
@@ -110,19 +141,26 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
 
   std::unique_lock lock(mutex_);
   bool stopped = false;
-  while (!pending->response && !gone_) {
+  while (!pending->response && pending->refused.empty() && !gone_) {
     if (Clock::now() >= deadline || (context && context->cancelled())) {
       stopped = true;
       break;
     }
     answered_.wait_for(lock, kCancelPoll);
   }
+  const bool alone = context && only_call_locked() == pending;
   pending_.erase(id);
-  const bool is_gone = gone_ && !pending->response;
+  const bool is_gone = gone_ && !pending->response && pending->refused.empty();
   lock.unlock();
-  {
-    std::lock_guard use(pending->use);
-    pending->context = nullptr;
+  // What the upstream asked the client for this call is moot now: the call's
+  // answer never waits for the client's.
+  end_relays(*pending);
+  if (context) {
+    // The end of the call a flood came with: its count is told now, not
+    // whenever the next log message comes.
+    if (const std::uint64_t dropped = log_limit_.flush(); dropped > 0) {
+      report_dropped_logs(dropped, alone ? context : nullptr);
+    }
   }
   if (stopped) {
     const bool cancelled = context && context->cancelled() && Clock::now() < deadline;
@@ -147,6 +185,7 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
             nullptr};
   }
   if (is_gone) return {std::nullopt, Failure::gone, gone_reason(), nullptr};
+  if (!pending->refused.empty()) return {std::nullopt, Failure::invalid, pending->refused, nullptr};
   const json& response = *pending->response;
   if (response.contains("error")) {
     return {std::nullopt, Failure::error,
@@ -219,9 +258,19 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
                                         CallContext& context) {
   Outcome outcome = request("tools/call", {{"name", tool}, {"arguments", arguments}},
                             context.deadline(), &context);
-  if (outcome.result && !outcome.result->is_object()) {
+  if (!outcome.result) return outcome;
+  if (!outcome.result->is_object()) {
     return {std::nullopt, Failure::invalid,
             "upstream \"" + name_ + "\" answered tools/call with something else than an object",
+            nullptr};
+  }
+  // The same shape a native tool's result must have (the call pipeline's
+  // check_result): relayed as it came, a broken one would reach the client.
+  std::string problem;
+  if (!read_tool_result(*outcome.result, problem)) {
+    return {std::nullopt, Failure::invalid,
+            "upstream \"" + name_ +
+                "\" answered tools/call with a result MCP does not allow: " + problem,
             nullptr};
   }
   return outcome;
@@ -229,24 +278,32 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
 
 ToolResult McpClient::tool_result(const Outcome& outcome) {
   if (!outcome.result) return ToolResult::error(outcome.error);
-  const json& result = *outcome.result;
-  ToolResult out;
-  if (auto content = result.find("content"); content != result.end() && content->is_array()) {
-    out.content = *content;
-  }
-  if (auto structured = result.find("structuredContent"); structured != result.end()) {
-    out.structured_content = *structured;
-  }
-  if (auto is_error = result.find("isError"); is_error != result.end() && is_error->is_boolean()) {
-    out.is_error = is_error->get<bool>();
-  }
-  return out;
+  std::string problem;
+  std::optional<ToolResult> read = read_tool_result(*outcome.result, problem);
+  // call_tool has checked it; a result from elsewhere is refused the same way.
+  if (!read) return ToolResult::error("the result does not have MCP's shape: " + problem);
+  return std::move(*read);
 }
 
 void McpClient::on_message(std::string_view text) {
   jsonrpc::Message message = jsonrpc::parse_message(text);
   switch (message.kind) {
     case jsonrpc::Message::Kind::response: {
+      if (!message.violations.empty()) {
+        // The boundary would repair it (a repeated key dropped, bad bytes
+        // replaced): relayed so, the caller would get something else than
+        // what the upstream said, without knowing.
+        const std::string reason = violations_reason(message.violations);
+        int failed = 0;
+        {
+          std::lock_guard lock(mutex_);
+          failed = refuse_locked(message.id, reason);
+        }
+        answered_.notify_all();
+        logger_.write(LogLevel::warning, "upstream_invalid_message",
+                      {{"upstream", name_}, {"error", reason}, {"failed_requests", failed}});
+        break;
+      }
       std::lock_guard lock(mutex_);
       if (!message.id.is_number_integer()) break;
       auto it = pending_.find(message.id.get<std::int64_t>());
@@ -262,14 +319,59 @@ void McpClient::on_message(std::string_view text) {
       on_request(message.id, message.method, message.params);
       break;
     case jsonrpc::Message::Kind::invalid:
-      logger_.write(LogLevel::warning, "upstream_invalid_message",
-                    {{"upstream", name_}, {"error", message.error}});
+      on_unreadable(text, refusal_reason(message.error));
       break;
   }
 }
 
+void McpClient::on_unreadable(std::string_view text, const std::string& reason) {
+  const jsonrpc::MessageHeader header = jsonrpc::scan_message_header(text);
+  int failed = 0;
+  // A request or notification that went wrong answers nothing; anything
+  // else may be the answer to any request in flight.
+  if (!header.has_method) {
+    std::lock_guard lock(mutex_);
+    failed = refuse_locked(header.id, reason);
+  }
+  if (failed > 0) answered_.notify_all();
+  logger_.write(LogLevel::warning, "upstream_invalid_message",
+                {{"upstream", name_}, {"error", reason}, {"failed_requests", failed}});
+}
+
+int McpClient::refuse_locked(const json& id, const std::string& reason) {
+  const std::string who = "upstream \"" + name_ + "\"";
+  if (!id.is_null()) {
+    if (!id.is_number_integer()) return 0;
+    auto it = pending_.find(id.get<std::int64_t>());
+    if (it == pending_.end() || it->second->response) return 0;  // late, or answered already
+    it->second->refused =
+        who + " answered " + it->second->method + " with a message toolmux refuses: " + reason;
+    return 1;
+  }
+  int failed = 0;
+  for (auto& [request_id, pending] : pending_) {
+    if (pending->response || !pending->refused.empty()) continue;
+    pending->refused = who + " sent a message toolmux cannot read while " + pending->method +
+                       " waited for its answer (" + reason +
+                       "); it may have been that answer, so the request fails";
+    ++failed;
+  }
+  return failed;
+}
+
+void McpClient::end_relays(Pending& pending) {
+  pending.relay_stop.request_stop();
+  std::unique_lock use(pending.use);
+  pending.context = nullptr;
+  pending.relays_done.wait(use, [&] { return pending.relays == 0; });
+}
+
 std::shared_ptr<McpClient::Pending> McpClient::only_call() {
   std::lock_guard lock(mutex_);
+  return only_call_locked();
+}
+
+std::shared_ptr<McpClient::Pending> McpClient::only_call_locked() {
   std::shared_ptr<Pending> found;
   for (const auto& [id, pending] : pending_) {
     if (!pending->context) continue;
@@ -300,22 +402,53 @@ void McpClient::on_notification(const std::string& method, const json& params) {
     pending->context->report_progress(progress.get<double>(), total,
                                       message.is_string() ? message.get<std::string>() : "");
   } else if (method == "notifications/message" && params.is_object()) {
-    const json level_name = params.value("level", json("info"));
-    const LogLevel level =
-        log_level_from_name(level_name.is_string() ? level_name.get<std::string>() : "")
-            .value_or(LogLevel::info);
-    logger_.write(std::min(level, LogLevel::info), "upstream_log",
-                  {{"upstream", name_},
-                   {"level", log_level_name(level)},
-                   {"data", params.value("data", json())}});
-    if (auto pending = only_call()) {
-      std::lock_guard use(pending->use);
-      if (pending->context) pending->context->log(level, params.value("data", json()));
-    }
+    on_log_message(params);
   } else {
     logger_.write(LogLevel::debug, "upstream_notification",
                   {{"upstream", name_}, {"method", method}});
     if (events_.on_notification) events_.on_notification(method, params);
+  }
+}
+
+void McpClient::on_log_message(const json& params) {
+  const LogRateLimit::Verdict verdict = log_limit_.admit();
+  if (verdict.report > 0) {
+    auto pending = only_call();
+    if (!pending) {
+      report_dropped_logs(verdict.report, nullptr);
+    } else {
+      std::lock_guard use(pending->use);
+      report_dropped_logs(verdict.report, pending->context);
+    }
+  }
+  if (!verdict.pass) return;
+  const json level_name = params.value("level", json("info"));
+  const LogLevel level =
+      log_level_from_name(level_name.is_string() ? level_name.get<std::string>() : "")
+          .value_or(LogLevel::info);
+  const json data = params.value("data", json());
+  logger_.write(
+      std::min(level, LogLevel::info), "upstream_log",
+      {{"upstream", name_}, {"level", log_level_name(level)}, {"data", logged_data(data)}});
+  if (auto pending = only_call()) {
+    std::lock_guard use(pending->use);
+    if (pending->context) pending->context->log(level, data);
+  }
+}
+
+void McpClient::report_dropped_logs(std::uint64_t dropped, CallContext* context) {
+  if (dropped == 0) return;
+  const std::string message =
+      "dropped " + std::to_string(dropped) + " log messages from upstream \"" + name_ +
+      "\" (over " + std::to_string(static_cast<int>(kLogMessagesPerSecond)) +
+      " a second, in bursts of " + std::to_string(static_cast<int>(kLogBurst)) + ")";
+  logger_.write(LogLevel::warning, "upstream_log_dropped",
+                {{"upstream", name_}, {"dropped", dropped}, {"message", message}});
+  if (context) {
+    context->log(LogLevel::warning, {{"event", "upstream_log_dropped"},
+                                     {"upstream", name_},
+                                     {"dropped", dropped},
+                                     {"message", "toolmux " + message}});
   }
 }
 
@@ -334,24 +467,39 @@ void McpClient::on_request(const json& id, const std::string& method, const json
         method + " reached toolmux while it relayed no call, or several, to this server: it "
                  "cannot tell which client to ask"));
   }
-  // The client's answer may take long: wait for it on a thread of its own so
-  // that the upstream's other messages keep flowing. A thread each, so a
-  // bounded number: the upstream is not trusted to send few.
+  bool too_many = false;
   {
     std::lock_guard lock(mutex_);
-    if (client_requests_ >= kMaxClientRequests) {
-      return answer(jsonrpc::make_error(
-          id, jsonrpc::kInternalError,
-          method + " refused: toolmux already relays " + std::to_string(kMaxClientRequests) +
-              " requests from this server to its client, its limit; answer them first"));
-    }
-    ++client_requests_;
+    too_many = relayed_requests_ >= kMaxRelayedRequests;
+    if (!too_many) ++relayed_requests_;
   }
+  if (too_many) {
+    return answer(jsonrpc::make_error(
+        id, jsonrpc::kInternalError,
+        "toolmux relays at most " + std::to_string(kMaxRelayedRequests) +
+            " requests from an upstream to its client at once; " + method + " was refused"));
+  }
+  // The client's answer may take long: wait for it on a thread of its own so
+  // that the upstream's other messages keep flowing. It holds the call's
+  // context only through `relays`, which the call's end waits for after
+  // stopping the wait (end_relays).
   auto relay = [self, pending, id, method, params, answer] {
-    ClientAnswer reply{std::nullopt, "the call has already ended"};
+    CallContext* context = nullptr;
     {
       std::lock_guard use(pending->use);
-      if (pending->context) reply = pending->context->ask_client(method, params);
+      if (pending->context) {
+        context = pending->context;
+        ++pending->relays;
+      }
+    }
+    ClientAnswer reply{std::nullopt, "the call has already ended"};
+    if (context) {
+      reply = context->ask_client(method, params, pending->relay_stop.get_token());
+      {
+        std::lock_guard use(pending->use);
+        --pending->relays;
+      }
+      pending->relays_done.notify_all();
     }
     self->logger_.write(
         LogLevel::info, "upstream_client_request",
@@ -359,19 +507,17 @@ void McpClient::on_request(const json& id, const std::string& method, const json
     answer(reply.result ? jsonrpc::make_result(id, *reply.result)
                         : jsonrpc::make_error(id, jsonrpc::kInternalError, reply.error));
     std::lock_guard lock(self->mutex_);
-    --self->client_requests_;
+    --self->relayed_requests_;
   };
   try {
-    std::thread(relay).detach();
+    std::thread(std::move(relay)).detach();
   } catch (const std::system_error&) {
     {
       std::lock_guard lock(mutex_);
-      --client_requests_;
+      --relayed_requests_;
     }
-    answer(jsonrpc::make_error(
-        id, jsonrpc::kInternalError,
-        method +
-            " refused: toolmux could not start a thread to relay it (the system refused one)"));
+    answer(jsonrpc::make_error(id, jsonrpc::kInternalError,
+                               "toolmux has no thread to relay " + method + " with"));
   }
 }
 

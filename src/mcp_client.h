@@ -10,10 +10,21 @@
 // (elicitation/create, sampling/createMessage) carry no request they belong
 // to: they are relayed to the calling client when exactly one relayed call is
 // in flight, otherwise log messages go to toolmux's log only and requests are
-// answered with an error; at most kMaxClientRequests are relayed at once (each
-// waits on a thread of its own), and the ones past it are answered with an
-// error at once. ping is answered; other requests are -32601. Other
+// answered with an error (see kMaxRelayedRequests for how many at once). ping is answered; other requests are -32601. Other
 // notifications (list_changed, resources/updated) go to Events::on_notification.
+//
+// What an upstream sends is bounded before it costs anything: log messages
+// pass a token bucket (kLogMessagesPerSecond, kLogBurst; the rest are dropped,
+// counted and reported in one summary line now and then, to the log and to
+// the calling client); at most kMaxRelayedRequests of its requests wait for a
+// client at once, and each one is given up when the call it came with ends,
+// so a call's answer never waits for a client's. An answer the JSON boundary
+// refuses (not JSON, nested too deep, over the transport's size limit, a
+// repeated key, invalid UTF-8: catalog/untrusted_json.h) and a tools/call
+// result that is not MCP's CallToolResult (catalog/tool_result_shape.h) fail
+// their request at once (Failure::invalid) naming the upstream and what was
+// wrong; when such a message's id cannot be read, every request in flight
+// fails so, since any of them may have been the one it answered.
 //
 // The transport's threads deliver messages; every method may be called from
 // any thread. When the transport closes, calls in flight and later calls fail
@@ -31,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +50,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool.h"
+#include "src/log_rate_limit.h"
 #include "src/logger.h"
 #include "transports/client_transport.h"
 
@@ -45,7 +58,6 @@ namespace toolmux {
 
 class McpClient : public std::enable_shared_from_this<McpClient> {
  public:
-  static constexpr std::size_t kMaxClientRequests = 4;
 
   struct Events {
     // A notification the client does not handle itself; on a transport thread.
@@ -71,6 +83,13 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
     std::string error;            // otherwise why not, naming the upstream
     nlohmann::json error_object;  // Failure::error: the upstream's error object
   };
+
+  static constexpr double kLogMessagesPerSecond = 50;
+  static constexpr double kLogBurst = 200;
+  static constexpr std::chrono::seconds kLogSummaryEvery{10};
+  // A relayed log message's data is cut to this in toolmux's own log.
+  static constexpr std::size_t kMaxLoggedData = 4096;
+  static constexpr int kMaxRelayedRequests = 8;
 
   // `name` names the upstream in log lines and error messages. The transport
   // is started here.
@@ -110,22 +129,45 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
  private:
   // One request in flight. `context` is the call it serves (null for
   // initialize and tools/list); it is cleared, under `use`, when the call
-  // returns, so the reader never reaches a context that has ended.
+  // returns, so the reader never reaches a context that has ended. A relayed
+  // client request uses the context outside `use` (its wait may be long) and
+  // counts itself in `relays` meanwhile: the call, when it ends, stops them
+  // through `relay_stop` and waits for `relays` to fall to 0.
   struct Pending {
+    explicit Pending(std::string method_name) : method(std::move(method_name)) {}
+    const std::string method;
     std::mutex use;
+    std::condition_variable relays_done;
     CallContext* context = nullptr;
+    int relays = 0;
+    std::stop_source relay_stop;
+    // Under mutex_: the answer, or why it could not be read.
     std::optional<nlohmann::json> response;  // {"result": ...} or {"error": ...}
+    std::string refused;
   };
 
   McpClient(std::string name, std::unique_ptr<ClientTransport> transport, Logger& logger,
             Events events);
   void on_message(std::string_view text);
+  // A message the JSON boundary refused (`reason`): it fails the request it
+  // answers, or every request in flight when which one cannot be read.
+  void on_unreadable(std::string_view text, const std::string& reason);
+  // Fails request `id` (every request in flight when null) with `reason`;
+  // how many it failed. Under mutex_.
+  int refuse_locked(const nlohmann::json& id, const std::string& reason);
   void on_closed(const std::string& reason);
   void on_notification(const std::string& method, const nlohmann::json& params);
   void on_request(const nlohmann::json& id, const std::string& method,
                   const nlohmann::json& params);
+  void on_log_message(const nlohmann::json& params);
+  // Reports `dropped` log messages in toolmux's log, and to `context` (the
+  // calling client's) when not null.
+  void report_dropped_logs(std::uint64_t dropped, CallContext* context);
+  // Ends the relayed client requests of `pending` and clears its context.
+  static void end_relays(Pending& pending);
   // The Pending of the only relayed call in flight, or null.
   std::shared_ptr<Pending> only_call();
+  std::shared_ptr<Pending> only_call_locked();
   // "upstream \"x\" exited with status 1": waits a moment for the reason when
   // the transport has not told it yet.
   std::string gone_reason();
@@ -141,8 +183,8 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   std::condition_variable answered_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
-  // Requests from the upstream being relayed to the client, each on a thread.
-  std::size_t client_requests_ = 0;
+  int relayed_requests_ = 0;  // client requests being relayed
+  LogRateLimit log_limit_{kLogMessagesPerSecond, kLogBurst, kLogSummaryEvery};
   bool gone_ = false;
   std::string gone_reason_;  // set with gone_ by the transport
 };

@@ -81,8 +81,8 @@ void Session::state_changed() {
 
 ClientAnswer Session::request_client(const std::string& method, nlohmann::json params,
                                      const nlohmann::json& related_request,
-                                     const CallControl* control,
-                                     std::chrono::milliseconds timeout) {
+                                     const CallControl* control, std::chrono::milliseconds timeout,
+                                     const std::stop_token& stop) {
   auto pending = std::make_shared<PendingAnswer>();
   nlohmann::json id;
   {
@@ -99,6 +99,10 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
   while (!pending->done) {
     if (control && control->stop_requested()) {
       pending->answer.error = "the call was cancelled or timed out while waiting for the client";
+      break;
+    }
+    if (stop.stop_requested()) {
+      pending->answer.error = "the request it was sent for has ended";
       break;
     }
     if (std::chrono::steady_clock::now() >= give_up) {

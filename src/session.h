@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,11 +112,11 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Sends a request to the client (on the stream of `related_request`) and
-  // waits for its answer, until `timeout` passes or `control` (may be null)
-  // says the call that asked was stopped.
+  // waits for its answer, until `timeout` passes, `control` (may be null)
+  // says the call that asked was stopped, or `stop` is requested.
   ClientAnswer request_client(const std::string& method, nlohmann::json params,
                               const nlohmann::json& related_request, const CallControl* control,
-                              std::chrono::milliseconds timeout);
+                              std::chrono::milliseconds timeout, const std::stop_token& stop = {});
   // A response from the client: completes the request_client waiting for it.
   // False when no request with that id is waiting.
   bool deliver_response(const nlohmann::json& id, const nlohmann::json& message);

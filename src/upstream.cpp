@@ -165,9 +165,6 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
         [this](std::string_view line) {
           logger_.write(LogLevel::info, "upstream_stderr", {{"upstream", name()}, {"line", line}});
         },
-        [this] {
-          logger_.write(LogLevel::warning, "upstream_message_too_large", {{"upstream", name()}});
-        },
         error);
     if (!transport) {
       error = "cannot start: " + error;

@@ -11,6 +11,10 @@
 //   the caller's thread, so a caller may hold its locks while sending).
 //   on_closed is called once, when the connection has gone for good (the
 //   child exited, the HTTP session was lost); no on_message follows it.
+//   on_dropped (may be empty) is called, on the same threads and in the same
+//   order as on_message, for a message that came but could not be handed
+//   over (over the transport's size limit), with why; the caller cannot tell
+//   which request it answered.
 // - send() may be called from any thread, concurrently. It returns once the
 //   message is on its way (for HTTP: handed to a request of its own, whose
 //   response is delivered through on_message later); false when the
@@ -30,10 +34,11 @@ class ClientTransport {
  public:
   using OnMessage = std::function<void(std::string_view text)>;
   using OnClosed = std::function<void(const std::string& reason)>;
+  using OnDropped = std::function<void(const std::string& reason)>;
 
   virtual ~ClientTransport() = default;
 
-  virtual void start(OnMessage on_message, OnClosed on_closed) = 0;
+  virtual void start(OnMessage on_message, OnClosed on_closed, OnDropped on_dropped = nullptr) = 0;
   virtual bool send(const std::string& text) = 0;
   virtual void close() = 0;
 

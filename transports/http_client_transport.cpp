@@ -225,10 +225,11 @@ Outgoing classify(const std::string& text) {
 }
 
 // Whether `text` is the response to request `id`.
+// (A flat scan, not a parse: the event may be nested deeper than a parse
+// should follow; the caller's boundary parser judges it.)
 bool is_response_to(std::string_view text, const json& id) {
-  const json m = json::parse(text, nullptr, false);
-  return m.is_object() && !m.contains("method") && m.contains("id") && m["id"] == id &&
-         (m.contains("result") || m.contains("error"));
+  const jsonrpc::MessageHeader header = jsonrpc::scan_message_header(text);
+  return header.object && !header.has_method && header.id == id;
 }
 
 // Exponential backoff from `first`, doubling, capped at `cap`.
@@ -516,15 +517,13 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   }
 
   void deliver_body(const std::string& body) {
-    const auto first = body.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && body[first] == '[') {
-      const json batch = json::parse(body, nullptr, false);
-      if (batch.is_array()) {
-        for (const auto& m : batch) {
-          if (!deliver(m.dump())) return;
-        }
-        return;
+    // A batch is split as text, never parsed here: a member nested too deep
+    // to rebuild reaches the caller's boundary parser as it came.
+    if (auto members = jsonrpc::batch_members(body)) {
+      for (std::string_view member : *members) {
+        if (!deliver(member)) return;
       }
+      return;
     }
     deliver(body);
   }
@@ -791,7 +790,8 @@ HttpClientTransport::HttpClientTransport(std::shared_ptr<State> state) : state_(
 
 HttpClientTransport::~HttpClientTransport() { close(); }
 
-void HttpClientTransport::start(OnMessage on_message, OnClosed on_closed) {
+void HttpClientTransport::start(OnMessage on_message, OnClosed on_closed,
+                                OnDropped /*on_dropped*/) {
   std::lock_guard lock(state_->mutex);
   state_->on_message = std::move(on_message);
   state_->on_closed = std::move(on_closed);

@@ -71,7 +71,9 @@ class HttpClientTransport final : public ClientTransport {
   HttpClientTransport(const HttpClientTransport&) = delete;
   HttpClientTransport& operator=(const HttpClientTransport&) = delete;
 
-  void start(OnMessage on_message, OnClosed on_closed) override;
+  // on_dropped is never called: a request whose answer is over the limit
+  // gets an error response for its id instead (above).
+  void start(OnMessage on_message, OnClosed on_closed, OnDropped on_dropped = nullptr) override;
   bool send(const std::string& text) override;
   void close() override;
   void set_protocol_version(const std::string& version) override;

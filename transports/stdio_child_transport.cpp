@@ -6,34 +6,36 @@ namespace toolmux {
 
 std::unique_ptr<StdioChildTransport> StdioChildTransport::start(const ChildCommand& command,
                                                                 StdioChild::StderrSink on_stderr,
-                                                                std::function<void()> on_oversized,
                                                                 std::string& error) {
   auto child = StdioChild::start(command, std::move(on_stderr), error);
   if (!child) return nullptr;
   std::string description = "stdio:";
   for (const std::string& arg : command.argv) description += " " + arg;
   return std::unique_ptr<StdioChildTransport>(
-      new StdioChildTransport(std::move(child), std::move(on_oversized), std::move(description)));
+      new StdioChildTransport(std::move(child), command.max_message_bytes, std::move(description)));
 }
 
 StdioChildTransport::StdioChildTransport(std::unique_ptr<StdioChild> child,
-                                         std::function<void()> on_oversized,
-                                         std::string description)
+                                         std::size_t max_message_bytes, std::string description)
     : child_(std::move(child)),
-      on_oversized_(std::move(on_oversized)),
+      max_message_bytes_(max_message_bytes),
       description_(std::move(description)) {}
 
 StdioChildTransport::~StdioChildTransport() { close(); }
 
-void StdioChildTransport::start(OnMessage on_message, OnClosed on_closed) {
-  reader_ = std::thread([this, on_message = std::move(on_message),
-                         on_closed = std::move(on_closed)] { read(on_message, on_closed); });
+void StdioChildTransport::start(OnMessage on_message, OnClosed on_closed, OnDropped on_dropped) {
+  reader_ = std::thread(
+      [this, on_message = std::move(on_message), on_closed = std::move(on_closed),
+       on_dropped = std::move(on_dropped)] { read(on_message, on_closed, on_dropped); });
 }
 
-void StdioChildTransport::read(const OnMessage& on_message, const OnClosed& on_closed) {
+void StdioChildTransport::read(const OnMessage& on_message, const OnClosed& on_closed,
+                               const OnDropped& on_dropped) {
   while (auto line = child_->transport().read_line()) {
     if (line->oversized) {
-      if (on_oversized_) on_oversized_();
+      if (on_dropped) {
+        on_dropped("a message over the limit of " + std::to_string(max_message_bytes_) + " bytes");
+      }
       continue;
     }
     if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;

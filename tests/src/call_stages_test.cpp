@@ -242,6 +242,52 @@ TEST_CASE("a result that cannot be written as JSON is an error naming where") {
   CHECK_THAT(text_at(r), Catch::Contains("a number that is not finite at /ratio"));
 }
 
+TEST_CASE("a result MCP does not allow is an error naming where, as for an upstream's") {
+  PipelineFixture f;
+  auto registry = make_test_registry();
+  REQUIRE(registry
+              ->add(spec("text_not_string", object_schema()),
+                    [](const json&, CallContext&) {
+                      ToolResult r;
+                      r.content = json::array({{{"type", "text"}, {"text", 5}}});
+                      return r;
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("image_without_data", object_schema()),
+                    [](const json&, CallContext&) {
+                      ToolResult r = ToolResult::text("fine");
+                      r.content.push_back({{"type", "image"}, {"mimeType", "image/png"}});
+                      return r;
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("structured_list", object_schema()),
+                    [](const json&, CallContext&) {
+                      ToolResult r = ToolResult::text("fine");
+                      r.structured_content = json::array({1, 2});
+                      return r;
+                    })
+              .empty());
+  f.catalog = make_test_catalog(registry);
+  auto answer = [&](const std::string& tool) {
+    ToolCall call = f.make_call(tool, "{}");
+    CallResult r = f.pipeline(call);
+    CHECK(r.outcome == CallOutcome::bad_result);
+    CHECK(r.result.is_error);
+    return text_at(r);
+  };
+  CHECK(answer("text_not_string") ==
+        "Tool \"text_not_string\" returned content MCP does not allow: /content/0/text must be a "
+        "string (it is a number)");
+  CHECK(answer("image_without_data") ==
+        "Tool \"image_without_data\" returned content MCP does not allow: /content/1/data is "
+        "missing");
+  CHECK(answer("structured_list") ==
+        "Tool \"structured_list\" returned structuredContent MCP does not allow: "
+        "/structuredContent must be an object (it is an array)");
+}
+
 namespace {
 
 std::shared_ptr<Catalog> catalog_with_call_tool() {

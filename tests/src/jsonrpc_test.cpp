@@ -104,3 +104,52 @@ TEST_CASE("a repeated id, jsonrpc or method key is an invalid request that names
   CHECK(m.id == 1);
   CHECK(m.error == "Invalid request: /method: repeated object key \"method\"");
 }
+
+TEST_CASE("the header of a message too broken to parse is still read, at any depth") {
+  using rpc::scan_message_header;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  SECTION("an id before or after a value nested too deep") {
+    auto before = scan_message_header(R"({"jsonrpc":"2.0","id":12,"result":)" + deep + "}");
+    CHECK(before.object);
+    CHECK_FALSE(before.has_method);
+    CHECK(before.id == 12);
+    auto after = scan_message_header(R"({"result":{"a":)" + deep + R"(,"b":"}]"},"id":"x-1"})");
+    CHECK(after.id == "x-1");
+  }
+  SECTION("cut short after the id") {
+    CHECK(scan_message_header(R"({"jsonrpc":"2.0","id":3,"result":{"content":[)").id == 3);
+  }
+  SECTION("bad JSON inside a value does not hide the id") {
+    CHECK(scan_message_header(R"({"result":{"a":tru,"b":"\"}"},"id":4})").id == 4);
+  }
+  SECTION("a request or notification says so") {
+    auto request = scan_message_header(R"({"jsonrpc":"2.0","id":5,"method":"x","params":)" + deep);
+    CHECK(request.has_method);
+    CHECK(request.id == 5);
+  }
+  SECTION("nothing to read") {
+    CHECK_FALSE(scan_message_header("this is not JSON").object);
+    CHECK(scan_message_header("this is not JSON").id.is_null());
+    CHECK(scan_message_header(R"([{"id":1}])").id.is_null());
+    CHECK(scan_message_header(R"({"id":1.5,"result":{}})").id.is_null());
+    CHECK(scan_message_header(R"({"id":null,"error":{}})").id.is_null());
+    CHECK(scan_message_header(R"({"result":{"id":7}})").id.is_null());  // not top-level
+    CHECK(scan_message_header("").id.is_null());
+  }
+}
+
+TEST_CASE("a batch is split into its members' texts, as they came, at any depth") {
+  using rpc::batch_members;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string batch = " [ {\"id\":1,\"result\":" + deep + "} ,\n\"x]\", 5 ]\n";
+  auto members = batch_members(batch);  // views into `batch`
+  REQUIRE(members);
+  REQUIRE(members->size() == 3);
+  CHECK((*members)[0] == "{\"id\":1,\"result\":" + deep + "}");
+  CHECK((*members)[1] == "\"x]\"");
+  CHECK((*members)[2] == "5");
+  CHECK(batch_members("[]") == std::vector<std::string_view>{});
+  CHECK_FALSE(batch_members(R"({"id":1})"));
+  CHECK_FALSE(batch_members(R"([{"id":1})"));
+  CHECK_FALSE(batch_members(R"([{"id":1}] trailing)"));
+}

@@ -1,7 +1,7 @@
 // Upstream's lifecycle with a real child (tests/data/upstreams/scripted.sh):
 // restart with backoff after a crash and fail-fast meanwhile, the circuit
 // breaker, the read-only retry, lazy start with the cached tool list, and
-// list_changed.
+// list_changed; and with tests/data/upstreams/misbehaving.sh, broken answers.
 #include "src/upstream.h"
 
 #include <atomic>
@@ -34,11 +34,13 @@ struct Scripted {
   std::atomic<int> tools_changed{0};
   std::shared_ptr<Upstream> upstream;
 
-  explicit Scripted(UpstreamLifecycle lifecycle = {}, const fs::path& cache = {}) {
+  // `script`: the server, in tests/data/upstreams.
+  explicit Scripted(UpstreamLifecycle lifecycle = {}, const fs::path& cache = {},
+                    const std::string& script = "scripted.sh") {
     UpstreamSpec spec;
     spec.name = "scripted";
     spec.prefix = "scripted_";
-    spec.argv = {(fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh").string()};
+    spec.argv = {(fs::path(TOOLMUX_TEST_DATA) / "upstreams" / script).string()};
     spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received().string()};
     spec.lifecycle = lifecycle;
     Upstream::Hooks hooks;
@@ -224,4 +226,24 @@ TEST_CASE("an upstream that cannot start says why, and keeps being retried") {
                             "status 3; toolmux restarts it",
                             0) == 0);
   upstream->stop();
+}
+
+TEST_CASE("broken answers fail their calls at once and count toward the breaker, no restart") {
+  UpstreamLifecycle lifecycle = quick();
+  lifecycle.breaker_failures = 2;
+  lifecycle.breaker_cooldown = 10s;
+  Scripted s(lifecycle, {}, "misbehaving.sh");
+  REQUIRE(s.upstream->wait_started(5s));
+  // Not JSON, then a result that is not MCP's: each fails at once, long
+  // before its deadline, as an answer that is no valid answer.
+  McpClient::Outcome unreadable = s.call("not_json", SideEffect::remote_mutation, 20s);
+  CHECK(unreadable.failure == McpClient::Failure::invalid);
+  CHECK(unreadable.error.rfind("upstream \"scripted\" sent a message toolmux cannot read", 0) == 0);
+  McpClient::Outcome misshapen = s.call("text_not_string", SideEffect::remote_mutation, 20s);
+  CHECK(misshapen.failure == McpClient::Failure::invalid);
+  CHECK(misshapen.error ==
+        "upstream \"scripted\" answered tools/call with a result MCP does not allow: "
+        "/content/0/text must be a string (it is a number)");
+  CHECK(s.upstream->state().rfind("circuit open after 2 failed calls in a row", 0) == 0);
+  CHECK(s.starts() == 1);  // it was never taken for lost
 }

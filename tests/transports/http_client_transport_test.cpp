@@ -502,3 +502,97 @@ TEST_CASE("notifications and responses POSTed at once are bounded: past the limi
   ::close(listener);  // the held connections are reset: the POSTs end
   transport->close();
 }
+
+namespace {
+
+// A server on 127.0.0.1 that answers every request with `body` as
+// application/json, whatever was asked: for what toolmux's own server never
+// sends.
+class FixedAnswerServer {
+ public:
+  explicit FixedAnswerServer(std::string body) : body_(std::move(body)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    socklen_t size = sizeof address;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FixedAnswerServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
+
+ private:
+  void serve() {
+    while (true) {
+      const int client = ::accept(fd_, nullptr, nullptr);
+      if (client < 0) return;
+      // Read the request's head and body (Content-Length), then answer.
+      std::string request;
+      char chunk[4096];
+      std::size_t needed = std::string::npos;
+      while (request.size() < needed) {
+        const ssize_t n = ::read(client, chunk, sizeof chunk);
+        if (n <= 0) break;
+        request.append(chunk, static_cast<std::size_t>(n));
+        const auto head_end = request.find("\r\n\r\n");
+        if (head_end == std::string::npos) continue;
+        const auto length_at = request.find("Content-Length: ");
+        const std::size_t length =
+            length_at == std::string::npos ? 0 : std::stoul(request.substr(length_at + 16));
+        needed = head_end + 4 + length;
+      }
+      const std::string response =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(body_.size()) + "\r\nConnection: close\r\n\r\n" + body_;
+      for (std::size_t sent = 0; sent < response.size();) {
+        const ssize_t n = ::write(client, response.data() + sent, response.size() - sent);
+        if (n <= 0) break;
+        sent += static_cast<std::size_t>(n);
+      }
+      ::close(client);
+    }
+  }
+
+  std::string body_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a batch body nested deep is handed over member by member, as it came") {
+  // Deeper than any recursion could follow: the body is split, not rebuilt.
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string first = R"({"jsonrpc":"2.0","id":1,"result":{"deep":)" + deep + "}}";
+  const std::string second = R"({"jsonrpc":"2.0","method":"notifications/message"})";
+  FixedAnswerServer server("[" + first + ", " + second + "]");
+  auto transport = make_transport(server.url());
+  // The texts as they come (parsed, they would be copied with recursion).
+  std::mutex mutex;
+  std::vector<std::string> texts;
+  transport->start(
+      [&](std::string_view text) {
+        std::lock_guard lock(mutex);
+        texts.emplace_back(text);
+      },
+      [](const std::string&) {});
+  REQUIRE(transport->send(request(1, "tools/list")));
+  REQUIRE(eventually(
+      [&] {
+        std::lock_guard lock(mutex);
+        return texts.size() == 2;
+      },
+      10s));
+  transport->close();
+  CHECK(texts[0] == first);
+  CHECK(texts[1] == second);
+}

@@ -10,8 +10,9 @@
 // (elicitation/create, sampling/createMessage) carry no request they belong
 // to: they are relayed to the calling client when exactly one relayed call is
 // in flight, otherwise log messages go to toolmux's log only and requests are
-// answered with an error (see kMaxRelayedRequests for how many at once). ping is answered; other requests are -32601. Other
-// notifications (list_changed, resources/updated) go to Events::on_notification.
+// answered with an error (see kMaxRelayedRequests for how many at once). ping is answered; other
+// requests are -32601. Other notifications (list_changed, resources/updated) go to
+// Events::on_notification.
 //
 // What an upstream sends is bounded before it costs anything: log messages
 // pass a token bucket (kLogMessagesPerSecond, kLogBurst; the rest are dropped,
@@ -58,7 +59,6 @@ namespace toolmux {
 
 class McpClient : public std::enable_shared_from_this<McpClient> {
  public:
-
   struct Events {
     // A notification the client does not handle itself; on a transport thread.
     std::function<void(const std::string& method, const nlohmann::json& params)> on_notification;

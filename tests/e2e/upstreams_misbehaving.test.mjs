@@ -71,7 +71,7 @@ test('a result that breaks MCP, or is nested too deep to read, is an error namin
   assert.equal(deep.isError, true, JSON.stringify(deep));
   assert.match(
     textOf(deep),
-    /^upstream "misbehaving" answered tools\/call with a message toolmux refuses: not JSON: nested deeper than 4096 levels at byte \d+$/,
+    /^upstream "misbehaving" answered tools\/call with a message toolmux refuses: not JSON: nested deeper than 1024 levels at byte \d+$/,
   );
 
   const fine = await client.callTool({ name: 'misbehaving_fine', arguments: {} });

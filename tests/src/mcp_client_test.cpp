@@ -350,7 +350,7 @@ TEST_CASE("an answer the boundary parser refuses fails its call at once, naming 
   SECTION("nested too deep to parse: the id is still read") {
     Misbehaving up;
     CHECK_THAT(up.answer("too_deep", F::invalid),
-               Catch::StartsWith(refused + "not JSON: nested deeper than 4096 levels at byte "));
+               Catch::StartsWith(refused + "not JSON: nested deeper than 1024 levels at byte "));
     CHECK(up.answer("fine", F::none) == "fine");
   }
   SECTION("cut short: the id is still read") {

@@ -10,7 +10,7 @@ using namespace toolmux;
 using namespace std::chrono_literals;
 using Clock = LogRateLimit::Clock;
 
-TEST_CASE("a burst passes, then the rate; the rest are dropped and counted") {
+TEST_CASE("a burst passes, then the rate, and the rest are dropped and counted") {
   LogRateLimit limit(10, 5, 10s);
   const Clock::time_point t0 = Clock::now();
   for (int i = 0; i < 5; ++i) {

@@ -115,7 +115,7 @@ TEST_CASE("a result within the limits is left as it is") {
   CHECK(result.to_json() == original.to_json());
 }
 
-TEST_CASE("a result over max_response_bytes keeps the blocks that fit; the rest are stored") {
+TEST_CASE("a result over max_response_bytes keeps the blocks that fit and stores the rest") {
   Store s;
   ToolResult result = blocks(100, 1000);
   const json original = result.content;
@@ -203,7 +203,7 @@ TEST_CASE("without a store, a text that does not fit is cut to fit and the rest 
             std::to_string((30 - whole - 1) * 1028) + " bytes) were left out.]");
 }
 
-TEST_CASE("structuredContent stays whole when it fits; the blocks give way first") {
+TEST_CASE("structuredContent stays whole when it fits, the blocks give way first") {
   Store s;
   ToolResult result = blocks(100, 1000);
   result.structured_content = {{"items", std::vector<std::string>(50, std::string(100, 's'))}};

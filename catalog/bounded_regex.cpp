@@ -107,4 +107,19 @@ BoundedRegex::Match BoundedRegex::search(std::string_view text) const {
   return Match::too_costly;
 }
 
+std::optional<bool> BoundedRegex::matches(std::string_view pattern, std::string_view text) {
+  std::string error;
+  const auto regex = compile(pattern, error);
+  if (!regex) return std::nullopt;
+  switch (regex->search(text)) {
+    case Match::found:
+      return true;
+    case Match::not_found:
+      return false;
+    case Match::too_costly:
+      break;
+  }
+  return std::nullopt;
+}
+
 }  // namespace toolmux

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -58,6 +59,11 @@ class BoundedRegex {
   // "pattern" and grep do). `too_costly` when a limit stopped the search, and
   // also when `text` is not valid UTF-8.
   Match search(std::string_view text) const;
+
+  // For messages and generators: whether ECMAScript `pattern` matches
+  // `text`; nullopt when that cannot be decided (the pattern does not compile,
+  // or matching hit a limit). Compiles the pattern on every call.
+  static std::optional<bool> matches(std::string_view pattern, std::string_view text);
 
   const std::string& pattern() const { return pattern_; }
 

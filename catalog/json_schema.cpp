@@ -188,23 +188,6 @@ std::string regex_problem(const std::string& pattern) {
   return BoundedRegex::compile(pattern, error) ? std::string() : error;
 }
 
-// For messages: whether `pattern` matches `text`; nullopt when that cannot be
-// decided (the pattern does not compile, or matching hit a limit).
-std::optional<bool> regex_matches(const std::string& pattern, const std::string& text) {
-  std::string error;
-  const auto regex = BoundedRegex::compile(pattern, error);
-  if (!regex) return std::nullopt;
-  switch (regex->search(text)) {
-    case BoundedRegex::Match::found:
-      return true;
-    case BoundedRegex::Match::not_found:
-      return false;
-    case BoundedRegex::Match::too_costly:
-      break;
-  }
-  return std::nullopt;
-}
-
 // RFC 6901 tokens of a "#/..." reference, decoded the way valijson decodes them
 // (~1, ~0, then %XX). nullopt (with a reason) when valijson would read it
 // differently from the standard.
@@ -651,14 +634,6 @@ bool type_matches(const json& value, const std::string& type) {
   return type_name(value) == type;
 }
 
-std::size_t code_points(const std::string& text) {
-  std::size_t count = 0;
-  for (char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++count;
-  }
-  return count;
-}
-
 // The schemas that apply to the value at a pointer (following $ref, allOf,
 // anyOf, oneOf, then, else and schema dependencies), used to name the rule a
 // violation broke.
@@ -687,7 +662,7 @@ class Locator {
           auto patterns = schema->find("patternProperties");
           if (patterns != schema->end() && patterns->is_object()) {
             for (auto p = patterns->begin(); p != patterns->end(); ++p) {
-              if (regex_matches(p.key(), token).value_or(false)) {
+              if (BoundedRegex::matches(p.key(), token).value_or(false)) {
                 expand(&p.value(), next);
                 matched = true;
               }
@@ -895,7 +870,7 @@ struct Translator {
             auto patterns = s->find("patternProperties");
             if (!known && patterns != s->end() && patterns->is_object()) {
               for (auto p = patterns->begin(); p != patterns->end() && !known; ++p) {
-                known = regex_matches(p.key(), it.key()).value_or(false);
+                known = BoundedRegex::matches(p.key(), it.key()).value_or(false);
               }
             }
             if (!known && std::find(extra.begin(), extra.end(), it.key()) == extra.end()) {
@@ -981,7 +956,7 @@ struct Translator {
       if (!starts_with(d, count.prefix)) continue;
       const std::string rest = after(d, count.prefix);
       const std::string limit = rest.substr(0, rest.find(' '));
-      std::size_t actual = v.is_string() ? code_points(v.get<std::string>()) : v.size();
+      std::size_t actual = v.is_string() ? utf8_length(v.get<std::string>()) : v.size();
       const std::string unit = count.unit;
       if (unit == "characters") {
         return where + ": must be " + count.words + " " + limit + " characters long, got " +
@@ -993,7 +968,7 @@ struct Translator {
     if (d == "Failed to match regex specified by 'pattern' constraint.") {
       const auto values = keyword_values(schemas(), "pattern", [&](const json& p) {
         return p.is_string() && v.is_string() &&
-               !regex_matches(p.get<std::string>(), v.get<std::string>()).value_or(true);
+               !BoundedRegex::matches(p.get<std::string>(), v.get<std::string>()).value_or(true);
       });
       if (values.empty()) return where + ": does not match the required pattern";
       return where + ": does not match the pattern " + brief(values.front());
@@ -1098,7 +1073,7 @@ class PatternCheck final : public valijson::constraints::PolyConstraint {
     const std::string text = target.asString();
     // maxLength first: a string too long for it is reported by it alone, and
     // never handed to the matcher.
-    if (rule_->max_length && code_points(text) > *rule_->max_length) return true;
+    if (rule_->max_length && utf8_length(text) > *rule_->max_length) return true;
     switch (rule_->regex->search(text)) {
       case BoundedRegex::Match::found:
         return true;

@@ -12,6 +12,7 @@
 #include "catalog/bounded_regex.h"
 #include "catalog/problem.h"
 #include "catalog/string_formats.h"
+#include "catalog/utf8.h"
 
 namespace toolmux {
 
@@ -97,31 +98,6 @@ bool type_allows(const std::vector<std::string>& types, const json& value) {
     if (t == "object" && value.is_object()) return true;
   }
   return false;
-}
-
-std::size_t code_points(const std::string& text) {
-  std::size_t count = 0;
-  for (char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++count;
-  }
-  return count;
-}
-
-// Whether `pattern` (ECMAScript, as the validator reads it) matches `text`;
-// nullopt when that cannot be decided.
-std::optional<bool> matches(const std::string& pattern, const std::string& text) {
-  std::string error;
-  const auto regex = BoundedRegex::compile(pattern, error);
-  if (!regex) return std::nullopt;
-  switch (regex->search(text)) {
-    case BoundedRegex::Match::found:
-      return true;
-    case BoundedRegex::Match::not_found:
-      return false;
-    case BoundedRegex::Match::too_costly:
-      break;
-  }
-  return std::nullopt;
 }
 
 // What a schema position says, with $ref followed and allOf merged: the rules
@@ -632,7 +608,7 @@ class Generator {
       auto patterns = must.find("patternProperties");
       if (patterns == must.end() || !patterns->is_object()) return nullptr;
       for (auto p = patterns->begin(); p != patterns->end(); ++p) {
-        if (matches(p.key(), name).value_or(false)) return &p.value();
+        if (BoundedRegex::matches(p.key(), name).value_or(false)) return &p.value();
       }
       return nullptr;
     };
@@ -825,7 +801,7 @@ class Generator {
         if (auto patterns = must.find("patternProperties");
             patterns != must.end() && patterns->is_object()) {
           for (auto p = patterns->begin(); p != patterns->end() && !known; ++p) {
-            known = matches(p.key(), extra).value_or(true);
+            known = BoundedRegex::matches(p.key(), extra).value_or(true);
           }
         }
         if (!known && !value.contains(extra)) {
@@ -908,8 +884,8 @@ class Generator {
       for (const std::string& base : {std::string("~"), std::string("0"), std::string(" "),
                                       std::string("a"), std::string("/"), std::string("")}) {
         std::string text = base;
-        while (!text.empty() && code_points(text) < min_length) text += base;
-        if (matches(pattern->get<std::string>(), text) == false) {
+        while (!text.empty() && utf8_length(text) < min_length) text += base;
+        if (BoundedRegex::matches(pattern->get<std::string>(), text) == false) {
           replace("not matching the pattern " + shown(*pattern), text);
           break;
         }

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <utility>
 
+#include "src/log_rate_limit.h"
 #include "transports/http_client_transport.h"
 #include "transports/stdio_child_transport.h"
 
@@ -19,6 +20,49 @@ using std::chrono::milliseconds;
 constexpr milliseconds kHealthyAfter{30000};
 constexpr double kRetryTokensMax = 10;
 constexpr double kRetryTokensPerAnswer = 0.1;
+
+// A stdio upstream's stderr, line by line, into the log at a bounded rate: a
+// server that floods its stderr costs a counter, not a log line a line. The
+// dropped lines are reported at most every kStderrSummaryEvery while the flood
+// lasts, and the rest when the stream ends (the sink that owns this object
+// goes with the thread that reads the stream).
+class StderrLog {
+ public:
+  static constexpr double kLinesPerSecond = 50;
+  static constexpr double kBurst = 200;
+  static constexpr std::chrono::seconds kSummaryEvery{10};
+
+  StderrLog(Logger& logger, std::string upstream)
+      : logger_(logger), upstream_(std::move(upstream)) {}
+  StderrLog(const StderrLog&) = delete;
+  StderrLog& operator=(const StderrLog&) = delete;
+  ~StderrLog() { report(limit_.flush()); }
+
+  void line(std::string_view text) {
+    const LogRateLimit::Verdict verdict = limit_.admit();
+    report(verdict.report);
+    if (verdict.pass) {
+      logger_.write(LogLevel::info, "upstream_stderr", {{"upstream", upstream_}, {"line", text}});
+    }
+  }
+
+ private:
+  void report(std::uint64_t dropped) {
+    if (dropped == 0) return;
+    logger_.write(
+        LogLevel::warning, "upstream_stderr_dropped",
+        {{"upstream", upstream_},
+         {"dropped", dropped},
+         {"message",
+          "dropped " + std::to_string(dropped) + " stderr lines from upstream \"" + upstream_ +
+              "\" (over " + std::to_string(static_cast<int>(kLinesPerSecond)) +
+              " a second, in bursts of " + std::to_string(static_cast<int>(kBurst)) + ")"}});
+  }
+
+  Logger& logger_;
+  const std::string upstream_;
+  LogRateLimit limit_{kLinesPerSecond, kBurst, kSummaryEvery};
+};
 
 std::string seconds_text(Clock::duration d) {
   std::ostringstream out;
@@ -162,8 +206,8 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
     command.env = spec.env;
     transport = StdioChildTransport::start(
         command,
-        [this](std::string_view line) {
-          logger_.write(LogLevel::info, "upstream_stderr", {{"upstream", name()}, {"line", line}});
+        [log = std::make_shared<StderrLog>(logger_, spec.name)](std::string_view line) {
+          log->line(line);
         },
         error);
     if (!transport) {

@@ -58,6 +58,23 @@ test('a flood of log messages is cut to a rate, and the answer still comes', asy
   assert.ok(lines.some((l) => /"event":"upstream_log_dropped".*"message":"dropped \d+ log messages from upstream \\"misbehaving\\"/.test(l)));
 });
 
+test('a flood of stderr lines is cut to a rate in the log, and every dropped line is counted', async (t) => {
+  const { client, stderr, close } = await serveMisbehaving(t);
+  const result = await client.callTool({ name: 'misbehaving_floods_stderr', arguments: {} });
+  assert.equal(result.isError, false, JSON.stringify(result));
+  assert.equal(textOf(result), 'survived stderr');
+  // The rest of the count is logged when the upstream's stderr ends.
+  await close();
+  const lines = stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const logged = lines.filter((l) => l.event === 'upstream_stderr' && l.line === 'stderr flood').length;
+  const reports = lines.filter((l) => l.event === 'upstream_stderr_dropped');
+  assert.ok(logged >= 200 && logged < 5000, `${logged} stderr lines logged`);
+  assert.ok(reports.length >= 1, 'the log says how many lines were dropped');
+  assert.equal(reports[0].upstream, 'misbehaving');
+  assert.match(reports[0].message, /^dropped \d+ stderr lines from upstream "misbehaving" \(over 50 a second, in bursts of 200\)$/);
+  assert.equal(logged + reports.reduce((sum, r) => sum + r.dropped, 0), 100000);
+});
+
 test('a result that breaks MCP, or is nested too deep to read, is an error naming the upstream', async (t) => {
   const { client } = await serveMisbehaving(t);
   const misshapen = await client.callTool({ name: 'misbehaving_text_not_string', arguments: {} });

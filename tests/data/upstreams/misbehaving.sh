@@ -7,6 +7,7 @@
 #   asks_first         sends sampling/createMessage, then (0.3 s later) progress and its result
 #   asks_many          sends 10 sampling/createMessage at once, then (0.3 s later) its result
 #   floods             sends $FLOOD (default 100000) log messages in a burst, then its result
+#   floods_stderr      writes $FLOOD (default 100000) lines to stderr, then its result
 #   logs_big           sends a log message whose data is 10000 characters, then its result
 #   text_not_string    answers a text block whose "text" is 5
 #   structured_string  answers a string structuredContent
@@ -36,7 +37,7 @@ while IFS= read -r line; do
     *'"method":"tools/list"'*)
       printf '%s{"tools":[' "$head"
       sep=''
-      for name in asks_first asks_many floods logs_big text_not_string structured_string is_error_yes repeated_key \
+      for name in asks_first asks_many floods floods_stderr logs_big text_not_string structured_string is_error_yes repeated_key \
                   bad_utf8 deep too_deep truncated not_json oversized fine; do
         printf '%s' "$sep"; tool "$name" "Misbehaves: $name."; sep=','
       done
@@ -55,6 +56,9 @@ while IFS= read -r line; do
     *'"method":"tools/call"'*'"name":"floods"'*)
       yes '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood"}}' | head -n "$FLOOD"
       printf '%s{"content":[{"type":"text","text":"survived"}]}}\n' "$head" ;;
+    *'"method":"tools/call"'*'"name":"floods_stderr"'*)
+      yes 'stderr flood' | head -n "$FLOOD" >&2
+      printf '%s{"content":[{"type":"text","text":"survived stderr"}]}}\n' "$head" ;;
     *'"method":"tools/call"'*'"name":"logs_big"'*)
       printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'
       repeat 10000 'a'; printf '"}}\n'

@@ -20,6 +20,7 @@ struct CallAdmission::State {
   std::size_t running = 0;
   std::map<std::string, std::size_t, std::less<>> running_by_session;
   std::deque<Call> queue;
+  std::map<std::string, std::size_t, std::less<>> queued_by_session;
   bool closed = false;
   Metrics* metrics;  // null once closed
   std::thread watch;
@@ -29,9 +30,24 @@ struct CallAdmission::State {
   void publish() {
     if (metrics) metrics->set_call_load(running, queue.size());
   }
+  static std::size_t count(const std::map<std::string, std::size_t, std::less<>>& counts,
+                           const std::string& session) {
+    auto it = counts.find(session);
+    return it == counts.end() ? 0 : it->second;
+  }
+  static void uncount(std::map<std::string, std::size_t, std::less<>>& counts,
+                      const std::string& session) {
+    auto it = counts.find(session);
+    if (it != counts.end() && --it->second == 0) counts.erase(it);
+  }
   std::size_t session_running(const std::string& session) const {
-    auto it = running_by_session.find(session);
-    return it == running_by_session.end() ? 0 : it->second;
+    return count(running_by_session, session);
+  }
+  // Moves the queued call at `it` out of the queue into `out`; returns the next.
+  std::deque<Call>::iterator dequeue(std::deque<Call>::iterator it, Call& out) {
+    uncount(queued_by_session, it->session);
+    out = std::move(*it);
+    return queue.erase(it);
   }
   bool may_start(const std::string& session) const {
     return !closed && running < limits.max_running &&
@@ -84,13 +100,13 @@ Ready take_ready(const std::shared_ptr<CallAdmission::State>& state) {
   auto& queue = state->queue;
   for (auto it = queue.begin(); it != queue.end();) {
     if (it->control->stop_requested()) {
-      std::string busy = state->busy(it->session);
-      ready.drops.emplace_back(std::move(*it), std::move(busy));
-      it = queue.erase(it);
+      auto& [call, busy] =
+          ready.drops.emplace_back(CallAdmission::Call{}, state->busy(it->session));
+      it = state->dequeue(it, call);
     } else if (state->may_start(it->session)) {
-      auto place = take_place(state, it->session);
-      ready.starts.emplace_back(std::move(*it), std::move(place));
-      it = queue.erase(it);
+      auto& [call, place] =
+          ready.starts.emplace_back(CallAdmission::Call{}, take_place(state, it->session));
+      it = state->dequeue(it, call);
     } else {
       ++it;
     }
@@ -151,10 +167,7 @@ CallPlace::~CallPlace() {
   {
     std::lock_guard lock(state_->mutex);
     --state_->running;
-    auto it = state_->running_by_session.find(session_);
-    if (it != state_->running_by_session.end() && --it->second == 0) {
-      state_->running_by_session.erase(it);
-    }
+    CallAdmission::State::uncount(state_->running_by_session, session_);
     state_->publish();
     if (state_->queue.empty()) return;
   }
@@ -189,6 +202,12 @@ CallAdmission::Decision CallAdmission::submit(Call call) {
                   std::to_string(s.queue.size()) + " calls queued (--max-queued-calls " +
                   std::to_string(s.limits.max_queued) + "); try again later");
   }
+  if (const std::size_t mine = State::count(s.queued_by_session, call.session);
+      mine >= s.limits.max_queued_per_session) {
+    return refuse("toolmux is busy: " + s.busy(call.session) + " and this session has " +
+                  std::to_string(mine) + " calls queued (--max-session-queued-calls " +
+                  std::to_string(s.limits.max_queued_per_session) + "); try again later");
+  }
   if (!s.watch.joinable()) {
     try {
       s.watch = std::thread([state = state_] { watch_queue(state); });
@@ -197,6 +216,7 @@ CallAdmission::Decision CallAdmission::submit(Call call) {
                     ", and no thread could be started to queue more; try again later");
     }
   }
+  ++s.queued_by_session[call.session];
   s.queue.push_back(std::move(call));
   s.publish();
   s.changed.notify_all();
@@ -211,6 +231,7 @@ void CallAdmission::close() {
     if (state_->closed) return;
     state_->closed = true;
     dropped.swap(state_->queue);
+    state_->queued_by_session.clear();
     state_->publish();
     state_->metrics = nullptr;
     watch = std::move(state_->watch);

@@ -1,9 +1,10 @@
 // Admission of the requests that run on call threads (tools/call, and the
 // resources/..., prompts/... and completion/complete requests): at most
 // max_running of them run at once in the server and max_running_per_session
-// in one session; the rest wait in one queue of at most max_queued and start
-// in the order they came as places free up; past that a call is refused at
-// once, with a message that names the limits.
+// in one session; the rest wait in one queue of at most max_queued, of which
+// one session holds at most max_queued_per_session, and start in the order
+// they came as places free up; past that a call is refused at once, with a
+// message that names the limits.
 //
 // A call holds its place (a CallPlace) from when it starts until the last
 // thread that runs for it lets go: a tool handler still running after its
@@ -32,6 +33,7 @@ struct CallLimits {
   std::size_t max_running = 64;              // --max-calls
   std::size_t max_running_per_session = 16;  // --max-session-calls
   std::size_t max_queued = 256;              // --max-queued-calls
+  std::size_t max_queued_per_session = 64;   // --max-session-queued-calls
 };
 
 // One place among the running calls, freed when the last copy of its

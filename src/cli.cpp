@@ -69,6 +69,9 @@ Options for serve --http:
                               $TOOLMUX_TOKENS holding the same entries) every request needs one.
   --max-sessions N            Open sessions at most (default: 1000); then new ones get 503.
   --session-idle SECONDS      A session unused this long ends (default: 3600).
+  --max-session-queued-calls N
+                              Calls one session may have waiting (default: 64); past it
+                              its calls get "toolmux is busy" while others still queue.
   --max-connections N         Connections open at once (default: 1024); then 503.
   --max-connections-per-client N
                               Connections open at once from one client address
@@ -230,9 +233,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
         o.tokens_file = v;
       }
     } else if (flag == "--max-calls" || flag == "--max-session-calls" ||
-               flag == "--max-queued-calls") {
+               flag == "--max-queued-calls" || flag == "--max-session-queued-calls") {
       std::size_t n = 0;
-      const bool queue = flag == "--max-queued-calls";
+      const bool queue = flag == "--max-queued-calls" || flag == "--max-session-queued-calls";
       const std::size_t most = queue ? 100000 : 1024;
       if (!value(v) || !parse_size(v, n) || (n == 0 && !queue) || n > most) {
         return usage_error(flag + " needs a whole number from " + (queue ? "0" : "1") + " to " +
@@ -240,7 +243,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       }
       if (flag == "--max-calls") o.max_calls = n;
       if (flag == "--max-session-calls") o.max_session_calls = n;
-      if (queue) o.max_queued_calls = n;
+      if (flag == "--max-queued-calls") o.max_queued_calls = n;
+      if (flag == "--max-session-queued-calls") o.max_session_queued_calls = n;
     } else if (flag == "--max-sessions" || flag == "--session-idle" || flag == "--shutdown-grace" ||
                flag == "--max-connections" || flag == "--max-connections-per-client" ||
                flag == "--header-timeout" || flag == "--body-timeout") {

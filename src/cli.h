@@ -32,6 +32,9 @@ struct ServeOptions {
   std::vector<std::string> allowed_hosts;
   std::vector<std::string> allowed_origins;
   std::filesystem::path tokens_file;  // "principal=token" lines; also $TOOLMUX_TOKENS
+  // Calls one session may have waiting; stdio has one session, which may use
+  // the whole queue.
+  std::size_t max_session_queued_calls = 64;
   std::size_t max_sessions = 1000;
   std::size_t session_idle_seconds = 3600;
   std::size_t shutdown_grace_seconds = 10;

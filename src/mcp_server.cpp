@@ -43,6 +43,8 @@ ServerOptions server_options_for(const ServeOptions& serve,
   options.call_limits.max_running = serve.max_calls;
   options.call_limits.max_running_per_session = serve.max_session_calls;
   options.call_limits.max_queued = serve.max_queued_calls;
+  options.call_limits.max_queued_per_session =
+      serve.http ? serve.max_session_queued_calls : serve.max_queued_calls;
   return options;
 }
 

@@ -131,3 +131,27 @@ test('/metrics shows the calls running and queued, and counts the calls refused'
   assert.equal(metric(after, 'toolmux_calls_queued'), 0, after);
   await server.stopCleanly(assert);
 });
+
+test('over HTTP one session past --max-session-queued-calls is refused while another session still queues', async (t) => {
+  const server = await HttpServer.start(t, {
+    catalog: CALLS_CATALOG,
+    args: ['--max-calls', '1', '--max-queued-calls', '8', '--max-session-queued-calls', '1'],
+  });
+  const { client: greedy } = await connectHttp(t, server.url);
+  const { client: other } = await connectHttp(t, server.url);
+  const running = greedy.callTool({ name: 'nap', arguments: { seconds: '1.5' } });
+  await sleep(300);
+  const queued = greedy.callTool({ name: 'nap', arguments: { seconds: '0' } });
+  await sleep(300);
+  await expectMcpError(
+    assert,
+    greedy.callTool({ name: 'nap', arguments: { seconds: '0' } }),
+    -32000,
+    /^MCP error -32000: toolmux is busy: 1 calls running \(--max-calls 1\) and this session has 1 calls queued \(--max-session-queued-calls 1\); try again later$/,
+  );
+  // The other session's call waits its turn and runs.
+  assert.equal(textOf(await other.callTool({ name: 'nap', arguments: { seconds: '0.1' } })), 'rested 0.1\n');
+  assert.equal(textOf(await running), 'rested 1.5\n');
+  assert.equal(textOf(await queued), 'rested 0\n');
+  await server.stopCleanly(assert);
+});

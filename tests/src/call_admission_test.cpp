@@ -160,6 +160,29 @@ TEST_CASE("the refusal names the session's limit when that is what is full") {
   calls.finish("b");
 }
 
+TEST_CASE("one session cannot fill the queue: past its own share its calls are refused") {
+  Calls calls({1, 1, 8, 2});
+  CHECK(calls.submit("a1", "A").verdict == CallAdmission::Verdict::started);
+  CHECK(calls.submit("a2", "A").verdict == CallAdmission::Verdict::queued);
+  CHECK(calls.submit("a3", "A").verdict == CallAdmission::Verdict::queued);
+  const auto refused = calls.submit("a4", "A");
+  REQUIRE(refused.verdict == CallAdmission::Verdict::refused);
+  CHECK(refused.refusal ==
+        "toolmux is busy: 1 calls running (--max-calls 1) and this session has 2 calls queued "
+        "(--max-session-queued-calls 2); try again later");
+  // Another session still gets a place in the queue, and its turn.
+  CHECK(calls.submit("b1", "B").verdict == CallAdmission::Verdict::queued);
+  calls.finish("a1");
+  calls.finish("a2");
+  calls.finish("a3");
+  CHECK(calls.started("b1"));
+  // A's share is free again once its queued calls have left the queue.
+  CHECK(calls.submit("a5", "A").verdict == CallAdmission::Verdict::queued);
+  calls.finish("b1");
+  calls.finish("a5");
+  CHECK(calls.admission.queued() == 0);
+}
+
 TEST_CASE("a queued call that is cancelled leaves the queue without running") {
   Calls calls({1, 1, 4});
   calls.submit("a");
@@ -219,7 +242,7 @@ TEST_CASE("closing drops the queued calls and refuses new ones") {
 
 TEST_CASE("a start that frees its place at once lets the queue go on, without recursion") {
   // As when the call cannot get a thread: its place goes back during start.
-  CallAdmission admission({1, 1, 1000});
+  CallAdmission admission({1, 1, 1000, 1000});
   std::shared_ptr<const CallPlace> first;
   CallAdmission::Call blocker;
   blocker.session = "s";

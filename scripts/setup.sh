@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev libvalijson-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev catch2)
+packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev catch2)
 if [[ ${1:-} == --tests ]]; then
   packages+=(clang-format clang-tidy)
   # The fuzz build (scripts/fuzz.sh): clang with the libFuzzer, ASan and UBSan
@@ -22,6 +22,22 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# valijson is header-only and toolmux uses only its nlohmann adapter, but
+# Debian's libvalijson-dev depends on the development packages of every other
+# adapter (Qt 5, Poco, yaml-cpp, jsoncpp, picojson, rapidjson): take just its
+# headers from Debian's package, into /usr/local/include.
+if [[ ! -f /usr/include/valijson/validator.hpp && ! -f /usr/local/include/valijson/validator.hpp ]]; then
+  echo "setup: installing valijson's headers from libvalijson-dev (without its dependencies)" >&2
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"  # apt's download user writes into it
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && { apt-get download -qq libvalijson-dev 2>/dev/null ||
+    { apt-get update -qq && apt-get download -qq libvalijson-dev; }; })
+  dpkg-deb -x "$tmp"/libvalijson-dev_*.deb "$tmp/root"
+  mkdir -p /usr/local/include
+  cp -r "$tmp/root/usr/include/valijson" /usr/local/include/
 fi
 
 if [[ ${1:-} == --tests ]]; then

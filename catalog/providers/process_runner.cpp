@@ -21,6 +21,8 @@
 #include <system_error>
 #include <vector>
 
+#include "catalog/providers/process_id_window.h"
+
 namespace toolmux {
 namespace {
 
@@ -31,6 +33,8 @@ constexpr std::chrono::milliseconds kPollInterval{50};
 // After the child exited and its group was killed, how long to keep reading
 // pipes that something outside the group may still hold open.
 constexpr std::chrono::milliseconds kDrainGrace{500};
+// How often the pid window follows the counter while the child runs.
+constexpr std::chrono::milliseconds kWindowSampleEvery{10};
 
 std::string errno_text(int error) { return std::generic_category().message(error); }
 
@@ -69,22 +73,34 @@ bool environment_holds(const char* pid, const std::string& entry) {
   return false;
 }
 
-// Kills every process of this user whose environment holds `marker`. Passes
-// until one finds none (a process may fork while a pass runs), at most a few.
-void kill_marked_processes(const std::string& marker) {
-  const std::string self = std::to_string(::getpid());
+// Kills every process of this user whose environment holds `marker`, among
+// those created since the run began (`window`). Passes until one finds none
+// (a process may fork while a pass runs), at most a few.
+void kill_marked_processes(const std::string& marker, ProcessIdWindow& window) {
+  // Up to this many pids given out during the run, each is looked at; past
+  // it, /proc is listed (its cost grows with every process on the machine).
+  constexpr long kMostToProbe = 4096;
+  const long self = ::getpid();
   for (int pass = 0; pass < 4; ++pass) {
-    DIR* proc = ::opendir("/proc");
-    if (!proc) return;
+    window.sample_now();
     int found = 0;
-    while (const dirent* entry = ::readdir(proc)) {
-      const char* name = entry->d_name;
-      if (name[0] < '1' || name[0] > '9' || self == name) continue;
-      if (!environment_holds(name, marker)) continue;
-      ::kill(static_cast<pid_t>(std::strtol(name, nullptr, 10)), SIGKILL);
+    auto consider = [&](long pid) {
+      if (pid == self || !window.covers(pid)) return;
+      if (!environment_holds(std::to_string(pid).c_str(), marker)) return;
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
       ++found;
+    };
+    if (auto pids = window.pids(kMostToProbe)) {
+      for (const long pid : *pids) consider(pid);
+    } else {
+      DIR* proc = ::opendir("/proc");
+      if (!proc) return;
+      while (const dirent* entry = ::readdir(proc)) {
+        const char* name = entry->d_name;
+        if (name[0] >= '1' && name[0] <= '9') consider(std::strtol(name, nullptr, 10));
+      }
+      ::closedir(proc);
     }
-    ::closedir(proc);
     if (found == 0) return;
   }
 }
@@ -378,9 +394,14 @@ ProcessOutcome run_process(const ProcessRequest& request,
   ProcessRequest marked = request;
   const std::string marker = new_run_marker();
   marked.env.push_back(marker);
+  ProcessIdWindow window = ProcessIdWindow::open_now();
   const pid_t pid =
       spawn_child(marked, -1, out.write_end.get(), err.write_end.get(), outcome.start_error);
   if (pid < 0) return outcome;
+  window.sample_now();
+  // A /proc or counter of another pid namespace than the one pids come from.
+  if (!window.covers(pid)) window.give_up();
+  Clock::time_point sampled = Clock::now();
   outcome.started = true;
   out.write_end.reset();
   err.write_end.reset();
@@ -403,10 +424,15 @@ ProcessOutcome run_process(const ProcessRequest& request,
   // The group, then whatever left it (setsid) but still carries the marker.
   auto kill_group = [&] {
     ::kill(-pid, SIGKILL);
-    kill_marked_processes(marker);
+    kill_marked_processes(marker, window);
   };
 
   while (true) {
+    // Often enough that the counter cannot go half way round unseen.
+    if (Clock::now() - sampled >= kWindowSampleEvery) {
+      window.sample_now();
+      sampled = Clock::now();
+    }
     if (!exited && child_has_exited(pid)) {
       exited = true;
       // Whatever the child left behind in its group goes too, so that a

@@ -9,7 +9,8 @@
 // its group, and anywhere else that still carries the run's marker (a
 // grandchild that left the group with setsid), so nothing it started outlives
 // the call or holds it open. A process that clears its environment escapes
-// the marker.
+// the marker. Only processes created since the run began are looked at
+// (process_id_window.h), so the cost does not grow with the machine's others.
 // Thread-safe: each call is independent.
 #pragma once
 

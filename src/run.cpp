@@ -6,7 +6,6 @@
 #include "catalog/utf8.h"
 #include "src/catalog_fuzz.h"
 #include "src/catalog_host.h"
-#include "src/check_fuzz_options.h"
 #include "src/cli.h"
 #include "src/logger.h"
 #include "src/serve_http.h"
@@ -15,8 +14,7 @@
 namespace toolmux {
 namespace {
 
-int run_check(const CommandLine& cl, const CheckFuzzOptions& fuzz,
-              const std::vector<NativeTool>& native) {
+int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
   const std::filesystem::path& file = cl.check_file;
   const ServeOptions& options = cl.serve;
   Problems problems;
@@ -35,6 +33,7 @@ int run_check(const CommandLine& cl, const CheckFuzzOptions& fuzz,
               << (catalog->declared_upstreams == 1 ? "" : "s") << " (not started)";
   }
   std::cout << "\n";
+  const CheckFuzzOptions& fuzz = cl.check_fuzz;
   if (!fuzz.fuzz) return 0;
   const CatalogFuzzOptions options_of_fuzz{fuzz.cases, fuzz.seed};
   const auto reports = fuzz_catalog(catalog, options_of_fuzz);
@@ -101,14 +100,7 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
 
 int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTool>& native_tools,
                 const NativeProviders& native_providers) {
-  std::vector<std::string> rest = args;
-  CheckFuzzOptions fuzz;
-  const std::optional<std::string> fuzz_error = take_check_fuzz_options(rest, fuzz);
-  CommandLine cl = parse_command_line(rest);
-  if (fuzz_error) {
-    cl.action = CommandLine::Action::usage_error;
-    cl.error = *fuzz_error;
-  }
+  const CommandLine cl = parse_command_line(args);
   int code = 0;
   switch (cl.action) {
     case CommandLine::Action::version:
@@ -122,7 +114,7 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       code = 2;
       break;
     case CommandLine::Action::check:
-      code = run_check(cl, fuzz, native_tools);
+      code = run_check(cl, native_tools);
       break;
     case CommandLine::Action::search:
       code = run_search(cl, native_tools);

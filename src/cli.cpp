@@ -174,7 +174,8 @@ class CommandLineDefinition {
     }
   }
 
-  // What `name` needs, for a usage error when its value is missing.
+  // For CLI11's "--name: 1 required N missing" (the arguments ran out before
+  // the option's value): what that option needs, as its own usage error says.
   std::string need_of(const std::string& cli11_message) const {
     for (const auto& [name, need] : needs_) {
       if (cli11_message.rfind(name + ":", 0) == 0) return need;

@@ -13,9 +13,9 @@ constexpr std::size_t kMaxMatchedUriBytes = 8192;
 // Longer templates match nothing (a routable template has a handful of parts).
 constexpr std::size_t kMaxTemplateParts = 256;
 // Positions the search may try before it answers "no match" when a template
-// names a variable more than once (about 15 ms). Only such a template can make
+// names a variable more than once (about 1 ms). Only such a template can make
 // the search backtrack: matching with repeated variables is NP-complete.
-constexpr std::size_t kMaxSearchSteps = std::size_t{1} << 20;
+constexpr std::size_t kMaxSearchSteps = std::size_t{1} << 16;
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 

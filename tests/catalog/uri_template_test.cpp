@@ -81,7 +81,7 @@ TEST_CASE("a long URI that almost matches many variables answers at once") {
 }
 
 TEST_CASE("a template naming variables twice gives up on a long search with no match") {
-  // Only repeated names can make the search backtrack; it stops after 2^20
+  // Only repeated names can make the search backtrack; it stops after 2^16
   // steps (uri_template.h). This split exists (a, b and c are "a") but lies
   // past the cap, since each variable tries its longest value first.
   std::string uri = "x://";

@@ -215,7 +215,8 @@ TEST_CASE("a POST naming an unknown session gets 404 before its body is read") {
   CHECK_THAT(answer, Catch::Contains("Connection: close\r\n"));
 }
 
-TEST_CASE("a refusal quoting header bytes that are not UTF-8 is valid JSON and the server lives on") {
+TEST_CASE(
+    "a refusal quoting header bytes that are not UTF-8 is valid JSON and the server lives on") {
   // Found by tests/fuzz/http_request_fuzz: the refusal's message quoted the
   // header, and dumping it threw on the invalid UTF-8, on a connection
   // thread: std::terminate ended the whole server.

@@ -27,9 +27,11 @@ json transport_error(std::string_view message, const json& id = nullptr) {
   return jsonrpc::make_error(id, -32000, message);
 }
 
+// A refusal's message may quote a header, whose bytes need not be UTF-8:
+// each invalid byte goes out as U+FFFD (a plain dump() would throw).
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 bool is_loopback_name(std::string_view host) {

@@ -24,6 +24,7 @@
 #include "catalog/bounded_regex.h"
 #include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
+#include "catalog/utf8.h"
 
 namespace toolmux {
 
@@ -46,6 +47,10 @@ constexpr std::size_t kSearchMaxLineChars = 300;      // of each matching line s
 constexpr std::size_t kRegexWindowBytes = 16 * kKiB;  // of a line given to the regex engine
 constexpr std::uint32_t kRegexMatchLimit = 100'000;   // PCRE2 steps for one line
 constexpr std::size_t kProgressEveryFiles = 200;
+// Longest glob (find_files pattern, search_file_contents file_pattern) or
+// query, in characters: a matcher's work grows with its pattern, per name or
+// line it is tried on; the schemas say so (maxLength) and the tools check it.
+constexpr std::size_t kMaxPatternChars = 1024;
 
 // ---------------------------------------------------------------- small helpers
 
@@ -200,6 +205,17 @@ std::optional<std::int64_t> int_arg(const json& args, const char* key) {
     if (d >= -9e15 && d <= 9e15) return static_cast<std::int64_t>(d);
   }
   return std::nullopt;
+}
+
+// The error for a pattern or query over kMaxPatternChars, or nullopt. The
+// schema's maxLength refuses it first; this holds for any caller.
+std::optional<ToolResult> too_long(const char* key, const std::optional<std::string>& value) {
+  if (!value) return std::nullopt;
+  const std::size_t chars = utf8_length(*value);
+  if (chars <= kMaxPatternChars) return std::nullopt;
+  return ToolResult::error(std::string(key) + " is " + std::to_string(chars) +
+                           " characters long; at most " + std::to_string(kMaxPatternChars) +
+                           " are allowed");
 }
 
 bool bool_arg(const json& args, const char* key, bool fallback) {
@@ -638,6 +654,7 @@ ToolResult FilesystemTools::list_directory(const json& args, CallContext& /*cont
 ToolResult FilesystemTools::find_files(const json& args, CallContext& context) const {
   const std::optional<std::string> pattern = string_arg(args, "pattern");
   if (!pattern) return ToolResult::error("missing argument \"pattern\"");
+  if (auto error = too_long("pattern", pattern)) return *error;
   const Glob glob(*pattern);
   if (glob.empty()) return ToolResult::error("pattern is empty");
   const std::string path = string_arg(args, "path").value_or(".");
@@ -836,10 +853,12 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
   const std::optional<std::string> query = string_arg(args, "query");
   if (!query) return ToolResult::error("missing argument \"query\"");
   if (query->empty()) return ToolResult::error("query is empty");
+  if (auto error = too_long("query", query)) return *error;
   const std::string path = string_arg(args, "path").value_or(".");
   const bool regex = bool_arg(args, "regex", false);
   const bool case_sensitive = bool_arg(args, "case_sensitive", true);
   const std::optional<std::string> file_pattern = string_arg(args, "file_pattern");
+  if (auto error = too_long("file_pattern", file_pattern)) return *error;
   if (file_pattern && file_pattern->find('/') != std::string::npos) {
     return ToolResult::error("file_pattern " + quote_path(*file_pattern) +
                              " is matched against file names and cannot contain \"/\"; "
@@ -1261,7 +1280,10 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
          {{"pattern",
            {{"type", "string"},
             {"minLength", 1},
-            {"description", "Glob matched against paths relative to `path`, e.g. \"**/*.md\"."}}},
+            {"maxLength", kMaxPatternChars},
+            {"description",
+             "Glob matched against paths relative to `path`, e.g. \"**/*.md\"; at most 1024 "
+             "characters."}}},
           {"path",
            {{"type", "string"},
             {"default", "."},
@@ -1299,7 +1321,10 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
          {{"query",
            {{"type", "string"},
             {"minLength", 1},
-            {"description", "The text to look for, or a regular expression when regex is true."}}},
+            {"maxLength", kMaxPatternChars},
+            {"description",
+             "The text to look for, or a regular expression when regex is true; at most 1024 "
+             "characters."}}},
           {"path",
            {{"type", "string"},
             {"default", "."},
@@ -1315,8 +1340,10 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
             {"description", "Match letter case exactly (ASCII letters). Default true."}}},
           {"file_pattern",
            {{"type", "string"},
+            {"maxLength", kMaxPatternChars},
             {"description",
-             "Only search files whose name (not path) matches this glob, e.g. \"*.cpp\"."}}},
+             "Only search files whose name (not path) matches this glob, e.g. \"*.cpp\"; at "
+             "most 1024 characters."}}},
           {"max_results",
            {{"type", "integer"},
             {"minimum", 1},

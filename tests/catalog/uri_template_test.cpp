@@ -65,3 +65,40 @@ TEST_CASE("a variable named twice takes the same value at both places") {
   CHECK(match_uri_template("x://{+a}/{a}", "x://1/2/2") == std::nullopt);
   CHECK(match_uri_template("x://{+a}-{a}", "x://b-c-b-c") == Values{{"a", "b-c"}});
 }
+
+TEST_CASE("a long URI that almost matches many variables answers at once") {
+  // Backtracking over each variable's length took time exponential in the
+  // number of variables: this pair ran for hours. The matcher is now bounded
+  // (uri_template.h says how); this test only has to finish.
+  std::string uri = "x://";
+  for (int i = 0; i < 2000; ++i) uri += "a-";
+  const std::string almost = uri + "a";  // no final '!'
+  CHECK_FALSE(match_uri_template("x://{a}-{b}-{c}-{d}-{e}-{f}-{g}-{h}!", almost));
+  CHECK_FALSE(match_uri_template("x://{+a}-{+b}-{+c}-{+d}-{+e}-{+f}!", almost));
+  CHECK(match_uri_template("x://{a}-{b}-{c}-{d}-{e}-{f}-{g}-{h}", almost).has_value());
+  // A variable named more than once: the same value must recur.
+  CHECK_FALSE(match_uri_template("x://{+a}-{+b}-{+a}-{+b}-{+c}!", almost));
+}
+
+TEST_CASE("a template naming variables twice gives up on a long search with no match") {
+  // Only repeated names can make the search backtrack; it stops after 2^16
+  // steps (uri_template.h). This split exists (a, b and c are "a") but lies
+  // past the cap, since each variable tries its longest value first.
+  std::string uri = "x://";
+  for (int i = 0; i < 4000; ++i) uri += "a-";
+  CHECK_FALSE(match_uri_template("x://{+a}-{+b}-{+c}-{+a}-{+b}-{+c}-{+d}-z", uri + "z"));
+  CHECK(match_uri_template("x://{+a}-{+b}-{+c}-{+a}-{+b}-{+c}-{+d}-z", "x://a-b-c-a-b-c-d-z") ==
+        Values{{"a", "a"}, {"b", "b"}, {"c", "c"}, {"d", "d"}});
+}
+
+TEST_CASE("a template of more than 256 parts matches nothing") {
+  std::string tmpl = "x://";
+  std::string uri = "x://";
+  for (int i = 0; i < 127; ++i) {
+    tmpl += "{v" + std::to_string(i) + "}-";
+    uri += "a-";
+  }
+  CHECK(match_uri_template(tmpl + "end", uri + "end").has_value());  // 255 parts
+  CHECK_FALSE(match_uri_template(tmpl + "{w}-end", uri + "a-end"));  // 257
+  CHECK_FALSE(uri_template_variables(tmpl + "{w}-end"));
+}

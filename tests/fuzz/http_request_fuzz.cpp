@@ -9,7 +9,8 @@
 //
 // Invariants: whatever the server sends is an HTTP/1.1 status line with a
 // three-digit status and headers, and a JSON body (application/json) is
-// valid JSON; after each input the server still answers GET /health with 200.
+// valid JSON; after each input the server still answers GET /health with 200
+// within 15 s.
 // Threads: the server's own (connection threads); the fuzzer's thread only
 // talks to it over sockets.
 #include <netinet/in.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -39,20 +41,28 @@ using namespace toolmux;
 namespace {
 
 // Sends `request` on a new connection, shuts the write side, and returns what
-// came back until the server closed (or stopped sending for a second). An
+// came back until the server closed (or stopped sending for `quiet_seconds`). An
 // event stream is cut after its headers: it would stay open.
-std::string exchange(int port, const std::string& request) {
+std::string exchange(int port, const std::string& request, int quiet_seconds = 1) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   FUZZ_CHECK(fd >= 0, "a socket");
-  timeval timeout{1, 0};
+  timeval timeout{quiet_seconds, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  // Closed with a reset, not into TIME_WAIT: this socket shuts its write side
+  // first, so each exchange would otherwise hold a local port for a minute,
+  // and two exchanges per input at hundreds of inputs a second use up the
+  // ephemeral ports (connect then fails) within a 30 s run.
+  const linger reset{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  FUZZ_CHECK(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0,
-             "the server accepts a connection");
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    std::perror("connect");
+    FUZZ_CHECK(false, "the server accepts a connection");
+  }
   std::size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -91,8 +101,9 @@ std::string header(const std::string& answer, const std::string& name) {
   return head.substr(start, head.find("\r\n", start) - start);
 }
 
-// Checks one answer: a status line, headers, and a JSON body where it says so.
-void check_answer(const std::string& answer) {
+// Checks one answer: a status line, headers, and a JSON body where it says so
+// (an answer to HEAD has none: what follows its head answers the next request).
+void check_answer(const std::string& answer, bool head_request) {
   if (answer.empty()) return;  // closed without a word: allowed (e.g. a bad request line)
   FUZZ_CHECK(answer.rfind("HTTP/1.1 ", 0) == 0, "an answer starts with an HTTP/1.1 status line");
   FUZZ_CHECK(answer.size() >= 12 && std::isdigit(static_cast<unsigned char>(answer[9])) &&
@@ -100,13 +111,16 @@ void check_answer(const std::string& answer) {
                  std::isdigit(static_cast<unsigned char>(answer[11])),
              "the status is three digits");
   const std::size_t headers_end = answer.find("\r\n\r\n");
-  if (headers_end == std::string::npos) return;  // cut by the read timeout
+  if (headers_end == std::string::npos || head_request) return;  // cut by the read timeout
   if (header(answer, "content-type").rfind("application/json", 0) != 0) return;
   if (!header(answer, "transfer-encoding").empty()) return;
   const std::string length = header(answer, "content-length");
   const std::string body = answer.substr(headers_end + 4);
   if (length.empty() || body.size() != std::stoul(length)) return;
-  FUZZ_CHECK(json::accept(body), "a JSON body is valid JSON");
+  if (!json::accept(body)) {
+    std::fprintf(stderr, "answer: %s\n", answer.substr(0, 1000).c_str());
+    FUZZ_CHECK(false, "a JSON body is valid JSON");
+  }
 }
 
 std::shared_ptr<Catalog> echo_catalog() {
@@ -157,7 +171,8 @@ struct Harness {
         exchange(http->port(),
                  "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  "Accept: application/json, text/event-stream\r\nContent-Length: " +
-                     std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+                     std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body,
+                 10);
     session_id = header(answer, "mcp-session-id");
   }
 
@@ -187,10 +202,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at += h.session_id.size();
     uses_session = true;
   }
-  check_answer(exchange(h.http->port(), request));
-  const std::string health = exchange(
-      h.http->port(), "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-  FUZZ_CHECK(health.rfind("HTTP/1.1 200", 0) == 0, "the server still answers /health with 200");
+  // cpp-httplib answers HEAD as GET, without the body.
+  const bool head_request = request.rfind("HEAD ", 0) == 0;
+  check_answer(exchange(h.http->port(), request), head_request);
+  // The server lives: it answers /health with 200 within 15 s (under the
+  // run's 20 s hang limit). Not always at the first try: a run of some
+  // minutes saw an empty answer, rarely, not reproduced by the input alone
+  // (a connection refused at the limit of 64 can lose its 503 to a reset);
+  // each retry is logged.
+  const std::string probe = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  for (;;) {
+    const std::string health = exchange(h.http->port(), probe, 5);
+    if (health.rfind("HTTP/1.1 200", 0) == 0) break;
+    std::fprintf(stderr, "/health answered: %s\n(%zu connection threads, %zu open streams)\n",
+                 health.substr(0, 300).c_str(), h.http->connection_threads(),
+                 h.http->open_streams());
+    FUZZ_CHECK(std::chrono::steady_clock::now() < deadline,
+               "the server still answers /health with 200 within 15 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   // A DELETE may have ended the harness's session, or a lone session expired.
   if (uses_session && request.find("DELETE") != std::string::npos) h.open_session();
   return 0;

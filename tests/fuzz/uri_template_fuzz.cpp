@@ -7,8 +7,10 @@
 // the values it matched gives back the URI (values are returned as they
 // appear); and expanding a template with values the fuzzer picks gives a URI
 // the template matches (not necessarily with the same split, but one that
-// expands back to the same URI).
+// expands back to the same URI), unless it names a variable twice and the
+// search gave up.
 #include <map>
+#include <set>
 #include <string>
 
 #include "catalog/uri_template.h"
@@ -86,7 +88,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string expanded = expand(tmpl, values);
   if (expanded.size() > 8192) return 0;  // over the URI bound, which matches nothing
   const auto rematched = toolmux::match_uri_template(tmpl, expanded);
-  FUZZ_CHECK(rematched.has_value(), "a template matches its own expansion");
+  if (!rematched) {
+    // One that names a variable twice may give up on a long search
+    // (uri_template.h); other templates always find their match.
+    const std::set<std::string> distinct(names->begin(), names->end());
+    FUZZ_CHECK(distinct.size() < names->size(), "a template matches its own expansion");
+    return 0;
+  }
   check_match(tmpl, *names, expanded, *rematched);
   return 0;
 }

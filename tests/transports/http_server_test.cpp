@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "src/mcp_server.h"
 #include "src/session_manager.h"
@@ -212,6 +213,40 @@ TEST_CASE("a POST naming an unknown session gets 404 before its body is read") {
   const std::string answer = trickle_until_answered(*client, 200ms, 8s);
   CHECK(answer.rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
   CHECK_THAT(answer, Catch::Contains("Connection: close\r\n"));
+}
+
+TEST_CASE(
+    "a refusal quoting header bytes that are not UTF-8 is valid JSON and the server lives on") {
+  // Found by tests/fuzz/http_request_fuzz: the refusal's message quoted the
+  // header, and dumping it threw on the invalid UTF-8, on a connection
+  // thread: std::terminate ended the whole server.
+  FrontDoor door(toolmux::HttpOptions{});
+  struct Case {
+    std::string request;
+    std::string status;
+    std::string quoted;  // the header's value as the message quotes it
+  };
+  const std::vector<Case> cases = {
+      {"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 41\x83\r\n\r\n", "400",
+       "Content-Length \\\"41\xEF\xBF\xBD\\\" is not a number"},
+      {"GET /metrics HTTP/1.1\r\nHost: evil\xFF.example\r\n\r\n", "403",
+       "Host \\\"evil\xEF\xBF\xBD.example\\\" is not allowed"},
+      {"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://\xC3\r\nContent-Length: "
+       "2\r\n\r\n{}",
+       "403", "Origin \\\"http://\xEF\xBF\xBD\\\" is not allowed"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.request);
+    auto client = door.connect();
+    REQUIRE(client->send(c.request));
+    const std::string answer = client->receive(5s, "}}");
+    CHECK(answer.rfind("HTTP/1.1 " + c.status + " ", 0) == 0);
+    // Each byte that is not UTF-8 is sent as U+FFFD.
+    CHECK_THAT(answer, Catch::Contains(c.quoted));
+  }
+  auto client = door.connect();
+  REQUIRE(client->send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  CHECK(client->receive(5s, "}").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }
 
 TEST_CASE("a method cpp-httplib would read a body for unbounded gets 501") {

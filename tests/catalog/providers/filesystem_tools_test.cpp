@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/argument_check.h"
+#include "catalog/providers/glob.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_context.h"
@@ -392,18 +393,59 @@ TEST_CASE("find_files stops at max_results and says so", "[filesystem_tools][fin
   CHECK(ok_text(tools.call("find_files", {{"pattern", "**/*.txt"}, {"max_results", 10}})) == text);
 }
 
-TEST_CASE("find_files takes a pattern of 200000 \"**\" segments without overflowing the stack",
-          "[filesystem_tools][find_files]") {
+TEST_CASE(
+    "the glob matcher takes a pattern of 200000 \"**\" segments without overflowing the stack",
+    "[filesystem_tools][find_files]") {
   // Found by tests/fuzz/glob_fuzz: the matcher recursed once per segment.
-  TempDir dir;
-  write_file(dir / "a/b/notes.txt", "");
-  write_file(dir / "a/other.md", "");
-  Tools tools({dir.path()});
+  // find_files now refuses such a pattern (over 1024 characters), so the
+  // matcher is called directly.
   std::string pattern;
   for (int i = 0; i < 200000; ++i) pattern += "**/";
-  CHECK(ok_text(tools.call("find_files", {{"pattern", pattern + "*.txt"}})) == "a/b/notes.txt");
-  CHECK(ok_text(tools.call("find_files", {{"pattern", pattern + "a/" + pattern + "b/*"}})) ==
-        "a/b/notes.txt");
+  CHECK(toolmux::glob_matches(pattern + "*.txt", "a/b/notes.txt"));
+  CHECK_FALSE(toolmux::glob_matches(pattern + "*.txt", "a/other.md"));
+  CHECK(toolmux::glob_matches(pattern + "a/" + pattern + "b/*", "a/b/notes.txt"));
+}
+
+TEST_CASE("a glob or query over 1024 characters is refused with the limit named",
+          "[filesystem_tools][find_files][search]") {
+  TempDir dir;
+  write_file(dir / "a.txt", "hello\n");
+  Tools tools({dir.path()});
+  const std::string at_limit = "*" + std::string(1022, 'x') + "*";  // 1024 characters
+  const std::string over = at_limit + "*";
+  // At the limit: accepted (and matching nothing here).
+  CHECK_FALSE(tools.call("find_files", {{"pattern", at_limit}}).is_error);
+  // Over it: the schema refuses the call before the tool runs, naming the limit.
+  struct Case {
+    const char* tool;
+    json arguments;
+    const char* pointer;
+  };
+  const std::vector<Case> cases = {
+      {"find_files", {{"pattern", over}}, "/pattern"},
+      {"search_file_contents", {{"query", over}}, "/query"},
+      {"search_file_contents", {{"query", "x"}, {"file_pattern", over}}, "/file_pattern"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.tool << " " << c.pointer);
+    const toolmux::RegisteredTool* tool = tools.registry.find(c.tool);
+    REQUIRE(tool != nullptr);
+    const toolmux::ArgumentCheck check = toolmux::check_arguments(*tool, c.arguments.dump());
+    REQUIRE_FALSE(check.ok());
+    const std::string message = check.message(c.tool);
+    INFO(message);
+    CHECK(message.find(c.pointer) != std::string::npos);
+    CHECK(message.find("1024") != std::string::npos);
+    // The tool itself refuses it too, for a caller that skips the schema.
+    const ToolResult result = tool->handler(c.arguments, tools.context);
+    CHECK(result.is_error);
+    CHECK(text_of(result) ==
+          std::string(c.pointer + 1) + " is 1025 characters long; at most 1024 are allowed");
+  }
+  // Characters, not bytes: 1024 two-byte characters are within the limit.
+  std::string accents;
+  for (int i = 0; i < 1024; ++i) accents += "\xC3\xA9";
+  CHECK_FALSE(tools.call("search_file_contents", {{"query", accents}}).is_error);
 }
 
 TEST_CASE("find_files returns early when the call is cancelled", "[filesystem_tools][find_files]") {

@@ -143,6 +143,22 @@ GatedHttpServer::GatedHttpServer(Limits limits, std::shared_ptr<ElasticThreads> 
         }
       }) {
   new_task_queue = [this] { return new GateQueue(gate_, threads_); };
+  set_exception_handler([this](const httplib::Request&, httplib::Response& res,
+                               std::exception_ptr thrown) {
+    std::string what = "an exception that is not a std::exception";
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    if (on_handler_exception_) on_handler_exception_(what);
+    res.status = 500;
+    res.headers.clear();
+    res.set_content(
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: toolmux failed to answer this request; its log says why"}})",
+        "application/json");
+  });
   // Decided as the response is written, when the handler has read what it reads.
   set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     if (t_request && t_request->body_left()) {

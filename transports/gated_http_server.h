@@ -11,6 +11,10 @@
 // response carries "Connection: close" and the gate drains what the client
 // still sends before closing, so the client reads the response, not a reset.
 //
+// A handler that throws gets a 500 whose body is a JSON-RPC error that says
+// only that (cpp-httplib's own answer would quote the exception's text in an
+// EXCEPTION_WHAT header); the text goes to on_handler_exception instead.
+//
 // Threads: handlers run on the pool's threads, one request at a time per
 // connection; the static members speak of the request the calling thread serves.
 #pragma once
@@ -20,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,6 +44,11 @@ class GatedHttpServer : public httplib::Server {
   // `threads` serve the requests; it should allow gate.max_connections threads.
   GatedHttpServer(Limits limits, std::shared_ptr<ElasticThreads> threads);
   ~GatedHttpServer() override;
+
+  // Told the text of an exception a handler threw (for the log). Before listening.
+  void on_handler_exception(std::function<void(const std::string& what)> listener) {
+    on_handler_exception_ = std::move(listener);
+  }
 
   // Starts the gate; false with `error` set when it cannot. Before listening.
   bool start(std::string& error);
@@ -60,6 +70,7 @@ class GatedHttpServer : public httplib::Server {
   const Limits limits_;
   std::shared_ptr<ElasticThreads> threads_;
   std::atomic<std::uint64_t> body_timeouts_{0};
+  std::function<void(const std::string&)> on_handler_exception_;
   ConnectionGate gate_;  // last: stopped (its thread joined) before the rest goes
 };
 

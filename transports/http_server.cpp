@@ -610,6 +610,9 @@ HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& met
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     listen_fd_ = sock;
   });
+  http_->on_handler_exception([this](const std::string& what) {
+    logger_.write(LogLevel::error, "http_handler_threw", {{"error", what}});
+  });
   http_->set_error_handler([this](const httplib::Request&, httplib::Response& res) {
     // cpp-httplib's own 413 (it refused a body) has no body yet; ours have.
     if (res.status == 413 && res.body.empty()) {

@@ -1,0 +1,43 @@
+#include "transports/gated_http_server.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "src/elastic_threads.h"
+
+using namespace toolmux;
+
+TEST_CASE("a handler that throws gets a 500 JSON-RPC error that does not quote the exception") {
+  auto threads = std::make_shared<ElasticThreads>(8);
+  GatedHttpServer server(GatedHttpServer::Limits{}, threads);
+  std::string logged;
+  server.on_handler_exception([&](const std::string& what) { logged = what; });
+  server.Get("/boom", [](const httplib::Request&, httplib::Response&) {
+    throw std::runtime_error("secret path /home/alice/token.txt");
+  });
+  std::string error;
+  REQUIRE(server.start(error));
+  const int port = server.bind_to_any_port("127.0.0.1");
+  REQUIRE(port > 0);
+  std::thread listening([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Get("/boom");
+  REQUIRE(res);
+  CHECK(res->status == 500);
+  CHECK_FALSE(res->has_header("EXCEPTION_WHAT"));
+  CHECK(res->get_header_value("Content-Type") == "application/json");
+  CHECK(
+      res->body ==
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: toolmux failed to answer this request; its log says why"}})");
+  CHECK(res->body.find("secret") == std::string::npos);
+  CHECK(logged == "secret path /home/alice/token.txt");
+
+  server.stop();
+  listening.join();
+}

@@ -30,7 +30,7 @@ case $kind in
   thread)
     dir="$here/build-tsan"
     flags="-fsanitize=thread"
-    subset_tests=(elastic_threads_test call_admission_test session_manager_test)
+    subset_tests=(elastic_threads_test call_admission_test session_manager_test connection_gate_test)
     ;;
   *)
     echo "usage: $0 address|thread [--subset]" >&2
@@ -69,11 +69,12 @@ if ((subset)); then
 else
   cmake --build "$dir" -j"$jobs"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 \
-    -E '^(clang_format|clang_tidy|conformance|conformance_aggregated|e2e|sanitize_asan|sanitize_tsan)$' || status=1
+    -E '^(clang_format|clang_tidy|conformance|conformance_aggregated|e2e|fuzz_smoke|sanitize_asan|sanitize_tsan)$' || status=1
   # Sanitized binaries are slower: fewer files at once, longer per-test limit.
   (cd "$here/tests/e2e" &&
     TOOLMUX_BIN="$dir/toolmux" \
     TOOLMUX_EXAMPLE_BIN="$dir/examples/conformance-server/toolmux-conformance-server" \
+    TOOLMUX_E2E_SANITIZER="$kind" \
     node --test --test-concurrency=2 --test-timeout=180000) || status=1
 fi
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <csignal>
+#include <memory>
 
 #include "src/mcp_server.h"
 #include "src/random_id.h"
@@ -11,17 +12,21 @@
 namespace toolmux {
 namespace {
 
+// Shares the transport: the session owns its sink, and what holds the session
+// (a call abandoned past its deadline, a list_changed due in 50 ms) may send
+// after serve_stdio has returned, while toolmux stops its upstreams.
 class StdioSink final : public MessageSink {
  public:
-  explicit StdioSink(StdioTransport& transport) : transport_(transport) {}
+  explicit StdioSink(std::shared_ptr<StdioTransport> transport)
+      : transport_(std::move(transport)) {}
   void send(const nlohmann::json& message, const nlohmann::json& /*related_request*/) override {
     // Strings are valid UTF-8 by the time they get here (the result boundary
     // checks tool output); replace is the last line of defence, not a path.
-    transport_.write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    transport_->write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
  private:
-  StdioTransport& transport_;
+  const std::shared_ptr<StdioTransport> transport_;
 };
 
 StdioTransport* g_transport = nullptr;
@@ -44,7 +49,9 @@ void install_signal_handlers() {
 
 int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
                 const ServeOptions& options, Logger& logger) {
-  StdioTransport transport(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
+  const auto shared_transport =
+      std::make_shared<StdioTransport>(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
+  StdioTransport& transport = *shared_transport;
   g_transport = &transport;
   install_signal_handlers();
 
@@ -54,10 +61,10 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
   // A reload or an upstream's change: served from then on, the client told.
   const int listener = host.add_listener(
       [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
-  StdioSink sink(transport);
   // One session for the process. Its id keys the results it offloads, so it
   // is random: a later process on the same data directory cannot read them.
-  auto session = std::make_shared<Session>(random_id(), "local", "stdio", sink);
+  auto session = std::make_shared<Session>(random_id(), "local", "stdio",
+                                           std::make_shared<StdioSink>(shared_transport));
   logger.write(LogLevel::info, "serving",
                {{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}});
 

@@ -15,6 +15,10 @@ const CALLS = 300;
 // calls) to the end: thread stacks and allocator arenas settle early; a leak
 // of even 10 KB a call would pass it.
 const GROWTH_KB = 32 * 1024;
+// Set by scripts/sanitize.sh: under ASan the allocator holds freed memory back
+// (its quarantine, up to 256 MB) and TSan keeps shadow memory, so RSS says
+// nothing about leaks there; LeakSanitizer checks this server at its exit instead.
+const SANITIZER = process.env.TOOLMUX_E2E_SANITIZER;
 
 test(`soak: ${SESSIONS} HTTP sessions × ${CALLS} calls of mixed tools, zero errors, memory flat`, async (t) => {
   requireBinary();
@@ -31,9 +35,13 @@ test(`soak: ${SESSIONS} HTTP sessions × ${CALLS} calls of mixed tools, zero err
     assert.ok(result.byKind[kind] > 0, `no ${kind} call was made: ${JSON.stringify(result.byKind)}`);
   }
   assert.ok(rss.warmFirstKb !== null && rss.lastKb !== null, `no RSS samples after the warm-up: ${JSON.stringify(samples)}`);
-  assert.ok(
-    rss.lastKb - rss.warmFirstKb <= GROWTH_KB,
-    `RSS grew from ${rss.warmFirstKb} kB after the warm-up to ${rss.lastKb} kB: more than ${GROWTH_KB} kB`,
-  );
+  if (SANITIZER) {
+    t.diagnostic(`RSS growth not checked: the server runs under ${SANITIZER} sanitizer`);
+  } else {
+    assert.ok(
+      rss.lastKb - rss.warmFirstKb <= GROWTH_KB,
+      `RSS grew from ${rss.warmFirstKb} kB after the warm-up to ${rss.lastKb} kB: more than ${GROWTH_KB} kB`,
+    );
+  }
   assert.deepEqual(result.exit, { code: 0, signal: null }, 'the server did not stop cleanly on SIGTERM');
 });

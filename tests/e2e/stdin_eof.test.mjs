@@ -7,10 +7,11 @@
 // {seconds}, with a 60 s timeout.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { DATA_DIR, LATEST_PROTOCOL_VERSION, RawServer, makeRoot, short, textOf } from './helpers.mjs';
+import { DATA_DIR, LATEST_PROTOCOL_VERSION, RawServer, makeRoot, makeTempDir, short, textOf } from './helpers.mjs';
 
 const CALLS_CATALOG = path.join(DATA_DIR, 'calls', 'catalog.json');
 
@@ -64,4 +65,38 @@ test('a call still running after --shutdown-grace is answered with an error sayi
   assert.ok(endless, `no answer to the call cut short: ${short(server.lines, 3000)}`);
   assert.equal(endless.result?.isError, true, short(endless));
   assert.equal(textOf(endless.result), 'Tool "nap" was stopped before it finished: toolmux is exiting');
+});
+
+test('a search just before stdin closes: toolmux exits 0 while its list_changed is still due', async (t) => {
+  // The search's list_changed goes out 50 ms after it; the session (and that
+  // notification) must not outlive what it sends through. An upstream that
+  // ignores SIGTERM keeps toolmux stopping for 1 s after the session ended
+  // (ASan saw the notification use the ended session's sink then).
+  const catalog = path.join(makeTempDir(), 'catalog.json');
+  fs.writeFileSync(catalog, JSON.stringify({
+    tools: [],
+    discovery: { mode: 'on' },
+    upstreams: {
+      stubborn: {
+        command: 'sh',
+        args: ['-c', "trap '' TERM; exec sh scripted.sh"],
+        cwd: path.join(DATA_DIR, '..', 'upstreams'),
+        env: { RECEIVED: '/dev/null' },
+      },
+    },
+  }));
+  const server = new RawServer(['serve', '--root', makeRoot({ 'notes.txt': 'one\n' }), '--catalog', catalog]);
+  t.after(() => server.kill());
+  const search = {
+    jsonrpc: '2.0',
+    id: 'search',
+    method: 'tools/call',
+    params: { name: 'tool_search', arguments: { query: 'read the lines of a text file', limit: 2 } },
+  };
+  pipeAndClose(server, [initialize, initialized, search]);
+  const exit = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve(null), 15000))]);
+  assert.ok(exit, `toolmux still running 15 s after stdin closed; stderr: ${server.stderr}`);
+  assert.deepEqual(exit, { ...exit, code: 0, signal: null }, `stderr: ${server.stderr}`);
+  const found = answerTo(server, 'search')?.result?.structuredContent?.tools?.map((tool) => tool.name) ?? [];
+  assert.ok(found.includes('read_text_file'), short(server.lines));
 });

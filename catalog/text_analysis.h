@@ -31,6 +31,9 @@ using SynonymMap = std::map<std::string, std::vector<std::string>, std::less<>>;
 
 namespace text {
 
+// The tokenizers are templates over their callback, here in the header, so
+// that the index's build (every word of every tool) inlines them.
+
 enum class CharClass : std::uint8_t { kSeparator, kUpper, kLower, kDigit, kUnderscore };
 
 struct Char {

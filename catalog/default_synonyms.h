@@ -8,7 +8,7 @@
 // It is compiled in: nothing is read at run time.
 #pragma once
 
-#include "catalog/tool_search_index.h"
+#include "catalog/text_analysis.h"
 
 namespace toolmux {
 

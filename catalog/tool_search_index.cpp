@@ -1,243 +1,21 @@
 #include "catalog/tool_search_index.h"
 
-#include <libstemmer.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <set>
 #include <stdexcept>
 #include <unordered_map>
-
-#include "catalog/default_synonyms.h"
 
 namespace toolmux {
 namespace {
 
 using nlohmann::json;
 
-// ---------------------------------------------------------------------------
-// Characters and words.
-
-enum class CharClass : std::uint8_t { kSeparator, kUpper, kLower, kDigit, kUnderscore };
-
-struct Char {
-  CharClass cls;
-  std::size_t length;  // bytes
-};
-
-// Non-ASCII code points that separate words rather than belong to them:
-// Latin-1 punctuation and symbols, general punctuation (dashes, quotes,
-// bullets), arrows and symbols, CJK punctuation, and emoji.
-bool is_unicode_separator(std::uint32_t cp) {
-  return (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
-         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
-         (cp >= 0xFF00 && cp <= 0xFF0F) || cp >= 0x1F000;
-}
-
-// The class and length of the non-ASCII character that starts at text[i]: a
-// letter counts as lower case; an invalid UTF-8 byte is a separator.
-Char non_ascii_char_at(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  std::size_t length = 0;
-  std::uint32_t cp = 0;
-  if ((c & 0xE0U) == 0xC0U) {
-    length = 2;
-    cp = c & 0x1FU;
-  } else if ((c & 0xF0U) == 0xE0U) {
-    length = 3;
-    cp = c & 0x0FU;
-  } else if ((c & 0xF8U) == 0xF0U) {
-    length = 4;
-    cp = c & 0x07U;
-  } else {
-    return {CharClass::kSeparator, 1};
-  }
-  if (i + length > text.size()) return {CharClass::kSeparator, 1};
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto cc = static_cast<unsigned char>(text[i + k]);
-    if ((cc & 0xC0U) != 0x80U) return {CharClass::kSeparator, 1};
-    cp = (cp << 6U) | (cc & 0x3FU);
-  }
-  return {is_unicode_separator(cp) ? CharClass::kSeparator : CharClass::kLower, length};
-}
-
-constexpr std::array<CharClass, 128> kAsciiClass = [] {
-  std::array<CharClass, 128> classes{};
-  for (std::size_t c = 0; c < classes.size(); ++c) {
-    if (c >= 'a' && c <= 'z') {
-      classes[c] = CharClass::kLower;
-    } else if (c >= 'A' && c <= 'Z') {
-      classes[c] = CharClass::kUpper;
-    } else if (c >= '0' && c <= '9') {
-      classes[c] = CharClass::kDigit;
-    } else if (c == '_') {
-      classes[c] = CharClass::kUnderscore;
-    } else {
-      classes[c] = CharClass::kSeparator;
-    }
-  }
-  return classes;
-}();
-
-inline Char char_at(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  if (c < 0x80) return {kAsciiClass[c], 1};
-  return non_ascii_char_at(text, i);
-}
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
-
-void append_lower(std::string& out, std::string_view text) {
-  const std::size_t at = out.size();
-  out.resize(at + text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    out[at + i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  }
-}
-
-// Words of running text: maximal runs of letters and digits (and '_' when
-// keep_underscore), lower-cased. Calls emit(word).
-template <class Emit>
-void tokenize_text(std::string_view text, bool keep_underscore, std::string& buffer, Emit&& emit) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    Char ch = char_at(text, i);
-    const bool word_char =
-        ch.cls != CharClass::kSeparator && (keep_underscore || ch.cls != CharClass::kUnderscore);
-    if (!word_char) {
-      i += ch.length;
-      continue;
-    }
-    const std::size_t start = i;
-    while (i < text.size()) {
-      ch = char_at(text, i);
-      if (ch.cls == CharClass::kSeparator || (!keep_underscore && ch.cls == CharClass::kUnderscore))
-        break;
-      i += ch.length;
-    }
-    buffer.clear();
-    append_lower(buffer, text.substr(start, i - start));
-    emit(std::string_view(buffer), true);
-  }
-}
-
-// Words of a name: the text is cut at white space into words, and each word
-// into parts at every other separator ('_', '-', '.', '/', ...), at case
-// changes (getHTTPResponse: get, HTTP, Response) and at letter/digit
-// boundaries. Calls emit(part, single) for each part, lower-cased, and, when a
-// word has several parts, emit(joined, false) with the parts joined
-// (list_issues: list, issues, listissues). `single` is true when the word is
-// one part only.
-template <class Emit>
-void tokenize_name(std::string_view text, std::string& buffer,
-                   std::vector<std::pair<std::size_t, std::size_t>>& parts, Emit&& emit) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (is_space(text[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t word_end = i;
-    while (word_end < text.size() && !is_space(text[word_end])) ++word_end;
-    const std::string_view word = text.substr(0, word_end);
-
-    parts.clear();
-    std::size_t part_start = 0;
-    bool in_part = false;
-    CharClass previous = CharClass::kSeparator;
-    while (i < word_end) {
-      const Char ch = char_at(word, i);
-      const bool letter_or_digit =
-          ch.cls != CharClass::kSeparator && ch.cls != CharClass::kUnderscore;
-      if (!letter_or_digit) {
-        if (in_part) parts.emplace_back(part_start, i);
-        in_part = false;
-        previous = CharClass::kSeparator;
-        i += ch.length;
-        continue;
-      }
-      bool boundary = false;
-      if (in_part) {
-        const bool digit = ch.cls == CharClass::kDigit;
-        const bool previous_digit = previous == CharClass::kDigit;
-        // letters|digits, lower|Upper, and the R of HTTPResponse
-        boundary = digit != previous_digit ||
-                   (previous == CharClass::kLower && ch.cls == CharClass::kUpper) ||
-                   (previous == CharClass::kUpper && ch.cls == CharClass::kUpper &&
-                    i + 1 < word_end && char_at(word, i + 1).cls == CharClass::kLower);
-      }
-      if (boundary) parts.emplace_back(part_start, i);
-      if (!in_part || boundary) part_start = i;
-      in_part = true;
-      previous = ch.cls;
-      i += ch.length;
-    }
-    if (in_part) parts.emplace_back(part_start, word_end);
-    i = word_end;
-
-    const bool single = parts.size() == 1;
-    for (const auto& [begin, end] : parts) {
-      buffer.clear();
-      append_lower(buffer, word.substr(begin, end - begin));
-      emit(std::string_view(buffer), single);
-    }
-    if (parts.size() > 1) {
-      buffer.clear();
-      for (const auto& [begin, end] : parts) append_lower(buffer, word.substr(begin, end - begin));
-      emit(std::string_view(buffer), false);
-    }
-  }
-}
-
-// Dropped from running text and from one-word query words, never from names.
-bool is_stop_word(std::string_view word) {
-  static constexpr auto kStopWords = std::to_array<std::string_view>(
-      {"a",    "an",   "and",   "are",   "as",   "at",    "be",    "been",  "but",   "by", "can",
-       "do",   "does", "for",   "from",  "has",  "have",  "how",   "i",     "if",    "in", "into",
-       "is",   "it",   "its",   "me",    "my",   "of",    "on",    "or",    "our",   "so", "such",
-       "than", "that", "the",   "their", "then", "there", "these", "this",  "those", "to", "was",
-       "we",   "were", "which", "will",  "with", "you",   "your",  "please"});
-  return std::find(kStopWords.begin(), kStopWords.end(), word) != kStopWords.end();
-}
-
-// One Snowball English stemmer per thread: sb_stemmer is not thread-safe.
-class Stemmer {
- public:
-  Stemmer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {
-    if (stemmer_ == nullptr) throw std::runtime_error("libstemmer: no English stemmer");
-  }
-  ~Stemmer() { sb_stemmer_delete(stemmer_); }
-  Stemmer(const Stemmer&) = delete;
-  Stemmer& operator=(const Stemmer&) = delete;
-
-  void stem(std::string_view word, std::string& out) {
-    constexpr std::size_t kMaxStemmed = 64;  // longer words (ids, blobs) are kept as they are
-    if (word.size() > kMaxStemmed) {
-      out.assign(word);
-      return;
-    }
-    const sb_symbol* stemmed = sb_stemmer_stem(
-        stemmer_, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
-    if (stemmed == nullptr) {  // out of memory
-      out.assign(word);
-      return;
-    }
-    out.assign(reinterpret_cast<const char*>(stemmed),
-               static_cast<std::size_t>(sb_stemmer_length(stemmer_)));
-  }
-
-  static Stemmer& for_this_thread() {
-    thread_local Stemmer stemmer;
-    return stemmer;
-  }
-
- private:
-  sb_stemmer* stemmer_;
-};
+using text::is_stop_word;
+using text::tokenize_name;
+using text::tokenize_text;
 
 struct StringHash {
   using is_transparent = void;
@@ -329,55 +107,8 @@ struct ToolSearchIndex::Impl {
   StringMap<Expansion> expansions;
   StringMap<std::vector<std::uint32_t>> source_terms;  // term of a source name -> sources
 
-  // The term a lower-case word is indexed as (stemmed when the options say).
-  void term_of(std::string_view word, std::string& out) const {
-    if (options.stem) {
-      Stemmer::for_this_thread().stem(word, out);
-    } else {
-      out.assign(word);
-    }
-  }
-
-  // Analysis of indexed text; calls emit(term).
-  template <class Emit>
-  void analyze(std::string_view text, bool is_name, Emit&& emit) const {
-    std::string buffer;
-    std::string term;
-    if (is_name && options.split_names) {
-      std::vector<std::pair<std::size_t, std::size_t>> parts;
-      tokenize_name(text, buffer, parts, [&](std::string_view word, bool) {
-        term_of(word, term);
-        emit(std::string_view(term));
-      });
-      return;
-    }
-    // Without name splitting ('_' is a word character): a name is one word.
-    tokenize_text(text, !options.split_names, buffer, [&](std::string_view word, bool) {
-      if (!is_name && is_stop_word(word)) return;
-      term_of(word, term);
-      emit(std::string_view(term));
-    });
-  }
-
-  // Analysis of a query; calls emit(lower-case word, term, is_joined_or_part).
-  // Query words are split like names, but a one-part word that is a stop word
-  // is dropped.
-  template <class Emit>
-  void analyze_query(std::string_view text, Emit&& emit) const {
-    std::string buffer;
-    std::string term;
-    auto word_done = [&](std::string_view word, bool single) {
-      if (single && is_stop_word(word)) return;
-      term_of(word, term);
-      emit(word, std::string_view(term));
-    };
-    if (options.split_names) {
-      std::vector<std::pair<std::size_t, std::size_t>> parts;
-      tokenize_name(text, buffer, parts, word_done);
-    } else {
-      tokenize_text(text, true, buffer, word_done);
-    }
-  }
+  // The options' stem and split_names (the index and its queries analyse alike).
+  text::TextAnalyzer analyzer;
 };
 
 namespace {
@@ -488,6 +219,7 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
     throw std::length_error("ToolSearchIndex: too many documents");
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
+  impl->analyzer = text::TextAnalyzer{impl->options.stem, impl->options.split_names};
   Impl& ix = *impl;
   const SearchOptions& opt = ix.options;
   const std::size_t n = documents.size();
@@ -504,7 +236,7 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
     const std::uint64_t h = WordCache::hash(word);
     std::uint32_t value = word_terms.find(word, h);
     if (value != WordCache::kEmpty) return value;
-    ix.term_of(word, term);
+    ix.analyzer.term_of(word, term);
     auto [it, inserted] =
         ix.vocabulary.try_emplace(term, static_cast<std::uint32_t>(ix.vocabulary.size()));
     if (ix.vocabulary.size() >= kMaxTerms)
@@ -608,7 +340,7 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   for (const auto& entry : source_ids) {
     const std::string& source = entry.first;
     const auto id = entry.second;
-    ix.analyze(source, true, [&](std::string_view t) {
+    ix.analyzer.analyze(source, true, [&](std::string_view t) {
       auto& sources = ix.source_terms[std::string(t)];
       if (std::find(sources.begin(), sources.end(), id) == sources.end()) sources.push_back(id);
       if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
@@ -706,31 +438,12 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   // Synonyms: keys by their term, values analysed as query words, kept when
   // the index has them or they name a source. The catalog's entries replace
   // the built-in ones of the same term.
-  StringMap<std::vector<std::string_view>> words_of_key;
-  auto key_term = [&](std::string_view key) {
-    std::string lower;
-    append_lower(lower, key);
-    std::string term_of_key;
-    ix.term_of(lower, term_of_key);
-    return term_of_key;
-  };
-  if (opt.use_default_synonyms) {
-    for (const auto& [key, values] : default_synonyms()) {
-      auto& words = words_of_key[key_term(key)];
-      words.insert(words.end(), values.begin(), values.end());
-    }
-  }
-  std::set<std::string, std::less<>> replaced;
-  for (const auto& [key, values] : opt.synonyms) {
-    std::string t = key_term(key);
-    auto& words = words_of_key[t];
-    if (replaced.insert(std::move(t)).second) words.clear();
-    words.insert(words.end(), values.begin(), values.end());
-  }
+  const auto words_of_key =
+      text::synonyms_by_term(ix.analyzer, opt.synonyms, opt.use_default_synonyms);
   for (const auto& [key, words] : words_of_key) {
     Impl::Expansion expansion;
     for (std::string_view word : words) {
-      ix.analyze_query(word, [&](std::string_view, std::string_view t) {
+      ix.analyzer.analyze_query(word, [&](std::string_view, std::string_view t) {
         if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
           expansion.terms.push_back(it->second);
         if (auto it = ix.source_terms.find(t); it != ix.source_terms.end())
@@ -765,7 +478,7 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   named.clear();
   const auto expansion = static_cast<float>(ix.options.expansion_weight);
   const bool boost_sources = ix.options.source_boost > 0;
-  ix.analyze_query(query, [&](std::string_view, std::string_view t) {
+  ix.analyzer.analyze_query(query, [&](std::string_view, std::string_view t) {
     if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
       terms.push_back({it->second, 1.0F});
     if (boost_sources) {
@@ -839,7 +552,7 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
 
 std::vector<std::string> ToolSearchIndex::analyze(std::string_view text, bool is_name) const {
   std::vector<std::string> words;
-  impl_->analyze(text, is_name, [&](std::string_view t) { words.emplace_back(t); });
+  impl_->analyzer.analyze(text, is_name, [&](std::string_view t) { words.emplace_back(t); });
   return words;
 }
 

@@ -2,9 +2,9 @@
 // it wants to do, and the index returns the tools most likely to do it.
 //
 // BM25F: a tool is a document of separately weighted fields (name, title,
-// description, parameter names, parameter descriptions, enum values). Names
-// are split on case changes, '_', '-', '.' and digits, and the joined form is
-// indexed too; words are stemmed (Snowball English, libstemmer). Text that
+// description, parameter names, parameter descriptions, enum values), its
+// text analysed into terms by catalog/text_analysis.h (names split and joined,
+// words stemmed, stop words dropped from running text). Text that
 // repeats across most tools of one source (boilerplate such as "This tool
 // calls the GitHub API") is damped so that it does not drown the ranking.
 //
@@ -24,10 +24,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace toolmux {
+#include "catalog/text_analysis.h"
 
-// Lower-case query word -> the words it also matches.
-using SynonymMap = std::map<std::string, std::vector<std::string>, std::less<>>;
+namespace toolmux {
 
 // What the index sees of one tool.
 struct SearchDocument {

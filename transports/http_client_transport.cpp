@@ -16,6 +16,7 @@
 
 #include "src/jsonrpc.h"
 #include "transports/sse_parser.h"
+#include "transports/url.h"
 
 namespace toolmux {
 
@@ -66,101 +67,6 @@ bool iequals(std::string_view a, std::string_view b) {
 std::string lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
-}
-
-std::string percent_decode(std::string_view text) {
-  const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) && hex(text[i + 2])) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
-struct Url {
-  std::string origin;  // scheme://host:port, what httplib::Client connects to
-  std::string path;    // path and query, what the requests ask for
-  std::string shown;   // scheme://host[:port]/path: no credentials, no query
-  std::string user;
-  std::string password;
-};
-
-bool parse_url(std::string_view url, Url& out, std::string& error) {
-  std::string scheme;
-  for (std::string_view s : {"http", "https"}) {
-    const std::string prefix = std::string(s) + "://";
-    if (url.size() > prefix.size() && iequals(url.substr(0, prefix.size()), prefix)) scheme = s;
-  }
-  if (scheme.empty()) {
-    error = "the upstream URL must start with http:// or https://";
-    return false;
-  }
-  url.remove_prefix(scheme.size() + 3);
-  if (const auto hash = url.find('#'); hash != std::string_view::npos) url = url.substr(0, hash);
-  const auto end_of_authority = std::min(url.find('/'), url.find('?'));
-  std::string_view authority = url.substr(0, end_of_authority);
-  std::string_view rest =
-      end_of_authority == std::string_view::npos ? "" : url.substr(end_of_authority);
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    const auto colon = userinfo.find(':');
-    out.user = percent_decode(userinfo.substr(0, colon));
-    if (colon != std::string_view::npos) out.password = percent_decode(userinfo.substr(colon + 1));
-    authority.remove_prefix(at + 1);
-  }
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      error = "the upstream URL has an unclosed '[' in its host";
-      return false;
-    }
-    host = authority.substr(0, close + 1);
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && after.front() != ':') {
-      error = "the upstream URL has something after its IPv6 host";
-      return false;
-    }
-    if (!after.empty()) port = after.substr(1);
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty() || host.find_first_of(" \t\r\n") != std::string_view::npos) {
-    error = "the upstream URL has no host";
-    return false;
-  }
-  int port_number = scheme == "https" ? 443 : 80;
-  if (!port.empty()) {
-    if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      error = "the upstream URL's port is not a number";
-      return false;
-    }
-    port_number = std::stoi(std::string(port));
-    if (port_number < 1 || port_number > 65535) {
-      error = "the upstream URL's port is out of range";
-      return false;
-    }
-  }
-  std::string path(rest);
-  if (path.empty() || path.front() == '?') path.insert(0, "/");
-  if (path.find_first_of(" \t\r\n") != std::string::npos) {
-    error = "the upstream URL's path has white space in it (percent-encode it)";
-    return false;
-  }
-  out.origin = scheme + "://" + std::string(host) + ":" + std::to_string(port_number);
-  out.path = path;
-  out.shown = scheme + "://" + std::string(host) + (port.empty() ? "" : ":" + std::string(port)) +
-              path.substr(0, path.find('?'));
-  return true;
 }
 
 std::string reason_phrase(int status) {
@@ -271,7 +177,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   };
 
   HttpClientOptions options;
-  Url url;
+  HttpUrl url;
   OnMessage on_message;
   OnClosed on_closed;
 
@@ -780,8 +686,10 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
 
 std::unique_ptr<HttpClientTransport> HttpClientTransport::create(HttpClientOptions options,
                                                                  std::string& error) {
+  std::optional<HttpUrl> url = parse_http_url(options.url, error);
+  if (!url) return nullptr;
   auto state = std::make_shared<State>();
-  if (!parse_url(options.url, state->url, error)) return nullptr;
+  state->url = std::move(*url);
   state->options = std::move(options);
   return std::unique_ptr<HttpClientTransport>(new HttpClientTransport(std::move(state)));
 }

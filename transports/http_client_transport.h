@@ -48,7 +48,8 @@
 namespace toolmux {
 
 struct HttpClientOptions {
-  std::string url;  // http://host[:port]/path or https://...; user:password@ becomes Basic auth
+  std::string url;  // http://host[:port]/path or https://... (transports/url.h); user:password@
+                    // becomes Basic auth
   // Sent on every request (secrets already resolved, e.g. Authorization: Bearer ...).
   std::vector<std::pair<std::string, std::string>> headers;
   std::size_t max_message_bytes = std::size_t{64} << 20;  // one body or one SSE event, at most

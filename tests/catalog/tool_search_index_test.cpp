@@ -58,41 +58,7 @@ std::string top(const ToolSearchIndex& index, std::string_view query) {
   return hits.empty() ? std::string() : index.document(hits[0].document).name;
 }
 
-bool contains(const std::vector<std::string>& words, const std::string& word) {
-  return std::find(words.begin(), words.end(), word) != words.end();
-}
-
 }  // namespace
-
-TEST_CASE("names are split on case, separators and digits, and joined too") {
-  auto index = ToolSearchIndex::build({});
-  CHECK(index->analyze("getHTTPResponse", true) ==
-        std::vector<std::string>{"get", "http", "respons", "gethttprespons"});
-  CHECK(index->analyze("list_issues", true) ==
-        std::vector<std::string>{"list", "issu", "listissu"});
-  CHECK(index->analyze("kebab-case.name", true) ==
-        std::vector<std::string>{"kebab", "case", "name", "kebabcasenam"});
-  CHECK(index->analyze("v2beta", true) == std::vector<std::string>{"v", "2", "beta", "v2beta"});
-  CHECK(index->analyze("PascalCase", true) ==
-        std::vector<std::string>{"pascal", "case", "pascalcas"});
-  CHECK(index->analyze("read", true) == std::vector<std::string>{"read"});
-}
-
-TEST_CASE("running text: lower case, stop words dropped, stemmed, non-ASCII letters kept") {
-  auto index = ToolSearchIndex::build({});
-  CHECK(index->analyze("creating", false) == std::vector<std::string>{"creat"});
-  CHECK(index->analyze("Take a screenshot of the page", false) ==
-        std::vector<std::string>{"take", "screenshot", "page"});
-  CHECK(index->analyze("list_issues", false) == std::vector<std::string>{"list", "issu"});
-  CHECK(index->analyze("Café – über", false) == std::vector<std::string>{"café", "über"});
-}
-
-TEST_CASE("stop words are kept in names") {
-  auto index = ToolSearchIndex::build({});
-  CHECK(contains(index->analyze("get_the_file", true), "the"));
-  CHECK(index->analyze("to", true) == std::vector<std::string>{"to"});
-  CHECK(index->analyze("to", false).empty());
-}
 
 TEST_CASE("plain BM25 neither splits nor stems") {
   auto index = ToolSearchIndex::build({}, SearchOptions::plain_bm25());

@@ -1,0 +1,204 @@
+#include "catalog/catalog_file_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <system_error>
+
+#include "catalog/edit_distance.h"
+
+namespace toolmux::catalog_file {
+
+namespace fs = std::filesystem;
+
+std::string type_name(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "something else";
+  }
+}
+
+void ObjectReader::reject_unknown(const std::vector<std::string_view>& known) {
+  for (const auto& [key, value] : object_.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string message = "unknown field \"" + key + "\"";
+    std::string_view best;
+    std::size_t best_distance = 3;
+    for (auto candidate : known) {
+      std::size_t distance = edit_distance(key, candidate);
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = candidate;
+      }
+    }
+    if (!best.empty()) message += " (did you mean \"" + std::string(best) + "\"?)";
+    add(pointer(key), std::move(message));
+  }
+}
+
+const json* ObjectReader::field(std::string_view name, bool required) {
+  auto it = object_.find(name);
+  if (it == object_.end()) {
+    if (required) {
+      add(base_, "missing required field \"" + std::string(name) + "\"");
+      mark(name);
+    }
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::optional<std::string> ObjectReader::string(std::string_view name, bool required) {
+  const json* value = field(name, required);
+  if (!value) return std::nullopt;
+  if (!value->is_string()) return wrong_type(name, "a string", *value), std::nullopt;
+  return value->get<std::string>();
+}
+
+std::optional<bool> ObjectReader::boolean(std::string_view name) {
+  const json* value = field(name, false);
+  if (!value) return std::nullopt;
+  if (!value->is_boolean()) return wrong_type(name, "a boolean", *value), std::nullopt;
+  return value->get<bool>();
+}
+
+std::optional<std::uint64_t> ObjectReader::integer(std::string_view name, bool required,
+                                                   std::uint64_t min, std::uint64_t max) {
+  const json* value = field(name, required);
+  if (!value) return std::nullopt;
+  if (!value->is_number_integer()) {
+    return wrong_type(name, "an integer", *value), std::nullopt;
+  }
+  bool negative =
+      value->is_number_integer() && !value->is_number_unsigned() && value->get<std::int64_t>() < 0;
+  std::uint64_t number = negative ? 0 : value->get<std::uint64_t>();
+  if (negative || number < min || number > max) {
+    add(pointer(name),
+        std::string(name) +
+            (max == std::numeric_limits<std::uint64_t>::max()
+                 ? " must be at least " + std::to_string(min)
+                 : " must be between " + std::to_string(min) + " and " + std::to_string(max)) +
+            ", not " + value->dump());
+    mark(name);
+    return std::nullopt;
+  }
+  return number;
+}
+
+std::optional<std::vector<std::string>> ObjectReader::strings(std::string_view name,
+                                                              bool required) {
+  const json* value = field(name, required);
+  if (!value) return std::nullopt;
+  if (!value->is_array()) return wrong_type(name, "an array of strings", *value), std::nullopt;
+  std::vector<std::string> out;
+  bool ok = true;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const json& item = (*value)[i];
+    if (!item.is_string()) {
+      add(pointer(name) + "/" + std::to_string(i), "expected a string, got " + type_name(item));
+      ok = false;
+      continue;
+    }
+    out.push_back(item.get<std::string>());
+  }
+  if (!ok) {
+    mark(name);
+    return std::nullopt;
+  }
+  return out;
+}
+
+const json* ObjectReader::object(std::string_view name, bool required) {
+  const json* value = field(name, required);
+  if (!value) return nullptr;
+  if (!value->is_object()) return wrong_type(name, "an object", *value), nullptr;
+  return value;
+}
+
+void ObjectReader::add(std::string pointer_text, std::string message) {
+  problems_.push_back({std::move(pointer_text), std::move(message)});
+}
+
+void ObjectReader::wrong_type(std::string_view name, std::string_view expected, const json& value) {
+  add(pointer(name), "expected " + std::string(expected) + ", got " + type_name(value));
+  mark(name);
+}
+
+// `found` without the problems at or under a pointer in `reported`: those
+// fields were already reported as missing or of the wrong type.
+Problems without_reported(Problems found, const std::set<std::string>& reported) {
+  Problems kept;
+  for (auto& problem : found) {
+    bool covered = false;
+    for (const auto& pointer : reported) {
+      if (problem.pointer == pointer || problem.pointer.rfind(pointer + "/", 0) == 0) {
+        covered = true;
+        break;
+      }
+    }
+    if (!covered) kept.push_back(std::move(problem));
+  }
+  return kept;
+}
+
+std::optional<std::string> read_file(const fs::path& path, Problems& problems) {
+  auto fail = [&](int error) {
+    problems.push_back(
+        {"", "cannot read " + path.string() + ": " + std::generic_category().message(error)});
+    return std::nullopt;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return fail(error);
+  }
+  if (S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return fail(EISDIR);
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      int error = errno;
+      ::close(fd);
+      return fail(error);
+    }
+    if (got == 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+    if (text.size() > kMaxFileBytes) {
+      ::close(fd);
+      problems.push_back({"", "cannot read " + path.string() + ": the file is larger than " +
+                                  std::to_string(kMaxFileBytes) + " bytes"});
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace toolmux::catalog_file

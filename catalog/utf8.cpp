@@ -25,11 +25,16 @@ std::size_t utf8_byte_offset(std::string_view text, std::size_t chars) {
   return text.size();
 }
 
-std::string clip_for_message(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
   std::size_t cut = max_bytes;
   while (cut > 0 && !starts_character(text[cut])) --cut;
-  return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";
+  return text.substr(0, cut);
+}
+
+std::string clip_for_message(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  return std::string(utf8_prefix(text, max_bytes)) + "\xE2\x80\xA6";
 }
 
 std::string clipped_size_note(std::string_view text, std::size_t max_bytes) {

@@ -374,3 +374,21 @@ TEST_CASE("date, time and date-time follow RFC 3339, in linear time") {
   // Other formats are annotations, whatever the value.
   CHECK(schema->validate(json::parse(R"({"u":{"a":1}})")).empty());
 }
+
+// A long value is cut for the message; the cut fell inside a multi-byte
+// character, and the message (which goes into a JSON-RPC answer) was not UTF-8.
+TEST_CASE("a long value quoted in a message is cut between characters, never inside one") {
+  const auto schema =
+      compile_ok(json::parse(R"({"type":"object","properties":{"s":{"const":"x"}}})"));
+  for (const std::string unit : {"\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80"}) {
+    for (std::size_t prefix = 0; prefix < 4; ++prefix) {
+      std::string text(prefix, 'a');
+      for (int i = 0; i < 40; ++i) text += unit;
+      const auto messages = schema->validate(json{{"s", text}});
+      REQUIRE(messages.size() == 1);
+      INFO(messages[0]);
+      CHECK(is_valid_utf8(messages[0]));
+      CHECK_THAT(messages[0], Catch::Contains("...") || Catch::Contains("\xE2\x80\xA6"));
+    }
+  }
+}

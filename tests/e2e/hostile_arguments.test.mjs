@@ -41,7 +41,11 @@ test('error texts quote only the start of a huge argument, tool name or property
   };
   short(textOf(await client.callTool({ name: 'read_text_file', arguments: { path: huge } })));
   short(textOf(await client.callTool({ name: 'read_text_file', arguments: { path: 'a', [huge]: 1 } })));
-  short(textOf(await client.callTool({ name: 'search_file_contents', arguments: { query: `(${huge}`, regex: true } })));
+  // A query past its 1,024-character limit is refused by its length alone.
+  assert.equal(
+    textOf(await client.callTool({ name: 'search_file_contents', arguments: { query: `(${huge}`, regex: true } })),
+    'Invalid arguments for tool "search_file_contents": argument /query: must be at most 1024 characters long, got 1000001',
+  );
   const unknown = await client.callTool({ name: huge, arguments: {} }).then(
     () => assert.fail('an unknown tool was answered'),
     (error) => error,

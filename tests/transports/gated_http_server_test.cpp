@@ -1,9 +1,11 @@
 #include "transports/gated_http_server.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -11,6 +13,23 @@
 #include "src/elastic_threads.h"
 
 using namespace toolmux;
+
+// libcpp-httplib was built with OpenSSL support, which adds members to
+// httplib::Client and httplib::Request: code that includes httplib.h without
+// the same macros sizes them too small, and the library's constructor writes
+// past the end (under ThreadSanitizer it overwrote a std::thread on the stack
+// next to a Client, and joining it crashed).
+TEST_CASE("httplib.h is compiled with the macros the library was built with") {
+  constexpr std::size_t slack = 64;
+  alignas(httplib::Client) unsigned char buffer[sizeof(httplib::Client) + slack];
+  std::fill(std::begin(buffer), std::end(buffer), 0xAB);
+  auto* client = new (buffer) httplib::Client("127.0.0.1", 1);
+  const bool past_end_untouched =
+      std::all_of(std::begin(buffer) + sizeof(httplib::Client), std::end(buffer),
+                  [](unsigned char b) { return b == 0xAB; });
+  client->~Client();
+  CHECK(past_end_untouched);
+}
 
 TEST_CASE("a handler that throws gets a 500 JSON-RPC error that does not quote the exception") {
   auto threads = std::make_shared<ElasticThreads>(8);

@@ -37,7 +37,7 @@ std::string type_name(const json& value) {
 // Short rendering of a value for a message, cut between characters (the
 // dump is UTF-8: invalid bytes were replaced).
 std::string brief(const json& value) {
-  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() <= 60) return text;
   return std::string(utf8_prefix(text, 57)) + "...";
 }

@@ -44,7 +44,7 @@ struct CallAdmission::State {
     return count(running_by_session, session);
   }
   // Moves the queued call at `it` out of the queue into `out`; returns the next.
-  std::deque<Call>::iterator dequeue(std::deque<Call>::iterator it, Call& out) {
+  std::deque<Call>::iterator dequeue(const std::deque<Call>::iterator& it, Call& out) {
     uncount(queued_by_session, it->session);
     out = std::move(*it);
     return queue.erase(it);

@@ -144,7 +144,7 @@ GatedHttpServer::GatedHttpServer(Limits limits, std::shared_ptr<ElasticThreads> 
       }) {
   new_task_queue = [this] { return new GateQueue(gate_, threads_); };
   set_exception_handler([this](const httplib::Request&, httplib::Response& res,
-                               std::exception_ptr thrown) {
+                               const std::exception_ptr& thrown) {
     std::string what = "an exception that is not a std::exception";
     try {
       if (thrown) std::rethrow_exception(thrown);

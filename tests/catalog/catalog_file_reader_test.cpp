@@ -74,7 +74,7 @@ TEST_CASE("integers are read within their range, and the range is named") {
                                  "/open: open must be at least 1, not 0"});
 }
 
-TEST_CASE("object members that are not objects are problems; the others are read") {
+TEST_CASE("object members that are not objects are problems, and the others are read") {
   const json object = {{"tools", {{"a", {{"x", 1}}}, {"b", 2}}}};
   Problems problems;
   ObjectReader reader(object, "/upstreams/u", problems);

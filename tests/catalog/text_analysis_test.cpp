@@ -82,7 +82,7 @@ TEST_CASE("invalid UTF-8 separates words instead of failing") {
   CHECK(analyze(kDefault, "\xe2\x82", true).empty());
 }
 
-TEST_CASE("a query is split like a name; only a one-part stop word is dropped") {
+TEST_CASE("a query is split like a name, and only a one-part stop word is dropped") {
   CHECK(query(kDefault, "Find the open_issues") ==
         std::vector<std::pair<std::string, std::string>>{
             {"find", "find"}, {"open", "open"}, {"issues", "issu"}, {"openissues", "openissu"}});
@@ -101,7 +101,7 @@ TEST_CASE("a word longer than 64 bytes is not stemmed") {
   CHECK(out == "run");
 }
 
-TEST_CASE("synonyms are keyed by term; an own entry replaces the built-in one of that term") {
+TEST_CASE("synonyms are keyed by term, and an own entry replaces the built-in one of that term") {
   REQUIRE(default_synonyms().count("remove") == 1);
   const SynonymMap own{{"Removing", {"erase"}}, {"removes", {"wipe"}}, {"fetch", {"get"}}};
   const auto merged = text::synonyms_by_term(kDefault, own, true);

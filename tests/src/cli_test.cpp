@@ -178,7 +178,7 @@ TEST_CASE("cli: serve --http and its options", "[cli]") {
   CHECK(named.serve.http_port == 8080);
 }
 
-TEST_CASE("cli: a repeated option keeps its last value; a value may start with '-'", "[cli]") {
+TEST_CASE("cli: a repeated option keeps its last value, and a value may start with '-'", "[cli]") {
   const CommandLine cl =
       parse_ok({"serve", "--max-calls", "4", "--max-calls", "8", "--catalog", "-odd.json"});
   CHECK(cl.serve.max_calls == 8);

@@ -28,14 +28,14 @@ std::string refused(const std::string& url) {
 
 }  // namespace
 
-TEST_CASE("origin always names the port; the scheme's own port when the URL has none") {
+TEST_CASE("origin always names the port, the scheme's own port when the URL has none") {
   CHECK(parsed("http://example.com/mcp").origin == "http://example.com:80");
   CHECK(parsed("https://example.com/mcp").origin == "https://example.com:443");
   CHECK(parsed("http://127.0.0.1:8931/mcp").origin == "http://127.0.0.1:8931");
   CHECK(parsed("HTTPS://Example.com/mcp").origin == "https://Example.com:443");
 }
 
-TEST_CASE("path keeps the query and drops the fragment; an empty path is /") {
+TEST_CASE("path keeps the query and drops the fragment, and an empty path is /") {
   const HttpUrl url = parsed("https://mcp.example.com/v1/mcp?key=abc&x=1#top");
   CHECK(url.path == "/v1/mcp?key=abc&x=1");
   CHECK(parsed("http://example.com").path == "/");
@@ -50,7 +50,7 @@ TEST_CASE("shown has neither credentials nor query, and the port only when the U
   CHECK(parsed("http://[::1]:8931").shown == "http://[::1]:8931/");
 }
 
-TEST_CASE("user and password are percent-decoded; the last @ ends them") {
+TEST_CASE("user and password are percent-decoded, and the last @ ends them") {
   HttpUrl url = parsed("http://al%40ice:p%3Ass:w@example.com/mcp");
   CHECK(url.user == "al@ice");
   CHECK(url.password == "p:ss:w");

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/problem.h"
 #include "catalog/tool_registry.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool_registry.h"
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 
 namespace toolmux {
 

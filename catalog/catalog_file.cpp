@@ -8,7 +8,7 @@
 
 #include "catalog/catalog_file_reader.h"
 #include "catalog/catalog_file_sections.h"
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 
 namespace toolmux {
 

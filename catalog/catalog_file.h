@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "catalog/aliases.h"
-#include "catalog/problem.h"
 #include "catalog/providers/command_tools.h"
 #include "catalog/result_limits.h"
 #include "catalog/tool.h"
@@ -20,6 +19,7 @@
 #include "catalog/tool_registry.h"
 #include "catalog/tool_search_index.h"
 #include "catalog/upstream_spec.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

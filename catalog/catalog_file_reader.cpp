@@ -9,7 +9,7 @@
 #include <limits>
 #include <system_error>
 
-#include "catalog/edit_distance.h"
+#include "src/base/edit_distance.h"
 
 namespace toolmux::catalog_file {
 

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/problem.h"
+#include "src/base/problem.h"
 
 namespace toolmux::catalog_file {
 

@@ -14,8 +14,8 @@
 #include "catalog/json_schema_messages.h"
 #include "catalog/json_schema_text.h"
 #include "catalog/string_formats.h"
-#include "catalog/utf8.h"
 #include "catalog/valijson.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 

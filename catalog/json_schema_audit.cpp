@@ -9,7 +9,7 @@
 
 #include "catalog/bounded_regex.h"
 #include "catalog/json_schema_text.h"
-#include "catalog/problem.h"
+#include "src/base/problem.h"
 
 namespace toolmux::json_schema {
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/problem.h"
+#include "src/base/problem.h"
 
 namespace toolmux::json_schema {
 

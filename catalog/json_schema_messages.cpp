@@ -8,8 +8,8 @@
 #include "catalog/bounded_regex.h"
 #include "catalog/json_schema_audit.h"
 #include "catalog/json_schema_text.h"
-#include "catalog/problem.h"
-#include "catalog/utf8.h"
+#include "src/base/problem.h"
+#include "src/base/utf8.h"
 
 namespace toolmux::json_schema {
 

@@ -1,6 +1,6 @@
 #include "catalog/json_schema_text.h"
 
-#include "catalog/utf8.h"
+#include "src/base/utf8.h"
 
 namespace toolmux::json_schema {
 

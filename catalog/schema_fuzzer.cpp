@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "catalog/bounded_regex.h"
-#include "catalog/problem.h"
 #include "catalog/string_formats.h"
-#include "catalog/utf8.h"
+#include "src/base/problem.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 

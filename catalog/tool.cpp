@@ -14,17 +14,6 @@ constexpr std::array<std::pair<std::string_view, SideEffect>, 4> kSideEffects{{
     {"destructive", SideEffect::destructive},
 }};
 
-constexpr std::array<std::pair<std::string_view, LogLevel>, 8> kLogLevels{{
-    {"debug", LogLevel::debug},
-    {"info", LogLevel::info},
-    {"notice", LogLevel::notice},
-    {"warning", LogLevel::warning},
-    {"error", LogLevel::error},
-    {"critical", LogLevel::critical},
-    {"alert", LogLevel::alert},
-    {"emergency", LogLevel::emergency},
-}};
-
 }  // namespace
 
 std::optional<SideEffect> side_effect_from_name(std::string_view name) {
@@ -37,20 +26,6 @@ std::optional<SideEffect> side_effect_from_name(std::string_view name) {
 std::string_view side_effect_name(SideEffect effect) {
   for (const auto& [text, value] : kSideEffects) {
     if (value == effect) return text;
-  }
-  return "unknown";
-}
-
-std::optional<LogLevel> log_level_from_name(std::string_view name) {
-  for (const auto& [text, level] : kLogLevels) {
-    if (text == name) return level;
-  }
-  return std::nullopt;
-}
-
-std::string_view log_level_name(LogLevel level) {
-  for (const auto& [text, value] : kLogLevels) {
-    if (value == level) return text;
   }
   return "unknown";
 }

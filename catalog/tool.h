@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/log_level.h"
+
 namespace toolmux {
 
 using nlohmann::json;
@@ -38,11 +40,6 @@ struct ToolSpec {
   std::vector<std::string> tags;
   std::string version;  // optional
 };
-
-// MCP logging levels (RFC 5424 severities), lowest first.
-enum class LogLevel { debug, info, notice, warning, error, critical, alert, emergency };
-std::optional<LogLevel> log_level_from_name(std::string_view name);
-std::string_view log_level_name(LogLevel level);
 
 // What the client answered to a request the server sent it while serving a
 // call (elicitation, sampling): its result, or why there is none.

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "catalog/edit_distance.h"
+#include "src/base/edit_distance.h"
 
 namespace toolmux {
 namespace {

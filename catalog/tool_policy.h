@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/problem.h"
 #include "catalog/tool_registry.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 
 namespace toolmux {
 

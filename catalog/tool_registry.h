@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/json_schema.h"
-#include "catalog/problem.h"
 #include "catalog/tool.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

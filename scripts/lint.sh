@@ -6,5 +6,5 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
 tidy="$(command -v clang-tidy || command -v clang-tidy-14)"
 cd "$here"
-ls src/*.cpp catalog/*.cpp catalog/providers/*.cpp transports/*.cpp |
+find src catalog transports -name "*.cpp" | sort |
   xargs -P "$(nproc)" -n 1 "$tidy" -p "$build" --quiet 2>/dev/null

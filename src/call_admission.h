@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "src/metrics.h"
+#include "src/base/metrics.h"
 #include "src/session.h"
 
 namespace toolmux {

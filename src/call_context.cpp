@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 

@@ -26,11 +26,11 @@
 
 #include "catalog/tool.h"
 #include "catalog/tool_registry.h"
-#include "catalog/untrusted_json.h"
+#include "src/base/logger.h"
+#include "src/base/metrics.h"
+#include "src/base/untrusted_json.h"
 #include "src/call_admission.h"
 #include "src/lazy_result_store.h"
-#include "src/logger.h"
-#include "src/metrics.h"
 #include "src/session.h"
 #include "src/tool_catalog.h"
 

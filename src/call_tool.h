@@ -7,8 +7,8 @@
 // is never reached.
 #pragma once
 
-#include "catalog/problem.h"
 #include "catalog/tool_registry.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

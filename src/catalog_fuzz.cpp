@@ -5,9 +5,9 @@
 #include <sstream>
 #include <utility>
 
-#include "catalog/problem.h"
 #include "catalog/schema_fuzzer.h"
-#include "catalog/untrusted_json.h"
+#include "src/base/problem.h"
+#include "src/base/untrusted_json.h"
 #include "src/call_pipeline.h"
 #include "src/call_tool.h"
 

@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/logger.h"
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
-#include "src/logger.h"
 #include "src/tool_catalog.h"
 #include "src/upstreams.h"
 

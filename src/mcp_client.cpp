@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "catalog/tool_result_shape.h"
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 namespace {

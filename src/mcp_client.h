@@ -21,7 +21,7 @@
 // client at once, and each one is given up when the call it came with ends,
 // so a call's answer never waits for a client's. An answer the JSON boundary
 // refuses (not JSON, nested too deep, over the transport's size limit, a
-// repeated key, invalid UTF-8: catalog/untrusted_json.h) and a tools/call
+// repeated key, invalid UTF-8: src/base/untrusted_json.h) and a tools/call
 // result that is not MCP's CallToolResult (catalog/tool_result_shape.h) fail
 // their request at once (Failure::invalid) naming the upstream and what was
 // wrong; when such a message's id cannot be read, every request in flight
@@ -51,8 +51,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool.h"
-#include "src/log_rate_limit.h"
-#include "src/logger.h"
+#include "src/base/log_rate_limit.h"
+#include "src/base/logger.h"
 #include "transports/client_transport.h"
 
 namespace toolmux {

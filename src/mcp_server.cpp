@@ -4,8 +4,8 @@
 #include <thread>
 #include <utility>
 
+#include "src/base/elastic_threads.h"
 #include "src/call_context.h"
-#include "src/elastic_threads.h"
 #include "src/tool_list_cursor.h"
 
 namespace toolmux {

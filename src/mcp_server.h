@@ -25,13 +25,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/untrusted_json.h"
+#include "src/base/jsonrpc.h"
+#include "src/base/logger.h"
+#include "src/base/metrics.h"
+#include "src/base/untrusted_json.h"
 #include "src/call_admission.h"
 #include "src/call_context.h"
 #include "src/call_pipeline.h"
-#include "src/jsonrpc.h"
-#include "src/logger.h"
-#include "src/metrics.h"
 #include "src/provider_methods.h"
 #include "src/session.h"
 #include "src/tool_catalog.h"

@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "catalog/provider_router.h"
+#include "src/base/elastic_threads.h"
 #include "src/call_context.h"
-#include "src/elastic_threads.h"
 #include "src/tool_list_cursor.h"
 
 namespace toolmux {

@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "src/base/jsonrpc.h"
+#include "src/base/logger.h"
 #include "src/call_admission.h"
-#include "src/jsonrpc.h"
-#include "src/logger.h"
 #include "src/resource_subscriptions.h"
 #include "src/session.h"
 #include "src/tool_catalog.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 

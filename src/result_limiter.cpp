@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "catalog/utf8.h"
+#include "src/base/utf8.h"
 #include "src/result_resources.h"
 #include "src/result_tools.h"
 

@@ -71,9 +71,9 @@
 #include <utility>
 #include <vector>
 
-#include "catalog/untrusted_json.h"
-#include "catalog/utf8.h"
-#include "src/random_id.h"
+#include "src/base/random_id.h"
+#include "src/base/untrusted_json.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "catalog/problem.h"
 #include "catalog/tool_registry.h"
+#include "src/base/problem.h"
 #include "src/lazy_result_store.h"
 
 namespace toolmux {

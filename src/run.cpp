@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "catalog/utf8.h"
+#include "src/base/logger.h"
+#include "src/base/utf8.h"
 #include "src/catalog_fuzz.h"
 #include "src/catalog_host.h"
 #include "src/cli.h"
-#include "src/logger.h"
 #include "src/serve_http.h"
 #include "src/serve_stdio.h"
 

@@ -7,10 +7,10 @@
 #include <csignal>
 #include <memory>
 
+#include "src/base/logger.h"
 #include "src/catalog_host.h"
 #include "src/cli.h"
 #include "src/lazy_result_store.h"
-#include "src/logger.h"
 #include "src/tool_catalog.h"
 
 namespace toolmux {

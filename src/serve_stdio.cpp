@@ -4,8 +4,8 @@
 #include <csignal>
 #include <memory>
 
+#include "src/base/random_id.h"
 #include "src/mcp_server.h"
-#include "src/random_id.h"
 #include "src/session.h"
 #include "transports/stdio_transport.h"
 

@@ -3,7 +3,7 @@
 #include <system_error>
 #include <thread>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/random_id.h"
+#include "src/base/random_id.h"
 
 namespace toolmux {
 

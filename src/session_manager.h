@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/logger.h"
 #include "src/lazy_result_store.h"
-#include "src/logger.h"
 #include "src/session.h"
 #include "src/session_store.h"
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "src/base64.h"
+#include "src/base/base64.h"
 
 namespace toolmux {
 namespace {

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <tuple>
 
-#include "catalog/edit_distance.h"
+#include "src/base/edit_distance.h"
 
 namespace toolmux {
 namespace {

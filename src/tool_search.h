@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/problem.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
 #include "catalog/tool_search_index.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

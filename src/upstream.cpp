@@ -4,7 +4,7 @@
 #include <sstream>
 #include <utility>
 
-#include "src/log_rate_limit.h"
+#include "src/base/log_rate_limit.h"
 #include "transports/http_client_transport.h"
 #include "transports/stdio_child_transport.h"
 

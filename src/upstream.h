@@ -41,7 +41,7 @@
 
 #include "catalog/tool.h"
 #include "catalog/upstream_spec.h"
-#include "src/logger.h"
+#include "src/base/logger.h"
 #include "src/mcp_client.h"
 
 namespace toolmux {

@@ -24,7 +24,7 @@
 
 #include "catalog/tool_registry.h"
 #include "catalog/upstream_spec.h"
-#include "src/logger.h"
+#include "src/base/logger.h"
 #include "src/upstream.h"
 
 namespace toolmux {

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-#include "src/elastic_threads.h"
+#include "src/base/elastic_threads.h"
 
 namespace toolmux {
 namespace {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 #include "transports/sse_parser.h"
 #include "transports/url.h"
 

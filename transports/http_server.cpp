@@ -11,8 +11,8 @@
 #include <sstream>
 #include <thread>
 
-#include "src/elastic_threads.h"
-#include "src/jsonrpc.h"
+#include "src/base/elastic_threads.h"
+#include "src/base/jsonrpc.h"
 #include "transports/byte_budget.h"
 #include "transports/gated_http_server.h"
 #include "transports/http_streams.h"

@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "src/logger.h"
+#include "src/base/logger.h"
+#include "src/base/metrics.h"
 #include "src/mcp_server.h"
-#include "src/metrics.h"
 #include "src/session_manager.h"
 
 namespace toolmux {

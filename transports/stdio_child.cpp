@@ -9,7 +9,7 @@
 
 #include <cerrno>
 
-#include "catalog/providers/process_runner.h"
+#include "src/base/process_runner.h"
 
 namespace toolmux {
 namespace {

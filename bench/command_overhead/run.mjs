@@ -3,7 +3,7 @@
 // running the same program directly, and how that grows with the number of
 // processes on the machine. After each command exits, toolmux looks through
 // /proc for processes that still carry the run's marker (a grandchild that
-// left the process group with setsid; catalog/providers/process_runner.h):
+// left the process group with setsid; src/base/process_runner.h):
 // that scan reads every process's environment, so its cost is per process.
 //
 // Per repetition, for each background load (0 and --procs extra idle

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <utility>
 
-#include "catalog/providers/process_runner.h"
-#include "catalog/untrusted_json.h"
+#include "src/base/process_runner.h"
+#include "src/base/untrusted_json.h"
 
 namespace toolmux {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "catalog/problem.h"
 #include "catalog/tool.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

@@ -24,7 +24,7 @@
 #include "catalog/bounded_regex.h"
 #include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
-#include "catalog/utf8.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 

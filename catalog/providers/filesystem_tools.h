@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "catalog/problem.h"
 #include "catalog/tool_registry.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

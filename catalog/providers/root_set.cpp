@@ -11,7 +11,7 @@
 #include <system_error>
 #include <utility>
 
-#include "catalog/utf8.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 

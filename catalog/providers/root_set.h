@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "catalog/problem.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "catalog/uri_template.h"
-#include "src/base64.h"
+#include "src/base/base64.h"
 #include "src/toolmux.h"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 #include "tests/support/fixtures.h"
 
 using namespace toolmux;

@@ -26,9 +26,9 @@
 #include <string>
 #include <thread>
 
-#include "src/logger.h"
+#include "src/base/logger.h"
+#include "src/base/metrics.h"
 #include "src/mcp_server.h"
-#include "src/metrics.h"
 #include "src/session_manager.h"
 #include "src/tool_catalog.h"
 #include "tests/fuzz/fuzz_check.h"

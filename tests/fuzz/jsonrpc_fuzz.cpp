@@ -1,4 +1,4 @@
-// JSON-RPC message parsing (src/jsonrpc.h parse_message) on any bytes.
+// JSON-RPC message parsing (src/base/jsonrpc.h parse_message) on any bytes.
 //
 // Invariants: it never throws; an invalid message has one of the JSON-RPC
 // error codes and an error text, and the error answer built from them can be
@@ -9,7 +9,7 @@
 // parts, parses to the same message.
 #include <string>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using nlohmann::json;

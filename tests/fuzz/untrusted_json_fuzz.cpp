@@ -1,4 +1,4 @@
-// The JSON boundary parser (catalog/untrusted_json.h) on any bytes.
+// The JSON boundary parser (src/base/untrusted_json.h) on any bytes.
 //
 // Invariants: it never throws; a syntax error leaves the value null; without
 // one, the value can always be written back as JSON (bad bytes were replaced)
@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using nlohmann::json;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include "catalog/utf8.h"
-#include "src/base64.h"
+#include "src/base/base64.h"
+#include "src/base/utf8.h"
 #include "src/call_tool.h"
 #include "src/result_resources.h"
 #include "src/result_tools.h"

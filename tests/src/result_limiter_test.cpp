@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base64.h"
+#include "src/base/base64.h"
 #include "tests/support/temp_dir.h"
 
 using namespace toolmux;

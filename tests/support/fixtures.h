@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "catalog/problem.h"
 #include "catalog/tool.h"
+#include "src/base/problem.h"
 
 namespace toolmux::testing {
 

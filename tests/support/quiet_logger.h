@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "src/logger.h"
+#include "src/base/logger.h"
 
 namespace toolmux::testing {
 

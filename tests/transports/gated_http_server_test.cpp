@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "src/elastic_threads.h"
+#include "src/base/elastic_threads.h"
 
 using namespace toolmux;
 

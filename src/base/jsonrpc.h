@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 
 namespace toolmux::jsonrpc {
 

@@ -1,4 +1,4 @@
-#include "src/logger.h"
+#include "src/base/logger.h"
 
 #include <chrono>
 #include <ctime>

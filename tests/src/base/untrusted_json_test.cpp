@@ -1,4 +1,4 @@
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "src/log_rate_limit.h"
+#include "src/base/log_rate_limit.h"
 
 #include <algorithm>
 

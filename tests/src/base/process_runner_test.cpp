@@ -1,4 +1,4 @@
-#include "catalog/providers/process_runner.h"
+#include "src/base/process_runner.h"
 
 #include <fcntl.h>
 #include <signal.h>

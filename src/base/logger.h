@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catalog/tool.h"
+#include "src/base/log_level.h"
 
 namespace toolmux {
 

@@ -1,4 +1,4 @@
-#include "catalog/providers/process_runner.h"
+#include "src/base/process_runner.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <system_error>
 #include <vector>
 
-#include "catalog/providers/process_id_window.h"
+#include "src/base/process_id_window.h"
 
 namespace toolmux {
 namespace {

@@ -1,4 +1,4 @@
-#include "catalog/problem.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

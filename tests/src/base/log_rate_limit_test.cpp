@@ -1,6 +1,6 @@
 // LogRateLimit: the token bucket over an upstream's log messages, on a clock
 // the test moves.
-#include "src/log_rate_limit.h"
+#include "src/base/log_rate_limit.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "src/base64.h"
+#include "src/base/base64.h"
 
 #include <cstring>
 

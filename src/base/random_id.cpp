@@ -1,4 +1,4 @@
-#include "src/random_id.h"
+#include "src/base/random_id.h"
 
 #include <sys/random.h>
 
@@ -6,7 +6,7 @@
 #include <system_error>
 #include <vector>
 
-#include "src/base64.h"
+#include "src/base/base64.h"
 
 namespace toolmux {
 

@@ -1,4 +1,4 @@
-#include "catalog/untrusted_json.h"
+#include "src/base/untrusted_json.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <utility>
 
-#include "catalog/problem.h"
+#include "src/base/problem.h"
 
 namespace toolmux {
 

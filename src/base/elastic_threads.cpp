@@ -1,4 +1,4 @@
-#include "src/elastic_threads.h"
+#include "src/base/elastic_threads.h"
 
 #include <algorithm>
 #include <condition_variable>

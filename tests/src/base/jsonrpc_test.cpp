@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 using toolmux::jsonrpc::Message;
 using toolmux::jsonrpc::parse_message;

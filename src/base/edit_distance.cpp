@@ -1,4 +1,4 @@
-#include "catalog/edit_distance.h"
+#include "src/base/edit_distance.h"
 
 #include <algorithm>
 #include <vector>

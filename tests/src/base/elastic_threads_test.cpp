@@ -1,4 +1,4 @@
-#include "src/elastic_threads.h"
+#include "src/base/elastic_threads.h"
 
 #include <atomic>
 #include <condition_variable>

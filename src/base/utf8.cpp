@@ -1,4 +1,4 @@
-#include "catalog/utf8.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 namespace {

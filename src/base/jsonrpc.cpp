@@ -1,4 +1,4 @@
-#include "src/jsonrpc.h"
+#include "src/base/jsonrpc.h"
 
 #include <utility>
 

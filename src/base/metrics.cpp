@@ -1,4 +1,4 @@
-#include "src/metrics.h"
+#include "src/base/metrics.h"
 
 #include <sstream>
 

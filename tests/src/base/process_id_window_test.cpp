@@ -1,4 +1,4 @@
-#include "catalog/providers/process_id_window.h"
+#include "src/base/process_id_window.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

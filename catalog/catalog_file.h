@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "catalog/aliases.h"
-#include "catalog/providers/command_tools.h"
+#include "catalog/command_spec.h"
 #include "catalog/result_limits.h"
 #include "catalog/tool.h"
 #include "catalog/tool_policy.h"
@@ -44,7 +44,7 @@ struct CatalogFile {
   DiscoverySettings discovery;  // "discovery"
   SearchOptions search;         // "search": field weights, synonyms
   // "upstreams", by name. Loading checks their fields and resolves
-  // their environment references; nothing is started (see src/upstreams.h).
+  // their environment references; nothing is started (see src/upstream/upstreams.h).
   std::vector<UpstreamSpec> upstreams;
 };
 
@@ -60,13 +60,5 @@ struct CatalogLoad {
 // the built-in tools). A relative "cwd" is taken relative to the file's
 // folder. With any problem, `catalog` is left empty (all defaults).
 CatalogLoad load_catalog_file(const std::filesystem::path& path);
-
-// Registers the command tools into `registry` (which may already hold built-in
-// tools: a clash of names is a problem at "/tools/N/name"), after checking the
-// aliases and the policy against everything registered plus the command tools
-// (check_aliases, check_tool_policy), so that they may name built-in tools too.
-// Returns every problem found; with any, nothing is registered and the
-// registry is as it was: the caller refuses the file.
-Problems register_catalog(ToolRegistry& registry, const CatalogFile& catalog);
 
 }  // namespace toolmux

@@ -1,6 +1,6 @@
 // Prompts (MCP server feature "prompts"): what a prompt provider offers and
 // the interface it implements. A program that embeds toolmux adds its own
-// providers (src/toolmux.h); an upstream MCP server's prompts come through one
+// providers (src/app/toolmux.h); an upstream MCP server's prompts come through one
 // too. The threading and error contract is resource_provider.h's: called
 // concurrently, off the reader thread, with the request's CallContext;
 // failures are ProviderErrors, never exceptions.

@@ -1,7 +1,7 @@
 // Resources (MCP server feature "resources"): what a resource provider offers
 // and the interface it implements. A program that embeds toolmux adds its own
-// providers (src/toolmux.h), toolmux serves offloaded results through one
-// (src/result_resources.h), and an upstream MCP server's resources come
+// providers (src/app/toolmux.h), toolmux serves offloaded results through one
+// (src/builtins/result_resources.h), and an upstream MCP server's resources come
 // through one too.
 //
 // The server calls a provider from several threads at once, off the session's

@@ -35,7 +35,7 @@ struct UpstreamToolOverride {
   bool pinned = false;  // always listed when discovery is on
 };
 
-// How toolmux keeps an upstream serving (src/upstream.h).
+// How toolmux keeps an upstream serving (src/upstream/upstream.h).
 struct UpstreamLifecycle {
   bool lazy = false;  // "start": "lazy": started by the first call to one of its tools
   std::chrono::milliseconds start_timeout{30000};  // for initialize, and again for tools/list

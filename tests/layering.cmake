@@ -1,16 +1,38 @@
-# The layers' arrows, checked: each folder listed below and the folders its
+# The layers' arrows, checked: each folder of the product and the folders its
 # files may include from besides its own (run from anywhere as
-# `cmake -P tests/layering.cmake`; CTest entry `layering`). An include of the
-# project that points anywhere else fails the run, naming the file, the
-# include and the rule.
-#
-# Folders not listed are not checked yet: issue 12 moves them into layers.
+# `cmake -P tests/layering.cmake`; CTest entry `layering`). The run fails on an
+# include of the project that points anywhere else (naming the file, the
+# include and the rule), on a folder with sources that has no rule, and on
+# rules that let two folders include each other, directly or round a cycle.
+# The same arrows are the CMake targets' PRIVATE dependencies (CMakeLists.txt)
+# and the picture in docs/architecture.md.
 cmake_minimum_required(VERSION 3.22)
 
 # "folder=allowed,allowed": folder may include its own headers and those of the
 # allowed folders. External headers (<...>) are not the project's.
 set(rules
   "src/base="
+  "transports=src/base"
+  "catalog=src/base"
+  "catalog/providers=catalog,src/base"
+  "src/store=src/base"
+  "src/builtins=src/store,catalog,src/base"
+  "src/upstream=src/builtins,catalog,transports,src/base"
+  "src/assembly=src/upstream,src/builtins,catalog/providers,src/store,catalog,src/base"
+  "src/session=src/store,catalog,src/base"
+  "src/pipeline=src/session,src/assembly,src/builtins,src/store,catalog,src/base"
+  "src/protocol=src/pipeline,src/session,src/assembly,catalog,src/base"
+  "src/app=src/protocol,src/pipeline,src/session,src/assembly,src/upstream,src/builtins,src/store,catalog/providers,catalog,transports,src/base"
+)
+
+# Includes that run against the arrows today and are known, "file>header": the
+# HTTP server transport still reaches up into sessions and the MCP server until
+# the server-side transport seam replaces it (issue 12). The list only shrinks.
+set(known_exceptions
+  "transports/http_server.h>src/protocol/mcp_server.h"
+  "transports/http_server.h>src/session/session_manager.h"
+  "transports/http_streams.h>src/session/session.h"
+  "transports/http_streams.h>src/store/session_store.h"
 )
 
 get_filename_component(root ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
@@ -29,15 +51,60 @@ foreach(rule IN LISTS rules)
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" header "${line}")
       get_filename_component(header_folder ${header} DIRECTORY)
-      if(NOT header_folder IN_LIST allowed)
+      if(NOT header_folder IN_LIST allowed AND NOT "${file}>${header}" IN_LIST known_exceptions)
         message(SEND_ERROR "${file} includes ${header}: ${layer} may include only from ${allowed}")
         math(EXPR violations "${violations} + 1")
       endif()
     endforeach()
   endforeach()
 endforeach()
+
+# Every folder that holds sources has a rule.
+file(GLOB_RECURSE all_sources RELATIVE ${root} ${root}/src/*.cpp ${root}/src/*.h
+  ${root}/catalog/*.cpp ${root}/catalog/*.h ${root}/transports/*.cpp ${root}/transports/*.h)
+set(layers "")
+foreach(rule IN LISTS rules)
+  string(REGEX REPLACE "=.*" "" layer "${rule}")
+  list(APPEND layers ${layer})
+endforeach()
+foreach(file IN LISTS all_sources)
+  get_filename_component(folder ${file} DIRECTORY)
+  if(NOT folder IN_LIST layers)
+    message(SEND_ERROR "${file}: its folder ${folder} has no rule in tests/layering.cmake")
+    math(EXPR violations "${violations} + 1")
+  endif()
+endforeach()
+
+# The rules point one way: following "may include" from any folder never comes
+# back to it (so no two folders include each other, directly or round a cycle).
+foreach(rule IN LISTS rules)
+  string(REGEX REPLACE "=.*" "" start "${rule}")
+  set(reached "")
+  set(frontier ${start})
+  while(frontier)
+    list(POP_FRONT frontier current)
+    foreach(other IN LISTS rules)
+      string(REGEX REPLACE "=.*" "" name "${other}")
+      if(name STREQUAL current)
+        string(REGEX REPLACE "^[^=]*=" "" below "${other}")
+        string(REPLACE "," ";" below "${below}")
+        foreach(next IN LISTS below)
+          if(next STREQUAL start)
+            message(SEND_ERROR "layering: the rules let ${start} reach itself through ${current}")
+            math(EXPR violations "${violations} + 1")
+          elseif(NOT next IN_LIST reached)
+            list(APPEND reached ${next})
+            list(APPEND frontier ${next})
+          endif()
+        endforeach()
+      endif()
+    endforeach()
+  endwhile()
+endforeach()
+
 if(violations GREATER 0)
   message(FATAL_ERROR "layering: ${violations} include(s) against the arrows")
 endif()
 list(LENGTH rules count)
-message(STATUS "layering: the includes of ${count} layer(s) point only down")
+list(LENGTH known_exceptions exceptions)
+message(STATUS "layering: the includes of ${count} layers point only down (${exceptions} known exceptions)")

@@ -2,7 +2,7 @@
 // upstream MCP server, moves JSON-RPC messages to and from it. Two kinds:
 // a child process over stdio (transports/stdio_child_transport.h) and a
 // Streamable HTTP endpoint (transports/http_client_transport.h). A transport
-// moves text only; src/mcp_client.h speaks the protocol over it.
+// moves text only; src/upstream/mcp_client.h speaks the protocol over it.
 //
 // Contract, for every implementation:
 // - start() is called once, before send(). on_message is called with the text

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "src/base/elastic_threads.h"
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 namespace {
@@ -155,9 +156,11 @@ GatedHttpServer::GatedHttpServer(Limits limits, std::shared_ptr<ElasticThreads> 
     if (on_handler_exception_) on_handler_exception_(what);
     res.status = 500;
     res.headers.clear();
-    res.set_content(
-        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: toolmux failed to answer this request; its log says why"}})",
-        "application/json");
+    res.set_content(jsonrpc::make_error(nullptr, jsonrpc::kInternalError,
+                                        "Internal error: toolmux failed to answer this request; "
+                                        "its log says why")
+                        .dump(),
+                    "application/json");
   });
   // Decided as the response is written, when the handler has read what it reads.
   set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {

@@ -32,8 +32,8 @@
 
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
-#include "src/mcp_server.h"
-#include "src/session_manager.h"
+#include "src/protocol/mcp_server.h"
+#include "src/session/session_manager.h"
 
 namespace toolmux {
 

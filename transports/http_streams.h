@@ -28,8 +28,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/session.h"
-#include "src/session_store.h"
+#include "src/session/session.h"
+#include "src/store/session_store.h"
 
 namespace toolmux {
 

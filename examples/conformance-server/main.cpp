@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "catalog/uri_template.h"
+#include "src/app/toolmux.h"
 #include "src/base/base64.h"
-#include "src/toolmux.h"
 
 namespace {
 

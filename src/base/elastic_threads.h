@@ -52,7 +52,7 @@ class ElasticThreads {
 
 // The process's pool for tool calls, their deadline runs and the other
 // requests that run on a call thread (never shut down). McpServer sets its cap
-// to what the calls it admits can use (src/call_admission.h).
+// to what the calls it admits can use (src/session/call_admission.h).
 ElasticThreads& call_threads();
 
 }  // namespace toolmux

@@ -37,4 +37,10 @@ std::uint64_t LogRateLimit::flush() {
   return count;
 }
 
+std::string LogRateLimit::drop_summary(std::uint64_t dropped, const std::string& what) const {
+  return "dropped " + std::to_string(dropped) + " " + what + " (over " +
+         std::to_string(static_cast<int>(per_second_)) + " a second, in bursts of " +
+         std::to_string(static_cast<int>(burst_)) + ")";
+}
+
 }  // namespace toolmux

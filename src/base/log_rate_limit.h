@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <string>
 
 namespace toolmux {
 
@@ -34,6 +35,10 @@ class LogRateLimit {
 
   double per_second() const { return per_second_; }
   double burst() const { return burst_; }
+
+  // The summary line for `dropped` of them: "dropped N <what> (over R a
+  // second, in bursts of B)", e.g. what = "stderr lines from upstream \"x\"".
+  std::string drop_summary(std::uint64_t dropped, const std::string& what) const;
 
  private:
   const double per_second_;

@@ -29,7 +29,7 @@ class Metrics {
   void record_call(const CallRecord& record);
 
   // Calls holding a place among the running calls, and calls waiting for
-  // one, now (src/call_admission.h).
+  // one, now (src/session/call_admission.h).
   void set_call_load(std::size_t running, std::size_t queued);
   // A call refused because the queue was full.
   void count_refused_call();

@@ -85,7 +85,7 @@ void kill_marked_processes(const std::string& marker, ProcessIdWindow& window) {
     window.sample_now();
     int found = 0;
     auto consider = [&](long pid) {
-      if (pid == self || !window.covers(pid)) return;
+      if (pid == self) return;
       if (!environment_holds(std::to_string(pid).c_str(), marker)) return;
       ::kill(static_cast<pid_t>(pid), SIGKILL);
       ++found;
@@ -97,7 +97,10 @@ void kill_marked_processes(const std::string& marker, ProcessIdWindow& window) {
       if (!proc) return;
       while (const dirent* entry = ::readdir(proc)) {
         const char* name = entry->d_name;
-        if (name[0] >= '1' && name[0] <= '9') consider(std::strtol(name, nullptr, 10));
+        if (name[0] < '1' || name[0] > '9') continue;
+        // /proc lists every process; window.pids() gave only the window's.
+        const long pid = std::strtol(name, nullptr, 10);
+        if (window.covers(pid)) consider(pid);
       }
       ::closedir(proc);
     }

@@ -1,4 +1,5 @@
 #include "catalog/catalog_file.h"
+#include "catalog/providers/catalog_tools.h"
 
 #include <algorithm>
 #include <chrono>

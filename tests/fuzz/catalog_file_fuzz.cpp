@@ -14,6 +14,7 @@
 #include <string>
 
 #include "catalog/catalog_file.h"
+#include "catalog/providers/catalog_tools.h"
 #include "src/base/untrusted_json.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -26,11 +26,11 @@
 #include <string>
 #include <thread>
 
+#include "src/assembly/tool_catalog.h"
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
-#include "src/mcp_server.h"
-#include "src/session_manager.h"
-#include "src/tool_catalog.h"
+#include "src/protocol/mcp_server.h"
+#include "src/session/session_manager.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "transports/http_server.h"
 #include "transports/http_streams.h"

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "src/call_context.h"
-#include "src/call_pipeline.h"
+#include "src/pipeline/call_pipeline.h"
+#include "src/session/call_context.h"
 #include "tests/support/test_tools.h"
 
 namespace toolmux::testing {

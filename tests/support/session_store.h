@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "src/session_store.h"
+#include "src/store/session_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace toolmux::testing {

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool_registry.h"
-#include "src/session.h"
-#include "src/tool_catalog.h"
+#include "src/assembly/tool_catalog.h"
+#include "src/session/session.h"
 
 namespace toolmux::testing {
 

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/mcp_server.h"
-#include "src/session_manager.h"
+#include "src/protocol/mcp_server.h"
+#include "src/session/session_manager.h"
 #include "tests/support/eventually.h"
 #include "tests/support/test_tools.h"
 #include "transports/http_server.h"

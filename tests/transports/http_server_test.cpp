@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/mcp_server.h"
-#include "src/session_manager.h"
+#include "src/protocol/mcp_server.h"
+#include "src/session/session_manager.h"
 #include "tests/support/quiet_logger.h"
 #include "tests/support/tcp.h"
 #include "tests/support/test_tools.h"

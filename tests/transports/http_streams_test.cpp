@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/session_store.h"
+#include "src/store/session_store.h"
 #include "tests/support/session_store.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A scripted MCP server over stdio that misbehaves on purpose, one way per
-# tool (tests/src/mcp_client_test.cpp, upstream_test.cpp and
+# tool (tests/src/upstream/mcp_client_test.cpp, upstream_test.cpp and
 # tests/e2e/upstreams_misbehaving.test.mjs). Like scripted.sh it answers each
 # line by its method, taking the id from the line, and appends every line it
 # reads to $RECEIVED (default /dev/null). Its tools:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A scripted MCP server over stdio for tests/src/mcp_client_test.cpp: it
+# A scripted MCP server over stdio for tests/src/upstream/mcp_client_test.cpp: it
 # answers each line by its method, taking the id from the line, and appends
 # every line it reads to the file $RECEIVED. tools/list comes in two pages;
 # the second holds two tools that break the tool contract (a name with a
@@ -7,7 +7,7 @@
 # progress and never answers; "talks" sends a log message, a ping and a
 # roots/list request before it answers; "asks_many" sends ten
 # elicitation/create requests, then answers half a second later. For
-# tests/src/upstream_test.cpp:
+# tests/src/upstream/upstream_test.cpp:
 # "crash" exits at once; "crash_once" exits the first time it is called (a
 # marker file beside $RECEIVED remembers) and answers after; "hang" never
 # answers; "change" says notifications/tools/list_changed, after which

@@ -58,3 +58,10 @@ TEST_CASE("a flood that goes on is reported once per period while it lasts") {
   CHECK(passed >= 25);
   CHECK(passed <= 26);
 }
+
+TEST_CASE("log rate limit: the summary names the count, what was dropped and the limits",
+          "[log_rate_limit]") {
+  LogRateLimit limit(50, 200, std::chrono::seconds(10));
+  CHECK(limit.drop_summary(7, "stderr lines from upstream \"git\"") ==
+        "dropped 7 stderr lines from upstream \"git\" (over 50 a second, in bursts of 200)");
+}

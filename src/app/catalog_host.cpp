@@ -1,0 +1,267 @@
+#include "src/app/catalog_host.h"
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <csignal>
+#include <utility>
+
+namespace toolmux {
+namespace {
+
+constexpr std::chrono::milliseconds kFilePoll{1000};
+// Requests this close together are served by one rebuild.
+constexpr std::chrono::milliseconds kSettle{100};
+
+sigset_t reload_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+bool reload_signal_blocked() {
+  sigset_t current;
+  sigemptyset(&current);
+  pthread_sigmask(SIG_BLOCK, nullptr, &current);
+  return sigismember(&current, SIGHUP) == 1;
+}
+
+}  // namespace
+
+void block_reload_signal() {
+  const sigset_t set = reload_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_tools,
+                         std::shared_ptr<LazyResultStore> results, Logger& logger,
+                         const std::filesystem::path& data_dir, NativeProviders native_providers)
+    : options_(std::move(options)),
+      native_tools_(std::move(native_tools)),
+      native_providers_(std::move(native_providers)),
+      results_(std::move(results)),
+      logger_(logger) {
+  Upstream::Hooks hooks;
+  hooks.on_tools_changed = [this] {
+    {
+      std::lock_guard lock(mutex_);
+      rebuild_wanted_ = true;
+    }
+    wake_.notify_all();
+  };
+  hooks.on_notification = [this](const std::string& upstream, const std::string& method,
+                                 const nlohmann::json& params) {
+    // Resources and prompts of the catalog serving now.
+    auto catalog = current();
+    if (!catalog) return;
+    auto features = catalog->upstream_features.find(upstream);
+    if (features != catalog->upstream_features.end()) features->second.notify(method, params);
+  };
+  upstreams_ = std::make_unique<UpstreamSet>(
+      logger_, data_dir.empty() ? data_dir : data_dir / "upstreams", std::move(hooks));
+}
+
+CatalogHost::~CatalogHost() { stop(); }
+
+std::optional<std::string> CatalogHost::file_signature() const {
+  if (options_.catalog_file.empty()) return std::nullopt;
+  struct stat info {};
+  if (::stat(options_.catalog_file.c_str(), &info) != 0) return std::string("missing");
+  return std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
+         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+}
+
+std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
+  std::optional<CatalogLoad> load;
+  if (!options_.catalog_file.empty()) {
+    signature_ = file_signature();
+    load = load_catalog_file(options_.catalog_file);
+    if (!load->problems.empty()) {
+      problems = load->problems;
+      return nullptr;
+    }
+    if (!load->catalog.upstreams.empty()) {
+      // Checked whole before any upstream starts (which can take long), as
+      // `toolmux check` does; without upstreams, the build below is the check.
+      if (!build_catalog(options_, results_, problems, native_tools_, nullptr, nullptr, &*load)) {
+        return nullptr;
+      }
+      upstreams_->update(load->catalog.upstreams);
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    rebuild_wanted_ = false;  // what the upstreams listed while starting is in the build below
+  }
+  auto catalog = build_catalog(options_, results_, problems, native_tools_, upstreams_.get(),
+                               &logger_, load ? &*load : nullptr, native_providers_);
+  if (!catalog) return nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    current_ = catalog;
+    loaded_ = std::move(load);
+  }
+  worker_ = std::thread([this] { run(); });
+  if (reload_signal_blocked()) {
+    signal_taker_ = std::thread([this] {
+      const sigset_t set = reload_signals();
+      while (true) {
+        int signal = 0;
+        if (sigwait(&set, &signal) != 0 || signal_taker_stop_.load()) return;
+        logger_.write(LogLevel::info, "catalog_reload_signal", {{"signal", "SIGHUP"}});
+        request_reload();
+      }
+    });
+  }
+  return catalog;
+}
+
+std::shared_ptr<const Catalog> CatalogHost::current() const {
+  std::lock_guard lock(mutex_);
+  return current_;
+}
+
+int CatalogHost::add_listener(Listener listener) {
+  std::lock_guard lock(listeners_mutex_);
+  listeners_.emplace_back(next_listener_, std::move(listener));
+  return next_listener_++;
+}
+
+void CatalogHost::remove_listener(int id) {
+  std::lock_guard lock(listeners_mutex_);
+  std::erase_if(listeners_, [id](const auto& entry) { return entry.first == id; });
+}
+
+void CatalogHost::request_reload() {
+  {
+    std::lock_guard lock(mutex_);
+    reload_wanted_ = true;
+  }
+  wake_.notify_all();
+}
+
+void CatalogHost::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (signal_taker_.joinable()) {
+    signal_taker_stop_.store(true);
+    pthread_kill(signal_taker_.native_handle(), SIGHUP);
+    signal_taker_.join();
+  }
+  upstreams_->stop();
+}
+
+void CatalogHost::run() {
+  std::unique_lock lock(mutex_);
+  auto next_poll = std::chrono::steady_clock::now() + kFilePoll;
+  while (!stopping_) {
+    wake_.wait_until(lock, next_poll,
+                     [this] { return stopping_ || reload_wanted_ || rebuild_wanted_; });
+    if (stopping_) break;
+    if (std::chrono::steady_clock::now() >= next_poll) {
+      next_poll = std::chrono::steady_clock::now() + kFilePoll;
+      lock.unlock();
+      const auto signature = file_signature();
+      lock.lock();
+      if (signature != signature_) {
+        signature_ = signature;
+        logger_.write(LogLevel::info, "catalog_file_changed",
+                      {{"file", options_.catalog_file.string()}});
+        reload_wanted_ = true;
+      }
+    }
+    if (!reload_wanted_ && !rebuild_wanted_) continue;
+    // Let a burst settle (an editor writing, several upstreams restarting).
+    wake_.wait_for(lock, kSettle, [this] { return stopping_; });
+    if (stopping_) break;
+    const bool reload_now = reload_wanted_;
+    reload_wanted_ = false;
+    rebuild_wanted_ = false;
+    lock.unlock();
+    if (reload_now) {
+      reload();
+    } else {
+      rebuild();
+    }
+    lock.lock();
+  }
+}
+
+void CatalogHost::reload() {
+  if (options_.catalog_file.empty()) return;
+  CatalogLoad load = load_catalog_file(options_.catalog_file);
+  Problems problems = load.problems;
+  // Refused with the `toolmux check` report; what served before goes on.
+  auto reject = [&] {
+    logger_.write(LogLevel::error, "catalog_rejected",
+                  {{"file", options_.catalog_file.string()},
+                   {"problems", problems.size()},
+                   {"report", format_problems(problems)},
+                   {"serving", "the catalog loaded before"}});
+  };
+  if (problems.empty()) {
+    build_catalog(options_, results_, problems, native_tools_, nullptr, nullptr, &load);
+  }
+  if (!problems.empty()) {
+    reject();
+    return;
+  }
+  upstreams_->update(load.catalog.upstreams);
+  {
+    // The upstreams that (re)started listed their tools already: the build
+    // below has them.
+    std::lock_guard lock(mutex_);
+    rebuild_wanted_ = false;
+  }
+  auto catalog = build_catalog(options_, results_, problems, native_tools_, upstreams_.get(),
+                               &logger_, &load, native_providers_);
+  if (!catalog) {
+    reject();
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    loaded_ = std::move(load);
+  }
+  logger_.write(
+      LogLevel::info, "catalog_reloaded",
+      {{"file", options_.catalog_file.string()}, {"tools", catalog->registry->tools().size()}});
+  replace(catalog);
+}
+
+void CatalogHost::rebuild() {
+  std::optional<CatalogLoad> load;
+  {
+    std::lock_guard lock(mutex_);
+    load = loaded_;
+  }
+  Problems problems;
+  auto catalog = build_catalog(options_, results_, problems, native_tools_, upstreams_.get(),
+                               &logger_, load ? &*load : nullptr, native_providers_);
+  if (!catalog) {
+    // The same file built before: only an upstream's tools can be at fault.
+    logger_.write(LogLevel::error, "catalog_rebuild_failed",
+                  {{"problems", problems.size()}, {"report", format_problems(problems)}});
+    return;
+  }
+  logger_.write(LogLevel::info, "catalog_rebuilt",
+                {{"tools", catalog->registry->tools().size()},
+                 {"upstream_tools", catalog->upstream_tool_count}});
+  replace(catalog);
+}
+
+void CatalogHost::replace(const std::shared_ptr<const Catalog>& catalog) {
+  {
+    std::lock_guard lock(mutex_);
+    current_ = catalog;
+  }
+  std::lock_guard lock(listeners_mutex_);
+  for (const auto& [id, listener] : listeners_) listener(catalog);
+}
+
+}  // namespace toolmux

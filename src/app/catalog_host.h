@@ -1,0 +1,100 @@
+// What `serve` serves from, kept current while it runs: the catalog file, the
+// upstream MCP servers it declares, and the Catalog snapshot built from both.
+//
+// A new snapshot replaces the old one (every on_replace listener is told,
+// e.g. McpServer::replace_catalog, which notifies the clients) when:
+// - the catalog file changes on disk (its size, time or inode, looked at
+//   every second) or SIGHUP arrives: the file is loaded and checked as
+//   `toolmux check` would; a valid one replaces the old catalog as a whole
+//   (upstreams started, stopped or restarted to match), an invalid one is
+//   refused with the check report in the log, and the old one keeps serving;
+// - an upstream's tools change (it started, restarted, or said
+//   list_changed): the snapshot is rebuilt from the last valid file.
+// Requests coming close together are served by one rebuild.
+//
+// One thread of its own does every reload and rebuild, and another takes
+// SIGHUP (block_reload_signal() must run before any thread starts). Public
+// methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/app/cli.h"
+#include "src/assembly/tool_catalog.h"
+#include "src/base/logger.h"
+#include "src/store/lazy_result_store.h"
+#include "src/upstream/upstreams.h"
+
+namespace toolmux {
+
+// Blocks SIGHUP in the calling thread and the threads it starts from then on,
+// so that CatalogHost's thread takes it with sigwait.
+void block_reload_signal();
+
+class CatalogHost {
+ public:
+  using Listener = std::function<void(std::shared_ptr<const Catalog>)>;
+
+  CatalogHost(ServeOptions options, std::vector<NativeTool> native_tools,
+              std::shared_ptr<LazyResultStore> results, Logger& logger,
+              const std::filesystem::path& data_dir, NativeProviders native_providers = {});
+  ~CatalogHost();
+  CatalogHost(const CatalogHost&) = delete;
+  CatalogHost& operator=(const CatalogHost&) = delete;
+
+  // The first load: starts the upstreams (waiting for the eager ones to list
+  // their tools) and builds the first snapshot. Null with `problems` when the
+  // file or the options are unusable. Then watches for changes.
+  std::shared_ptr<const Catalog> start(Problems& problems);
+  std::shared_ptr<const Catalog> current() const;
+  // Adds a listener; the returned id removes it (remove_listener waits for a
+  // replacement being announced to end).
+  int add_listener(Listener listener);
+  void remove_listener(int id);
+  // Asks for a reload of the file, as SIGHUP does.
+  void request_reload();
+  // Stops watching and stops the upstreams. Idempotent.
+  void stop();
+
+ private:
+  void run();
+  void reload();
+  void rebuild();
+  void replace(const std::shared_ptr<const Catalog>& catalog);
+  std::optional<std::string> file_signature() const;
+
+  const ServeOptions options_;
+  const std::vector<NativeTool> native_tools_;
+  const NativeProviders native_providers_;
+  const std::shared_ptr<LazyResultStore> results_;
+  Logger& logger_;
+  std::unique_ptr<UpstreamSet> upstreams_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::shared_ptr<const Catalog> current_;
+  std::optional<CatalogLoad> loaded_;  // the last valid file (guarded by mutex_)
+  std::optional<std::string> signature_;
+  bool reload_wanted_ = false;
+  bool rebuild_wanted_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+  std::thread signal_taker_;
+  std::atomic<bool> signal_taker_stop_{false};
+
+  std::mutex listeners_mutex_;  // held while listeners are told
+  std::vector<std::pair<int, Listener>> listeners_;
+  int next_listener_ = 1;
+};
+
+}  // namespace toolmux

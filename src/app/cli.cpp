@@ -1,0 +1,516 @@
+#include "src/app/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace toolmux {
+namespace {
+
+constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t kHelpWidth = 100;  // columns of --help
+constexpr std::size_t kNameColumn = 34;  // fits "  --max-connections-per-client N"
+
+// A bad value, with the message toolmux prints after "toolmux: ".
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool parse_size(const std::string& text, std::size_t& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// What a whole-number option needs, as the usage error says it.
+std::string whole_number_need(const std::string& name, std::size_t least, std::size_t most) {
+  if (most != kUnbounded) {
+    return name + " needs a whole number from " + std::to_string(least) + " to " +
+           std::to_string(most);
+  }
+  if (least == 0) return name + " needs a whole number";
+  if (least == 1) return name + " needs a whole number above 0";
+  return name + " needs a whole number of at least " + std::to_string(least);
+}
+
+// Breaks `text` into lines of at most `width` characters at spaces; CLI11
+// indents each line after the first to the description column.
+std::string wrap(const std::string& text, std::size_t width) {
+  std::string out;
+  std::size_t line = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::size_t word = end - start;
+    if (line > 0 && line + 1 + word > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out.append(text, start, word);
+    line += word;
+    start = end + 1;
+  }
+  return out;
+}
+
+// Indents every line after the first by `by` spaces, leaving blank lines empty.
+std::string indent(const std::string& text, std::size_t by) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '\n' && i + 1 < text.size() && text[i + 1] != '\n') out.append(by, ' ');
+  }
+  return out;
+}
+
+// --help's layout: each command's synopsis, what it does, and its options as
+// "--name VALUE  meaning (default; range)", wrapped to kHelpWidth. The words
+// all come from the definitions in CommandLineDefinition.
+class HelpFormatter final : public CLI::Formatter {
+ public:
+  HelpFormatter() {
+    column_width(kNameColumn);
+    label("Positionals", "Arguments");
+  }
+
+  std::string make_help(const CLI::App* app, std::string /*name*/,
+                        CLI::AppFormatMode /*mode*/) const override {
+    std::string out = app->get_description() + "\n";
+    for (const CLI::App* command : app->get_subcommands({})) {
+      if (!command->get_group().empty()) out += "\n" + make_command(command);
+    }
+    out += "\n";
+    for (const CLI::Option* opt : app->get_options()) {
+      std::stringstream line;
+      CLI::detail::format_help(line, "toolmux --" + opt->get_lnames().front(),
+                               opt->get_description(), kNameColumn + 4);
+      out += line.str().substr(2);
+    }
+    return out;
+  }
+
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_positional() || opt->get_expected_max() == 0) return "";
+    return " " + opt->get_type_name();
+  }
+
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    return wrap(opt->get_description(), kHelpWidth - kNameColumn - 2);
+  }
+
+ private:
+  std::string make_command(const CLI::App* command) const {
+    std::string synopsis = "toolmux " + command->get_name() + " [options]";
+    for (const CLI::Option* opt : command->get_options()) {
+      if (!opt->get_positional()) continue;
+      synopsis += " " + opt->get_name(true) + (opt->get_expected_max() > 1 ? "..." : "");
+    }
+    const std::string body = wrap(command->get_description(), kHelpWidth - 2) + "\n" +
+                             make_positionals(command) +
+                             make_groups(command, CLI::AppFormatMode::Sub);
+    std::string out = synopsis + "\n  " + indent(body, 2);
+    // CLI11 separates its groups with two blank lines; one is enough.
+    for (auto at = out.find("\n\n\n"); at != std::string::npos; at = out.find("\n\n\n")) {
+      out.erase(at, 1);
+    }
+    return out;
+  }
+};
+
+// toolmux's command line: each command's options, bound to one CommandLine.
+// Every option is defined here once, with its meaning, range and default,
+// which the parser enforces and --help shows.
+class CommandLineDefinition {
+ public:
+  explicit CommandLineDefinition(CommandLine& cl) : cl_(cl) {
+    app_.description("toolmux — a managed MCP tool catalog server");
+    app_.name("toolmux");
+    app_.formatter(std::make_shared<HelpFormatter>());
+    app_.set_help_flag("-h,--help", "Print this help (also after a command).");
+    flag_option(app_, "--version", version_asked_, "Print the version.");
+    // One command at a time; words CLI11 does not know are kept (not thrown)
+    // so that the usage error can say which command they were given to.
+    app_.require_subcommand(0, 1);
+    app_.allow_extras();
+    define_serve();
+    define_check();
+    define_search();
+    // `toolmux version` and `toolmux help`, as before --version and --help; unlisted.
+    version_command_ = app_.add_subcommand("version", "")->group("");
+    help_command_ = app_.add_subcommand("help", "")->group("");
+  }
+
+  CLI::App& app() { return app_; }
+
+  // Parses `args` into the CommandLine; throws UsageError or CLI11's errors.
+  void parse(const std::vector<std::string>& args) {
+    // CLI11 takes the arguments last first.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app_.parse(reversed);
+    if (const auto rest = app_.remaining(); !rest.empty()) {
+      throw UsageError("unknown command \"" + rest.front() + "\"");
+    }
+    if (version_asked_ || version_command_->parsed()) {
+      cl_.action = CommandLine::Action::version;
+    } else if (help_command_->parsed()) {
+      cl_.action = CommandLine::Action::help;
+    } else if (serve_->parsed()) {
+      finish_serve();
+    } else if (check_->parsed()) {
+      finish_check();
+    } else if (search_->parsed()) {
+      finish_search();
+    } else {
+      throw UsageError("missing command (serve, check, --version, --help)");
+    }
+  }
+
+  // For CLI11's "--name: 1 required N missing" (the arguments ran out before
+  // the option's value): what that option needs, as its own usage error says.
+  std::string need_of(const std::string& cli11_message) const {
+    for (const auto& [name, need] : needs_) {
+      if (cli11_message.rfind(name + ":", 0) == 0) return need;
+    }
+    return cli11_message;
+  }
+
+ private:
+  // An option that takes one value each time it is given (the next argument,
+  // even one starting with '-'); `take` checks and stores each in turn.
+  CLI::Option* value_option(CLI::App& app, const std::string& name, const std::string& value_name,
+                            const std::string& description, const std::string& need,
+                            std::function<void(const std::string&)> take) {
+    needs_[name] = need;
+    CLI::Option* opt = app.add_option(
+        name,
+        [take = std::move(take)](const CLI::results_t& values) {
+          for (const std::string& value : values) take(value);
+          return true;
+        },
+        description);
+    opt->type_name(value_name)->type_size(1)->expected(1);
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    return opt;
+  }
+
+  // A flag: given, it sets `target`; it takes no value ("--allow-writes=yes").
+  static CLI::Option* flag_option(CLI::App& app, const std::string& name, bool& target,
+                                  const std::string& description) {
+    const std::string need = name + " takes no value";
+    CLI::Option* opt = app.add_option(
+        name,
+        [&target, need](const CLI::results_t& values) {
+          // CLI11 passes "true" for the bare flag and the text of "--name=text".
+          for (const std::string& value : values) {
+            if (value != "true") throw UsageError(need);
+          }
+          target = true;
+          return true;
+        },
+        description);
+    opt->expected(0)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    return opt;
+  }
+
+  // A non-empty text value; `take` stores it.
+  CLI::Option* text_option(CLI::App& app, const std::string& name, const std::string& value_name,
+                           const std::string& description,
+                           std::function<void(const std::string&)> take) {
+    const std::string need = name + " needs a value";
+    return value_option(app, name, value_name, description, need,
+                        [need, take = std::move(take)](const std::string& value) {
+                          if (value.empty()) throw UsageError(need);
+                          take(value);
+                        });
+  }
+
+  // A whole number from `least` to `most`. The help shows the range and the
+  // default (`default_text`, or `target`'s value before parsing).
+  CLI::Option* number_option(CLI::App& app, const std::string& name, const std::string& value_name,
+                             std::size_t& target, std::size_t least, std::size_t most,
+                             const std::string& meaning, std::string default_text = "") {
+    if (default_text.empty()) default_text = std::to_string(target);
+    std::string note = "default: " + default_text;
+    if (most != kUnbounded) {
+      note += "; " + std::to_string(least) + " to " + std::to_string(most);
+    } else if (least > 1) {
+      note += "; at least " + std::to_string(least);
+    }
+    const std::string need = whole_number_need(name, least, most);
+    return value_option(app, name, value_name, meaning + " (" + note + ").", need,
+                        [&target, least, most, need](const std::string& value) {
+                          std::size_t n = 0;
+                          if (!parse_size(value, n) || n < least || n > most) {
+                            throw UsageError(need);
+                          }
+                          target = n;
+                        });
+  }
+
+  // --root and --allow-writes: what changes the tools serve offers, which check
+  // and search take too.
+  void tool_options(CLI::App& app) {
+    text_option(app, "--root", "DIR",
+                "A folder the filesystem tools may use; repeatable (default: the working "
+                "directory).",
+                [this](const std::string& v) { cl_.serve.roots.emplace_back(v); });
+    flag_option(app, "--allow-writes", cl_.serve.allow_writes,
+                "Offer write_text_file (a local mutation) inside the roots.");
+  }
+
+  void define_serve() {
+    ServeOptions& o = cl_.serve;
+    serve_ = app_.add_subcommand(
+        "serve",
+        "Serve MCP over stdio (one JSON-RPC message per line), or over Streamable HTTP with "
+        "--http.");
+    text_option(*serve_, "--catalog", "FILE",
+                "Catalog file with command tools (see README, examples/catalog.json).",
+                [&o](const std::string& v) { o.catalog_file = v; });
+    tool_options(*serve_);
+    text_option(*serve_, "--data-dir", "DIR",
+                "Where toolmux keeps its state (default: $XDG_STATE_HOME/toolmux, else "
+                "~/.local/state/toolmux).",
+                [&o](const std::string& v) { o.data_dir = v; });
+    number_option(*serve_, "--page-size", "N", o.page_size, 1, kUnbounded,
+                  "Tools per tools/list page", "all on one page");
+    number_option(*serve_, "--max-message-bytes", "N", o.max_message_bytes, 1024, kUnbounded,
+                  "Largest message accepted");
+    const std::string log_need = "--log-level must be debug, info, warning or error";
+    value_option(*serve_, "--log-level", "LEVEL",
+                 "stderr log level: debug, info, warning, error (default: info).",
+                 "--log-level needs a value", [&o, log_need](const std::string& v) {
+                   if (v.empty()) throw UsageError("--log-level needs a value");
+                   const auto level = log_level_from_name(v);
+                   if (!level) throw UsageError(log_need);
+                   o.log_level = *level;
+                 });
+    number_option(*serve_, "--max-calls", "N", o.max_calls, 1, 1024,
+                  "Calls (tools/call, resources/..., prompts/..., completion) running at once, "
+                  "overall");
+    number_option(*serve_, "--max-session-calls", "N", o.max_session_calls, 1, 1024,
+                  "The same, per session");
+    number_option(*serve_, "--max-queued-calls", "N", o.max_queued_calls, 0, 100000,
+                  "Calls waiting for a place to run; past it a call is refused at once with a "
+                  "\"toolmux is busy\" error");
+    number_option(*serve_, "--shutdown-grace", "SECONDS", o.shutdown_grace_seconds, 1, kUnbounded,
+                  "When stdin closes (or, over HTTP, on SIGTERM), how long running calls may "
+                  "finish");
+
+    const std::string http = "Options for serve --http";
+    value_option(*serve_, "--http", "HOST:PORT",
+                 "Serve Streamable HTTP on that address (e.g. 127.0.0.1:8080; port 0 picks a "
+                 "free one; the log says which).",
+                 "--http needs HOST:PORT", [&o](const std::string& v) { take_http_address(v, o); })
+        ->group(http);
+    text_option(*serve_, "--path", "PATH",
+                "The MCP endpoint (default: /mcp). Also served: /health, /metrics.",
+                [&o](const std::string& v) {
+                  if (v[0] != '/') throw UsageError("--path must start with /");
+                  o.http_path = v;
+                })
+        ->group(http);
+    text_option(*serve_, "--allow-host", "NAME",
+                "A Host header name accepted besides localhost, 127.0.0.1 and [::1]; "
+                "repeatable. Needed when clients reach another name.",
+                [&o](const std::string& v) { o.allowed_hosts.push_back(v); })
+        ->group(http);
+    text_option(*serve_, "--allow-origin", "ORIGIN",
+                "A browser Origin accepted besides loopback ones; repeatable.",
+                [&o](const std::string& v) { o.allowed_origins.push_back(v); })
+        ->group(http);
+    text_option(*serve_, "--tokens-file", "FILE",
+                "Bearer tokens, \"principal=token\" per line; with it (or with $TOOLMUX_TOKENS "
+                "holding the same entries) every request needs one.",
+                [&o](const std::string& v) { o.tokens_file = v; })
+        ->group(http);
+    number_option(*serve_, "--max-sessions", "N", o.max_sessions, 1, kUnbounded,
+                  "Open sessions at most; then new ones get 503")
+        ->group(http);
+    number_option(*serve_, "--session-idle", "SECONDS", o.session_idle_seconds, 1, kUnbounded,
+                  "A session unused this long ends")
+        ->group(http);
+    number_option(*serve_, "--max-session-queued-calls", "N", o.max_session_queued_calls, 0, 100000,
+                  "Calls one session may have waiting; past it its calls get \"toolmux is "
+                  "busy\" while others still queue")
+        ->group(http);
+    number_option(*serve_, "--max-connections", "N", o.max_connections, 1, kUnbounded,
+                  "Connections open at once; then 503")
+        ->group(http);
+    number_option(*serve_, "--max-connections-per-client", "N", o.max_connections_per_client, 1,
+                  kUnbounded, "Connections open at once from one client address; then 503")
+        ->group(http);
+    number_option(*serve_, "--header-timeout", "SECONDS", o.header_timeout_seconds, 1, kUnbounded,
+                  "A request head must arrive within this")
+        ->group(http);
+    number_option(*serve_, "--body-timeout", "SECONDS", o.body_timeout_seconds, 1, kUnbounded,
+                  "A request body must arrive within this after its head")
+        ->group(http);
+  }
+
+  static void take_http_address(const std::string& v, ServeOptions& o) {
+    const auto colon = v.rfind(':');
+    std::size_t port = 0;
+    if (colon == std::string::npos || colon == 0 || !parse_size(v.substr(colon + 1), port) ||
+        port > 65535) {
+      throw UsageError("--http needs HOST:PORT, e.g. 127.0.0.1:8080 (got \"" + v + "\")");
+    }
+    o.http = true;
+    o.http_host = v.substr(0, colon);
+    if (o.http_host.size() > 2 && o.http_host.front() == '[' && o.http_host.back() == ']') {
+      o.http_host = o.http_host.substr(1, o.http_host.size() - 2);
+    }
+    o.http_port = static_cast<int>(port);
+  }
+
+  void finish_serve() {
+    if (const auto rest = serve_->remaining(); !rest.empty()) {
+      throw UsageError("unknown option \"" + rest.front() + "\" for serve");
+    }
+    const ServeOptions& o = cl_.serve;
+    const bool http_only = !o.tokens_file.empty() || !o.allowed_hosts.empty() ||
+                           !o.allowed_origins.empty() || o.http_path != "/mcp";
+    if (http_only && !o.http) throw UsageError("those options need --http HOST:PORT");
+    cl_.action = CommandLine::Action::serve;
+  }
+
+  void define_check() {
+    check_ = app_.add_subcommand(
+        "check",
+        "Check a catalog file against the tools serve would offer with those options; list "
+        "every problem with its JSON pointer. With --fuzz, also call every tool with valid "
+        "argument sets and near misses generated from its input schema, through the argument "
+        "checks only (no tool runs); exit 1 on any failure.");
+    check_
+        ->add_option(
+            "FILE",
+            [this](const CLI::results_t& values) {
+              cl_.check_file = values.front();
+              return true;
+            },
+            "The catalog file.")
+        ->type_name("FILE");
+    tool_options(*check_);
+    CheckFuzzOptions& fuzz = cl_.check_fuzz;
+    flag_option(*check_, "--fuzz", fuzz.fuzz,
+                "Fuzz every tool's input schema through the argument checks.");
+    cases_ = number_option(*check_, "--cases", "N", fuzz.cases, 1, 1000,
+                           "With --fuzz: valid argument sets per tool, each with its near misses");
+    seed_ = number_option(*check_, "--seed", "S", fuzz.seed, 0, kUnbounded,
+                          "With --fuzz: makes the cases reproducible");
+  }
+
+  void finish_check() {
+    if (!check_->remaining().empty()) {
+      throw UsageError("check takes one FILE and optionally --allow-writes, --root DIR and --fuzz");
+    }
+    if (cl_.check_file.empty()) throw UsageError("check needs a FILE");
+    if ((cases_->count() > 0 || seed_->count() > 0) && !cl_.check_fuzz.fuzz) {
+      throw UsageError("--cases and --seed go with --fuzz");
+    }
+    cl_.serve.catalog_file = cl_.check_file;
+    cl_.action = CommandLine::Action::check;
+  }
+
+  void define_search() {
+    search_ = app_.add_subcommand(
+        "search", "Run tool_search's search over that catalog, as an operator tuning it would.");
+    search_
+        ->add_option(
+            "QUERY",
+            [this](const CLI::results_t& words) {
+              for (const std::string& word : words) {
+                cl_.search_query += (cl_.search_query.empty() ? "" : " ") + word;
+              }
+              return true;
+            },
+            "What to search for; its words may be separate arguments.")
+        ->type_name("QUERY")
+        ->expected(1, CLI::detail::expected_max_vector_size)
+        ->allow_extra_args();  // every word, not only the first
+    text_option(*search_, "--catalog", "FILE", "Catalog file whose tools to search.",
+                [this](const std::string& v) { cl_.serve.catalog_file = v; });
+    number_option(*search_, "--limit", "N", cl_.search_limit, 1, 20, "Tools listed at most");
+    tool_options(*search_);
+  }
+
+  void finish_search() {
+    if (const auto rest = search_->remaining(); !rest.empty()) {
+      throw UsageError("unknown option \"" + rest.front() + "\" for search");
+    }
+    if (cl_.search_query.empty()) throw UsageError("search needs a QUERY");
+    cl_.action = CommandLine::Action::search;
+  }
+
+  CommandLine& cl_;
+  CLI::App app_;
+  bool version_asked_ = false;
+  CLI::App* serve_ = nullptr;
+  CLI::App* check_ = nullptr;
+  CLI::App* search_ = nullptr;
+  CLI::App* version_command_ = nullptr;
+  CLI::App* help_command_ = nullptr;
+  CLI::Option* cases_ = nullptr;
+  CLI::Option* seed_ = nullptr;
+  std::map<std::string, std::string> needs_;
+};
+
+}  // namespace
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cl;
+  CommandLineDefinition definition(cl);
+  std::string error;
+  try {
+    definition.parse(args);
+    return cl;
+  } catch (const UsageError& e) {
+    error = e.what();
+  } catch (const CLI::CallForHelp&) {
+    cl.action = CommandLine::Action::help;
+    return cl;
+  } catch (const CLI::ArgumentMismatch& e) {
+    // The arguments ran out before an option's value.
+    error = definition.need_of(e.what());
+  } catch (const CLI::ParseError& e) {
+    error = e.what();
+  }
+  CommandLine failed;
+  failed.action = CommandLine::Action::usage_error;
+  failed.error = std::move(error);
+  return failed;
+}
+
+std::string usage_text() {
+  CommandLine defaults;
+  CommandLineDefinition definition(defaults);
+  return definition.app().help("", CLI::AppFormatMode::All);
+}
+
+std::vector<std::string> accepted_options() {
+  CommandLine defaults;
+  CommandLineDefinition definition(defaults);
+  std::vector<std::string> names;
+  const auto add = [&names](const CLI::App& app, const std::string& prefix) {
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->get_positional() || opt == app.get_help_ptr()) continue;
+      for (const std::string& name : opt->get_lnames()) names.push_back(prefix + "--" + name);
+    }
+  };
+  add(definition.app(), "");
+  for (const CLI::App* sub : definition.app().get_subcommands({})) {
+    if (!sub->get_group().empty()) add(*sub, sub->get_name() + " ");
+  }
+  return names;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,48 @@
+// The command line: parsing only; src/app/run.cpp runs what it asks for. The
+// options are defined once, with CLI11 (kept out of this header), and both the
+// parser and the --help text come from those definitions.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "src/assembly/serve_options.h"
+
+namespace toolmux {
+
+// `toolmux check --fuzz`'s options (src/app/catalog_fuzz.h).
+struct CheckFuzzOptions {
+  bool fuzz = false;
+  std::size_t cases = 20;  // 1..1000
+  std::size_t seed = 1;
+};
+
+struct CommandLine {
+  enum class Action { serve, check, search, version, help, usage_error };
+  Action action = Action::help;
+  ServeOptions serve;  // check and search use the catalog, roots and allow_writes
+  std::filesystem::path check_file;
+  CheckFuzzOptions check_fuzz;
+  std::string search_query;  // for search
+  std::size_t search_limit = 5;
+  std::string error;  // for usage_error
+};
+
+// Parses toolmux's arguments (without the program's name). Never throws: a bad
+// command line is Action::usage_error, with `error` naming the option and what
+// it needs ("--max-calls needs a whole number from 1 to 1024"), or the unknown
+// command or option. Repeating an option keeps the last value (or every value
+// of --root, --allow-host and --allow-origin).
+CommandLine parse_command_line(const std::vector<std::string>& args);
+
+// The --help text: every command and option, with its meaning, range and default.
+std::string usage_text();
+
+// Every option name the parser accepts, as "COMMAND --name" ("--version" at
+// the top), besides -h/--help, so that tests can check the help and the README
+// name them all.
+std::vector<std::string> accepted_options();
+
+}  // namespace toolmux

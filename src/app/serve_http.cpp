@@ -1,0 +1,181 @@
+#include "src/app/serve_http.h"
+
+#include <pthread.h>
+#include <unistd.h>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "src/protocol/mcp_server.h"
+#include "src/session/session_manager.h"
+#include "src/store/session_store.h"
+#include "transports/http_server.h"
+#include "transports/http_streams.h"
+
+namespace toolmux {
+namespace {
+
+// Tokens come from a file or the environment, never the command line (where
+// any user of the machine could read them in the process list).
+bool load_tokens(const ServeOptions& options, std::map<std::string, std::string>& tokens,
+                 std::string& error) {
+  if (!options.tokens_file.empty()) {
+    std::ifstream in(options.tokens_file);
+    if (!in) {
+      error = "cannot read the tokens file " + options.tokens_file.string();
+      return false;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!parse_tokens(text.str(), tokens, error)) {
+      error = options.tokens_file.string() + ": " + error;
+      return false;
+    }
+  }
+  if (const char* env = std::getenv("TOOLMUX_TOKENS"); env && *env) {
+    if (!parse_tokens(env, tokens, error)) {
+      error = "TOOLMUX_TOKENS: " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+sigset_t block_stop_signals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
+
+int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
+               const ServeOptions& options, Logger& logger) {
+  // Signals are taken by one thread with sigwait; every thread started from
+  // here on inherits the blocked mask.
+  const sigset_t stop_signals = block_stop_signals();
+
+  HttpOptions http;
+  http.host = options.http_host;
+  http.port = options.http_port;
+  http.path = options.http_path;
+  http.allowed_hosts = options.allowed_hosts;
+  http.allowed_origins = options.allowed_origins;
+  http.max_body_bytes = options.max_message_bytes;
+  http.max_connections = options.max_connections;
+  http.max_connections_per_client = options.max_connections_per_client;
+  http.header_timeout = std::chrono::seconds(options.header_timeout_seconds);
+  http.body_timeout = std::chrono::seconds(options.body_timeout_seconds);
+  std::string error;
+  if (!load_tokens(options, http.tokens, error)) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+    return 2;
+  }
+
+  const std::filesystem::path data_dir =
+      options.data_dir.empty() ? default_data_dir() : options.data_dir;
+  auto store = SessionStore::open(data_dir, error);
+  if (!store) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+    return 2;
+  }
+
+  Metrics metrics;
+  // These are left to process exit when a connection thread outlives the
+  // drain (see the end): held by pointer, not on the stack.
+  const std::shared_ptr<const Catalog> catalog = host.current();
+  auto server_holder =
+      std::make_unique<McpServer>(catalog, server_options_for(options, results), logger, metrics);
+  McpServer& server = *server_holder;
+  // A reload or an upstream's change: served from then on, clients told.
+  const int listener = host.add_listener(
+      [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
+  struct Unlisten {
+    CatalogHost& host;
+    int id;
+    ~Unlisten() { host.remove_listener(id); }
+  } unlisten{host, listener};
+
+  SessionLimits limits;
+  limits.max_sessions = options.max_sessions;
+  limits.idle_timeout = std::chrono::seconds(options.session_idle_seconds);
+  SessionStore* store_ptr = store.get();
+  auto sessions_holder = std::make_unique<SessionManager>(
+      limits, store_ptr, results,
+      [store_ptr](const std::string& id) {
+        return std::make_shared<SessionStreams>(id, store_ptr);
+      },
+      logger);
+  SessionManager& sessions = *sessions_holder;
+
+  auto http_holder = std::make_unique<HttpServer>(server, sessions, metrics, logger, http);
+  HttpServer& http_server = *http_holder;
+  if (!http_server.bind(error)) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+    return 2;
+  }
+  const bool loopback = http.host == "127.0.0.1" || http.host == "localhost" || http.host == "::1";
+  std::string shown_host =
+      http.host.find(':') != std::string::npos ? "[" + http.host + "]" : http.host;
+  logger.write(
+      LogLevel::info, "serving",
+      {{"transport", "http"},
+       {"url", "http://" + shown_host + ":" + std::to_string(http_server.port()) + http.path},
+       {"auth", http.tokens.empty() ? "none" : "bearer"},
+       {"tools", catalog->registry->tools().size()},
+       {"sessions", sessions.count()}});
+  if (!loopback && http.tokens.empty()) {
+    logger.write(LogLevel::warning, "no_auth",
+                 {{"reason", "listening beyond this machine without bearer tokens"}});
+  }
+
+  std::thread signal_waiter([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    logger.write(LogLevel::info, "stopping",
+                 {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    http_server.stop();
+  });
+
+  const bool listened = http_server.run();
+  if (!listened) {
+    // run() returned without a signal: wake the waiter so it can be joined
+    // (the signal is blocked in every thread, so sigwait takes it).
+    kill(getpid(), SIGTERM);
+  }
+  signal_waiter.join();
+
+  // Running calls get the grace period to finish, then are cancelled.
+  const auto grace = std::chrono::seconds(options.shutdown_grace_seconds);
+  const auto until = std::chrono::steady_clock::now() + grace;
+  bool drained = true;
+  for (const auto& session : sessions.all()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    drained &= session->wait_for_calls(std::max(left, std::chrono::milliseconds(0)));
+  }
+  if (!drained) {
+    for (const auto& session : sessions.all()) session->cancel_all_calls();
+    for (const auto& session : sessions.all()) session->wait_for_calls(std::chrono::seconds(2));
+  }
+  server.wait_for_running_tools(std::chrono::seconds(2));
+  store->flush();
+  logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
+  if (http_server.connection_threads() > 0) {
+    // A thread still waits on a kept-alive connection (it ends within the
+    // keep-alive timeout): a request arriving there must not find the server
+    // freed, so everything it can reach stays until the process exits.
+    static_cast<void>(http_holder.release());
+    static_cast<void>(sessions_holder.release());
+    static_cast<void>(server_holder.release());
+    static_cast<void>(store.release());
+  }
+  return listened ? 0 : 1;
+}
+
+}  // namespace toolmux

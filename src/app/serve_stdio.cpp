@@ -1,0 +1,109 @@
+#include "src/app/serve_stdio.h"
+
+#include <unistd.h>
+#include <csignal>
+#include <memory>
+
+#include "src/base/random_id.h"
+#include "src/protocol/mcp_server.h"
+#include "src/session/session.h"
+#include "transports/stdio_transport.h"
+
+namespace toolmux {
+namespace {
+
+// Shares the transport: the session owns its sink, and what holds the session
+// (a call abandoned past its deadline, a list_changed due in 50 ms) may send
+// after serve_stdio has returned, while toolmux stops its upstreams.
+class StdioSink final : public MessageSink {
+ public:
+  explicit StdioSink(std::shared_ptr<StdioTransport> transport)
+      : transport_(std::move(transport)) {}
+  void send(const nlohmann::json& message, const nlohmann::json& /*related_request*/) override {
+    // Strings are valid UTF-8 by the time they get here (the result boundary
+    // checks tool output); replace is the last line of defence, not a path.
+    transport_->write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+
+ private:
+  const std::shared_ptr<StdioTransport> transport_;
+};
+
+StdioTransport* g_transport = nullptr;
+
+extern "C" void on_stop_signal(int) {
+  if (g_transport) g_transport->request_stop();
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: the blocked read must return EINTR
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace
+
+int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
+                const ServeOptions& options, Logger& logger) {
+  const auto shared_transport =
+      std::make_shared<StdioTransport>(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
+  StdioTransport& transport = *shared_transport;
+  g_transport = &transport;
+  install_signal_handlers();
+
+  Metrics metrics;
+  const std::shared_ptr<const Catalog> catalog = host.current();
+  McpServer server(catalog, server_options_for(options, results), logger, metrics);
+  // A reload or an upstream's change: served from then on, the client told.
+  const int listener = host.add_listener(
+      [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
+  // One session for the process. Its id keys the results it offloads, so it
+  // is random: a later process on the same data directory cannot read them.
+  auto session = std::make_shared<Session>(random_id(), "local", "stdio",
+                                           std::make_shared<StdioSink>(shared_transport));
+  logger.write(LogLevel::info, "serving",
+               {{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}});
+
+  while (auto line = transport.read_line()) {
+    if (line->oversized) {
+      server.reject_unreadable(session, "message is larger than " +
+                                            std::to_string(options.max_message_bytes) + " bytes");
+      continue;
+    }
+    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    server.handle(line->text, session);
+  }
+
+  // End of input: the calls already read are still answered. They run until
+  // they finish or their own timeout, for --shutdown-grace at most; those
+  // still running then are stopped and answered with an error saying toolmux
+  // is exiting. A stop signal cancels them at once instead (no answers).
+  bool drained = false;
+  if (!transport.stop_requested()) {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(options.shutdown_grace_seconds);
+    constexpr auto kSlice = std::chrono::milliseconds(50);  // to notice a signal meanwhile
+    while (!drained && !transport.stop_requested() && std::chrono::steady_clock::now() < until) {
+      drained = session->wait_for_calls(kSlice);
+    }
+    if (!drained && !transport.stop_requested()) session->abort_all_calls();
+  }
+  if (!drained && transport.stop_requested()) session->cancel_all_calls();
+  // Stopped calls answer within moments (the deadline stage looks every 20 ms,
+  // the queue every 50 ms); their handlers end soon after (a command's
+  // process group is killed).
+  const auto stop_wait = std::chrono::milliseconds(2000);
+  drained = session->wait_for_calls(stop_wait) && drained;
+  drained = server.wait_for_running_tools(stop_wait) && drained;
+  // The session has ended: its offloaded results go with it.
+  if (ResultStore* store = results->if_open()) store->delete_owner(session->id());
+  host.remove_listener(listener);
+  logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
+  return 0;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,49 @@
+// The options of `toolmux serve` (also read by check and search: the catalog,
+// roots and allow_writes). Filled by the command line (src/app/cli.h); read by
+// the layers that assemble and serve the catalog. Plain data.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "src/base/log_level.h"
+
+namespace toolmux {
+
+struct ServeOptions {
+  std::filesystem::path catalog_file;        // empty = built-in tools only
+  std::vector<std::filesystem::path> roots;  // empty = the working directory
+  std::filesystem::path data_dir;            // empty = $XDG_STATE_HOME/toolmux
+  bool allow_writes = false;
+  std::size_t page_size = 0;  // 0 = all tools on one page
+  std::size_t max_message_bytes = std::size_t{16} << 20;
+  LogLevel log_level = LogLevel::info;  // of the stderr log
+  // Calls running at once, overall and per session, and waiting for a place
+  // (src/session/call_admission.h).
+  std::size_t max_calls = 64;
+  std::size_t max_session_calls = 16;
+  std::size_t max_queued_calls = 256;
+
+  // Streamable HTTP instead of stdio (--http HOST:PORT).
+  bool http = false;
+  std::string http_host = "127.0.0.1";
+  int http_port = 0;
+  std::string http_path = "/mcp";
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_origins;
+  std::filesystem::path tokens_file;  // "principal=token" lines; also $TOOLMUX_TOKENS
+  // Calls one session may have waiting; stdio has one session, which may use
+  // the whole queue.
+  std::size_t max_session_queued_calls = 64;
+  std::size_t max_sessions = 1000;
+  std::size_t session_idle_seconds = 3600;
+  std::size_t shutdown_grace_seconds = 10;
+  std::size_t max_connections = 1024;
+  std::size_t max_connections_per_client = 256;
+  std::size_t header_timeout_seconds = 10;
+  std::size_t body_timeout_seconds = 60;
+};
+
+}  // namespace toolmux

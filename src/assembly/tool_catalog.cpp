@@ -1,0 +1,210 @@
+#include "src/assembly/tool_catalog.h"
+
+#include "catalog/catalog_file.h"
+#include "catalog/providers/catalog_tools.h"
+#include "catalog/providers/filesystem_tools.h"
+#include "src/builtins/call_tool.h"
+#include "src/builtins/result_resources.h"
+#include "src/builtins/result_tools.h"
+#include "src/upstream/upstreams.h"
+
+namespace toolmux {
+namespace {
+
+// The aliases and policy entries that name upstream tools were left unchecked
+// at load (catalog_file.cpp); now that the upstreams listed their tools, those
+// naming a tool that is not there are logged and left out, so they never
+// point at nothing.
+void check_upstream_names(Catalog& catalog, const ToolRegistry& registry,
+                          const std::vector<UpstreamSpec>& declared, Logger& logger) {
+  auto missing = [&](const std::string& tool) {
+    return !registry.find(tool) && may_be_upstream_tool(declared, tool);
+  };
+  auto waiting = [&](const std::string& at, const std::string& reason) {
+    logger.write(LogLevel::warning, "catalog_entry_waiting", {{"at", at}, {"reason", reason}});
+  };
+  std::erase_if(catalog.aliases.tools, [&](const auto& entry) {
+    if (!missing(entry.second)) return false;
+    waiting("/aliases/tools/" + entry.first,
+            "alias \"" + entry.first + "\" points at \"" + entry.second +
+                "\", which no upstream lists (yet); the alias is left out until it does");
+    return true;
+  });
+  std::erase_if(catalog.aliases.arguments, [&](const auto& entry) {
+    if (!missing(entry.first)) return false;
+    waiting("/aliases/arguments/" + entry.first,
+            "argument aliases for \"" + entry.first + "\", which no upstream lists (yet)");
+    return true;
+  });
+  std::erase_if(catalog.policy.arguments, [&](const auto& entry) {
+    if (!missing(entry.first)) return false;
+    waiting("/policy/arguments/" + entry.first,
+            "argument policy for \"" + entry.first + "\", which no upstream lists (yet)");
+    return true;
+  });
+  // What remains names tools that exist: the usual checks (argument names).
+  for (const Problem& problem : check_aliases(catalog.aliases, registry)) {
+    waiting(problem.pointer, problem.message);
+  }
+  for (const Problem& problem : check_tool_policy(catalog.policy, registry)) {
+    waiting(problem.pointer, problem.message);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
+                                             const std::shared_ptr<LazyResultStore>& results,
+                                             Problems& problems,
+                                             const std::vector<NativeTool>& native_tools,
+                                             const UpstreamSet* upstream_set, Logger* logger,
+                                             const CatalogLoad* preloaded,
+                                             const NativeProviders& native_providers) {
+  auto registry = std::make_shared<ToolRegistry>();
+  auto catalog = std::make_shared<Catalog>();
+  const std::size_t before = problems.size();
+  DiscoverySettings discovery;
+  SearchOptions search_options;
+  auto take = [&problems](Problems more) {
+    problems.insert(problems.end(), more.begin(), more.end());
+  };
+
+  FilesystemToolOptions fs;
+  fs.roots = options.roots;
+  if (fs.roots.empty()) fs.roots.push_back(std::filesystem::current_path());
+  fs.allow_writes = options.allow_writes;
+  take(register_filesystem_tools(*registry, fs));
+  take(register_result_tools(*registry, results));
+  take(register_call_tool(*registry));
+  for (std::size_t i = 0; i < native_tools.size(); ++i) {
+    for (Problem p : registry->add(native_tools[i].spec, native_tools[i].handler)) {
+      p.pointer = "/native/" + std::to_string(i) + p.pointer;
+      problems.push_back(std::move(p));
+    }
+  }
+
+  const std::size_t builtins = registry->tools().size();
+  UpstreamTools upstreams;
+  std::vector<UpstreamSpec> declared;
+  if (!options.catalog_file.empty() || preloaded) {
+    CatalogLoad load = preloaded ? *preloaded : load_catalog_file(options.catalog_file);
+    // The discovery tools' names are toolmux's, whatever the catalog holds.
+    for (std::size_t i = 0; i < load.catalog.command_tools.size(); ++i) {
+      const std::string& name = load.catalog.command_tools[i].spec.name;
+      if (name == kToolSearch || name == kCallTool || name == kReadToolResult) {
+        load.problems.push_back(
+            {"/tools/" + std::to_string(i) + "/name",
+             "tool \"" + name + "\": the name is reserved for toolmux's own " + name + " tool"});
+      }
+    }
+    take(load.problems);
+    if (load.problems.empty()) {
+      take(register_catalog(*registry, load.catalog));
+      catalog->aliases = std::move(load.catalog.aliases);
+      catalog->policy = std::move(load.catalog.policy);
+      catalog->limits = load.catalog.results;
+      catalog->command_tool_count = load.catalog.command_tools.size();
+      discovery = load.catalog.discovery;
+      search_options = load.catalog.search;
+      catalog->declared_upstreams = load.catalog.upstreams.size();
+      declared = load.catalog.upstreams;
+      if (upstream_set && logger) {
+        upstreams = register_upstream_tools(upstream_set->list(), *registry, *logger);
+        catalog->upstream_tool_count = upstreams.tool_upstream.size();
+        catalog->serving_upstreams = upstreams.upstreams_with_tools;
+      }
+    }
+  }
+  if (problems.size() != before) return nullptr;
+
+  // tool_search comes last: its description tells what the catalog holds.
+  std::string summary = "This server offers " + std::to_string(registry->tools().size() + 1) +
+                        " tools: " + std::to_string(builtins) +
+                        " built-in (files in the folders it was given, stored results, "
+                        "call_tool)";
+  if (catalog->command_tool_count > 0) {
+    summary += ", " + std::to_string(catalog->command_tool_count) + " from its catalog file";
+  }
+  if (catalog->upstream_tool_count > 0) {
+    summary += ", " + std::to_string(catalog->upstream_tool_count) + " from " +
+               std::to_string(catalog->serving_upstreams) + " upstream MCP server" +
+               (catalog->serving_upstreams == 1 ? "" : "s");
+  }
+  summary += ".";
+  take(register_tool_search(*registry, catalog->search, summary));
+  if (problems.size() != before) return nullptr;
+
+  // Discovery: automatic turns on past 40 tools, where a model's choice of
+  // tool starts to suffer and tool definitions crowd its context.
+  constexpr std::size_t kDiscoveryThreshold = 40;
+  catalog->discovery = discovery.mode == DiscoverySettings::Mode::on ||
+                       (discovery.mode == DiscoverySettings::Mode::automatic &&
+                        registry->tools().size() > kDiscoveryThreshold);
+  catalog->always_listed = {kToolSearch, kCallTool, kReadToolResult};
+  for (std::size_t i = 0; i < discovery.pinned.size(); ++i) {
+    const std::string& name = discovery.pinned[i];
+    const std::string at = "/discovery/pinned/" + std::to_string(i);
+    if (!registry->find(name)) {
+      if (!may_be_upstream_tool(declared, name)) {
+        problems.push_back({at, "pinned tool \"" + name + "\" does not exist"});
+      } else if (upstream_set && logger) {
+        logger->write(
+            LogLevel::warning, "catalog_entry_waiting",
+            {{"at", at},
+             {"reason", "pinned tool \"" + name + "\" is not listed by any upstream (yet)"}});
+      }
+    }
+    catalog->always_listed.insert(name);
+  }
+  if (upstream_set && logger) check_upstream_names(*catalog, *registry, declared, *logger);
+  for (const std::string& name : upstreams.pinned) catalog->always_listed.insert(name);
+  if (problems.size() != before) return nullptr;
+
+  auto searchable = std::make_shared<SearchableCatalog>();
+  std::vector<SearchDocument> documents;
+  const auto& tools = registry->tools();
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const RegisteredTool& tool = *tools[i];
+    nlohmann::json published = tool.descriptor;
+    published["inputSchema"] =
+        catalog->policy.advertised_schema(tool.spec.name, tool.descriptor["inputSchema"]);
+    // Built-ins come first, then the file's tools, then upstream tools, then
+    // tool_search; an upstream's tools have its name as their source.
+    const bool from_file = i >= builtins && i < builtins + catalog->command_tool_count;
+    auto upstream = upstreams.tool_upstream.find(tool.spec.name);
+    documents.push_back(search_document_from_tool(
+        published, upstream != upstreams.tool_upstream.end() ? upstream->second
+                   : from_file                               ? "catalog"
+                                                             : "toolmux"));
+    catalog->published.push_back(std::move(published));
+  }
+  searchable->index = ToolSearchIndex::build(std::move(documents), search_options);
+  searchable->tools = &catalog->published;
+  searchable->policy = &catalog->policy;
+  catalog->search->set(std::move(searchable));
+  catalog->registry = std::move(registry);
+  // The program's own first, then the upstreams' in the file's order, then the
+  // session's offloaded results.
+  auto resource_providers = native_providers.resources;
+  auto prompt_providers = native_providers.prompts;
+  if (upstream_set && logger) {
+    for (const auto& upstream : upstream_set->list()) {
+      UpstreamFeatures features = make_upstream_features(upstream);
+      resource_providers.push_back(features.resources);
+      prompt_providers.push_back(features.prompts);
+      catalog->upstream_features.emplace(upstream->name(), std::move(features));
+    }
+  }
+  resource_providers.push_back(make_result_resources(results));
+  catalog->providers =
+      ProviderRouter::create(std::move(resource_providers), std::move(prompt_providers));
+  return catalog;
+}
+
+std::string server_instructions(const Catalog& catalog) {
+  return "toolmux serves " + std::to_string(catalog.registry->tools().size()) +
+         " tools. File tools take paths relative to the folders toolmux was given; "
+         "a tool's annotations tell whether it only reads or changes something.";
+}
+
+}  // namespace toolmux

@@ -1,0 +1,97 @@
+// Assembles what a server offers into one immutable snapshot: the built-in
+// filesystem tools, read_tool_result, call_tool, the catalog file's command
+// tools, the tools of its upstream MCP servers (when they are started), tool_search with its index
+// over all of them, and the file's aliases, policy and result limits. Used by `serve` and by
+// `check`, so both judge a catalog file the same way. A snapshot is shared (std::shared_ptr) by
+// every call that uses it and read from many threads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/aliases.h"
+#include "catalog/catalog_file.h"
+#include "catalog/prompt_provider.h"
+#include "catalog/provider_router.h"
+#include "catalog/resource_provider.h"
+#include "catalog/result_limits.h"
+#include "catalog/tool_policy.h"
+#include "catalog/tool_registry.h"
+#include "src/assembly/serve_options.h"
+#include "src/base/logger.h"
+#include "src/base/problem.h"
+#include "src/builtins/tool_search.h"
+#include "src/store/lazy_result_store.h"
+#include "src/upstream/upstream_providers.h"
+#include "src/upstream/upstreams.h"
+
+namespace toolmux {
+
+struct Catalog {
+  std::shared_ptr<const ToolRegistry> registry;
+  AliasTable aliases;
+  ToolPolicy policy;
+  ResultLimits limits;
+  // What tools/list shows, in registration order: each tool's descriptor with
+  // the operator's fixed arguments hidden from its inputSchema.
+  std::vector<nlohmann::json> published;
+  std::size_t command_tool_count = 0;
+  std::size_t upstream_tool_count = 0;
+  // Each upstream's resources and prompts (among `providers`), by upstream
+  // name, for its notifications.
+  std::map<std::string, UpstreamFeatures> upstream_features;
+  std::size_t serving_upstreams = 0;   // upstreams with at least one tool in the catalog
+  std::size_t declared_upstreams = 0;  // in the catalog file, started or not
+  // Discovery: when on, tools/list shows only `always_listed` (the pinned
+  // tools, tool_search, call_tool, read_tool_result) plus what each session's
+  // searches found.
+  bool discovery = false;
+  std::set<std::string, std::less<>> always_listed;
+  // What tool_search answers from (set once every tool is registered).
+  std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
+  // Resources, resource templates, prompts and completion: the native
+  // providers, then the session's offloaded results (src/builtins/result_resources.h).
+  std::shared_ptr<ProviderRouter> providers;
+};
+
+// A tool implemented in C++ by a program that embeds toolmux (src/app/toolmux.h).
+struct NativeTool {
+  ToolSpec spec;
+  ToolHandler handler;
+};
+
+// Resources and prompts implemented in C++ by a program that embeds toolmux,
+// in the order they are asked (catalog/provider_router.h).
+struct NativeProviders {
+  std::vector<std::shared_ptr<ResourceProvider>> resources;
+  std::vector<std::shared_ptr<PromptProvider>> prompts;
+};
+
+// Null with problems when anything is wrong; problems from the catalog file
+// carry pointers into it, problems from the command line start with "/roots",
+// problems of native tools with "/native/<index>".
+// `results` backs read_tool_result (may be null for `check`).
+// `upstreams`: when given (`serve`), the tools its upstreams listed join,
+// with what cannot join logged to `logger` and never fatal; aliases, policy
+// and pins that name upstream tools are checked against them then (a name
+// that is missing is logged and its entry left out). When null (`check`,
+// `search`), upstreams are checked in the file only and not started, and
+// names that may belong to an upstream (its prefix, an override's name) are
+// not checked. `preloaded`: the catalog file as already loaded (else it is
+// loaded from options.catalog_file). `native_providers` join the catalog's
+// providers ahead of the offloaded results.
+std::shared_ptr<const Catalog> build_catalog(
+    const ServeOptions& options, const std::shared_ptr<LazyResultStore>& results,
+    Problems& problems, const std::vector<NativeTool>& native_tools = {},
+    const UpstreamSet* upstreams = nullptr, Logger* logger = nullptr,
+    const CatalogLoad* preloaded = nullptr, const NativeProviders& native_providers = {});
+
+// The instructions the initialize result carries: what the catalog offers.
+std::string server_instructions(const Catalog& catalog);
+
+}  // namespace toolmux

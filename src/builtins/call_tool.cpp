@@ -1,0 +1,32 @@
+#include "src/builtins/call_tool.h"
+
+namespace toolmux {
+
+Problems register_call_tool(ToolRegistry& registry) {
+  using nlohmann::json;
+  ToolSpec spec;
+  spec.name = kCallTool;
+  spec.title = "Call a tool by name";
+  spec.description =
+      "Call any tool this server offers by its name, with its arguments, including tools that "
+      "are not in your tool list (find them with tool_search). The call is checked and "
+      "answered exactly as a direct call of that tool would be.";
+  spec.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"name", {{"type", "string"}, {"minLength", 1}, {"description", "The tool's name."}}},
+        {"arguments",
+         {{"type", "object"},
+          {"description", "The tool's arguments, as its inputSchema describes them."}}}}},
+      {"required", {"name"}},
+      {"additionalProperties", false}};
+  // It can reach any tool, so it is advertised as the worst it can do; each
+  // call is still judged by the tool it names.
+  spec.side_effect = "destructive";
+  spec.timeout = std::chrono::milliseconds(24 * 3600 * 1000);
+  return registry.add(std::move(spec), [](const json&, CallContext&) {
+    return ToolResult::error("call_tool is served by the call pipeline and has no handler");
+  });
+}
+
+}  // namespace toolmux

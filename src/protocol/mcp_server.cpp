@@ -1,0 +1,399 @@
+#include "src/protocol/mcp_server.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "src/base/elastic_threads.h"
+#include "src/protocol/tool_list_cursor.h"
+#include "src/session/call_context.h"
+
+namespace toolmux {
+
+using jsonrpc::Message;
+using nlohmann::json;
+
+namespace {
+
+void respond_error(Session& session, const json& id, int code, std::string_view message,
+                   json data = nullptr) {
+  session.send_related(jsonrpc::make_error(id, code, message, std::move(data)), id);
+}
+
+// Violations outside the arguments of a tools/call make the whole message
+// invalid; those inside the arguments are the argument check's to report.
+const JsonViolation* first_violation_outside(const std::vector<JsonViolation>& violations,
+                                             std::string_view allowed_prefix) {
+  for (const auto& v : violations) {
+    const bool inside =
+        !allowed_prefix.empty() && v.pointer.rfind(allowed_prefix, 0) == 0 &&
+        (v.pointer.size() == allowed_prefix.size() || v.pointer[allowed_prefix.size()] == '/');
+    if (!inside) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ServerOptions server_options_for(const ServeOptions& serve,
+                                 std::shared_ptr<LazyResultStore> results) {
+  ServerOptions options;
+  options.page_size = serve.page_size;
+  options.results = std::move(results);
+  options.call_limits.max_running = serve.max_calls;
+  options.call_limits.max_running_per_session = serve.max_session_calls;
+  options.call_limits.max_queued = serve.max_queued_calls;
+  options.call_limits.max_queued_per_session =
+      serve.http ? serve.max_session_queued_calls : serve.max_queued_calls;
+  return options;
+}
+
+McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions options, Logger& logger,
+                     Metrics& metrics)
+    : catalog_(std::move(catalog)),
+      options_(std::move(options)),
+      logger_(logger),
+      metrics_(metrics),
+      admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
+      pipeline_(build_call_pipeline(logger, metrics, running_, options_.results)) {
+  // A running tools/call uses two threads (its own and its handler's, see
+  // stages::deadline), any other admitted request one: the pool never needs more.
+  call_threads().set_max_threads(2 * options_.call_limits.max_running);
+  auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
+    return [this, method](const Message& m, const std::shared_ptr<Session>& s) {
+      (this->*method)(m, s);
+    };
+  };
+  methods_.emplace("initialize", bind(&McpServer::initialize));
+  methods_.emplace("ping", [](const Message& m, const std::shared_ptr<Session>& s) {
+    s->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
+  });
+  methods_.emplace("tools/list", bind(&McpServer::list_tools));
+  methods_.emplace("tools/call", bind(&McpServer::call_tool));
+  methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
+  provider_methods_ =
+      std::make_unique<ProviderMethods>([this] { return this->catalog(); }, options_.page_size,
+                                        options_.provider_timeout, logger_, *admission_);
+  for (auto& [name, handler] : provider_methods_->handlers()) methods_.emplace(name, handler);
+  if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
+}
+
+McpServer::~McpServer() { admission_->close(); }
+
+void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& session) {
+  handle(jsonrpc::parse_message(text, options_.json_limits), session);
+}
+
+void McpServer::handle(const Message& m, const std::shared_ptr<Session>& session) {
+  switch (m.kind) {
+    case Message::Kind::invalid:
+      logger_.write(LogLevel::info, "invalid_message",
+                    {{"session", session->label()}, {"code", m.error_code}, {"reason", m.error}});
+      respond_error(*session, m.id, m.error_code, m.error);
+      return;
+    case Message::Kind::response:
+      // The answer to a request a tool sent the client (elicitation, sampling).
+      if (!session->deliver_response(m.id, m.response)) {
+        logger_.write(LogLevel::debug, "unexpected_response",
+                      {{"session", session->label()}, {"id", m.id}});
+      }
+      return;
+    case Message::Kind::notification:
+      handle_notification(m, session);
+      return;
+    case Message::Kind::request:
+      handle_request(m, session);
+      return;
+  }
+}
+
+void McpServer::reject_unreadable(const std::shared_ptr<Session>& session,
+                                  std::string_view reason) {
+  logger_.write(LogLevel::warning, "invalid_message",
+                {{"session", session->label()}, {"reason", reason}});
+  respond_error(*session, nullptr, jsonrpc::kParseError, "Parse error: " + std::string(reason));
+}
+
+void McpServer::handle_request(const Message& m, const std::shared_ptr<Session>& session) {
+  const std::string_view arguments_pointer = m.method == "tools/call" ? "/params/arguments" : "";
+  if (const JsonViolation* v = first_violation_outside(m.violations, arguments_pointer)) {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Invalid request: " + v->message + " at " + v->pointer);
+    return;
+  }
+  auto it = methods_.find(m.method);
+  if (it == methods_.end()) {
+    respond_error(*session, m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method);
+    return;
+  }
+  // Lifecycle: before initialize, only initialize and ping are served.
+  if (!session->initialized() && m.method != "initialize" && m.method != "ping") {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Session not initialized: send \"initialize\" before \"" + m.method + "\"");
+    return;
+  }
+  // A session restored after a restart did not initialize here: it is told
+  // of catalog changes from its first request on.
+  if (session->initialized()) watch(session);
+  try {
+    it->second(m, session);
+  } catch (const std::exception& e) {
+    // Our own bug, not the client's: say so without details that could leak.
+    logger_.write(LogLevel::error, "internal_error", {{"method", m.method}, {"what", e.what()}});
+    respond_error(*session, m.id, jsonrpc::kInternalError, "Internal error");
+  }
+}
+
+void McpServer::handle_notification(const Message& m, const std::shared_ptr<Session>& session) {
+  if (m.method == "notifications/cancelled") {
+    if (m.params.is_object() && m.params.contains("requestId")) {
+      session->cancel_call(m.params["requestId"]);
+    }
+  } else if (m.method == "notifications/initialized") {
+    // Nothing to do: the session is usable from the initialize response on.
+  } else {
+    logger_.write(LogLevel::debug, "ignored_notification",
+                  {{"session", session->label()}, {"method", m.method}});
+  }
+}
+
+void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& session) {
+  if (session->initialized()) {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Invalid request: the session is already initialized");
+    return;
+  }
+  const json& params = m.params;
+  if (!params.is_object() || !params.contains("protocolVersion") ||
+      !params["protocolVersion"].is_string()) {
+    respond_error(*session, m.id, jsonrpc::kInvalidParams,
+                  "Invalid params: initialize needs \"protocolVersion\" (a string)");
+    return;
+  }
+  // Version negotiation: answer with the client's version when we speak it,
+  // else with our latest, and let the client decide whether to go on.
+  const std::string requested = params["protocolVersion"].get<std::string>();
+  std::string version = kLatestProtocolVersion;
+  for (const char* supported : kSupportedProtocolVersions) {
+    if (requested == supported) version = requested;
+  }
+  session->set_initialized(version, params.value("capabilities", json::object()),
+                           params.value("clientInfo", json::object()));
+  logger_.write(LogLevel::info, "session_initialized",
+                {{"session", session->label()},
+                 {"protocol_version", version},
+                 {"client", params.value("clientInfo", json::object()).value("name", "")}});
+
+  watch(session);
+  // listChanged: discovery adds tools to a session's list, and a catalog
+  // reload or an upstream's change replaces the list.
+  json result{
+      {"protocolVersion", version},
+      {"capabilities",
+       {{"tools", {{"listChanged", true}}},
+        {"logging", json::object()},
+        {"resources", {{"subscribe", true}, {"listChanged", true}}},
+        {"prompts", {{"listChanged", true}}},
+        {"completions", json::object()}}},
+      {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
+  };
+  // What the catalog serving now offers (a reload may have changed it).
+  result["instructions"] = server_instructions(*catalog());
+  session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
+}
+
+void McpServer::watch(const std::shared_ptr<Session>& session) {
+  if (!session->watch_once()) return;
+  {
+    std::lock_guard lock(catalog_mutex_);
+    std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
+    sessions_.push_back(session);
+  }
+  provider_methods_->subscriptions()->add_session(session);
+}
+
+void McpServer::replace_catalog(std::shared_ptr<const Catalog> catalog) {
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard lock(catalog_mutex_);
+    catalog_ = std::move(catalog);
+    if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
+    for (const auto& weak : sessions_) {
+      if (auto session = weak.lock()) open.push_back(std::move(session));
+    }
+    std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
+  }
+  for (const auto& session : open) {
+    session->send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+  }
+  // The resources and prompts come from the new catalog's providers too.
+  provider_methods_->subscriptions()->resources_list_changed();
+  provider_methods_->subscriptions()->prompts_list_changed();
+}
+
+void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& session) {
+  const std::shared_ptr<const Catalog> catalog = this->catalog();
+  // A caller sees only the tools the operator's access rules let it call.
+  std::vector<const json*> visible;
+  // With discovery on, the rest of the catalog joins as searches find it.
+  for (const json& tool : catalog->published) {
+    const std::string& name = tool["name"].get_ref<const std::string&>();
+    if (catalog->policy.denial(session->principal(), name)) continue;
+    if (catalog->discovery && !catalog->always_listed.count(name) && !session->discovered(name)) {
+      continue;
+    }
+    visible.push_back(&tool);
+  }
+  std::size_t offset = 0;
+  if (m.params.is_object() && m.params.contains("cursor") && !m.params["cursor"].is_null()) {
+    const json& cursor = m.params["cursor"];
+    std::optional<std::size_t> decoded;
+    if (cursor.is_string()) decoded = decode_tool_list_cursor(cursor.get<std::string>());
+    if (!decoded || *decoded > visible.size()) {
+      respond_error(*session, m.id, jsonrpc::kInvalidParams, "Invalid params: unknown cursor");
+      return;
+    }
+    offset = *decoded;
+  }
+  const std::size_t page = options_.page_size == 0 ? visible.size() : options_.page_size;
+  const std::size_t end = std::min(visible.size(), offset + page);
+  json listed = json::array();
+  for (std::size_t i = offset; i < end; ++i) listed.push_back(*visible[i]);
+  json result{{"tools", std::move(listed)}};
+  if (end < visible.size()) result["nextCursor"] = encode_tool_list_cursor(end);
+  session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
+}
+
+void McpServer::set_log_level(const Message& m, const std::shared_ptr<Session>& session) {
+  std::optional<LogLevel> level;
+  if (m.params.is_object() && m.params.contains("level") && m.params["level"].is_string()) {
+    level = log_level_from_name(m.params["level"].get<std::string>());
+  }
+  if (!level) {
+    respond_error(*session, m.id, jsonrpc::kInvalidParams,
+                  "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
+                  "critical, alert, emergency");
+    return;
+  }
+  session->set_log_level(*level);
+  session->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
+}
+
+void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& session) {
+  const json& params = m.params;
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+    respond_error(*session, m.id, jsonrpc::kInvalidParams,
+                  "Invalid params: tools/call needs \"name\" (a string)");
+    return;
+  }
+  auto control = session->begin_call(m.id);
+  if (!control) {
+    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
+                  "Invalid request: a request with id " + m.id.dump() + " is already in flight");
+    return;
+  }
+  json progress_token = nullptr;
+  if (params.contains("_meta") && params["_meta"].is_object()) {
+    progress_token = params["_meta"].value("progressToken", json(nullptr));
+  }
+  const std::string name = params["name"].get<std::string>();
+  auto context = std::make_shared<SessionCallContext>(session, control, m.id, progress_token,
+                                                      "toolmux/" + name);
+  ToolCall call;
+  call.session_id = session->id();
+  call.session_label = session->label();
+  call.principal = session->principal();
+  call.requested_name = name;
+  call.catalog = catalog();
+  call.raw_arguments.value = params.value("arguments", json(nullptr));
+  call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
+  call.control = control;
+  call.context = context;
+  // The tool's timeout counts from now: a call that waits for a place to run
+  // is answered by then all the same.
+  const auto timeout = tool_timeout(*call.catalog, name, call.raw_arguments.value)
+                           .value_or(options_.provider_timeout);
+  control->set_deadline(call.received + timeout);
+
+  CallAdmission::Call admitted;
+  admitted.session = session->id();
+  admitted.control = control;
+  admitted.start = [this, session, context,
+                    call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
+    call.place = std::move(place);
+    run_call(std::move(call), session, context);
+  };
+  admitted.drop = [this, session, context, control, id = m.id, name,
+                   timeout](const std::string& busy) {
+    context->finish();
+    if (control->cancelled()) {
+      session->request_finished(id);  // a cancelled request gets no response
+    } else {
+      const bool expired = !control->aborted() && control->expired();
+      const std::string text =
+          "Tool " + json(name).dump(-1, ' ', false, json::error_handler_t::replace) +
+          (expired ? " timed out after " + std::to_string(timeout.count()) +
+                         " ms waiting for a place to run; toolmux was busy: " + busy
+                   : " did not run: toolmux is exiting");
+      record_unrun(*session, "tools/call", name, expired ? "timed_out" : "stopped", text);
+      session->send_related(jsonrpc::make_result(id, ToolResult::error(text).to_json()), id);
+    }
+    session->end_call(id);
+  };
+  const CallAdmission::Decision decision = admission_->submit(std::move(admitted));
+  if (decision.verdict == CallAdmission::Verdict::refused) {
+    context->finish();
+    record_unrun(*session, "tools/call", name, "refused", decision.refusal);
+    respond_error(*session, m.id, jsonrpc::kServerBusy, decision.refusal);
+    session->end_call(m.id);
+  }
+}
+
+void McpServer::run_call(ToolCall call, const std::shared_ptr<Session>& session,
+                         const std::shared_ptr<SessionCallContext>& context) {
+  const json id = context->request_id();
+  // Served on its own thread so that the session's reader goes on reading
+  // (pings, cancellations, other calls) while the tool runs.
+  const bool posted =
+      call_threads().post([this, session, id, call = std::move(call), context]() mutable {
+        CallResult out = pipeline_(call);
+        context->finish();
+        // A cancelled request gets no response (MCP cancellation utility).
+        if (out.protocol_error) {
+          const ProtocolError& e = *out.protocol_error;
+          session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
+        } else if (out.outcome != CallOutcome::cancelled) {
+          session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
+        } else {
+          session->request_finished(id);
+        }
+        session->end_call(id);
+      });
+  if (posted) return;
+  // The job, and with it the call's place, is gone already.
+  context->finish();
+  const std::string why =
+      "toolmux is busy: no thread could be started for the call (the system refused one); try "
+      "again later";
+  record_unrun(*session, "tools/call", "", "refused", why);
+  respond_error(*session, id, jsonrpc::kServerBusy, why);
+  session->end_call(id);
+}
+
+void McpServer::record_unrun(const Session& session, const std::string& method,
+                             const std::string& tool, std::string_view outcome,
+                             const std::string& reason) {
+  // Refusals are counted by CallAdmission; the calls that waited in vain are
+  // calls of their tool, like those that ran.
+  if (!tool.empty() && outcome != "refused") {
+    metrics_.record_call(CallRecord{tool, std::string(outcome), 0, 0, 0, false, false});
+  }
+  logger_.write(LogLevel::warning, "call_not_run",
+                {{"session", session.label()},
+                 {"method", method},
+                 {"tool", tool},
+                 {"outcome", outcome},
+                 {"reason", reason}});
+}
+
+}  // namespace toolmux

@@ -1,0 +1,260 @@
+#include "src/session/call_admission.h"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace toolmux {
+
+using Clock = std::chrono::steady_clock;
+
+struct CallAdmission::State {
+  State(CallLimits l, Metrics* m) : limits(l), metrics(m) {}
+  const CallLimits limits;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t running = 0;
+  std::map<std::string, std::size_t, std::less<>> running_by_session;
+  std::deque<Call> queue;
+  std::map<std::string, std::size_t, std::less<>> queued_by_session;
+  bool closed = false;
+  Metrics* metrics;  // null once closed
+  std::thread watch;
+  bool pump_again = false;  // a place was freed while this thread was pumping
+
+  // Under mutex.
+  void publish() {
+    if (metrics) metrics->set_call_load(running, queue.size());
+  }
+  static std::size_t count(const std::map<std::string, std::size_t, std::less<>>& counts,
+                           const std::string& session) {
+    auto it = counts.find(session);
+    return it == counts.end() ? 0 : it->second;
+  }
+  static void uncount(std::map<std::string, std::size_t, std::less<>>& counts,
+                      const std::string& session) {
+    auto it = counts.find(session);
+    if (it != counts.end() && --it->second == 0) counts.erase(it);
+  }
+  std::size_t session_running(const std::string& session) const {
+    return count(running_by_session, session);
+  }
+  // Moves the queued call at `it` out of the queue into `out`; returns the next.
+  std::deque<Call>::iterator dequeue(const std::deque<Call>::iterator& it, Call& out) {
+    uncount(queued_by_session, it->session);
+    out = std::move(*it);
+    return queue.erase(it);
+  }
+  bool may_start(const std::string& session) const {
+    return !closed && running < limits.max_running &&
+           session_running(session) < limits.max_running_per_session;
+  }
+  // What a call of `session` waits for.
+  std::string busy(const std::string& session) const {
+    if (running >= limits.max_running) {
+      return std::to_string(running) + " calls running (--max-calls " +
+             std::to_string(limits.max_running) + ")";
+    }
+    return "this session has " + std::to_string(session_running(session)) +
+           " calls running (--max-session-calls " + std::to_string(limits.max_running_per_session) +
+           ")";
+  }
+};
+
+class CallPlace {
+ public:
+  CallPlace(std::shared_ptr<CallAdmission::State> state, std::string session)
+      : state_(std::move(state)), session_(std::move(session)) {}
+  CallPlace(const CallPlace&) = delete;
+  CallPlace& operator=(const CallPlace&) = delete;
+  ~CallPlace();
+
+ private:
+  std::shared_ptr<CallAdmission::State> state_;
+  std::string session_;
+};
+
+namespace {
+
+struct Ready {
+  std::vector<std::pair<CallAdmission::Call, std::shared_ptr<const CallPlace>>> starts;
+  std::vector<std::pair<CallAdmission::Call, std::string>> drops;
+};
+
+// Takes a place for `session`. Under the state's mutex.
+std::shared_ptr<const CallPlace> take_place(const std::shared_ptr<CallAdmission::State>& state,
+                                            const std::string& session) {
+  ++state->running;
+  ++state->running_by_session[session];
+  return std::make_shared<const CallPlace>(state, session);
+}
+
+// The queued calls that stopped waiting (to drop) or may run now (to start),
+// in the order they came. Under the state's mutex.
+Ready take_ready(const std::shared_ptr<CallAdmission::State>& state) {
+  Ready ready;
+  auto& queue = state->queue;
+  for (auto it = queue.begin(); it != queue.end();) {
+    if (it->control->stop_requested()) {
+      auto& [call, busy] =
+          ready.drops.emplace_back(CallAdmission::Call{}, state->busy(it->session));
+      it = state->dequeue(it, call);
+    } else if (state->may_start(it->session)) {
+      auto& [call, place] =
+          ready.starts.emplace_back(CallAdmission::Call{}, take_place(state, it->session));
+      it = state->dequeue(it, call);
+    } else {
+      ++it;
+    }
+  }
+  if (!ready.starts.empty() || !ready.drops.empty()) state->publish();
+  return ready;
+}
+
+void run(Ready& ready) {
+  for (auto& [call, busy] : ready.drops) call.drop(busy);
+  for (auto& [call, place] : ready.starts) call.start(std::move(place));
+}
+
+// Starts what may start and drops what stopped waiting. A place freed by a
+// start on this thread (its call could not get a thread) makes the loop go
+// round again instead of recursing: the queue is untrusted input.
+void pump(const std::shared_ptr<CallAdmission::State>& state) {
+  thread_local const CallAdmission::State* pumping = nullptr;
+  std::unique_lock lock(state->mutex);
+  if (pumping == state.get()) {
+    state->pump_again = true;
+    return;
+  }
+  pumping = state.get();
+  struct Reset {
+    ~Reset() { pumping = nullptr; }
+  } reset;
+  do {
+    state->pump_again = false;
+    Ready ready = take_ready(state);
+    lock.unlock();
+    run(ready);
+    ready = Ready{};  // what the calls captured goes outside the lock
+    lock.lock();
+  } while (state->pump_again);
+}
+
+void watch_queue(const std::shared_ptr<CallAdmission::State>& state) {
+  // Cancellation and deadlines are flags: look at them now and then.
+  constexpr auto kPoll = std::chrono::milliseconds(50);
+  std::unique_lock lock(state->mutex);
+  while (!state->closed) {
+    if (state->queue.empty()) {
+      state->changed.wait(lock, [&] { return state->closed || !state->queue.empty(); });
+      continue;
+    }
+    state->changed.wait_for(lock, kPoll, [&] { return state->closed; });
+    if (state->closed) break;
+    lock.unlock();
+    pump(state);
+    lock.lock();
+  }
+}
+
+}  // namespace
+
+CallPlace::~CallPlace() {
+  {
+    std::lock_guard lock(state_->mutex);
+    --state_->running;
+    CallAdmission::State::uncount(state_->running_by_session, session_);
+    state_->publish();
+    if (state_->queue.empty()) return;
+  }
+  pump(state_);
+}
+
+CallAdmission::CallAdmission(CallLimits limits, Metrics* metrics)
+    : limits_(limits), state_(std::make_shared<State>(limits, metrics)) {
+  std::lock_guard lock(state_->mutex);
+  state_->publish();
+}
+
+CallAdmission::~CallAdmission() { close(); }
+
+CallAdmission::Decision CallAdmission::submit(Call call) {
+  std::unique_lock lock(state_->mutex);
+  State& s = *state_;
+  if (s.closed) return {Verdict::refused, "toolmux is stopping"};
+  if (s.may_start(call.session)) {
+    auto place = take_place(state_, call.session);
+    s.publish();
+    lock.unlock();
+    call.start(std::move(place));
+    return {Verdict::started, ""};
+  }
+  auto refuse = [&](std::string why) {
+    if (s.metrics) s.metrics->count_refused_call();
+    return Decision{Verdict::refused, std::move(why)};
+  };
+  if (s.queue.size() >= s.limits.max_queued) {
+    return refuse("toolmux is busy: " + s.busy(call.session) + " and " +
+                  std::to_string(s.queue.size()) + " calls queued (--max-queued-calls " +
+                  std::to_string(s.limits.max_queued) + "); try again later");
+  }
+  if (const std::size_t mine = State::count(s.queued_by_session, call.session);
+      mine >= s.limits.max_queued_per_session) {
+    return refuse("toolmux is busy: " + s.busy(call.session) + " and this session has " +
+                  std::to_string(mine) + " calls queued (--max-session-queued-calls " +
+                  std::to_string(s.limits.max_queued_per_session) + "); try again later");
+  }
+  if (!s.watch.joinable()) {
+    try {
+      s.watch = std::thread([state = state_] { watch_queue(state); });
+    } catch (...) {  // no thread to be had: a call that waits must be watched
+      return refuse("toolmux is busy: " + s.busy(call.session) +
+                    ", and no thread could be started to queue more; try again later");
+    }
+  }
+  ++s.queued_by_session[call.session];
+  s.queue.push_back(std::move(call));
+  s.publish();
+  s.changed.notify_all();
+  return {Verdict::queued, ""};
+}
+
+void CallAdmission::close() {
+  std::deque<Call> dropped;
+  std::thread watch;
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->closed) return;
+    state_->closed = true;
+    dropped.swap(state_->queue);
+    state_->queued_by_session.clear();
+    state_->publish();
+    state_->metrics = nullptr;
+    watch = std::move(state_->watch);
+  }
+  state_->changed.notify_all();
+  if (watch.joinable()) {
+    if (watch.get_id() == std::this_thread::get_id()) {
+      watch.detach();  // closed from a start or drop the watch runs: it ends on its own
+    } else {
+      watch.join();
+    }
+  }
+  for (auto& call : dropped) call.drop("toolmux is stopping");
+}
+
+std::size_t CallAdmission::running() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->running;
+}
+
+std::size_t CallAdmission::queued() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->queue.size();
+}
+
+}  // namespace toolmux

@@ -1,0 +1,62 @@
+#include "src/session/call_context.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/base/jsonrpc.h"
+
+namespace toolmux {
+
+SessionCallContext::SessionCallContext(std::shared_ptr<Session> session,
+                                       std::shared_ptr<CallControl> control,
+                                       nlohmann::json request_id, nlohmann::json progress_token,
+                                       std::string logger_name)
+    : session_(std::move(session)),
+      control_(std::move(control)),
+      request_id_(std::move(request_id)),
+      progress_token_(std::move(progress_token)),
+      logger_name_(std::move(logger_name)) {}
+
+void SessionCallContext::report_progress(double progress, std::optional<double> total,
+                                         std::string_view message) {
+  if (progress_token_.is_null()) return;
+  std::lock_guard lock(mutex_);
+  // Progress MUST increase with each notification (MCP progress utility).
+  if (finished_ || control_->stop_requested()) return;
+  if (last_progress_ && progress <= *last_progress_) return;
+  last_progress_ = progress;
+  nlohmann::json params{{"progressToken", progress_token_}, {"progress", progress}};
+  if (total) params["total"] = *total;
+  if (!message.empty()) params["message"] = message;
+  session_->send_related(jsonrpc::make_notification("notifications/progress", std::move(params)),
+                         request_id_);
+}
+
+void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
+  if (level < session_->log_level()) return;
+  session_->send_related(
+      jsonrpc::make_notification(
+          "notifications/message",
+          {{"level", log_level_name(level)}, {"logger", logger_name_}, {"data", data}}),
+      request_id_);
+}
+
+ClientAnswer SessionCallContext::ask_client(const std::string& method, const nlohmann::json& params,
+                                            const std::stop_token& stop) {
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return {std::nullopt, "the call has already ended"};
+  }
+  // The wait ends with the call: its deadline or its cancellation.
+  const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+      control_->deadline() - std::chrono::steady_clock::now());
+  const auto timeout = std::max(std::chrono::milliseconds(0), remaining);
+  return session_->request_client(method, params, request_id_, control_.get(), timeout, stop);
+}
+
+void SessionCallContext::finish() {
+  std::lock_guard lock(mutex_);
+  finished_ = true;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,57 @@
+// The CallContext a handler gets when its call came from a client session:
+// progress and log messages go to that session as notifications.
+//
+// Once finish() has returned, nothing more is sent for the call: the spec
+// forbids progress after the response, and the server calls finish() before it
+// responds. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool.h"
+#include "src/session/session.h"
+
+namespace toolmux {
+
+class SessionCallContext final : public CallContext {
+ public:
+  // `request_id` is the tools/call request served: what the call sends
+  // belongs to it (on HTTP, its stream).
+  SessionCallContext(std::shared_ptr<Session> session, std::shared_ptr<CallControl> control,
+                     nlohmann::json request_id, nlohmann::json progress_token,
+                     std::string logger_name);
+
+  bool cancelled() const override { return control_->stop_requested(); }
+  std::chrono::steady_clock::time_point deadline() const override { return control_->deadline(); }
+  void report_progress(double progress, std::optional<double> total,
+                       std::string_view message) override;
+  void log(LogLevel level, const nlohmann::json& data) override;
+  const std::string& session_id() const override { return session_->id(); }
+  const std::string& principal() const override { return session_->principal(); }
+  void tools_discovered(const std::vector<std::string>& names) override {
+    session_->add_discovered(names);
+  }
+  nlohmann::json client_capabilities() const override { return session_->client_capabilities(); }
+  ClientAnswer ask_client(const std::string& method, const nlohmann::json& params,
+                          const std::stop_token& stop = {}) override;
+  void release_stream() override { session_->close_request_stream(request_id_); }
+
+  void finish();
+  const nlohmann::json& request_id() const { return request_id_; }
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::shared_ptr<CallControl> control_;
+  const nlohmann::json request_id_;
+  const nlohmann::json progress_token_;  // null: the client asked for no progress
+  const std::string logger_name_;
+  std::mutex mutex_;
+  bool finished_ = false;
+  std::optional<double> last_progress_;
+};
+
+}  // namespace toolmux

@@ -1,0 +1,211 @@
+#include "src/session/session.h"
+
+#include <system_error>
+#include <thread>
+
+#include "src/base/jsonrpc.h"
+
+namespace toolmux {
+
+bool Session::initialized() const {
+  std::lock_guard lock(mutex_);
+  return initialized_;
+}
+
+std::string Session::protocol_version() const {
+  std::lock_guard lock(mutex_);
+  return protocol_version_;
+}
+
+nlohmann::json Session::client_info() const {
+  std::lock_guard lock(mutex_);
+  return client_info_;
+}
+
+nlohmann::json Session::client_capabilities() const {
+  std::lock_guard lock(mutex_);
+  return client_capabilities_;
+}
+
+void Session::set_initialized(std::string protocol_version, nlohmann::json client_capabilities,
+                              nlohmann::json client_info) {
+  {
+    std::lock_guard lock(mutex_);
+    initialized_ = true;
+    protocol_version_ = std::move(protocol_version);
+    client_capabilities_ = std::move(client_capabilities);
+    client_info_ = std::move(client_info);
+  }
+  state_changed();
+}
+
+nlohmann::json Session::state() const {
+  std::lock_guard lock(mutex_);
+  nlohmann::json state{{"initialized", initialized_},
+                       {"protocolVersion", protocol_version_},
+                       {"clientCapabilities", client_capabilities_},
+                       {"clientInfo", client_info_},
+                       {"logLevel", log_level_name(log_level_.load())},
+                       {"discovered", discovered_}};
+  return state;
+}
+
+void Session::restore(const nlohmann::json& state) {
+  if (!state.is_object()) return;
+  std::lock_guard lock(mutex_);
+  initialized_ = state.value("initialized", false);
+  protocol_version_ = state.value("protocolVersion", "");
+  client_capabilities_ = state.value("clientCapabilities", nlohmann::json::object());
+  client_info_ = state.value("clientInfo", nlohmann::json::object());
+  if (auto level = log_level_from_name(state.value("logLevel", ""))) log_level_.store(*level);
+  if (state.contains("discovered") && state["discovered"].is_array()) {
+    for (const auto& name : state["discovered"]) {
+      if (name.is_string()) discovered_.insert(name.get<std::string>());
+    }
+  }
+}
+
+void Session::set_state_listener(std::function<void(const Session&)> listener) {
+  std::lock_guard lock(mutex_);
+  state_listener_ = std::move(listener);
+}
+
+void Session::state_changed() {
+  std::function<void(const Session&)> listener;
+  {
+    std::lock_guard lock(mutex_);
+    listener = state_listener_;
+  }
+  if (listener) listener(*this);
+}
+
+ClientAnswer Session::request_client(const std::string& method, nlohmann::json params,
+                                     const nlohmann::json& related_request,
+                                     const CallControl* control, std::chrono::milliseconds timeout,
+                                     const std::stop_token& stop) {
+  auto pending = std::make_shared<PendingAnswer>();
+  nlohmann::json id;
+  {
+    std::lock_guard lock(mutex_);
+    // Our ids are strings, so they never collide with a client's request ids
+    // in logs, and never with each other within the session.
+    id = "toolmux-" + std::to_string(next_request_id_++);
+    pending_answers_.emplace(id.dump(), pending);
+  }
+  send_related({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}},
+               related_request);
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(mutex_);
+  while (!pending->done) {
+    if (control && control->stop_requested()) {
+      pending->answer.error = "the call was cancelled or timed out while waiting for the client";
+      break;
+    }
+    if (stop.stop_requested()) {
+      pending->answer.error = "the request it was sent for has ended";
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= give_up) {
+      pending->answer.error = "the client did not answer " + method + " in time";
+      break;
+    }
+    answers_changed_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  pending_answers_.erase(id.dump());
+  return pending->answer;
+}
+
+bool Session::deliver_response(const nlohmann::json& id, const nlohmann::json& message) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = pending_answers_.find(id.dump());
+    if (it == pending_answers_.end()) return false;
+    PendingAnswer& pending = *it->second;
+    if (message.contains("result")) {
+      pending.answer.result = message["result"];
+    } else {
+      const nlohmann::json& error = message.value("error", nlohmann::json::object());
+      pending.answer.error =
+          "the client answered with an error: " +
+          (error.is_object() ? error.value("message", std::string("(no message)"))
+                             : std::string("(malformed)"));
+    }
+    pending.done = true;
+  }
+  answers_changed_.notify_all();
+  return true;
+}
+
+std::shared_ptr<CallControl> Session::begin_call(const nlohmann::json& request_id) {
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = calls_.try_emplace(request_id.dump(), nullptr);
+  if (!inserted) return nullptr;
+  it->second = std::make_shared<CallControl>();
+  return it->second;
+}
+
+void Session::end_call(const nlohmann::json& request_id) {
+  {
+    std::lock_guard lock(mutex_);
+    calls_.erase(request_id.dump());
+  }
+  calls_changed_.notify_all();
+}
+
+void Session::cancel_call(const nlohmann::json& request_id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = calls_.find(request_id.dump()); it != calls_.end()) it->second->cancel();
+}
+
+void Session::cancel_all_calls() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, control] : calls_) control->cancel();
+}
+
+void Session::abort_all_calls() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, control] : calls_) control->abort();
+}
+
+bool Session::wait_for_calls(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return calls_changed_.wait_for(lock, timeout, [this] { return calls_.empty(); });
+}
+
+bool Session::discovered(std::string_view tool) const {
+  std::lock_guard lock(mutex_);
+  return discovered_.find(tool) != discovered_.end();
+}
+
+void Session::add_discovered(const std::vector<std::string>& tools) {
+  bool notify = false;
+  bool changed = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& tool : tools) changed |= discovered_.insert(tool).second;
+    if (changed && !list_change_pending_) {
+      list_change_pending_ = true;
+      notify = true;
+    }
+  }
+  if (changed) state_changed();
+  if (!notify) return;
+  // Additions in the next moments ride on this one notification.
+  auto notify_now = [self = shared_from_this()] {
+    {
+      std::lock_guard lock(self->mutex_);
+      self->list_change_pending_ = false;
+    }
+    self->send({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+  };
+  try {
+    std::thread([notify_now] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      notify_now();
+    }).detach();
+  } catch (const std::system_error&) {
+    notify_now();  // no thread to wait on: told at once, without the batching
+  }
+}
+
+}  // namespace toolmux

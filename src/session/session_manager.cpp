@@ -1,0 +1,177 @@
+#include "src/session/session_manager.h"
+
+#include <algorithm>
+
+#include "src/base/random_id.h"
+
+namespace toolmux {
+
+using nlohmann::json;
+
+SessionManager::SessionManager(SessionLimits limits, SessionStore* store,
+                               std::shared_ptr<LazyResultStore> results, SinkFactory make_sink,
+                               Logger& logger)
+    : limits_(limits),
+      store_(store),
+      results_(std::move(results)),
+      make_sink_(std::move(make_sink)),
+      logger_(logger) {
+  if (store_) {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [id, record] : store_->load_sessions()) {
+      const std::string label = record.value("label", "http");
+      auto session = make_session(id, record.value("principal", ""), label);
+      session->restore(record.value("state", json::object()));
+      sessions_[id] = Entry{session, now};
+      // Labels go on from the highest restored one.
+      if (label.rfind("http-", 0) == 0) {
+        next_label_ =
+            std::max<std::size_t>(next_label_, std::strtoull(label.c_str() + 5, nullptr, 10) + 1);
+      }
+    }
+    if (!sessions_.empty()) {
+      logger_.write(LogLevel::info, "sessions_restored", {{"sessions", sessions_.size()}});
+      // Their offloaded results are on disk. Open the store now: resources/list
+      // and resources/read never open it, so they would not see them.
+      std::string error;
+      if (results_ && !results_->get(error)) {
+        logger_.write(LogLevel::warning, "result_store_unavailable", {{"reason", error}});
+      }
+    }
+  }
+  sweeper_ = std::thread([this] {
+    std::unique_lock lock(sweeper_mutex_);
+    while (!stopping_) {
+      sweeper_wake_.wait_for(lock, limits_.sweep_interval);
+      if (stopping_) break;
+      lock.unlock();
+      expire_idle();
+      lock.lock();
+    }
+  });
+}
+
+SessionManager::~SessionManager() {
+  {
+    std::lock_guard lock(sweeper_mutex_);
+    stopping_ = true;
+  }
+  sweeper_wake_.notify_all();
+  sweeper_.join();
+}
+
+std::shared_ptr<Session> SessionManager::make_session(const std::string& id,
+                                                      const std::string& principal,
+                                                      const std::string& label) {
+  auto session = std::make_shared<Session>(id, principal, label, make_sink_(id));
+  if (store_) {
+    // Every change of what a session keeps is written through, so a restart
+    // finds the session as its client left it.
+    session->set_state_listener([store = store_](const Session& s) {
+      store->put_session(
+          s.id(), {{"principal", s.principal()}, {"label", s.label()}, {"state", s.state()}});
+    });
+  }
+  return session;
+}
+
+std::shared_ptr<Session> SessionManager::create(const std::string& principal) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    if (sessions_.size() >= limits_.max_sessions) return nullptr;
+    // 256 random bits, base64url: visible ASCII as the spec requires.
+    std::string id = random_id();
+    session = make_session(id, principal, "http-" + std::to_string(next_label_++));
+    sessions_[id] = Entry{session, std::chrono::steady_clock::now()};
+  }
+  if (store_) {
+    store_->put_session(session->id(), {{"principal", session->principal()},
+                                        {"label", session->label()},
+                                        {"state", session->state()}});
+  }
+  return session;
+}
+
+std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::string& principal) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second.session->principal() != principal) return nullptr;
+  it->second.last_used = std::chrono::steady_clock::now();
+  return it->second.session;
+}
+
+bool SessionManager::end(const std::string& id, const std::string& principal) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || it->second.session->principal() != principal) return false;
+    session = it->second.session;
+    sessions_.erase(it);
+  }
+  forget(session, "deleted");
+  return true;
+}
+
+void SessionManager::forget(const std::shared_ptr<Session>& session, const char* why) {
+  session->cancel_all_calls();
+  if (const auto& sink = session->owned_sink()) sink->session_ended();
+  if (store_) store_->delete_session(session->id());
+  if (results_) {
+    std::string error;
+    // Open the store if need be: results of a session restored after a
+    // restart are on disk even when this process has not offloaded yet.
+    if (ResultStore* results = results_->get(error)) results->delete_owner(session->id());
+  }
+  logger_.write(LogLevel::info, "session_ended", {{"session", session->label()}, {"why", why}});
+}
+
+std::size_t SessionManager::expire_idle() {
+  std::vector<std::shared_ptr<Session>> expired;
+  {
+    std::lock_guard lock(mutex_);
+    const auto cutoff = std::chrono::steady_clock::now() - limits_.idle_timeout;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      // A session with a call in flight or a stream open is not idle, however
+      // long the call or the client's silence.
+      if (it->second.last_used < cutoff && it->second.holds == 0 &&
+          it->second.session->wait_for_calls(std::chrono::milliseconds(0))) {
+        expired.push_back(it->second.session);
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& session : expired) forget(session, "idle");
+  return expired.size();
+}
+
+void SessionManager::hold(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = sessions_.find(id); it != sessions_.end()) ++it->second.holds;
+}
+
+void SessionManager::release(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second.holds == 0) return;
+  --it->second.holds;
+  it->second.last_used = std::chrono::steady_clock::now();
+}
+
+std::size_t SessionManager::count() const {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+std::vector<std::shared_ptr<Session>> SessionManager::all() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Session>> out;
+  out.reserve(sessions_.size());
+  for (const auto& [id, entry] : sessions_) out.push_back(entry.session);
+  return out;
+}
+
+}  // namespace toolmux

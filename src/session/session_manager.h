@@ -1,0 +1,95 @@
+// The sessions of a server that keeps many (Streamable HTTP, legacy era): it
+// mints their ids, finds them again for later requests, ends them (DELETE,
+// idle expiry), caps how many there are, and keeps them in the SessionStore
+// so that they outlive a restart. Transport-agnostic: the transport says what
+// sink a session's messages go to (make_sink).
+//
+// A session belongs to the principal that created it: find() gives another
+// principal the same "no such session" as an unknown id.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/base/logger.h"
+#include "src/session/session.h"
+#include "src/store/lazy_result_store.h"
+#include "src/store/session_store.h"
+
+namespace toolmux {
+
+struct SessionLimits {
+  std::size_t max_sessions = 1000;
+  std::chrono::seconds idle_timeout{3600};  // ended when idle this long (and no call running)
+  std::chrono::milliseconds sweep_interval{5000};
+};
+
+class SessionManager {
+ public:
+  using SinkFactory = std::function<std::shared_ptr<MessageSink>(const std::string& session_id)>;
+
+  // `store` and `results` may be null (no persistence; nothing to delete).
+  // Sessions in the store are restored at once, with sinks from make_sink.
+  SessionManager(SessionLimits limits, SessionStore* store,
+                 std::shared_ptr<LazyResultStore> results, SinkFactory make_sink, Logger& logger);
+  ~SessionManager();
+  SessionManager(const SessionManager&) = delete;
+  SessionManager& operator=(const SessionManager&) = delete;
+
+  // A new session for `principal`, or null when max_sessions are open.
+  std::shared_ptr<Session> create(const std::string& principal);
+  // The session with `id` if it exists and belongs to `principal`; marks it used.
+  std::shared_ptr<Session> find(const std::string& id, const std::string& principal);
+  // Ends the session: its calls are cancelled, its results deleted, it is
+  // forgotten. False when find() would not have found it.
+  bool end(const std::string& id, const std::string& principal);
+  // Ends sessions idle longer than the limit; called periodically. A session
+  // with a call in flight or a connection held open is not idle.
+  std::size_t expire_idle();
+  // A connection that belongs to the session and stays open (its SSE stream,
+  // where a quiet client waits for notifications) keeps it from idling out:
+  // hold() when it opens, release() when it closes, which counts as a use.
+  // Unknown ids are ignored.
+  void hold(const std::string& id);
+  void release(const std::string& id);
+
+  std::size_t count() const;
+  std::vector<std::shared_ptr<Session>> all() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<Session> session;
+    std::chrono::steady_clock::time_point last_used;
+    std::size_t holds = 0;  // open connections (hold/release)
+  };
+  std::shared_ptr<Session> make_session(const std::string& id, const std::string& principal,
+                                        const std::string& label);
+  void forget(const std::shared_ptr<Session>& session, const char* why);
+
+  const SessionLimits limits_;
+  SessionStore* const store_;
+  const std::shared_ptr<LazyResultStore> results_;
+  const SinkFactory make_sink_;
+  Logger& logger_;
+
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry, std::less<>> sessions_;
+  std::size_t next_label_ = 1;
+
+  std::mutex sweeper_mutex_;
+  std::condition_variable sweeper_wake_;
+  bool stopping_ = false;
+  std::thread sweeper_;
+};
+
+}  // namespace toolmux

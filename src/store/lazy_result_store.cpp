@@ -1,0 +1,33 @@
+#include "src/store/lazy_result_store.h"
+
+#include <cstdlib>
+
+namespace toolmux {
+
+ResultStore* LazyResultStore::get(std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (!store_) store_ = ResultStore::open(options_, error);
+  return store_.get();
+}
+
+void LazyResultStore::configure(ResultStoreOptions options) {
+  std::lock_guard lock(mutex_);
+  if (!store_) options_ = std::move(options);
+}
+
+ResultStore* LazyResultStore::if_open() {
+  std::lock_guard lock(mutex_);
+  return store_.get();
+}
+
+std::filesystem::path default_data_dir() {
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/') {
+    return std::filesystem::path(state) / "toolmux";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::filesystem::path(home) / ".local" / "state" / "toolmux";
+  }
+  return std::filesystem::temp_directory_path() / "toolmux-state";
+}
+
+}  // namespace toolmux

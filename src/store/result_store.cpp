@@ -1,0 +1,727 @@
+// The result store: offloaded tool results in a RocksDB database.
+//
+// Layout (one column family; every key starts with a one-letter kind and '/'):
+//
+//   c/<id><chunk index, be32>      the text, in chunks of at most 64 KiB cut on
+//                                  character boundaries.
+//   m/<id>                         metadata of a result (the commit record):
+//                                  version byte 1, created (i64 ns since the
+//                                  epoch), seq (u64), byte size (u64), char
+//                                  count (u64), chunk count (u32), owner length
+//                                  (u32), owner bytes, then each chunk's first
+//                                  char offset (u64 per chunk); big-endian.
+//                                  Version 2, for a result that is not plain
+//                                  text, adds its MIME type (length u8, bytes)
+//                                  and a flags byte (1: base64 of binary data).
+//   o/<owner length, be32><owner><id>  empty: results by owner, for delete_owner.
+//   t/<created, be64><seq, be64><id>  empty: results by age, for expiry and
+//                                  eviction (created has its sign bit flipped
+//                                  so the byte order is the time order; seq, a
+//                                  per-slot counter, orders results created in
+//                                  the same nanosecond).
+//
+// Ids are 43 characters (256 random bits in base64url), so "m/<id>" and
+// "c/<id>" prefixes never overlap between ids.
+//
+// Writing a result is one atomic step either way, so a process killed mid-way
+// leaves none of it:
+//
+// - Up to kIngestBytes (1 MiB) of text: one WriteBatch with the chunks, m/, t/
+//   and o/. It costs a copy of the text in the batch and another in the
+//   memtable, at most 2 MiB together.
+// - Larger: the keys of the result -- chunks, then m/, o/, t/, which is their
+//   byte order -- go in that order into a new table file,
+//   slot-N/ingest/<id>.sst, written with rocksdb::SstFileWriter one 64 KiB
+//   block at a time, and IngestExternalFile moves (hard-links) the finished
+//   file into the database: that is the commit. Nothing of the text passes
+//   through a batch or a memtable, so the store adds only its write buffers
+//   (~1 MiB) to the text the caller holds. A process killed before the
+//   ingestion leaves only the file in ingest/, which open() deletes (after
+//   the ingestion, what is left there is a second link to a live file).
+//   Ingesting a file whose key range overlaps the memtable makes RocksDB flush
+//   the memtable first (allow_blocking_flush); the file gets a sequence number
+//   above everything already written (allow_global_seqno), so snapshots taken
+//   before do not see it.
+//
+// A page read gets m/<id> and then only the chunks the page covers: the chunk
+// holding the first character is found by binary search over the chunks'
+// first char offsets kept in the metadata. Reads use a snapshot, so a result
+// deleted meanwhile reads as not found rather than half there. Chunks of large
+// results are read without filling the block cache: paging through one would
+// otherwise fill the whole cache with blocks read once or twice.
+#include "src/store/result_store.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/slice.h>
+#include <rocksdb/sst_file_writer.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <mutex>
+#include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "src/base/random_id.h"
+#include "src/base/untrusted_json.h"
+#include "src/base/utf8.h"
+
+namespace toolmux {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kIdBytes = 32;
+constexpr std::size_t kIdLength = 43;  // base64url of 32 bytes, no padding
+constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+// Results larger than this are written as a table file and ingested (see the
+// top of the file); smaller ones, in one WriteBatch. Below 1 MiB the batch and
+// memtable copies cost less than 2 MiB, and a table file would cost a file
+// creation, two fsyncs and a MANIFEST update per result, and one more level-0
+// file for compaction to merge.
+constexpr std::size_t kIngestBytes = std::size_t{1} << 20;
+constexpr std::uint8_t kMetaVersion = 1;        // text/plain text
+constexpr std::uint8_t kMetaVersionFormat = 2;  // with a StoredFormat
+constexpr std::uint8_t kFlagBase64 = 1;
+
+// ---- Encoding ----
+
+void put_be64(std::string& out, std::uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+void put_be32(std::string& out, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+std::uint64_t get_be(std::string_view in, std::size_t pos, std::size_t n) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(in[pos + i]);
+  return v;
+}
+
+std::uint64_t time_key_value(std::int64_t ns) {
+  return static_cast<std::uint64_t>(ns) ^ (std::uint64_t{1} << 63);
+}
+
+std::int64_t to_ns(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// The retention in nanoseconds, capped at 100 years so that arithmetic on
+// times cannot overflow.
+std::int64_t retention_ns(std::chrono::seconds retention) {
+  constexpr std::int64_t kMaxSeconds = 100ll * 365 * 24 * 3600;
+  std::int64_t secs = std::clamp<std::int64_t>(retention.count(), 0, kMaxSeconds);
+  return secs * 1'000'000'000;
+}
+
+struct Meta {
+  std::string owner;
+  std::int64_t created_ns = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t chars = 0;
+  std::vector<std::uint64_t> chunk_starts;  // first char offset of each chunk
+  StoredFormat format;
+};
+
+bool is_plain_text(const StoredFormat& format) {
+  return format.mime_type == "text/plain" && !format.base64;
+}
+
+std::string encode_meta(const Meta& m) {
+  std::string out;
+  const bool plain = is_plain_text(m.format);
+  out.reserve(1 + 8 * 4 + 4 + 4 + m.owner.size() + 8 * m.chunk_starts.size() +
+              (plain ? 0 : 2 + m.format.mime_type.size()));
+  out.push_back(static_cast<char>(plain ? kMetaVersion : kMetaVersionFormat));
+  put_be64(out, static_cast<std::uint64_t>(m.created_ns));
+  put_be64(out, m.seq);
+  put_be64(out, m.bytes);
+  put_be64(out, m.chars);
+  put_be32(out, static_cast<std::uint32_t>(m.chunk_starts.size()));
+  put_be32(out, static_cast<std::uint32_t>(m.owner.size()));
+  out.append(m.owner);
+  for (std::uint64_t start : m.chunk_starts) put_be64(out, start);
+  if (!plain) {
+    out.push_back(static_cast<char>(m.format.mime_type.size()));
+    out.append(m.format.mime_type);
+    out.push_back(static_cast<char>(m.format.base64 ? kFlagBase64 : 0));
+  }
+  return out;
+}
+
+std::optional<Meta> decode_meta(std::string_view in) {
+  constexpr std::size_t kFixed = 1 + 8 * 4 + 4 + 4;
+  if (in.size() < kFixed) return std::nullopt;
+  const auto version = static_cast<std::uint8_t>(in[0]);
+  if (version != kMetaVersion && version != kMetaVersionFormat) return std::nullopt;
+  Meta m;
+  m.created_ns = static_cast<std::int64_t>(get_be(in, 1, 8));
+  m.seq = get_be(in, 9, 8);
+  m.bytes = get_be(in, 17, 8);
+  m.chars = get_be(in, 25, 8);
+  std::size_t chunks = get_be(in, 33, 4);
+  std::size_t owner_size = get_be(in, 37, 4);
+  const std::size_t format_at = kFixed + owner_size + 8 * chunks;
+  if (version == kMetaVersion ? in.size() != format_at : in.size() < format_at + 2) {
+    return std::nullopt;
+  }
+  m.owner.assign(in.substr(kFixed, owner_size));
+  m.chunk_starts.reserve(chunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    m.chunk_starts.push_back(get_be(in, kFixed + owner_size + 8 * i, 8));
+  }
+  if (version == kMetaVersionFormat) {
+    const std::size_t mime_size = get_be(in, format_at, 1);
+    if (in.size() != format_at + 1 + mime_size + 1) return std::nullopt;
+    m.format.mime_type.assign(in.substr(format_at + 1, mime_size));
+    m.format.base64 = (get_be(in, format_at + 1 + mime_size, 1) & kFlagBase64) != 0;
+  }
+  return m;
+}
+
+std::string meta_key(std::string_view id) {
+  std::string k = "m/";
+  k.append(id);
+  return k;
+}
+
+std::string chunk_prefix(std::string_view id) {
+  std::string k = "c/";
+  k.append(id);
+  return k;
+}
+
+std::string chunk_key(std::string_view id, std::size_t index) {
+  std::string k = chunk_prefix(id);
+  put_be32(k, static_cast<std::uint32_t>(index));
+  return k;
+}
+
+std::string time_key(const Meta& m, std::string_view id) {
+  std::string k = "t/";
+  put_be64(k, time_key_value(m.created_ns));
+  put_be64(k, m.seq);
+  k.append(id);
+  return k;
+}
+
+std::string owner_prefix(std::string_view owner) {
+  std::string k = "o/";
+  put_be32(k, static_cast<std::uint32_t>(owner.size()));
+  k.append(owner);
+  return k;
+}
+
+std::string owner_key(std::string_view owner, std::string_view id) {
+  std::string k = owner_prefix(owner);
+  k.append(id);
+  return k;
+}
+
+// The smallest key greater than every key starting with `prefix` ("" when
+// there is none: all bytes 0xff).
+std::string prefix_end(std::string prefix) {
+  while (!prefix.empty()) {
+    auto& last = reinterpret_cast<unsigned char&>(prefix.back());
+    if (last != 0xff) {
+      ++last;
+      return prefix;
+    }
+    prefix.pop_back();
+  }
+  return prefix;
+}
+
+// ---- UTF-8 ----
+
+// Length of the character starting with lead byte `b` (valid UTF-8).
+std::size_t char_bytes(unsigned char b) {
+  if (b < 0x80) return 1;
+  if (b < 0xe0) return 2;
+  if (b < 0xf0) return 3;
+  return 4;
+}
+
+bool is_continuation(unsigned char b) { return (b & 0xc0) == 0x80; }
+
+// Cuts `text` into chunks of at most kChunkBytes on character boundaries,
+// records each chunk's first char offset in m.chunk_starts and calls
+// add(key, chunk) for each, in key order, until one fails.
+template <typename Add>
+rocksdb::Status add_chunks(std::string_view id, std::string_view text, Meta& m, Add&& add) {
+  std::size_t pos = 0;
+  std::uint64_t chars_before = 0;
+  while (pos < text.size()) {
+    std::size_t end = std::min(pos + kChunkBytes, text.size());
+    while (end < text.size() && end > pos && is_continuation(static_cast<unsigned char>(text[end])))
+      --end;
+    std::string_view chunk = text.substr(pos, end - pos);
+    m.chunk_starts.push_back(chars_before);
+    rocksdb::Status status =
+        add(chunk_key(id, m.chunk_starts.size() - 1), rocksdb::Slice(chunk.data(), chunk.size()));
+    if (!status.ok()) return status;
+    chars_before += utf8_length(chunk);
+    pos = end;
+  }
+  return rocksdb::Status::OK();
+}
+
+// ---- RocksDB configuration ----
+
+// Small on purpose: the server's memory while offloading a result should stay
+// near the result's own size.
+rocksdb::Options db_options() {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.write_buffer_size = 2 << 20;
+  options.max_write_buffer_number = 2;
+  options.max_background_jobs = 2;
+  options.max_open_files = 64;
+  options.keep_log_file_num = 2;
+  options.max_log_file_size = 1 << 20;
+  options.max_manifest_file_size = 4 << 20;
+  options.max_total_wal_size = 16 << 20;
+  // The write buffer of every file RocksDB writes (log, tables, the table
+  // files of large results): 1 MiB by default, most of what a large put adds.
+  options.writable_file_max_buffer_size = 256 << 10;
+  auto supported = rocksdb::GetSupportedCompressions();
+  if (std::find(supported.begin(), supported.end(), rocksdb::kLZ4Compression) != supported.end()) {
+    options.compression = rocksdb::kLZ4Compression;
+  }
+  rocksdb::BlockBasedTableOptions table;
+  // Index blocks and the chunks of small results (large results are read
+  // past it); lives as long as the process, so it counts against every put.
+  table.block_cache = rocksdb::NewLRUCache(2 << 20);
+  table.cache_index_and_filter_blocks = true;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return options;
+}
+
+}  // namespace
+
+struct ResultStore::Impl {
+  ResultStoreOptions options;
+  fs::path folder;
+  fs::path ingest_folder;       // folder/ingest: table files being written
+  rocksdb::Options db_options;  // what db was opened with, for SstFileWriter
+  std::unique_ptr<rocksdb::DB> db;
+
+  mutable std::mutex mutex;  // guards the counters; held by every write
+  std::uint64_t bytes = 0;
+  std::size_t count = 0;
+  std::uint64_t next_seq = 0;
+  // When put() last swept out expired results (reads hide them at once; the
+  // sweep frees their space), in the options' clock, nanoseconds.
+  std::atomic<std::int64_t> last_sweep_ns{0};
+
+  ~Impl() {
+    if (db) {
+      db->Close().PermitUncheckedError();
+      db.reset();
+    }
+  }
+
+  // Calls fn(key, value) for every key starting with `prefix`, in order, until
+  // it returns false. False when the scan failed.
+  template <typename Fn>
+  bool scan(const std::string& prefix, Fn&& fn, bool fill_cache = true) const {
+    std::string end = prefix_end(prefix);
+    rocksdb::Slice upper(end);
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = fill_cache;
+    if (!end.empty()) ro.iterate_upper_bound = &upper;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      std::string_view key(it->key().data(), it->key().size());
+      if (key.substr(0, prefix.size()) != prefix) break;
+      if (!fn(key, std::string_view(it->value().data(), it->value().size()))) break;
+    }
+    return it->status().ok();
+  }
+
+  std::optional<Meta> get_meta(std::string_view id,
+                               const rocksdb::Snapshot* snapshot = nullptr) const {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    rocksdb::PinnableSlice value;
+    if (!db->Get(ro, db->DefaultColumnFamily(), meta_key(id), &value).ok()) return std::nullopt;
+    return decode_meta(std::string_view(value.data(), value.size()));
+  }
+
+  // Whether created + retention <= now.
+  bool expired(const Meta& m, std::int64_t now_ns) const {
+    return m.created_ns <= now_ns - retention_ns(options.retention);
+  }
+
+  // Deletes one result; the mutex is held.
+  bool remove(std::string_view id, const Meta& m) {
+    rocksdb::WriteBatch batch;
+    batch.Delete(meta_key(id));
+    batch.Delete(time_key(m, id));
+    batch.Delete(owner_key(m.owner, id));
+    for (std::size_t i = 0; i < m.chunk_starts.size(); ++i) batch.Delete(chunk_key(id, i));
+    if (!db->Write(rocksdb::WriteOptions(), &batch).ok()) return false;
+    bytes -= std::min(bytes, m.bytes);
+    if (count > 0) --count;
+    return true;
+  }
+
+  // Deletes the results among `ids` (collected from an index); the mutex is
+  // held. Returns how many were deleted.
+  std::size_t remove_ids(const std::vector<std::string>& ids) {
+    std::size_t deleted = 0;
+    for (const auto& id : ids) {
+      auto m = get_meta(id);
+      if (m && remove(id, *m)) ++deleted;
+    }
+    return deleted;
+  }
+
+  // The oldest result's id, if any.
+  std::optional<std::string> oldest() const {
+    std::optional<std::string> id;
+    scan("t/", [&](std::string_view key, std::string_view) {
+      if (key.size() == 2 + 16 + kIdLength) id = std::string(key.substr(2 + 16));
+      return !id;
+    });
+    return id;
+  }
+
+  // Writes a result (its keys in byte order: chunks, m/, o/, t/) into a table
+  // file and ingests it, the commit; the mutex is held. The file is gone
+  // afterwards, whether or not it worked.
+  rocksdb::Status write_ingested(std::string_view id, std::string_view text, Meta& m) {
+    std::error_code ec;
+    fs::create_directories(ingest_folder, ec);
+    if (ec) return rocksdb::Status::IOError(ingest_folder.string(), ec.message());
+    std::string path = (ingest_folder / (std::string(id) + ".sst")).string();
+    rocksdb::Status status;
+    {
+      // Keeping the file in the page cache makes reading it back right away
+      // cheap; the page cache is not the process's memory.
+      rocksdb::SstFileWriter writer(rocksdb::EnvOptions(db_options), db_options,
+                                    db->DefaultColumnFamily(), /*invalidate_page_cache=*/false);
+      status = writer.Open(path);
+      if (status.ok()) {
+        status = add_chunks(id, text, m, [&](const std::string& key, const rocksdb::Slice& chunk) {
+          return writer.Put(key, chunk);
+        });
+      }
+      if (status.ok()) status = writer.Put(meta_key(id), encode_meta(m));
+      if (status.ok()) status = writer.Put(owner_key(m.owner, id), rocksdb::Slice());
+      if (status.ok()) status = writer.Put(time_key(m, id), rocksdb::Slice());
+      if (status.ok()) status = writer.Finish();  // syncs the file
+    }
+    if (status.ok()) {
+      rocksdb::IngestExternalFileOptions ingest;
+      ingest.move_files = true;            // a hard link, no copy
+      ingest.snapshot_consistency = true;  // invisible to older snapshots
+      ingest.allow_global_seqno = true;    // keys written before may overlap its range
+      ingest.allow_blocking_flush = true;  // so may the memtable's: flush it first
+      ingest.write_global_seqno = false;   // kept in the MANIFEST, not written into the file
+      status = db->IngestExternalFile({path}, ingest);
+    }
+    // After a move RocksDB has removed it; after a failure (or a fallback to
+    // copying) it is still here.
+    fs::remove(path, ec);
+    return status;
+  }
+
+  // Writes a small result in one batch, the commit; the mutex is held.
+  rocksdb::Status write_batch(std::string_view id, std::string_view text, Meta& m) {
+    // Room for all of it up front: growing the batch would copy it.
+    std::size_t most_chunks = text.size() / (kChunkBytes - 3) + 1;  // chunks lose <= 3 bytes
+    rocksdb::WriteBatch batch(text.size() + 2 * m.owner.size() + 80 * most_chunks + 256);
+    rocksdb::Status status = add_chunks(
+        id, text, m,
+        [&](const std::string& key, const rocksdb::Slice& chunk) { return batch.Put(key, chunk); });
+    if (status.ok()) status = batch.Put(meta_key(id), encode_meta(m));
+    if (status.ok()) status = batch.Put(time_key(m, id), rocksdb::Slice());
+    if (status.ok()) status = batch.Put(owner_key(m.owner, id), rocksdb::Slice());
+    if (status.ok()) status = db->Write(rocksdb::WriteOptions(), &batch);
+    return status;
+  }
+
+  // At open: drops unfinished writes and recomputes the counters.
+  bool recover(std::string& error) {
+    // Table files of puts that did not reach their ingestion. This process
+    // holds the slot, so no put of another process is writing them.
+    std::error_code ec;
+    fs::remove_all(ingest_folder, ec);
+    if (ec) {
+      error = "could not clear " + ingest_folder.string() + ": " + ec.message();
+      return false;
+    }
+    bool ok = scan(
+        "m/",
+        [&](std::string_view, std::string_view value) {
+          if (auto m = decode_meta(value)) {
+            bytes += m->bytes;
+            ++count;
+            next_seq = std::max(next_seq, m->seq + 1);
+          }
+          return true;
+        },
+        false);
+    if (!ok) error = "could not read the result store in " + folder.string();
+    return ok;
+  }
+};
+
+ResultStore::ResultStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ResultStore::~ResultStore() = default;
+
+std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options,
+                                               std::string& error) {
+  error.clear();
+  fs::path base = options.data_dir / "results";
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  if (ec) {
+    error = "could not create the result store folder " + base.string() + ": " + ec.message();
+    return nullptr;
+  }
+  if (options.max_slots == 0) {
+    error = "no slot allowed for the result store in " + base.string() + " (max_slots is 0)";
+    return nullptr;
+  }
+  rocksdb::Options db_opts = db_options();
+  std::string first_failure;
+  for (std::size_t slot = 0; slot < options.max_slots; ++slot) {
+    fs::path folder = base / ("slot-" + std::to_string(slot));
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status status = rocksdb::DB::Open(db_opts, folder.string(), &raw);
+    if (!status.ok()) {
+      // Held by another process (or this one): IOError "lock hold by current
+      // process" / "Resource temporarily unavailable". Any other failure also
+      // moves on to the next slot, but is what the error reports first.
+      if (first_failure.empty() || !status.IsIOError()) {
+        first_failure = folder.string() + ": " + status.ToString();
+      }
+      continue;
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    if (!impl->options.now) impl->options.now = std::chrono::system_clock::now;
+    impl->folder = folder;
+    impl->ingest_folder = folder / "ingest";
+    impl->db_options = db_opts;
+    impl->db.reset(raw);
+    if (!impl->recover(error)) return nullptr;
+    std::unique_ptr<ResultStore> store(new ResultStore(std::move(impl)));
+    store->expire_old();
+    return store;
+  }
+  error = "could not open the result store: none of the " + std::to_string(options.max_slots) +
+          " slots in " + base.string() + " is free (" + first_failure + ")";
+  return nullptr;
+}
+
+std::string ResultStore::put(std::string_view owner, std::string_view text, std::string& error) {
+  return put(owner, text, StoredFormat{}, error);
+}
+
+std::string ResultStore::put(std::string_view owner, std::string_view text,
+                             const StoredFormat& format, std::string& error) {
+  error.clear();
+  if (format.mime_type.size() > StoredFormat::kMaxMimeTypeBytes) {
+    error = "the MIME type is longer than " + std::to_string(StoredFormat::kMaxMimeTypeBytes) +
+            " bytes";
+    return {};
+  }
+  Impl& s = *impl_;
+  constexpr std::int64_t kSweepEveryNs = 60'000'000'000;  // a minute
+  const std::int64_t now_ns = to_ns(s.options.now());
+  std::int64_t last = s.last_sweep_ns.load();
+  if (now_ns - last >= kSweepEveryNs && s.last_sweep_ns.compare_exchange_strong(last, now_ns)) {
+    expire_old();
+  }
+  if (!is_valid_utf8(text)) {
+    error = "the result is not valid UTF-8";
+    return {};
+  }
+  const std::uint64_t total_chars = utf8_length(text);
+  if (text.size() > s.options.max_bytes) {
+    error = "result of " + std::to_string(text.size()) +
+            " bytes is larger than the store's limit of " + std::to_string(s.options.max_bytes) +
+            " bytes";
+    return {};
+  }
+
+  std::lock_guard<std::mutex> lock(s.mutex);
+  while (s.count > 0 && s.bytes + text.size() > s.options.max_bytes) {
+    auto id = s.oldest();
+    auto m = id ? s.get_meta(*id) : std::nullopt;
+    if (!m || !s.remove(*id, *m)) {
+      error = "could not evict old results from " + s.folder.string();
+      return {};
+    }
+  }
+
+  std::string id;
+  try {
+    id = random_id(kIdBytes);
+  } catch (const std::system_error& e) {
+    error = std::string("could not generate a result id: ") + e.what();
+    return {};
+  }
+
+  Meta m;
+  m.owner.assign(owner);
+  m.created_ns = to_ns(s.options.now());
+  m.seq = s.next_seq++;
+  m.bytes = text.size();
+  m.chars = total_chars;
+  m.format = format;
+
+  rocksdb::Status status =
+      text.size() > kIngestBytes ? s.write_ingested(id, text, m) : s.write_batch(id, text, m);
+  if (!status.ok()) {
+    error = "could not store the result in " + s.folder.string() + ": " + status.ToString();
+    return {};
+  }
+  s.bytes += m.bytes;
+  ++s.count;
+  return id;
+}
+
+std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_view id,
+                                            std::uint64_t offset_chars, std::size_t max_chars,
+                                            ReadError& error) const {
+  error = ReadError::not_found;
+  const Impl& s = *impl_;
+  if (id.size() != kIdLength) return std::nullopt;
+
+  const rocksdb::Snapshot* snapshot = s.db->GetSnapshot();
+  struct Release {
+    rocksdb::DB* db;
+    const rocksdb::Snapshot* snapshot;
+    ~Release() { db->ReleaseSnapshot(snapshot); }
+  } release{s.db.get(), snapshot};
+
+  auto m = s.get_meta(id, snapshot);
+  if (!m || m->owner != owner || s.expired(*m, to_ns(s.options.now()))) return std::nullopt;
+  if (offset_chars > m->chars) {
+    error = ReadError::offset_out_of_range;
+    return std::nullopt;
+  }
+
+  ResultPage page;
+  page.offset = offset_chars;
+  page.total_chars = m->chars;
+  std::uint64_t want = std::min<std::uint64_t>(max_chars, m->chars - offset_chars);
+  if (want > 0) {
+    // The chunk holding the character at offset_chars.
+    auto it = std::upper_bound(m->chunk_starts.begin(), m->chunk_starts.end(), offset_chars);
+    std::size_t index = static_cast<std::size_t>(it - m->chunk_starts.begin()) - 1;
+    std::uint64_t skip = offset_chars - m->chunk_starts[index];
+    std::uint64_t taken = 0;
+    page.text.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(want * 4, m->bytes)));
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    ro.fill_cache = m->bytes <= kIngestBytes;
+    rocksdb::PinnableSlice value;
+    while (taken < want && index < m->chunk_starts.size()) {
+      value.Reset();
+      if (!s.db->Get(ro, s.db->DefaultColumnFamily(), chunk_key(id, index), &value).ok()) {
+        return std::nullopt;  // deleted meanwhile, or damaged
+      }
+      const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+      std::size_t n = value.size();
+      std::size_t i = 0;
+      for (; skip > 0 && i < n; --skip) i += char_bytes(p[i]);
+      std::size_t start = i;
+      for (; taken < want && i < n; ++taken) i += char_bytes(p[i]);
+      page.text.append(value.data() + start, std::min(i, n) - start);
+      ++index;
+    }
+    if (taken < want) return std::nullopt;  // chunks shorter than the metadata says
+  }
+  std::uint64_t next = offset_chars + want;
+  if (next < m->chars) page.next_offset = next;
+  error = ReadError::none;
+  return page;
+}
+
+std::vector<StoredResult> ResultStore::list(std::string_view owner) const {
+  const Impl& s = *impl_;
+  const std::string prefix = owner_prefix(owner);
+  const std::int64_t now = to_ns(s.options.now());
+  std::vector<std::pair<Meta, std::string>> found;
+  s.scan(prefix, [&](std::string_view key, std::string_view) {
+    std::string id(key.substr(prefix.size()));
+    auto m = s.get_meta(id);
+    if (m && m->owner == owner && !s.expired(*m, now))
+      found.emplace_back(std::move(*m), std::move(id));
+    return true;
+  });
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.created_ns, a.first.seq) < std::tie(b.first.created_ns, b.first.seq);
+  });
+  std::vector<StoredResult> out;
+  out.reserve(found.size());
+  for (auto& [m, id] : found) {
+    out.push_back({std::move(id), m.bytes, m.chars,
+                   std::chrono::system_clock::time_point(
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                           std::chrono::nanoseconds(m.created_ns))),
+                   std::move(m.format)});
+  }
+  return out;
+}
+
+void ResultStore::delete_owner(std::string_view owner) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::string prefix = owner_prefix(owner);
+  std::vector<std::string> ids;
+  s.scan(prefix, [&](std::string_view key, std::string_view) {
+    ids.emplace_back(key.substr(prefix.size()));
+    return true;
+  });
+  s.remove_ids(ids);
+}
+
+std::size_t ResultStore::expire_old() {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::int64_t cutoff = to_ns(s.options.now()) - retention_ns(s.options.retention);
+  std::vector<std::string> ids;
+  s.scan("t/", [&](std::string_view key, std::string_view) {
+    if (key.size() != 2 + 16 + kIdLength) return true;
+    auto created = static_cast<std::int64_t>(get_be(key, 2, 8) ^ (std::uint64_t{1} << 63));
+    if (created > cutoff) return false;  // the rest are newer
+    ids.emplace_back(key.substr(2 + 16));
+    return true;
+  });
+  return s.remove_ids(ids);
+}
+
+std::uint64_t ResultStore::stored_bytes() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->bytes;
+}
+
+std::size_t ResultStore::stored_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->count;
+}
+
+const std::filesystem::path& ResultStore::folder() const { return impl_->folder; }
+
+}  // namespace toolmux

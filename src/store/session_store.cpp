@@ -1,0 +1,188 @@
+#include "src/store/session_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+// RocksDB commits concurrent writes as a group: the first writer to arrive
+// copies the batches of those queued behind it into the log and memtable, a
+// hand-over ordered by atomics inside librocksdb. Debian's library is not
+// built for ThreadSanitizer, so TSan sees the copies (memcpy, reached through
+// libstdc++'s std::string, with no RocksDB frame on the stack for a
+// suppression to name) but not the ordering, and reports two writers racing
+// on a batch's buffer. So under TSan, RocksDbWrite (below), held around every
+// write of this store, stops checking the thread's memory accesses (not its
+// locks) until the write returns; in other builds it is an empty object.
+// ResultStore needs none: it writes under its own mutex, one writer at a time.
+#if defined(__SANITIZE_THREAD__)
+#define TOOLMUX_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TOOLMUX_TSAN 1
+#endif
+#endif
+
+#ifdef TOOLMUX_TSAN
+// ThreadSanitizer's dynamic annotations (libtsan exports them; no header declares them).
+extern "C" {
+void AnnotateIgnoreReadsBegin(const char* file, int line);
+void AnnotateIgnoreReadsEnd(const char* file, int line);
+void AnnotateIgnoreWritesBegin(const char* file, int line);
+void AnnotateIgnoreWritesEnd(const char* file, int line);
+}
+#endif
+
+namespace toolmux {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string session_key(std::string_view id) { return "s/" + std::string(id); }
+
+std::string events_prefix(std::string_view session) { return "e/" + std::string(session) + "/"; }
+
+std::string event_key(std::string_view session, std::uint64_t seq) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, seq);
+  return events_prefix(session) + hex;
+}
+
+std::uint64_t seq_of_key(std::string_view key) {
+  return std::strtoull(std::string(key.substr(key.size() - 16)).c_str(), nullptr, 16);
+}
+
+#ifdef TOOLMUX_TSAN
+struct RocksDbWrite {
+  RocksDbWrite() {
+    AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+    AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+  }
+  ~RocksDbWrite() {
+    AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+    AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  }
+  RocksDbWrite(const RocksDbWrite&) = delete;
+  RocksDbWrite& operator=(const RocksDbWrite&) = delete;
+};
+#else
+struct RocksDbWrite {
+  RocksDbWrite() {}  // user-provided: a guard held only for its scope is not "unused"
+};
+#endif
+
+}  // namespace
+
+struct SessionStore::Impl {
+  std::unique_ptr<rocksdb::DB> db;
+};
+
+SessionStore::SessionStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SessionStore::~SessionStore() = default;
+
+std::unique_ptr<SessionStore> SessionStore::open(const fs::path& data_dir, std::string& error) {
+  const fs::path folder = data_dir / "sessions";
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) {
+    error = "cannot create " + folder.string() + ": " + ec.message();
+    return nullptr;
+  }
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.write_buffer_size = 1 << 20;
+  options.max_write_buffer_number = 2;
+  options.max_background_jobs = 1;
+  options.max_open_files = 32;
+  options.keep_log_file_num = 2;
+  options.max_log_file_size = 1 << 20;
+  options.max_total_wal_size = 8 << 20;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status status = rocksdb::DB::Open(options, folder.string(), &raw);
+  if (!status.ok()) {
+    error = "cannot open the session store in " + folder.string() + " (is another toolmux " +
+            "serving HTTP on this data directory?): " + status.ToString();
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->db.reset(raw);
+  return std::unique_ptr<SessionStore>(new SessionStore(std::move(impl)));
+}
+
+void SessionStore::put_session(std::string_view id, const json& record) {
+  const std::string key = session_key(id);
+  const std::string value = record.dump();
+  const RocksDbWrite unchecked;
+  impl_->db->Put(rocksdb::WriteOptions(), key, value);
+}
+
+void SessionStore::delete_session(std::string_view id) {
+  rocksdb::WriteBatch batch;
+  batch.Delete(session_key(id));
+  const std::string prefix = events_prefix(id);
+  std::string end = prefix;
+  end.back() = static_cast<char>('/' + 1);
+  batch.DeleteRange(prefix, end);
+  const RocksDbWrite unchecked;
+  impl_->db->Write(rocksdb::WriteOptions(), &batch);
+}
+
+std::vector<std::pair<std::string, json>> SessionStore::load_sessions() const {
+  std::vector<std::pair<std::string, json>> sessions;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek("s/"); it->Valid() && it->key().starts_with("s/"); it->Next()) {
+    json record = json::parse(it->value().ToString(), nullptr, false);
+    if (record.is_discarded()) continue;
+    sessions.emplace_back(it->key().ToString().substr(2), std::move(record));
+  }
+  return sessions;
+}
+
+void SessionStore::append_event(std::string_view session, const StoredEvent& event) {
+  const std::string key = event_key(session, event.seq);
+  const std::string value =
+      json{{"stream", event.stream}, {"data", event.data}, {"final", event.final}}.dump();
+  const RocksDbWrite unchecked;
+  impl_->db->Put(rocksdb::WriteOptions(), key, value);
+}
+
+std::vector<StoredEvent> SessionStore::events_after(std::string_view session,
+                                                    std::uint64_t after_seq) const {
+  std::vector<StoredEvent> events;
+  const std::string prefix = events_prefix(session);
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(event_key(session, after_seq + 1)); it->Valid() && it->key().starts_with(prefix);
+       it->Next()) {
+    json value = json::parse(it->value().ToString(), nullptr, false);
+    if (!value.is_object()) continue;
+    events.push_back({seq_of_key(it->key().ToStringView()), value.value("stream", std::uint64_t{0}),
+                      value.value("data", std::string()), value.value("final", false)});
+  }
+  return events;
+}
+
+std::uint64_t SessionStore::last_seq(std::string_view session) const {
+  const std::string prefix = events_prefix(session);
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  it->SeekForPrev(event_key(session, UINT64_MAX));
+  if (it->Valid() && it->key().starts_with(prefix)) return seq_of_key(it->key().ToStringView());
+  return 0;
+}
+
+void SessionStore::trim_events(std::string_view session, std::uint64_t below_seq) {
+  const std::string from = event_key(session, 0);
+  const std::string to = event_key(session, below_seq);
+  const RocksDbWrite unchecked;
+  impl_->db->DeleteRange(rocksdb::WriteOptions(), impl_->db->DefaultColumnFamily(), from, to);
+}
+
+void SessionStore::flush() {
+  const RocksDbWrite unchecked;
+  impl_->db->FlushWAL(true);
+  impl_->db->Flush(rocksdb::FlushOptions());
+}
+
+}  // namespace toolmux

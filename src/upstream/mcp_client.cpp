@@ -1,0 +1,522 @@
+#include "src/upstream/mcp_client.h"
+
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "catalog/tool_result_shape.h"
+#include "src/base/jsonrpc.h"
+
+namespace toolmux {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr const char* kProtocolVersion = "2025-11-25";
+// How often a wait looks at its call's cancellation.
+constexpr std::chrono::milliseconds kCancelPoll{20};
+
+std::string error_text(const json& error) {
+  std::string text = error.is_object() && error.contains("message") && error["message"].is_string()
+                         ? error["message"].get<std::string>()
+                         : error.dump();
+  if (error.is_object() && error.contains("code")) text += " (code " + error["code"].dump() + ")";
+  return text;
+}
+
+// parse_message's reason without its JSON-RPC error name: "not JSON: ... at byte 7".
+std::string refusal_reason(std::string reason) {
+  for (std::string_view prefix : {"Parse error: ", "Invalid request: ", "Invalid params: "}) {
+    if (reason.rfind(prefix, 0) == 0) return reason.substr(prefix.size());
+  }
+  return reason;
+}
+
+// The boundary violations of a response, as one reason naming the first.
+std::string violations_reason(const std::vector<JsonViolation>& violations) {
+  const JsonViolation& v = violations.front();
+  std::string reason = (v.pointer.empty() ? std::string("/") : v.pointer) + ": " + v.message;
+  if (violations.size() > 1) {
+    reason += " (and " + std::to_string(violations.size() - 1) + " more)";
+  }
+  return reason;
+}
+
+// `data` for toolmux's own log: whole when short, else the start of its JSON text.
+json logged_data(const json& data) {
+  std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() <= McpClient::kMaxLoggedData) return data;
+  text.resize(McpClient::kMaxLoggedData);
+  return text + "...";
+}
+
+}  // namespace
+
+std::shared_ptr<McpClient> McpClient::create(std::string name,
+                                             std::unique_ptr<ClientTransport> transport,
+                                             Logger& logger, Events events) {
+  std::shared_ptr<McpClient> client(
+      new McpClient(std::move(name), std::move(transport), logger, std::move(events)));
+  // The callbacks hold no owning reference: the destructor closes the
+  // transport, after which no callback runs.
+  McpClient* raw = client.get();
+  raw->transport_->start([raw](std::string_view text) { raw->on_message(text); },
+                         [raw](const std::string& reason) { raw->on_closed(reason); },
+                         [raw](const std::string& reason) { raw->on_unreadable({}, reason); });
+  return client;
+}
+
+McpClient::McpClient(std::string name, std::unique_ptr<ClientTransport> transport, Logger& logger,
+                     Events events)
+    : name_(std::move(name)),
+      transport_(std::move(transport)),
+      logger_(logger),
+      events_(std::move(events)) {}
+
+McpClient::~McpClient() {
+  transport_->close();
+  report_dropped_logs(log_limit_.flush(), nullptr);
+}
+
+bool McpClient::gone() const {
+  std::lock_guard lock(mutex_);
+  return gone_;
+}
+
+std::string McpClient::closed_reason() {
+  std::unique_lock lock(mutex_);
+  if (!gone_) return "";
+  answered_.wait_for(lock, std::chrono::milliseconds(200),
+                     [this] { return !gone_reason_.empty(); });
+  return gone_reason_.empty() ? "has gone" : gone_reason_;
+}
+
+std::string McpClient::gone_reason() { return "upstream \"" + name_ + "\" " + closed_reason(); }
+
+void McpClient::send(const json& message) {
+  transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void McpClient::on_closed(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    gone_ = true;
+    gone_reason_ = reason.empty() ? "has gone" : reason;
+  }
+  answered_.notify_all();
+  if (events_.on_closed) events_.on_closed(reason);
+}
+
+McpClient::Outcome McpClient::request(const std::string& method, json params,
+                                      Clock::time_point deadline, CallContext* context) {
+  auto pending = std::make_shared<Pending>(method);
+  pending->context = context;
+  std::int64_t id = 0;
+  bool gone_before = false;
+  {
+    std::lock_guard lock(mutex_);
+    gone_before = gone_;
+    if (!gone_before) {
+      id = next_id_++;
+      pending_[id] = pending;
+    }
+  }
+  // (gone_reason may wait for the child's exit: never under mutex_.)
+  if (gone_before) return {std::nullopt, Failure::gone, gone_reason(), nullptr};
+  if (context) params["_meta"]["progressToken"] = id;
+  json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) message["params"] = std::move(params);
+  if (!transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace))) {
+    // It cannot be written to: it has gone, or is going, whatever the reader
+    // has seen so far.
+    {
+      std::lock_guard lock(mutex_);
+      pending_.erase(id);
+      gone_ = true;
+    }
+    answered_.notify_all();
+    return {std::nullopt, Failure::gone, gone_reason(), nullptr};
+  }
+
+  std::unique_lock lock(mutex_);
+  bool stopped = false;
+  while (!pending->response && pending->refused.empty() && !gone_) {
+    if (Clock::now() >= deadline || (context && context->cancelled())) {
+      stopped = true;
+      break;
+    }
+    answered_.wait_for(lock, kCancelPoll);
+  }
+  const bool alone = context && only_call_locked() == pending;
+  pending_.erase(id);
+  const bool is_gone = gone_ && !pending->response && pending->refused.empty();
+  lock.unlock();
+  // What the upstream asked the client for this call is moot now: the call's
+  // answer never waits for the client's.
+  end_relays(*pending);
+  if (context) {
+    // The end of the call a flood came with: its count is told now, not
+    // whenever the next log message comes.
+    if (const std::uint64_t dropped = log_limit_.flush(); dropped > 0) {
+      report_dropped_logs(dropped, alone ? context : nullptr);
+    }
+  }
+  if (stopped) {
+    const bool cancelled = context && context->cancelled() && Clock::now() < deadline;
+    logger_.write(LogLevel::info, "upstream_request_cancelled",
+                  {{"upstream", name_},
+                   {"method", method},
+                   {"request", id},
+                   {"reason", cancelled ? "cancelled" : "timed out"}});
+    // initialize is never cancelled (MCP cancellation utility); the upstream is
+    // then left out anyway.
+    if (method != "initialize") {
+      send(jsonrpc::make_notification(
+          "notifications/cancelled",
+          {{"requestId", id},
+           {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}}));
+    }
+    if (cancelled) {
+      return {std::nullopt, Failure::cancelled,
+              method + " to upstream \"" + name_ + "\" was cancelled", nullptr};
+    }
+    return {std::nullopt, Failure::timed_out, method + " to upstream \"" + name_ + "\" timed out",
+            nullptr};
+  }
+  if (is_gone) return {std::nullopt, Failure::gone, gone_reason(), nullptr};
+  if (!pending->refused.empty()) return {std::nullopt, Failure::invalid, pending->refused, nullptr};
+  const json& response = *pending->response;
+  if (response.contains("error")) {
+    return {std::nullopt, Failure::error,
+            "upstream \"" + name_ + "\" answered " + method +
+                " with an error: " + error_text(response["error"]),
+            response["error"]};
+  }
+  return {response["result"], Failure::none, "", nullptr};
+}
+
+std::string McpClient::initialize(std::chrono::milliseconds timeout) {
+  // Elicitation and sampling are relayed to the calling client (which may
+  // still refuse them); roots are not offered.
+  json params = {{"protocolVersion", kProtocolVersion},
+                 {"capabilities", {{"elicitation", json::object()}, {"sampling", json::object()}}},
+                 {"clientInfo", {{"name", "toolmux"}, {"version", TOOLMUX_VERSION}}}};
+  Outcome outcome = request("initialize", std::move(params), Clock::now() + timeout, nullptr);
+  if (!outcome.result) return outcome.error;
+  if (!outcome.result->is_object()) {
+    return "upstream \"" + name_ + "\" answered initialize with something else than an object";
+  }
+  server_info_ = outcome.result->value("serverInfo", json::object());
+  server_capabilities_ = outcome.result->value("capabilities", json::object());
+  const json version = outcome.result->value("protocolVersion", json());
+  if (version.is_string()) transport_->set_protocol_version(version.get<std::string>());
+  send(jsonrpc::make_notification("notifications/initialized", json::object()));
+  if (server_capabilities_.contains("logging")) {
+    // Every level: toolmux filters each relayed message at its calling
+    // client's own level (many servers send nothing below their default
+    // until asked).
+    Outcome set =
+        request("logging/setLevel", {{"level", "debug"}}, Clock::now() + timeout, nullptr);
+    if (!set.result) {
+      logger_.write(LogLevel::warning, "upstream_set_log_level_failed",
+                    {{"upstream", name_}, {"reason", set.error}});
+    }
+  }
+  return "";
+}
+
+std::optional<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds timeout,
+                                                       std::string& error) {
+  std::vector<json> tools;
+  const auto deadline = Clock::now() + timeout;
+  json cursor;
+  // A bound on pages, so an upstream that repeats a cursor cannot loop us.
+  for (int page = 0; page < 10000; ++page) {
+    json params = json::object();
+    if (!cursor.is_null()) params["cursor"] = cursor;
+    Outcome outcome = request("tools/list", std::move(params), deadline, nullptr);
+    if (!outcome.result) {
+      error = outcome.error;
+      return std::nullopt;
+    }
+    const json& result = *outcome.result;
+    if (!result.is_object() || !result.contains("tools") || !result["tools"].is_array()) {
+      error = "upstream \"" + name_ + "\" answered tools/list without a tools array";
+      return std::nullopt;
+    }
+    for (const json& tool : result["tools"]) tools.push_back(tool);
+    auto next = result.find("nextCursor");
+    if (next == result.end() || !next->is_string()) return tools;
+    cursor = *next;
+  }
+  error = "upstream \"" + name_ + "\" kept answering tools/list with more pages";
+  return std::nullopt;
+}
+
+McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arguments,
+                                        CallContext& context) {
+  Outcome outcome = request("tools/call", {{"name", tool}, {"arguments", arguments}},
+                            context.deadline(), &context);
+  if (!outcome.result) return outcome;
+  if (!outcome.result->is_object()) {
+    return {std::nullopt, Failure::invalid,
+            "upstream \"" + name_ + "\" answered tools/call with something else than an object",
+            nullptr};
+  }
+  // The same shape a native tool's result must have (the call pipeline's
+  // check_result): relayed as it came, a broken one would reach the client.
+  std::string problem;
+  if (!read_tool_result(*outcome.result, problem)) {
+    return {std::nullopt, Failure::invalid,
+            "upstream \"" + name_ +
+                "\" answered tools/call with a result MCP does not allow: " + problem,
+            nullptr};
+  }
+  return outcome;
+}
+
+ToolResult McpClient::tool_result(const Outcome& outcome) {
+  if (!outcome.result) return ToolResult::error(outcome.error);
+  std::string problem;
+  std::optional<ToolResult> read = read_tool_result(*outcome.result, problem);
+  // call_tool has checked it; a result from elsewhere is refused the same way.
+  if (!read) return ToolResult::error("the result does not have MCP's shape: " + problem);
+  return std::move(*read);
+}
+
+void McpClient::on_message(std::string_view text) {
+  jsonrpc::Message message = jsonrpc::parse_message(text);
+  switch (message.kind) {
+    case jsonrpc::Message::Kind::response: {
+      if (!message.violations.empty()) {
+        // The boundary would repair it (a repeated key dropped, bad bytes
+        // replaced): relayed so, the caller would get something else than
+        // what the upstream said, without knowing.
+        const std::string reason = violations_reason(message.violations);
+        int failed = 0;
+        {
+          std::lock_guard lock(mutex_);
+          failed = refuse_locked(message.id, reason);
+        }
+        answered_.notify_all();
+        logger_.write(LogLevel::warning, "upstream_invalid_message",
+                      {{"upstream", name_}, {"error", reason}, {"failed_requests", failed}});
+        break;
+      }
+      std::lock_guard lock(mutex_);
+      if (!message.id.is_number_integer()) break;
+      auto it = pending_.find(message.id.get<std::int64_t>());
+      if (it == pending_.end()) break;  // late, after a cancellation or timeout
+      it->second->response = std::move(message.response);
+      answered_.notify_all();
+      break;
+    }
+    case jsonrpc::Message::Kind::notification:
+      on_notification(message.method, message.params);
+      break;
+    case jsonrpc::Message::Kind::request:
+      on_request(message.id, message.method, message.params);
+      break;
+    case jsonrpc::Message::Kind::invalid:
+      on_unreadable(text, refusal_reason(message.error));
+      break;
+  }
+}
+
+void McpClient::on_unreadable(std::string_view text, const std::string& reason) {
+  const jsonrpc::MessageHeader header = jsonrpc::scan_message_header(text);
+  int failed = 0;
+  // A request or notification that went wrong answers nothing; anything
+  // else may be the answer to any request in flight.
+  if (!header.has_method) {
+    std::lock_guard lock(mutex_);
+    failed = refuse_locked(header.id, reason);
+  }
+  if (failed > 0) answered_.notify_all();
+  logger_.write(LogLevel::warning, "upstream_invalid_message",
+                {{"upstream", name_}, {"error", reason}, {"failed_requests", failed}});
+}
+
+int McpClient::refuse_locked(const json& id, const std::string& reason) {
+  const std::string who = "upstream \"" + name_ + "\"";
+  if (!id.is_null()) {
+    if (!id.is_number_integer()) return 0;
+    auto it = pending_.find(id.get<std::int64_t>());
+    if (it == pending_.end() || it->second->response) return 0;  // late, or answered already
+    it->second->refused =
+        who + " answered " + it->second->method + " with a message toolmux refuses: " + reason;
+    return 1;
+  }
+  int failed = 0;
+  for (auto& [request_id, pending] : pending_) {
+    if (pending->response || !pending->refused.empty()) continue;
+    pending->refused = who + " sent a message toolmux cannot read while " + pending->method +
+                       " waited for its answer (" + reason +
+                       "); it may have been that answer, so the request fails";
+    ++failed;
+  }
+  return failed;
+}
+
+void McpClient::end_relays(Pending& pending) {
+  pending.relay_stop.request_stop();
+  std::unique_lock use(pending.use);
+  pending.context = nullptr;
+  pending.relays_done.wait(use, [&] { return pending.relays == 0; });
+}
+
+std::shared_ptr<McpClient::Pending> McpClient::only_call() {
+  std::lock_guard lock(mutex_);
+  return only_call_locked();
+}
+
+std::shared_ptr<McpClient::Pending> McpClient::only_call_locked() {
+  std::shared_ptr<Pending> found;
+  for (const auto& [id, pending] : pending_) {
+    if (!pending->context) continue;
+    if (found) return nullptr;
+    found = pending;
+  }
+  return found;
+}
+
+void McpClient::on_notification(const std::string& method, const json& params) {
+  if (method == "notifications/progress" && params.is_object()) {
+    const json token = params.value("progressToken", json());
+    const json progress = params.value("progress", json());
+    if (!token.is_number_integer() || !progress.is_number()) return;
+    std::shared_ptr<Pending> pending;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = pending_.find(token.get<std::int64_t>());
+      if (it != pending_.end()) pending = it->second;
+    }
+    if (!pending) return;
+    std::lock_guard use(pending->use);
+    if (!pending->context) return;
+    std::optional<double> total;
+    if (params.contains("total") && params["total"].is_number())
+      total = params["total"].get<double>();
+    const json message = params.value("message", json());
+    pending->context->report_progress(progress.get<double>(), total,
+                                      message.is_string() ? message.get<std::string>() : "");
+  } else if (method == "notifications/message" && params.is_object()) {
+    on_log_message(params);
+  } else {
+    logger_.write(LogLevel::debug, "upstream_notification",
+                  {{"upstream", name_}, {"method", method}});
+    if (events_.on_notification) events_.on_notification(method, params);
+  }
+}
+
+void McpClient::on_log_message(const json& params) {
+  const LogRateLimit::Verdict verdict = log_limit_.admit();
+  if (verdict.report > 0) {
+    auto pending = only_call();
+    if (!pending) {
+      report_dropped_logs(verdict.report, nullptr);
+    } else {
+      std::lock_guard use(pending->use);
+      report_dropped_logs(verdict.report, pending->context);
+    }
+  }
+  if (!verdict.pass) return;
+  const json level_name = params.value("level", json("info"));
+  const LogLevel level =
+      log_level_from_name(level_name.is_string() ? level_name.get<std::string>() : "")
+          .value_or(LogLevel::info);
+  const json data = params.value("data", json());
+  logger_.write(
+      std::min(level, LogLevel::info), "upstream_log",
+      {{"upstream", name_}, {"level", log_level_name(level)}, {"data", logged_data(data)}});
+  if (auto pending = only_call()) {
+    std::lock_guard use(pending->use);
+    if (pending->context) pending->context->log(level, data);
+  }
+}
+
+void McpClient::report_dropped_logs(std::uint64_t dropped, CallContext* context) {
+  if (dropped == 0) return;
+  const std::string message =
+      log_limit_.drop_summary(dropped, "log messages from upstream \"" + name_ + "\"");
+  logger_.write(LogLevel::warning, "upstream_log_dropped",
+                {{"upstream", name_}, {"dropped", dropped}, {"message", message}});
+  if (context) {
+    context->log(LogLevel::warning, {{"event", "upstream_log_dropped"},
+                                     {"upstream", name_},
+                                     {"dropped", dropped},
+                                     {"message", "toolmux " + message}});
+  }
+}
+
+void McpClient::on_request(const json& id, const std::string& method, const json& params) {
+  auto answer = [this, id](const json& message) { send(message); };
+  if (method == "ping") return answer(jsonrpc::make_result(id, json::object()));
+  if (method != "elicitation/create" && method != "sampling/createMessage") {
+    return answer(jsonrpc::make_error(id, jsonrpc::kMethodNotFound,
+                                      "toolmux does not offer " + method + " to its upstreams"));
+  }
+  auto self = weak_from_this().lock();  // null while the client is being destroyed
+  auto pending = self ? only_call() : nullptr;
+  if (!pending) {
+    return answer(jsonrpc::make_error(
+        id, jsonrpc::kInternalError,
+        method + " reached toolmux while it relayed no call, or several, to this server: it "
+                 "cannot tell which client to ask"));
+  }
+  bool too_many = false;
+  {
+    std::lock_guard lock(mutex_);
+    too_many = relayed_requests_ >= kMaxRelayedRequests;
+    if (!too_many) ++relayed_requests_;
+  }
+  if (too_many) {
+    return answer(jsonrpc::make_error(
+        id, jsonrpc::kInternalError,
+        "toolmux relays at most " + std::to_string(kMaxRelayedRequests) +
+            " requests from an upstream to its client at once; " + method + " was refused"));
+  }
+  // The client's answer may take long: wait for it on a thread of its own so
+  // that the upstream's other messages keep flowing. It holds the call's
+  // context only through `relays`, which the call's end waits for after
+  // stopping the wait (end_relays).
+  auto relay = [self, pending, id, method, params, answer] {
+    CallContext* context = nullptr;
+    {
+      std::lock_guard use(pending->use);
+      if (pending->context) {
+        context = pending->context;
+        ++pending->relays;
+      }
+    }
+    ClientAnswer reply{std::nullopt, "the call has already ended"};
+    if (context) {
+      reply = context->ask_client(method, params, pending->relay_stop.get_token());
+      {
+        std::lock_guard use(pending->use);
+        --pending->relays;
+      }
+      pending->relays_done.notify_all();
+    }
+    self->logger_.write(
+        LogLevel::info, "upstream_client_request",
+        {{"upstream", self->name_}, {"method", method}, {"answered", reply.result.has_value()}});
+    answer(reply.result ? jsonrpc::make_result(id, *reply.result)
+                        : jsonrpc::make_error(id, jsonrpc::kInternalError, reply.error));
+    std::lock_guard lock(self->mutex_);
+    --self->relayed_requests_;
+  };
+  try {
+    std::thread(std::move(relay)).detach();
+  } catch (const std::system_error&) {
+    {
+      std::lock_guard lock(mutex_);
+      --relayed_requests_;
+    }
+    answer(jsonrpc::make_error(id, jsonrpc::kInternalError,
+                               "toolmux has no thread to relay " + method + " with"));
+  }
+}
+
+}  // namespace toolmux

@@ -1,0 +1,193 @@
+// toolmux as the client of an upstream MCP server (legacy era, protocol
+// 2025-11-25) over a ClientTransport (stdio child or Streamable HTTP): the
+// initialize handshake, tools/list with its pages, any other request, and
+// tools/call relayed on behalf of a call toolmux serves.
+//
+// While a relayed call runs, the upstream's notifications/progress for it
+// reach the call's CallContext (a progress token is always sent upstream), and
+// the call's cancellation or deadline sends notifications/cancelled upstream.
+// An upstream's log messages and its requests to the client
+// (elicitation/create, sampling/createMessage) carry no request they belong
+// to: they are relayed to the calling client when exactly one relayed call is
+// in flight, otherwise log messages go to toolmux's log only and requests are
+// answered with an error (see kMaxRelayedRequests for how many at once). ping is answered; other
+// requests are -32601. Other notifications (list_changed, resources/updated) go to
+// Events::on_notification.
+//
+// What an upstream sends is bounded before it costs anything: log messages
+// pass a token bucket (kLogMessagesPerSecond, kLogBurst; the rest are dropped,
+// counted and reported in one summary line now and then, to the log and to
+// the calling client); at most kMaxRelayedRequests of its requests wait for a
+// client at once, and each one is given up when the call it came with ends,
+// so a call's answer never waits for a client's. An answer the JSON boundary
+// refuses (not JSON, nested too deep, over the transport's size limit, a
+// repeated key, invalid UTF-8: src/base/untrusted_json.h) and a tools/call
+// result that is not MCP's CallToolResult (catalog/tool_result_shape.h) fail
+// their request at once (Failure::invalid) naming the upstream and what was
+// wrong; when such a message's id cannot be read, every request in flight
+// fails so, since any of them may have been the one it answered.
+//
+// The transport's threads deliver messages; every method may be called from
+// any thread. When the transport closes, calls in flight and later calls fail
+// (Failure::gone) naming the reason, and Events::on_closed is told once.
+// Owned through std::shared_ptr (the threads relaying client requests hold
+// it); destroying it closes the transport.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool.h"
+#include "src/base/log_rate_limit.h"
+#include "src/base/logger.h"
+#include "transports/client_transport.h"
+
+namespace toolmux {
+
+class McpClient : public std::enable_shared_from_this<McpClient> {
+ public:
+  struct Events {
+    // A notification the client does not handle itself; on a transport thread.
+    std::function<void(const std::string& method, const nlohmann::json& params)> on_notification;
+    // The transport closed (once); on a transport thread.
+    std::function<void(const std::string& reason)> on_closed;
+  };
+
+  // Why a request got no result.
+  enum class Failure {
+    none,
+    gone,         // the upstream has gone (exited, connection or session lost); nothing was done
+                  // or the answer was lost
+    timed_out,    // no answer before the deadline (cancelled upstream)
+    cancelled,    // the calling client cancelled (cancelled upstream)
+    error,        // the upstream answered with a JSON-RPC error
+    invalid,      // the upstream answered with something that is not what the method returns
+    unavailable,  // not sent: the upstream is down or its circuit breaker is open
+                  // (src/upstream/upstream.h)
+  };
+  struct Outcome {
+    std::optional<nlohmann::json> result;  // the result object when there is one
+    Failure failure = Failure::none;
+    std::string error;            // otherwise why not, naming the upstream
+    nlohmann::json error_object;  // Failure::error: the upstream's error object
+  };
+
+  static constexpr double kLogMessagesPerSecond = 50;
+  static constexpr double kLogBurst = 200;
+  static constexpr std::chrono::seconds kLogSummaryEvery{10};
+  // A relayed log message's data is cut to this in toolmux's own log.
+  static constexpr std::size_t kMaxLoggedData = 4096;
+  static constexpr int kMaxRelayedRequests = 8;
+
+  // `name` names the upstream in log lines and error messages. The transport
+  // is started here.
+  static std::shared_ptr<McpClient> create(std::string name,
+                                           std::unique_ptr<ClientTransport> transport,
+                                           Logger& logger, Events events = {});
+  ~McpClient();
+  McpClient(const McpClient&) = delete;
+  McpClient& operator=(const McpClient&) = delete;
+
+  // initialize, then notifications/initialized, then (when the server
+  // declares logging) logging/setLevel "debug", whose failure is only logged.
+  // "" when done, else why not.
+  std::string initialize(std::chrono::milliseconds timeout);
+  // Every page of tools/list; nullopt with `error` set when it fails.
+  std::optional<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout,
+                                                        std::string& error);
+  // Sends `method` and waits for the answer, the deadline, or `context`'s
+  // cancellation (when given: it also gets the request's progress).
+  Outcome request(const std::string& method, nlohmann::json params,
+                  std::chrono::steady_clock::time_point deadline, CallContext* context);
+  // tools/call, until the upstream answers or `context` is cancelled (its
+  // deadline included). `result` holds the tool's result (isError or not);
+  // a failure leaves it empty.
+  Outcome call_tool(const std::string& tool, const nlohmann::json& arguments, CallContext& context);
+  // The result of a tools/call as toolmux returns it.
+  static ToolResult tool_result(const Outcome& outcome);
+
+  const std::string& name() const { return name_; }
+  const nlohmann::json& server_info() const { return server_info_; }
+  const nlohmann::json& server_capabilities() const { return server_capabilities_; }
+  bool gone() const;
+  // How the transport closed ("exited with status 1"); waits a moment for it
+  // when a send failed before the transport said. "" while it is open.
+  std::string closed_reason();
+
+ private:
+  // One request in flight. `context` is the call it serves (null for
+  // initialize and tools/list); it is cleared, under `use`, when the call
+  // returns, so the reader never reaches a context that has ended. A relayed
+  // client request uses the context outside `use` (its wait may be long) and
+  // counts itself in `relays` meanwhile: the call, when it ends, stops them
+  // through `relay_stop` and waits for `relays` to fall to 0.
+  struct Pending {
+    explicit Pending(std::string method_name) : method(std::move(method_name)) {}
+    const std::string method;
+    std::mutex use;
+    std::condition_variable relays_done;
+    CallContext* context = nullptr;
+    int relays = 0;
+    std::stop_source relay_stop;
+    // Under mutex_: the answer, or why it could not be read.
+    std::optional<nlohmann::json> response;  // {"result": ...} or {"error": ...}
+    std::string refused;
+  };
+
+  McpClient(std::string name, std::unique_ptr<ClientTransport> transport, Logger& logger,
+            Events events);
+  void on_message(std::string_view text);
+  // A message the JSON boundary refused (`reason`): it fails the request it
+  // answers, or every request in flight when which one cannot be read.
+  void on_unreadable(std::string_view text, const std::string& reason);
+  // Fails request `id` (every request in flight when null) with `reason`;
+  // how many it failed. Under mutex_.
+  int refuse_locked(const nlohmann::json& id, const std::string& reason);
+  void on_closed(const std::string& reason);
+  void on_notification(const std::string& method, const nlohmann::json& params);
+  void on_request(const nlohmann::json& id, const std::string& method,
+                  const nlohmann::json& params);
+  void on_log_message(const nlohmann::json& params);
+  // Reports `dropped` log messages in toolmux's log, and to `context` (the
+  // calling client's) when not null.
+  void report_dropped_logs(std::uint64_t dropped, CallContext* context);
+  // Ends the relayed client requests of `pending` and clears its context.
+  static void end_relays(Pending& pending);
+  // The Pending of the only relayed call in flight, or null.
+  std::shared_ptr<Pending> only_call();
+  std::shared_ptr<Pending> only_call_locked();
+  // "upstream \"x\" exited with status 1": waits a moment for the reason when
+  // the transport has not told it yet.
+  std::string gone_reason();
+  void send(const nlohmann::json& message);
+
+  const std::string name_;
+  std::unique_ptr<ClientTransport> transport_;
+  Logger& logger_;
+  Events events_;
+  nlohmann::json server_info_ = nlohmann::json::object();
+  nlohmann::json server_capabilities_ = nlohmann::json::object();
+  mutable std::mutex mutex_;
+  std::condition_variable answered_;
+  std::int64_t next_id_ = 1;
+  std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
+  int relayed_requests_ = 0;  // client requests being relayed
+  LogRateLimit log_limit_{kLogMessagesPerSecond, kLogBurst, kLogSummaryEvery};
+  bool gone_ = false;
+  std::string gone_reason_;  // set with gone_ by the transport
+};
+
+}  // namespace toolmux

@@ -1,0 +1,491 @@
+#include "src/upstream/upstream.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "src/base/log_rate_limit.h"
+#include "transports/http_client_transport.h"
+#include "transports/stdio_child_transport.h"
+
+namespace toolmux {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// An upstream that served this long is healthy again: the next crash restarts
+// it after the initial delay.
+constexpr milliseconds kHealthyAfter{30000};
+constexpr double kRetryTokensMax = 10;
+constexpr double kRetryTokensPerAnswer = 0.1;
+
+// A stdio upstream's stderr, line by line, into the log at a bounded rate: a
+// server that floods its stderr costs a counter, not a log line a line. The
+// dropped lines are reported at most every kStderrSummaryEvery while the flood
+// lasts, and the rest when the stream ends (the sink that owns this object
+// goes with the thread that reads the stream).
+class StderrLog {
+ public:
+  static constexpr double kLinesPerSecond = 50;
+  static constexpr double kBurst = 200;
+  static constexpr std::chrono::seconds kSummaryEvery{10};
+
+  StderrLog(Logger& logger, std::string upstream)
+      : logger_(logger), upstream_(std::move(upstream)) {}
+  StderrLog(const StderrLog&) = delete;
+  StderrLog& operator=(const StderrLog&) = delete;
+  ~StderrLog() { report(limit_.flush()); }
+
+  void line(std::string_view text) {
+    const LogRateLimit::Verdict verdict = limit_.admit();
+    report(verdict.report);
+    if (verdict.pass) {
+      logger_.write(LogLevel::info, "upstream_stderr", {{"upstream", upstream_}, {"line", text}});
+    }
+  }
+
+ private:
+  void report(std::uint64_t dropped) {
+    if (dropped == 0) return;
+    logger_.write(LogLevel::warning, "upstream_stderr_dropped",
+                  {{"upstream", upstream_},
+                   {"dropped", dropped},
+                   {"message", limit_.drop_summary(
+                                   dropped, "stderr lines from upstream \"" + upstream_ + "\"")}});
+  }
+
+  Logger& logger_;
+  const std::string upstream_;
+  LogRateLimit limit_{kLinesPerSecond, kBurst, kSummaryEvery};
+};
+
+std::string seconds_text(Clock::duration d) {
+  std::ostringstream out;
+  out.precision(1);
+  out << std::fixed << std::max(0.0, std::chrono::duration<double>(d).count()) << " s";
+  return out.str();
+}
+
+std::optional<std::vector<json>> read_cache(const std::filesystem::path& file) {
+  if (file.empty()) return std::nullopt;
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  json cached = json::parse(in, nullptr, false);
+  if (!cached.is_object() || !cached.contains("tools") || !cached["tools"].is_array()) {
+    return std::nullopt;
+  }
+  return cached["tools"].get<std::vector<json>>();
+}
+
+// Written beside, then renamed over: a reader sees the old list or the new one.
+void write_cache(const std::filesystem::path& file, const std::vector<json>& tools) {
+  if (file.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  const std::filesystem::path temporary = file.string() + ".new";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out) return;
+    out << json{{"tools", tools}}.dump();
+    if (!out.flush()) return;
+  }
+  std::filesystem::rename(temporary, file, ec);
+}
+
+}  // namespace
+
+std::shared_ptr<Upstream> Upstream::create(UpstreamSpec spec, Logger& logger,
+                                           std::filesystem::path tools_cache, Hooks hooks) {
+  return std::shared_ptr<Upstream>(
+      new Upstream(std::move(spec), logger, std::move(tools_cache), std::move(hooks)));
+}
+
+Upstream::Upstream(UpstreamSpec spec, Logger& logger, std::filesystem::path tools_cache,
+                   Hooks hooks)
+    : spec_(std::move(spec)),
+      logger_(logger),
+      tools_cache_(std::move(tools_cache)),
+      hooks_(std::move(hooks)) {
+  delay_ = spec_.lifecycle.restart_initial;
+  // Only a lazy upstream's tools are taken from the last run: an eager one
+  // that cannot start offers nothing rather than tools that cannot answer.
+  if (!spec_.lifecycle.lazy) return;
+  if (auto cached = read_cache(tools_cache_)) {
+    tools_ = std::move(*cached);
+    tools_known_ = true;
+  }
+}
+
+Upstream::~Upstream() { stop(); }
+
+void Upstream::start() {
+  std::lock_guard lock(mutex_);
+  if (supervisor_.joinable()) return;
+  // A lazy upstream whose tools are not known from an earlier run is started
+  // once now: nothing could call a tool of it otherwise.
+  wanted_ = !spec_.lifecycle.lazy || !tools_known_;
+  supervisor_ = std::thread([this] { supervise(); });
+}
+
+bool Upstream::wait_started(milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [this] { return !wanted_ || first_attempt_done_ || stopping_; });
+  return client_ != nullptr;
+}
+
+void Upstream::stop() {
+  std::shared_ptr<McpClient> client;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    client = std::move(client_);
+  }
+  changed_.notify_all();
+  if (supervisor_.joinable() && supervisor_.get_id() != std::this_thread::get_id()) {
+    supervisor_.join();
+  }
+  client.reset();  // closes it, unless a call still holds it (then that call's end does)
+}
+
+UpstreamSpec Upstream::spec() const {
+  std::lock_guard lock(mutex_);
+  return spec_;
+}
+
+void Upstream::set_spec(UpstreamSpec spec) {
+  std::lock_guard lock(mutex_);
+  spec_ = std::move(spec);
+}
+
+std::vector<json> Upstream::tools() const {
+  std::lock_guard lock(mutex_);
+  return tools_;
+}
+
+json Upstream::capabilities() const {
+  std::lock_guard lock(mutex_);
+  return capabilities_;
+}
+
+std::string Upstream::state() const {
+  std::lock_guard lock(mutex_);
+  const auto now = Clock::now();
+  if (stopping_) return "stopped";
+  if (breaker_open_) {
+    return "circuit open after " + std::to_string(consecutive_failures_) +
+           " failed calls in a row; next probe in " + seconds_text(breaker_until_ - now);
+  }
+  if (client_) return "serving";
+  if (!wanted_) return "not started (starts on first use)";
+  if (down_reason_.empty()) return "starting";
+  return "restarting: " + down_reason_ + "; next attempt in " + seconds_text(next_attempt_ - now);
+}
+
+std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::string& error) {
+  const UpstreamSpec spec = this->spec();
+  std::unique_ptr<ClientTransport> transport;
+  if (!spec.url.empty()) {
+    HttpClientOptions options;
+    options.url = spec.url;
+    options.headers = spec.headers;
+    options.on_warning = [this](const std::string& warning) {
+      logger_.write(LogLevel::warning, "upstream_http_warning",
+                    {{"upstream", name()}, {"warning", warning}});
+    };
+    transport = HttpClientTransport::create(std::move(options), error);
+    if (!transport) return nullptr;
+  } else {
+    ChildCommand command;
+    command.argv = spec.argv;
+    command.cwd = spec.cwd;
+    command.env = spec.env;
+    transport = StdioChildTransport::start(
+        command,
+        [log = std::make_shared<StderrLog>(logger_, spec.name)](std::string_view line) {
+          log->line(line);
+        },
+        error);
+    if (!transport) {
+      error = "cannot start: " + error;
+      return nullptr;
+    }
+  }
+  McpClient::Events events;
+  std::weak_ptr<Upstream> weak = weak_from_this();
+  events.on_notification = [weak](const std::string& method, const json& params) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (method == "notifications/tools/list_changed") {
+      {
+        std::lock_guard lock(self->mutex_);
+        self->relist_wanted_ = true;
+      }
+      self->changed_.notify_all();
+    } else if (self->hooks_.on_notification) {
+      self->hooks_.on_notification(self->name(), method, params);
+    }
+  };
+  events.on_closed = [weak](const std::string& /*reason*/) {
+    auto self = weak.lock();
+    if (!self) return;
+    {
+      std::lock_guard lock(self->mutex_);
+      self->client_closed_ = true;
+    }
+    self->changed_.notify_all();
+  };
+  auto client = McpClient::create(spec.name, std::move(transport), logger_, std::move(events));
+  error = client->initialize(spec.lifecycle.start_timeout);
+  if (!error.empty()) return nullptr;
+  auto listed = client->list_tools(spec.lifecycle.start_timeout, error);
+  if (!listed) return nullptr;
+  tools = std::move(*listed);
+  return client;
+}
+
+void Upstream::set_tools(const std::vector<json>& tools) {
+  bool changed = false;
+  {
+    std::lock_guard lock(mutex_);
+    changed = !tools_known_ || tools != tools_;
+    tools_ = tools;
+    tools_known_ = true;
+  }
+  if (!changed) return;
+  write_cache(tools_cache_, tools);
+  logger_.write(LogLevel::info, "upstream_tools_changed",
+                {{"upstream", name()}, {"tools", tools.size()}});
+  if (hooks_.on_tools_changed) hooks_.on_tools_changed();
+}
+
+void Upstream::relist(const std::shared_ptr<McpClient>& client) {
+  std::string error;
+  auto listed = client->list_tools(spec().lifecycle.start_timeout, error);
+  if (!listed) {
+    logger_.write(LogLevel::warning, "upstream_relist_failed",
+                  {{"upstream", name()}, {"reason", error}});
+    return;
+  }
+  set_tools(*listed);
+}
+
+void Upstream::supervise() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (client_ && client_closed_) {
+      // It crashed or dropped: calls fail fast until it is back.
+      // It stays in client_ (lost) until the reason is known, so that a
+      // call arriving meanwhile waits for the reason rather than missing it.
+      auto gone = client_;
+      const auto served = Clock::now() - serving_since_;
+      lock.unlock();
+      const std::string reason = gone->closed_reason();
+      lock.lock();
+      client_.reset();
+      client_closed_ = false;
+      if (served >= kHealthyAfter) delay_ = spec_.lifecycle.restart_initial;
+      down_reason_ = reason;
+      next_attempt_ = Clock::now() + delay_;
+      logger_.write(LogLevel::warning, "upstream_down",
+                    {{"upstream", name()}, {"reason", reason}, {"restart_in_ms", delay_.count()}});
+      delay_ = std::min(delay_ * 2, spec_.lifecycle.restart_max);
+      changed_.notify_all();
+      lock.unlock();
+      gone.reset();  // closes its transport, joining its threads: never under mutex_
+      lock.lock();
+      continue;
+    }
+    if (client_ && relist_wanted_) {
+      relist_wanted_ = false;
+      auto client = client_;
+      lock.unlock();
+      relist(client);
+      lock.lock();
+      continue;
+    }
+    if (!client_ && wanted_ && Clock::now() >= next_attempt_) {
+      lock.unlock();
+      std::vector<json> tools;
+      std::string error;
+      auto client = connect(tools, error);
+      if (client) {
+        logger_.write(
+            LogLevel::info, "upstream_started",
+            {{"upstream", name()}, {"server", client->server_info()}, {"tools", tools.size()}});
+        set_tools(tools);
+      } else {
+        logger_.write(LogLevel::error, "upstream_failed",
+                      {{"upstream", name()}, {"reason", error}});
+      }
+      lock.lock();
+      first_attempt_done_ = true;
+      ++attempts_done_;
+      if (client && !stopping_) {
+        client_ = std::move(client);
+        client_closed_ = client_->gone();
+        capabilities_ = client_->server_capabilities();
+        serving_since_ = Clock::now();
+        attempts_ = 0;
+        down_reason_.clear();
+      } else if (!stopping_) {
+        ++attempts_;
+        down_reason_ = error;
+        next_attempt_ = Clock::now() + delay_;
+        delay_ = std::min(delay_ * 2, spec_.lifecycle.restart_max);
+      }
+      changed_.notify_all();
+      continue;
+    }
+    if (!client_ && wanted_) {
+      changed_.wait_until(lock, next_attempt_);
+    } else {
+      changed_.wait(lock);
+    }
+  }
+  auto client = std::move(client_);
+  lock.unlock();
+  client.reset();
+}
+
+std::shared_ptr<McpClient> Upstream::admit(Clock::time_point deadline, bool& probe,
+                                           McpClient::Outcome& refused) {
+  std::unique_lock lock(mutex_);
+  const auto now = Clock::now();
+  const std::string who = "upstream \"" + spec_.name + "\"";
+  auto refuse = [&](std::string why) {
+    refused = {std::nullopt, McpClient::Failure::unavailable, std::move(why), nullptr};
+    return nullptr;
+  };
+  if (stopping_) return refuse(who + " is stopping");
+  if (breaker_open_) {
+    if (now < breaker_until_) {
+      return refuse(who + " is refusing calls: " + std::to_string(consecutive_failures_) +
+                    " calls in a row failed (circuit breaker open); the next call in " +
+                    seconds_text(breaker_until_ - now) + " is let through to try it");
+    }
+    if (probe_in_flight_) {
+      return refuse(who +
+                    " is refusing calls while one probe call finds out whether it "
+                    "has recovered (circuit breaker)");
+    }
+  }
+  if (!wanted_) {
+    // A lazy upstream's first use starts it.
+    wanted_ = true;
+    next_attempt_ = now;
+    logger_.write(LogLevel::info, "upstream_first_use", {{"upstream", spec_.name}});
+    changed_.notify_all();
+  }
+  // (The client knows it has gone a moment before the supervisor hears it.)
+  auto lost = [this] { return client_ && (client_closed_ || client_->gone()); };
+  if (lost()) {
+    // Lost a moment ago: the supervisor is about to say why and plan the
+    // restart; the refusal below tells that.
+    changed_.wait_until(lock, std::min(deadline, now + std::chrono::seconds(1)),
+                        [&] { return stopping_ || !lost(); });
+  }
+  if (!client_ || client_closed_) {
+    if (!first_attempt_done_) {
+      // Starting for the first time: wait for it, within the call's deadline.
+      changed_.wait_until(lock, deadline, [this] {
+        return stopping_ || first_attempt_done_ || (client_ && !client_closed_);
+      });
+    }
+    if (!client_ || client_closed_) {
+      if (stopping_) return refuse(who + " is stopping");
+      if (down_reason_.empty()) return refuse(who + " did not start in time");
+      return refuse(who + " is unavailable: " + down_reason_ + "; toolmux restarts it (attempt " +
+                    std::to_string(attempts_ + 1) + " in " +
+                    seconds_text(next_attempt_ - Clock::now()) + ")");
+    }
+  }
+  if (breaker_open_) {
+    probe_in_flight_ = true;
+    probe = true;
+  }
+  return client_;
+}
+
+void Upstream::record(const McpClient::Outcome& outcome, bool probe) {
+  using F = McpClient::Failure;
+  std::lock_guard lock(mutex_);
+  if (probe) probe_in_flight_ = false;
+  if (outcome.failure == F::cancelled || outcome.failure == F::unavailable) return;
+  const bool failed = outcome.failure == F::gone || outcome.failure == F::timed_out ||
+                      outcome.failure == F::invalid;
+  if (!failed) {
+    retry_tokens_ = std::min(kRetryTokensMax, retry_tokens_ + kRetryTokensPerAnswer);
+    if (breaker_open_) {
+      logger_.write(LogLevel::info, "upstream_circuit_closed", {{"upstream", spec_.name}});
+    }
+    breaker_open_ = false;
+    consecutive_failures_ = 0;
+    return;
+  }
+  ++consecutive_failures_;
+  if (probe || consecutive_failures_ >= spec_.lifecycle.breaker_failures) {
+    if (!breaker_open_ || probe) {
+      logger_.write(LogLevel::warning, "upstream_circuit_open",
+                    {{"upstream", spec_.name},
+                     {"failures", consecutive_failures_},
+                     {"cooldown_ms", spec_.lifecycle.breaker_cooldown.count()},
+                     {"last_error", outcome.error}});
+    }
+    breaker_open_ = true;
+    breaker_until_ = Clock::now() + spec_.lifecycle.breaker_cooldown;
+  }
+}
+
+bool Upstream::take_retry_token() {
+  std::lock_guard lock(mutex_);
+  if (retry_tokens_ < 1) return false;
+  retry_tokens_ -= 1;
+  return true;
+}
+
+McpClient::Outcome Upstream::send(const std::function<McpClient::Outcome(McpClient&)>& run,
+                                  Clock::time_point deadline, bool retry_when_lost) {
+  int retries = retry_when_lost ? spec().lifecycle.read_only_retries : 0;
+  while (true) {
+    bool probe = false;
+    McpClient::Outcome refused;
+    auto client = admit(deadline, probe, refused);
+    if (!client) return refused;
+    McpClient::Outcome outcome = run(*client);
+    record(outcome, probe);
+    if (outcome.failure != McpClient::Failure::gone || retries <= 0 || Clock::now() >= deadline ||
+        !take_retry_token()) {
+      return outcome;
+    }
+    --retries;
+    // Lost under the call: wait for the next restart attempt (within the
+    // deadline); when it brings the upstream back, try again.
+    logger_.write(LogLevel::info, "upstream_retry",
+                  {{"upstream", name()}, {"reason", outcome.error}});
+    std::unique_lock lock(mutex_);
+    // The supervisor may not have seen the loss yet: the attempt to wait for
+    // is the first one to end after the old client is gone.
+    changed_.wait_until(lock, deadline, [&] { return stopping_ || client_ != client; });
+    const std::uint64_t seen = attempts_done_;
+    changed_.wait_until(lock, deadline, [&] {
+      return stopping_ || (client_ && !client_closed_) || attempts_done_ > seen;
+    });
+    if (!client_ || client_closed_ || client_ == client) return outcome;
+  }
+}
+
+McpClient::Outcome Upstream::call_tool(const std::string& tool, const json& arguments,
+                                       CallContext& context, SideEffect effect) {
+  return send([&](McpClient& client) { return client.call_tool(tool, arguments, context); },
+              context.deadline(), effect == SideEffect::read_only);
+}
+
+McpClient::Outcome Upstream::request(const std::string& method, json params,
+                                     Clock::time_point deadline, CallContext* context) {
+  return send([&](McpClient& client) { return client.request(method, params, deadline, context); },
+              deadline, false);
+}
+
+}  // namespace toolmux

@@ -1,0 +1,144 @@
+// One upstream MCP server kept serving: started (at once, or on first use
+// when lazy), restarted with exponential backoff when it crashes or drops,
+// guarded by a circuit breaker, and re-listed when it says its tools changed.
+//
+// Calls go through call_tool() (or request(), for other methods):
+// - while the upstream is down between restarts, or its breaker is open,
+//   they fail at once (Failure::unavailable) with a message that says why
+//   and when the next attempt is; a lazy upstream's first call starts it and
+//   waits for it within the call's deadline;
+// - a call that gets no answer (lost, timed out, invalid) counts toward the
+//   breaker; answers, isError results and JSON-RPC errors do not; a cancelled
+//   call counts neither way;
+// - a read_only call whose upstream was lost under it is tried again when the
+//   next restart attempt brings it back (it waits for that one attempt, within
+//   the call's deadline, and fails if it does not), at most
+//   lifecycle.read_only_retries times and within a retry budget (a token
+//   bucket: 10 tokens, each retry takes one, each answered call gives back
+//   0.1). Nothing else is ever retried.
+//
+// One supervisor thread per upstream starts, restarts and re-lists it;
+// on_tools_changed is called from that thread after each listing that
+// differs from the last (the first included). Every public method may be
+// called from any thread. Owned through std::shared_ptr; stop() ends the
+// supervisor and the upstream, and must be called before the last owner lets
+// go.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool.h"
+#include "catalog/upstream_spec.h"
+#include "src/base/logger.h"
+#include "src/upstream/mcp_client.h"
+
+namespace toolmux {
+
+class Upstream : public std::enable_shared_from_this<Upstream> {
+ public:
+  struct Hooks {
+    std::function<void()> on_tools_changed;
+    // Notifications other than tools/list_changed, progress and log messages
+    // (resources/updated, resources/list_changed, prompts/list_changed).
+    std::function<void(const std::string& upstream, const std::string& method,
+                       const nlohmann::json& params)>
+        on_notification;
+  };
+
+  // `tools_cache`: where the last tool list is kept between runs, so a lazy
+  // upstream's tools are known before it starts (empty path: no cache).
+  static std::shared_ptr<Upstream> create(UpstreamSpec spec, Logger& logger,
+                                          std::filesystem::path tools_cache, Hooks hooks);
+  ~Upstream();
+  Upstream(const Upstream&) = delete;
+  Upstream& operator=(const Upstream&) = delete;
+
+  // Starts the supervisor: an eager upstream is started now, and so is a lazy
+  // one whose tools no earlier run cached. Returns at once.
+  void start();
+  // Waits until the first start attempt has ended (listed or failed), or
+  // `timeout`; true when it serves. A lazy upstream that is not started
+  // returns at once (false).
+  bool wait_started(std::chrono::milliseconds timeout);
+  // Ends the supervisor and the upstream; calls in flight fail. Idempotent.
+  void stop();
+
+  const std::string& name() const { return spec_.name; }
+  // The spec it runs with. A reload with the same connection may change the
+  // rest (prefix, overrides, lifecycle numbers) with set_spec.
+  UpstreamSpec spec() const;
+  void set_spec(UpstreamSpec spec);
+  // Its tools as last listed (or cached); empty before it ever listed.
+  std::vector<nlohmann::json> tools() const;
+  // The upstream's declared capabilities (initialize result), {} until started.
+  nlohmann::json capabilities() const;
+  // "serving", "starting", "not started (starts on first use)", "restarting: ...",
+  // "circuit open after ...", "stopped".
+  std::string state() const;
+
+  McpClient::Outcome call_tool(const std::string& tool, const nlohmann::json& arguments,
+                               CallContext& context, SideEffect effect);
+  McpClient::Outcome request(const std::string& method, nlohmann::json params,
+                             std::chrono::steady_clock::time_point deadline, CallContext* context);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Upstream(UpstreamSpec spec, Logger& logger, std::filesystem::path tools_cache, Hooks hooks);
+  void supervise();
+  // One start: transport, initialize, tools/list. Null with `error` set on failure.
+  std::shared_ptr<McpClient> connect(std::vector<nlohmann::json>& tools, std::string& error);
+  void relist(const std::shared_ptr<McpClient>& client);
+  void set_tools(const std::vector<nlohmann::json>& tools);
+  // Admission: the client to send on, or a failure outcome. `probe` is set when
+  // this call is the breaker's probe.
+  std::shared_ptr<McpClient> admit(Clock::time_point deadline, bool& probe,
+                                   McpClient::Outcome& refused);
+  void record(const McpClient::Outcome& outcome, bool probe);
+  bool take_retry_token();
+  McpClient::Outcome send(const std::function<McpClient::Outcome(McpClient&)>& run,
+                          Clock::time_point deadline, bool retry_when_lost);
+
+  UpstreamSpec spec_;  // name never changes; the rest guarded by mutex_
+  Logger& logger_;
+  const std::filesystem::path tools_cache_;
+  Hooks hooks_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::thread supervisor_;
+  bool stopping_ = false;
+  bool wanted_ = false;  // started, or to be started (false: lazy and unused yet)
+  bool first_attempt_done_ = false;
+  bool relist_wanted_ = false;
+  std::shared_ptr<McpClient> client_;  // null while down
+  bool client_closed_ = false;         // client_'s transport has closed
+  std::string down_reason_;            // why it is down ("" before the first start)
+  int attempts_ = 0;                   // failed starts in a row
+  std::uint64_t attempts_done_ = 0;    // start attempts ended, ever (success or not)
+  Clock::time_point next_attempt_{};
+  std::chrono::milliseconds delay_{0};
+  Clock::time_point serving_since_{};
+  std::vector<nlohmann::json> tools_;
+  bool tools_known_ = false;
+  nlohmann::json capabilities_ = nlohmann::json::object();
+  // Breaker.
+  int consecutive_failures_ = 0;
+  bool breaker_open_ = false;
+  Clock::time_point breaker_until_{};
+  bool probe_in_flight_ = false;
+  double retry_tokens_ = 10;
+};
+
+}  // namespace toolmux

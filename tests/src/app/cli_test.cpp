@@ -1,0 +1,391 @@
+#include "src/app/cli.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using namespace toolmux;
+using Action = CommandLine::Action;
+
+namespace {
+
+std::string describe(const std::vector<std::string>& args) {
+  std::string out = "toolmux";
+  for (const std::string& a : args) out += " " + a;
+  return out;
+}
+
+CommandLine parse_ok(const std::vector<std::string>& args) {
+  INFO(describe(args));
+  CommandLine cl = parse_command_line(args);
+  INFO("error: " << cl.error);
+  CHECK(cl.action != Action::usage_error);
+  return cl;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The README's "Command line" synopsis: the code block after the heading.
+std::string readme_synopsis() {
+  const std::string readme = read_file(TOOLMUX_TEST_DATA "/../../README.md");
+  const auto section = readme.find("\n## Command line\n");
+  REQUIRE(section != std::string::npos);
+  const auto start = readme.find("```\n", section);
+  const auto end = readme.find("```\n", start + 4);
+  REQUIRE(end != std::string::npos);
+  return readme.substr(start, end - start);
+}
+
+// The command ("serve") and the option ("--max-calls") of an accepted_options() entry.
+std::pair<std::string, std::string> split_entry(const std::string& entry) {
+  const auto space = entry.find(' ');
+  if (space == std::string::npos) return {"", entry};
+  return {entry.substr(0, space), entry.substr(space + 1)};
+}
+
+}  // namespace
+
+TEST_CASE("cli: the top-level actions", "[cli]") {
+  CHECK(parse_ok({"--version"}).action == Action::version);
+  CHECK(parse_ok({"version"}).action == Action::version);
+  CHECK(parse_ok({"--help"}).action == Action::help);
+  CHECK(parse_ok({"-h"}).action == Action::help);
+  CHECK(parse_ok({"help"}).action == Action::help);
+  CHECK(parse_ok({"serve", "--help"}).action == Action::help);
+  CHECK(parse_ok({"serve", "--catalog", "c.json", "-h"}).action == Action::help);
+  CHECK(parse_ok({"check", "--help"}).action == Action::help);
+  CHECK(parse_ok({"search", "--help"}).action == Action::help);
+}
+
+TEST_CASE("cli: serve without options has every default", "[cli]") {
+  const CommandLine cl = parse_ok({"serve"});
+  REQUIRE(cl.action == Action::serve);
+  const ServeOptions defaults;
+  const ServeOptions& o = cl.serve;
+  CHECK(o.catalog_file.empty());
+  CHECK(o.roots.empty());
+  CHECK(o.data_dir.empty());
+  CHECK_FALSE(o.allow_writes);
+  CHECK(o.page_size == 0);
+  CHECK(o.max_message_bytes == 16u << 20);
+  CHECK(o.log_level == LogLevel::info);
+  CHECK(o.max_calls == 64);
+  CHECK(o.max_session_calls == 16);
+  CHECK(o.max_queued_calls == 256);
+  CHECK_FALSE(o.http);
+  CHECK(o.http_path == "/mcp");
+  CHECK(o.max_session_queued_calls == 64);
+  CHECK(o.max_sessions == defaults.max_sessions);
+  CHECK(o.shutdown_grace_seconds == 10);
+}
+
+TEST_CASE("cli: serve takes each kind of option", "[cli]") {
+  const CommandLine cl = parse_ok({"serve",
+                                   "--catalog",
+                                   "c.json",
+                                   "--root",
+                                   "/a",
+                                   "--root",
+                                   "/b",
+                                   "--data-dir",
+                                   "/d",
+                                   "--allow-writes",
+                                   "--page-size",
+                                   "7",
+                                   "--max-message-bytes",
+                                   "1024",
+                                   "--log-level",
+                                   "warning",
+                                   "--max-calls",
+                                   "1024",
+                                   "--max-session-calls",
+                                   "1",
+                                   "--max-queued-calls",
+                                   "0",
+                                   "--shutdown-grace",
+                                   "3"});
+  REQUIRE(cl.action == Action::serve);
+  const ServeOptions& o = cl.serve;
+  CHECK(o.catalog_file == "c.json");
+  CHECK(o.roots == std::vector<std::filesystem::path>{"/a", "/b"});
+  CHECK(o.data_dir == "/d");
+  CHECK(o.allow_writes);
+  CHECK(o.page_size == 7);
+  CHECK(o.max_message_bytes == 1024);
+  CHECK(o.log_level == LogLevel::warning);
+  CHECK(o.max_calls == 1024);
+  CHECK(o.max_session_calls == 1);
+  CHECK(o.max_queued_calls == 0);
+  CHECK(o.shutdown_grace_seconds == 3);
+}
+
+TEST_CASE("cli: serve --http and its options", "[cli]") {
+  const CommandLine cl = parse_ok({"serve",
+                                   "--http",
+                                   "[::1]:0",
+                                   "--path",
+                                   "/x",
+                                   "--allow-host",
+                                   "a.example",
+                                   "--allow-host",
+                                   "b.example",
+                                   "--allow-origin",
+                                   "https://o.example",
+                                   "--tokens-file",
+                                   "t.txt",
+                                   "--max-sessions",
+                                   "5",
+                                   "--session-idle",
+                                   "60",
+                                   "--max-session-queued-calls",
+                                   "100000",
+                                   "--max-connections",
+                                   "9",
+                                   "--max-connections-per-client",
+                                   "3",
+                                   "--header-timeout",
+                                   "4",
+                                   "--body-timeout",
+                                   "8"});
+  REQUIRE(cl.action == Action::serve);
+  const ServeOptions& o = cl.serve;
+  CHECK(o.http);
+  CHECK(o.http_host == "::1");
+  CHECK(o.http_port == 0);
+  CHECK(o.http_path == "/x");
+  CHECK(o.allowed_hosts == std::vector<std::string>{"a.example", "b.example"});
+  CHECK(o.allowed_origins == std::vector<std::string>{"https://o.example"});
+  CHECK(o.tokens_file == "t.txt");
+  CHECK(o.max_sessions == 5);
+  CHECK(o.session_idle_seconds == 60);
+  CHECK(o.max_session_queued_calls == 100000);
+  CHECK(o.max_connections == 9);
+  CHECK(o.max_connections_per_client == 3);
+  CHECK(o.header_timeout_seconds == 4);
+  CHECK(o.body_timeout_seconds == 8);
+
+  const CommandLine named = parse_ok({"serve", "--http", "localhost:8080"});
+  CHECK(named.serve.http_host == "localhost");
+  CHECK(named.serve.http_port == 8080);
+}
+
+TEST_CASE("cli: a repeated option keeps its last value, and a value may start with '-'", "[cli]") {
+  const CommandLine cl =
+      parse_ok({"serve", "--max-calls", "4", "--max-calls", "8", "--catalog", "-odd.json"});
+  CHECK(cl.serve.max_calls == 8);
+  CHECK(cl.serve.catalog_file == "-odd.json");
+  // --name=value is the same as --name value.
+  CHECK(parse_ok({"serve", "--max-calls=5"}).serve.max_calls == 5);
+}
+
+TEST_CASE("cli: check takes FILE, the tool options and the fuzz options in any order", "[cli]") {
+  const CommandLine plain = parse_ok({"check", "catalog.json"});
+  REQUIRE(plain.action == Action::check);
+  CHECK(plain.check_file == "catalog.json");
+  CHECK(plain.serve.catalog_file == "catalog.json");
+  CHECK_FALSE(plain.check_fuzz.fuzz);
+  CHECK(plain.check_fuzz.cases == 20);
+  CHECK(plain.check_fuzz.seed == 1);
+
+  const CommandLine fuzz = parse_ok({"check", "--fuzz", "--root", "/r", "catalog.json",
+                                     "--allow-writes", "--cases", "1000", "--seed", "0"});
+  REQUIRE(fuzz.action == Action::check);
+  CHECK(fuzz.check_file == "catalog.json");
+  CHECK(fuzz.serve.roots == std::vector<std::filesystem::path>{"/r"});
+  CHECK(fuzz.serve.allow_writes);
+  CHECK(fuzz.check_fuzz.fuzz);
+  CHECK(fuzz.check_fuzz.cases == 1000);
+  CHECK(fuzz.check_fuzz.seed == 0);
+}
+
+TEST_CASE("cli: search joins its words into one query", "[cli]") {
+  const CommandLine cl = parse_ok({"search", "--limit", "2", "list", "the", "--allow-writes",
+                                   "entries", "--catalog", "c.json", "--root", "/r"});
+  REQUIRE(cl.action == Action::search);
+  CHECK(cl.search_query == "list the entries");
+  CHECK(cl.search_limit == 2);
+  CHECK(cl.serve.catalog_file == "c.json");
+  CHECK(cl.serve.roots == std::vector<std::filesystem::path>{"/r"});
+  CHECK(cl.serve.allow_writes);
+  CHECK(parse_ok({"search", "x"}).search_limit == 5);
+}
+
+TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{}, "missing command (serve, check, --version, --help)"},
+      {{"frobnicate"}, "unknown command \"frobnicate\""},
+      {{"--bogus"}, "unknown command \"--bogus\""},
+      {{"serve", "--no-such-option"}, "unknown option \"--no-such-option\" for serve"},
+      {{"serve", "extra"}, "unknown option \"extra\" for serve"},
+      {{"serve", "--version"}, "unknown option \"--version\" for serve"},
+      {{"serve", "check"}, "unknown option \"check\" for serve"},
+      {{"serve", "--catalog"}, "--catalog needs a value"},
+      {{"serve", "--catalog", ""}, "--catalog needs a value"},
+      {{"serve", "--root"}, "--root needs a value"},
+      {{"serve", "--data-dir", ""}, "--data-dir needs a value"},
+      {{"serve", "--page-size", "0"}, "--page-size needs a whole number above 0"},
+      {{"serve", "--page-size", "x"}, "--page-size needs a whole number above 0"},
+      {{"serve", "--max-message-bytes", "1023"},
+       "--max-message-bytes needs a whole number of at least 1024"},
+      {{"serve", "--log-level", "loud"}, "--log-level must be debug, info, warning or error"},
+      {{"serve", "--log-level"}, "--log-level needs a value"},
+      {{"serve", "--max-calls", "0"}, "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-calls", "1025"}, "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-calls", "-1"}, "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-calls", "0x10"}, "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-calls", " 5"}, "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-calls"}, "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-calls", "0", "--max-calls", "5"},
+       "--max-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-session-calls", "0"},
+       "--max-session-calls needs a whole number from 1 to 1024"},
+      {{"serve", "--max-queued-calls", "100001"},
+       "--max-queued-calls needs a whole number from 0 to 100000"},
+      {{"serve", "--shutdown-grace", "0"}, "--shutdown-grace needs a whole number above 0"},
+      {{"serve", "--http"}, "--http needs HOST:PORT"},
+      {{"serve", "--http", "nope"}, "--http needs HOST:PORT, e.g. 127.0.0.1:8080 (got \"nope\")"},
+      {{"serve", "--http", ":80"}, "--http needs HOST:PORT, e.g. 127.0.0.1:8080 (got \":80\")"},
+      {{"serve", "--http", "h:65536"},
+       "--http needs HOST:PORT, e.g. 127.0.0.1:8080 (got \"h:65536\")"},
+      {{"serve", "--http", "h:1", "--path", "mcp"}, "--path must start with /"},
+      {{"serve", "--path", "/x"}, "those options need --http HOST:PORT"},
+      {{"serve", "--allow-host", "h"}, "those options need --http HOST:PORT"},
+      {{"serve", "--allow-origin", "o"}, "those options need --http HOST:PORT"},
+      {{"serve", "--tokens-file", "t"}, "those options need --http HOST:PORT"},
+      {{"serve", "--http", "h:1", "--max-session-queued-calls", "100001"},
+       "--max-session-queued-calls needs a whole number from 0 to 100000"},
+      {{"serve", "--max-sessions", "0"}, "--max-sessions needs a whole number above 0"},
+      {{"serve", "--session-idle", "0"}, "--session-idle needs a whole number above 0"},
+      {{"serve", "--max-connections", "0"}, "--max-connections needs a whole number above 0"},
+      {{"serve", "--max-connections-per-client", "0"},
+       "--max-connections-per-client needs a whole number above 0"},
+      {{"serve", "--header-timeout", "0"}, "--header-timeout needs a whole number above 0"},
+      {{"serve", "--body-timeout", "x"}, "--body-timeout needs a whole number above 0"},
+      {{"check"}, "check needs a FILE"},
+      {{"check", "a", "b"},
+       "check takes one FILE and optionally --allow-writes, --root DIR and --fuzz"},
+      {{"check", "--bogus", "f"},
+       "check takes one FILE and optionally --allow-writes, --root DIR and --fuzz"},
+      {{"check", "--root"}, "--root needs a value"},
+      {{"check", "f", "--cases", "5"}, "--cases and --seed go with --fuzz"},
+      {{"check", "f", "--seed", "5"}, "--cases and --seed go with --fuzz"},
+      {{"check", "--fuzz", "f", "--cases", "0"}, "--cases needs a whole number from 1 to 1000"},
+      {{"check", "--fuzz", "f", "--cases", "1001"}, "--cases needs a whole number from 1 to 1000"},
+      {{"check", "--fuzz", "f", "--cases"}, "--cases needs a whole number from 1 to 1000"},
+      {{"check", "--fuzz", "f", "--seed", "x"}, "--seed needs a whole number"},
+      {{"check", "--fuzz", "f", "--seed"}, "--seed needs a whole number"},
+      {{"search"}, "search needs a QUERY"},
+      {{"search", "--limit", "0", "x"}, "--limit needs a whole number from 1 to 20"},
+      {{"search", "--limit", "21", "x"}, "--limit needs a whole number from 1 to 20"},
+      {{"search", "--limit"}, "--limit needs a whole number from 1 to 20"},
+      {{"search", "--catalog"}, "--catalog needs a value"},
+      {{"search", "--bogus", "q"}, "unknown option \"--bogus\" for search"},
+      {{"search", "-x", "q"}, "unknown option \"-x\" for search"},
+      {{"serve", "--allow-writes=yes"}, "--allow-writes takes no value"},
+      {{"check", "--fuzz=1", "f"}, "--fuzz takes no value"},
+      {{"--version=2"}, "--version takes no value"},
+  };
+  for (const Case& c : cases) {
+    INFO(describe(c.args));
+    const CommandLine cl = parse_command_line(c.args);
+    CHECK(cl.action == Action::usage_error);
+    CHECK(cl.error == c.error);
+  }
+}
+
+TEST_CASE("cli: the help documents every option the parser accepts, with its default", "[cli]") {
+  const std::string help = usage_text();
+  const std::vector<std::string> accepted = accepted_options();
+  // Every option toolmux has had, so that none is lost.
+  const std::vector<std::string> known_options = {"--version",
+                                                  "serve --catalog",
+                                                  "serve --root",
+                                                  "serve --data-dir",
+                                                  "serve --allow-writes",
+                                                  "serve --page-size",
+                                                  "serve --max-message-bytes",
+                                                  "serve --log-level",
+                                                  "serve --max-calls",
+                                                  "serve --max-session-calls",
+                                                  "serve --max-queued-calls",
+                                                  "serve --shutdown-grace",
+                                                  "serve --http",
+                                                  "serve --path",
+                                                  "serve --allow-host",
+                                                  "serve --allow-origin",
+                                                  "serve --tokens-file",
+                                                  "serve --max-sessions",
+                                                  "serve --session-idle",
+                                                  "serve --max-session-queued-calls",
+                                                  "serve --max-connections",
+                                                  "serve --max-connections-per-client",
+                                                  "serve --header-timeout",
+                                                  "serve --body-timeout",
+                                                  "check --allow-writes",
+                                                  "check --root",
+                                                  "check --fuzz",
+                                                  "check --cases",
+                                                  "check --seed",
+                                                  "search --catalog",
+                                                  "search --limit",
+                                                  "search --allow-writes",
+                                                  "search --root"};
+  for (const std::string& known : known_options) {
+    CHECK(std::find(accepted.begin(), accepted.end(), known) != accepted.end());
+  }
+  for (const std::string& entry : accepted) {
+    INFO(entry);
+    const auto [command, option] = split_entry(entry);
+    if (command.empty()) {
+      CHECK(help.find("\ntoolmux " + option + " ") != std::string::npos);
+    } else {
+      // Each command's options are listed after its synopsis line.
+      const auto section = help.find("\ntoolmux " + command + " ");
+      REQUIRE(section != std::string::npos);
+      CHECK(help.find("    " + option + " ", section) != std::string::npos);
+    }
+    // ... and the parser accepts it: it is no unknown option.
+    if (!command.empty()) {
+      const CommandLine cl = parse_command_line({command, option, "1", "x"});
+      CHECK(cl.error.find("\"" + option + "\"") == std::string::npos);
+    }
+  }
+  INFO(help);
+  CHECK(help.find("(default: 64; 1 to 1024)") != std::string::npos);  // --max-calls
+  CHECK(help.find("(default: 16777216; at least 1024)") !=
+        std::string::npos);                                              // --max-message-bytes
+  CHECK(help.find("(default: all on one page)") != std::string::npos);   // --page-size
+  CHECK(help.find("(default: 20; 1 to 1000)") != std::string::npos);     // --cases
+  CHECK(help.find("(default: 5; 1 to 20)") != std::string::npos);        // --limit
+  CHECK(help.find("(default: 0; 0 to 100000)") == std::string::npos);    // no such
+  CHECK(help.find("(default: 256; 0 to 100000)") != std::string::npos);  // --max-queued-calls
+}
+
+TEST_CASE("cli: the README's synopsis names every option the parser accepts", "[cli]") {
+  const std::string synopsis = readme_synopsis();
+  for (const std::string& entry : accepted_options()) {
+    INFO(entry << "\n" << synopsis);
+    const auto [command, option] = split_entry(entry);
+    CHECK(synopsis.find(option) != std::string::npos);
+    if (!command.empty()) {
+      // On the command's own lines (its synopsis runs to the next "toolmux ").
+      const auto start = synopsis.find("toolmux " + command);
+      REQUIRE(start != std::string::npos);
+      const auto end = synopsis.find("\ntoolmux ", start);
+      CHECK(synopsis.substr(start, end - start).find(option) != std::string::npos);
+    }
+  }
+}

@@ -1,0 +1,373 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <thread>
+
+#include "src/protocol/mcp_server.h"
+#include "tests/support/test_tools.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Fixture {
+  explicit Fixture(std::size_t page_size = 0, CallLimits limits = {},
+                   std::shared_ptr<Catalog> catalog = make_test_catalog()) {
+    ServerOptions options;
+    options.page_size = page_size;
+    options.call_limits = limits;
+    server = std::make_unique<McpServer>(std::move(catalog), options, logger, metrics);
+  }
+  ~Fixture() {
+    session->cancel_all_calls();
+    session->wait_for_calls(std::chrono::seconds(2));
+    server->wait_for_running_tools(std::chrono::seconds(2));
+    std::fclose(log_file);
+  }
+
+  json request(const json& id, const std::string& method, json params = json::object()) {
+    server->handle(
+        json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(),
+        session);
+    return sink.response(id);
+  }
+
+  void initialize(const std::string& version = "2025-11-25") {
+    json r = request("init", "initialize",
+                     {{"protocolVersion", version},
+                      {"capabilities", json::object()},
+                      {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
+    REQUIRE(r.contains("result"));
+    server->handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session);
+  }
+
+  CapturingSink sink;
+  std::shared_ptr<Session> session =
+      std::make_shared<Session>("test-session", "local", "test", sink);
+  std::FILE* log_file = std::tmpfile();
+  Logger logger{log_file, LogLevel::debug};
+  Metrics metrics;
+  std::unique_ptr<McpServer> server;
+};
+
+}  // namespace
+
+TEST_CASE("initialize answers with the client's version when supported, else the latest") {
+  SECTION("supported") {
+    Fixture f;
+    json r = f.request(1, "initialize",
+                       {{"protocolVersion", "2025-03-26"}, {"capabilities", json::object()}});
+    CHECK(r["result"]["protocolVersion"] == "2025-03-26");
+    CHECK(r["result"]["serverInfo"]["name"] == "toolmux");
+    CHECK(r["result"]["capabilities"].contains("tools"));
+    CHECK(r["result"]["capabilities"].contains("logging"));
+  }
+  SECTION("unknown") {
+    Fixture f;
+    json r = f.request(1, "initialize", {{"protocolVersion", "1999-01-01"}});
+    CHECK(r["result"]["protocolVersion"] == "2025-11-25");
+  }
+  SECTION("missing") {
+    Fixture f;
+    json r = f.request(1, "initialize", json::object());
+    CHECK(r["error"]["code"] == -32602);
+  }
+}
+
+TEST_CASE("requests before initialize get a clear error, but ping is answered") {
+  Fixture f;
+  json r = f.request(1, "tools/list");
+  CHECK(r["error"]["code"] == -32600);
+  CHECK_THAT(r["error"]["message"].get<std::string>(), Catch::Contains("initialize"));
+  CHECK(f.request(2, "ping").contains("result"));
+}
+
+TEST_CASE("a second initialize is refused") {
+  Fixture f;
+  f.initialize();
+  json r = f.request(9, "initialize", {{"protocolVersion", "2025-11-25"}});
+  CHECK(r["error"]["code"] == -32600);
+}
+
+TEST_CASE("unknown methods get -32601 naming the method") {
+  Fixture f;
+  f.initialize();
+  json r = f.request(3, "resources/teleport");
+  CHECK(r["error"]["code"] == -32601);
+  CHECK(r["error"]["message"] == "Method not found: resources/teleport");
+}
+
+TEST_CASE("a line that is not JSON gets -32700 and the server goes on") {
+  Fixture f;
+  f.server->handle("{not json", f.session);
+  json r = f.sink.response(nullptr);
+  CHECK(r["error"]["code"] == -32700);
+  f.initialize();
+}
+
+TEST_CASE("tools/list pages with opaque cursors and refuses a bad one") {
+  Fixture f(3);
+  f.initialize();
+  std::vector<std::string> names;
+  json cursor = nullptr;
+  int id = 10;
+  do {
+    json params = json::object();
+    if (!cursor.is_null()) params["cursor"] = cursor;
+    json r = f.request(id++, "tools/list", params);
+    REQUIRE(r.contains("result"));
+    for (const auto& t : r["result"]["tools"]) names.push_back(t["name"]);
+    CHECK(r["result"]["tools"].size() <= 3);
+    cursor = r["result"].value("nextCursor", json(nullptr));
+  } while (!cursor.is_null());
+  CHECK(names ==
+        std::vector<std::string>{"echo", "slow", "throws", "wrong_output", "raw_bytes", "listing"});
+
+  json bad = f.request(99, "tools/list", {{"cursor", "bm90LWEtY3Vyc29y"}});
+  CHECK(bad["error"]["code"] == -32602);
+}
+
+TEST_CASE("listed tools carry annotations from their side-effect class") {
+  Fixture f;
+  f.initialize();
+  json r = f.request(1, "tools/list");
+  json echo = r["result"]["tools"][0];
+  CHECK(echo["name"] == "echo");
+  CHECK(echo["annotations"]["readOnlyHint"] == true);
+  CHECK(echo["inputSchema"]["type"] == "object");
+}
+
+TEST_CASE("an unknown tool is -32602 with the closest names") {
+  Fixture f;
+  f.initialize();
+  json r = f.request(4, "tools/call", {{"name", "ecko"}, {"arguments", json::object()}});
+  CHECK(r["error"]["code"] == -32602);
+  CHECK_THAT(r["error"]["message"].get<std::string>(), Catch::Contains("Did you mean \"echo\""));
+  CHECK(r["error"]["data"]["suggestions"][0] == "echo");
+}
+
+TEST_CASE("tools/call returns the tool's result, and failures are isError results") {
+  Fixture f;
+  f.initialize();
+  json ok = f.request(5, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}});
+  CHECK(ok["result"]["content"][0]["text"] == "hi");
+  CHECK(ok["result"]["isError"] == false);
+
+  json bad = f.request(6, "tools/call", {{"name", "echo"}, {"arguments", {{"text", 1}}}});
+  CHECK(bad["result"]["isError"] == true);
+
+  json thrown = f.request(7, "tools/call", {{"name", "throws"}});
+  CHECK(thrown["result"]["isError"] == true);
+}
+
+TEST_CASE("a repeated key inside arguments is an isError result, elsewhere an invalid request") {
+  Fixture f;
+  f.initialize();
+  f.server->handle(
+      R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}})",
+      f.session);
+  json r = f.sink.response(8);
+  CHECK(r["result"]["isError"] == true);
+  CHECK_THAT(r["result"]["content"][0]["text"].get<std::string>(),
+             Catch::Contains("repeated object key \"text\""));
+
+  f.server->handle(R"({"jsonrpc":"2.0","id":9,"method":"ping","params":{"a":1,"a":2}})", f.session);
+  CHECK(f.sink.response(9)["error"]["code"] == -32600);
+}
+
+TEST_CASE("ping is answered while a slow call runs, and a cancelled call gets no response") {
+  Fixture f;
+  f.initialize();
+  f.server->handle(
+      R"({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow","arguments":{"ms":250},"_meta":{"progressToken":"p1"}}})",
+      f.session);
+  const auto start = Clock::now();
+  CHECK(f.request(20, "ping").contains("result"));
+  CHECK(Clock::now() - start < std::chrono::milliseconds(100));
+  // Progress is sent for the token while the tool runs.
+  REQUIRE(f.sink.wait_for_notification("notifications/progress"));
+
+  f.server->handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}})",
+      f.session);
+  CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
+  CHECK(f.sink.response("slow-1", std::chrono::milliseconds(300)).is_null());
+  auto progress = f.sink.notifications("notifications/progress");
+  CHECK(progress[0]["params"]["progressToken"] == "p1");
+  for (std::size_t i = 1; i < progress.size(); ++i) {
+    CHECK(progress[i]["params"]["progress"] > progress[i - 1]["params"]["progress"]);
+  }
+}
+
+TEST_CASE("a duplicate in-flight request id is refused") {
+  Fixture f;
+  f.initialize();
+  const std::string call =
+      R"({"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"slow","arguments":{"ms":200}}})";
+  f.server->handle(call, f.session);
+  f.server->handle(call, f.session);
+  json first = f.sink.response(30);
+  CHECK(first["error"]["code"] == -32600);
+}
+
+TEST_CASE("logging/setLevel controls notifications/message") {
+  Fixture f;
+  f.initialize();
+  CHECK(f.request(40, "logging/setLevel", {{"level", "loud"}})["error"]["code"] == -32602);
+  CHECK(f.request(41, "logging/setLevel", {{"level", "debug"}}).contains("result"));
+  f.request(42, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "x"}}}});
+  auto logs = f.sink.notifications("notifications/message");
+  REQUIRE_FALSE(logs.empty());
+  CHECK(logs.back()["params"]["level"] == "debug");
+  CHECK(logs.back()["params"]["data"]["tool"] == "echo");
+}
+
+namespace {
+
+json call_request(const json& id, const std::string& tool, const json& arguments) {
+  return {{"jsonrpc", "2.0"},
+          {"id", id},
+          {"method", "tools/call"},
+          {"params", {{"name", tool}, {"arguments", arguments}}}};
+}
+
+// The test tools, "nap" {ms}: sleeps `ms` or until told to stop, with a 10 s
+// timeout; and "stubborn" {ms}: sleeps `ms` whatever it is told (a handler
+// that ignores its deadline), with a 100 ms timeout.
+std::shared_ptr<Catalog> catalog_for_limits() {
+  auto registry = make_test_registry();
+  REQUIRE(registry
+              ->add(spec("nap", object_schema({{"ms", {{"type", "integer"}}}}, {"ms"}), 10000),
+                    [](const json& args, CallContext& ctx) {
+                      const auto until = std::chrono::steady_clock::now() +
+                                         std::chrono::milliseconds(args["ms"].get<int>());
+                      while (std::chrono::steady_clock::now() < until && !ctx.cancelled()) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                      }
+                      return ToolResult::text("rested");
+                    })
+              .empty());
+  REQUIRE(registry
+              ->add(spec("stubborn", object_schema({{"ms", {{"type", "integer"}}}}, {"ms"}), 100),
+                    [](const json& args, CallContext&) {
+                      std::this_thread::sleep_for(std::chrono::milliseconds(args["ms"].get<int>()));
+                      return ToolResult::text("finally");
+                    })
+              .empty());
+  return make_test_catalog(registry);
+}
+
+bool eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 500 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("calls past the limits wait their turn, and past the queue get a busy error at once") {
+  Fixture f(0, CallLimits{2, 2, 1}, catalog_for_limits());
+  f.initialize();
+  for (int i = 1; i <= 4; ++i) {
+    f.server->handle(call_request(i, "nap", {{"ms", 200}}).dump(), f.session);
+  }
+  // The 4th finds 2 calls running and 1 queued: refused at once.
+  json busy = f.sink.response(4, std::chrono::milliseconds(100));
+  REQUIRE_FALSE(busy.is_null());
+  CHECK(busy["error"]["code"] == -32000);
+  CHECK(busy["error"]["message"] ==
+        "toolmux is busy: 2 calls running (--max-calls 2) and 1 calls queued "
+        "(--max-queued-calls 1); try again later");
+  CHECK(f.request(5, "ping").contains("result"));
+  for (int i = 1; i <= 3; ++i) {
+    json r = f.sink.response(i);
+    INFO(r.dump());
+    CHECK(r["result"]["content"][0]["text"] == "rested");
+  }
+  CHECK_THAT(f.metrics.render_prometheus(), Catch::Contains("toolmux_calls_refused_total 1\n"));
+}
+
+TEST_CASE("resources/..., prompts/... and completion go through the same admission") {
+  Fixture f(0, CallLimits{1, 1, 0}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request(1, "nap", {{"ms", 300}}).dump(), f.session);
+  json refused = f.request(2, "resources/list");
+  CHECK(refused["error"]["code"] == -32000);
+  CHECK_THAT(refused["error"]["message"].get<std::string>(),
+             Catch::StartsWith("toolmux is busy: 1 calls running (--max-calls 1)"));
+  CHECK(f.sink.response(1)["result"]["content"][0]["text"] == "rested");
+  // The place frees once the call's threads have let go, a moment after its answer.
+  REQUIRE(eventually([&] {
+    return f.metrics.render_prometheus().find("toolmux_calls_running 0\n") != std::string::npos;
+  }));
+  CHECK(f.request(3, "resources/list").contains("result"));
+}
+
+TEST_CASE("a queued call that is cancelled gets no response and frees its place in the queue") {
+  Fixture f(0, CallLimits{1, 1, 1}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request("running", "nap", {{"ms", 500}}).dump(), f.session);
+  f.server->handle(call_request("queued", "echo", {{"text", "never"}}).dump(), f.session);
+  CHECK_THAT(f.metrics.render_prometheus(), Catch::Contains("toolmux_calls_queued 1\n"));
+  f.server->handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"queued"}})",
+      f.session);
+  REQUIRE(eventually([&] {
+    return f.metrics.render_prometheus().find("toolmux_calls_queued 0\n") != std::string::npos;
+  }));
+  // Its place in the queue is free: the next call waits there, and runs in its turn.
+  json next =
+      f.request("next", "tools/call", {{"name", "echo"}, {"arguments", {{"text", "next"}}}});
+  CHECK(next["result"]["content"][0]["text"] == "next");
+  CHECK(f.sink.response("running")["result"]["content"][0]["text"] == "rested");
+  CHECK(f.sink.response("queued", std::chrono::milliseconds(200)).is_null());
+  CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
+}
+
+TEST_CASE("a handler that ignores its deadline keeps its place until it stops") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  const auto start = Clock::now();
+  json stuck = f.request(1, "tools/call", {{"name", "stubborn"}, {"arguments", {{"ms", 800}}}});
+  CHECK(stuck["result"]["isError"] == true);
+  CHECK(stuck["result"]["content"][0]["text"] == "Tool \"stubborn\" timed out after 100 ms");
+  // Answered, but its handler still runs: the next call waits for it.
+  json next = f.request(2, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "after"}}}});
+  CHECK(next["result"]["content"][0]["text"] == "after");
+  CHECK(Clock::now() - start >= std::chrono::milliseconds(700));
+}
+
+TEST_CASE("a call that waits past its tool's timeout is answered as timed out, saying why") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request(1, "nap", {{"ms", 400}}).dump(), f.session);
+  // stubborn's 100 ms pass while nap holds the only place.
+  json r = f.request(2, "tools/call", {{"name", "stubborn"}, {"arguments", {{"ms", 0}}}});
+  CHECK(r["result"]["isError"] == true);
+  CHECK(r["result"]["content"][0]["text"] ==
+        "Tool \"stubborn\" timed out after 100 ms waiting for a place to run; toolmux was "
+        "busy: 1 calls running (--max-calls 1)");
+  CHECK(f.sink.response(1)["result"]["content"][0]["text"] == "rested");
+  CHECK(f.metrics.calls("stubborn", "timed_out") == 1);
+}
+
+TEST_CASE("calls stopped because toolmux exits are answered with an error saying so") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  f.server->handle(call_request("running", "nap", {{"ms", 5000}}).dump(), f.session);
+  f.server->handle(call_request("queued", "echo", {{"text", "x"}}).dump(), f.session);
+  f.session->abort_all_calls();
+  json running = f.sink.response("running");
+  CHECK(running["result"]["isError"] == true);
+  CHECK(running["result"]["content"][0]["text"] ==
+        "Tool \"nap\" was stopped before it finished: toolmux is exiting");
+  json queued = f.sink.response("queued");
+  CHECK(queued["result"]["isError"] == true);
+  CHECK(queued["result"]["content"][0]["text"] == "Tool \"echo\" did not run: toolmux is exiting");
+  CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
+}

@@ -1,0 +1,1022 @@
+#include "src/store/result_store.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+
+#include "tests/support/temp_dir.h"
+
+using toolmux::ResultStore;
+using toolmux::ResultStoreOptions;
+using toolmux::testing::TempDir;
+using ReadError = toolmux::ResultStore::ReadError;
+
+namespace {
+
+// A clock the test moves by hand.
+struct FakeClock {
+  std::shared_ptr<std::atomic<std::int64_t>> seconds =
+      std::make_shared<std::atomic<std::int64_t>>(1'700'000'000);
+  std::function<std::chrono::system_clock::time_point()> fn() const {
+    auto s = seconds;
+    return [s] { return std::chrono::system_clock::time_point(std::chrono::seconds(s->load())); };
+  }
+  void advance(std::chrono::seconds d) { *seconds += d.count(); }
+};
+
+ResultStoreOptions options_for(const TempDir& dir) {
+  ResultStoreOptions options;
+  options.data_dir = dir.path();
+  return options;
+}
+
+std::unique_ptr<ResultStore> open_store(const ResultStoreOptions& options) {
+  std::string error;
+  auto store = ResultStore::open(options, error);
+  INFO(error);
+  REQUIRE(store);
+  CHECK(error.empty());
+  return store;
+}
+
+std::string put(ResultStore& store, std::string_view owner, std::string_view text) {
+  std::string error;
+  std::string id = store.put(owner, text, error);
+  INFO(error);
+  REQUIRE(!id.empty());
+  CHECK(error.empty());
+  return id;
+}
+
+// Appends the UTF-8 encoding of code point `cp`.
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// About `bytes` bytes of 1-, 2-, 3- and 4-byte characters in a random mix
+// (deterministic), with the byte offset of every character in `starts`.
+std::string mixed_text(std::size_t bytes, std::vector<std::size_t>* starts = nullptr,
+                       unsigned seed = 42) {
+  static const char32_t kSamples[] = {U'a', U'Z',  U'\n', U' ', U'é', U'ß', U'Ж',
+                                      U'€', U'中', U'文', U'😀', U'𝄞', U'🚀', U'Ω'};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kSamples) - 1);
+  std::string out;
+  out.reserve(bytes + 4);
+  while (out.size() < bytes) {
+    if (starts) starts->push_back(out.size());
+    append_utf8(out, kSamples[pick(rng)]);
+  }
+  return out;
+}
+
+std::size_t count_chars(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return n;
+}
+
+bool starts_on_boundary(std::string_view s) {
+  return s.empty() || (static_cast<unsigned char>(s.front()) & 0xc0) != 0x80;
+}
+
+// For threads (no REQUIRE there): the whole text read page by page, or
+// nullopt when the result was evicted meanwhile.
+std::optional<std::string> read_back_unless_evicted(const ResultStore& store,
+                                                    std::string_view owner, std::string_view id,
+                                                    std::size_t max_chars) {
+  std::string back;
+  std::uint64_t offset = 0;
+  for (;;) {
+    ReadError read_error = ReadError::none;
+    auto page = store.read(owner, id, offset, max_chars, read_error);
+    if (!page) return std::nullopt;
+    back += page->text;
+    if (!page->next_offset) return back;
+    offset = *page->next_offset;
+  }
+}
+
+// Reads the whole result page by page, checking each page; returns the text.
+std::string read_all(const ResultStore& store, std::string_view owner, std::string_view id,
+                     std::size_t max_chars, std::uint64_t total_chars) {
+  std::string all;
+  std::uint64_t offset = 0;
+  std::size_t pages = 0;
+  for (;;) {
+    ReadError error = ReadError::none;
+    auto page = store.read(owner, id, offset, max_chars, error);
+    REQUIRE(page);
+    REQUIRE(error == ReadError::none);
+    REQUIRE(page->offset == offset);
+    REQUIRE(page->total_chars == total_chars);
+    REQUIRE(starts_on_boundary(page->text));
+    std::size_t chars = count_chars(page->text);
+    REQUIRE(chars == std::min<std::uint64_t>(max_chars, total_chars - offset));
+    all += page->text;
+    ++pages;
+    if (!page->next_offset) {
+      REQUIRE(offset + chars == total_chars);
+      break;
+    }
+    REQUIRE(*page->next_offset == offset + chars);
+    offset = *page->next_offset;
+  }
+  std::size_t expected_pages = total_chars == 0 ? 1 : (total_chars + max_chars - 1) / max_chars;
+  CHECK(pages == expected_pages);
+  return all;
+}
+
+ReadError read_error(const ResultStore& store, std::string_view owner, std::string_view id,
+                     std::uint64_t offset = 0, std::size_t max_chars = 100) {
+  ReadError error = ReadError::none;
+  auto page = store.read(owner, id, offset, max_chars, error);
+  if (page) CHECK(error == ReadError::none);
+  return page ? ReadError::none : error;
+}
+
+std::uint64_t vm_hwm_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a result reads back page by page, byte for byte, with multi-byte characters") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::vector<std::size_t> starts;
+  std::string text = mixed_text(5'000'000, &starts);
+  std::string id = put(*store, "session-1", text);
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == text.size());
+
+  for (std::size_t max_chars : {20000u, 4096u, 65537u, 333333u, 10'000'000u}) {
+    INFO("max_chars " << max_chars);
+    CHECK(read_all(*store, "session-1", id, max_chars, starts.size()) == text);
+  }
+
+  // Pages at arbitrary offsets are the matching characters.
+  {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::size_t> offset_dist(0, starts.size());
+    std::uniform_int_distribution<std::size_t> size_dist(1, 70000);
+    for (int i = 0; i < 300; ++i) {
+      std::size_t offset = offset_dist(rng);
+      std::size_t max_chars = size_dist(rng);
+      ReadError error = ReadError::none;
+      auto page = store->read("session-1", id, offset, max_chars, error);
+      REQUIRE(page);
+      std::size_t end_char = std::min(offset + max_chars, starts.size());
+      std::size_t from = offset == starts.size() ? text.size() : starts[offset];
+      std::size_t to = end_char == starts.size() ? text.size() : starts[end_char];
+      REQUIRE(page->text == text.substr(from, to - from));
+      if (end_char == starts.size()) {
+        REQUIRE_FALSE(page->next_offset);
+      } else {
+        REQUIRE(page->next_offset == end_char);
+      }
+    }
+  }
+}
+
+TEST_CASE("tiny pages cross chunk boundaries without splitting characters") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  // Just over two 64 KiB chunks, ending on a 4-byte character.
+  std::vector<std::size_t> starts;
+  std::string text = mixed_text(140'000, &starts, 3);
+  starts.push_back(text.size());
+  append_utf8(text, U'😀');
+  std::size_t total = starts.size();
+  std::string id = put(*store, "o", text);
+  for (std::size_t max_chars : {5u, 11u}) {
+    INFO("max_chars " << max_chars);
+    CHECK(read_all(*store, "o", id, max_chars, total) == text);
+  }
+  // One and two characters at a time around each 64 KiB boundary.
+  starts.push_back(text.size());
+  for (std::size_t c = 0; c < total; ++c) {
+    std::size_t near = starts[c] % 65536;
+    if (starts[c] < 65536 || (near > 64 && near < 65536 - 64)) continue;
+    for (std::size_t max_chars : {1u, 2u}) {
+      ReadError error = ReadError::none;
+      auto page = store->read("o", id, c, max_chars, error);
+      REQUIRE(page);
+      std::size_t end = std::min(c + max_chars, total);
+      REQUIRE(page->text == text.substr(starts[c], starts[end] - starts[c]));
+    }
+  }
+}
+
+TEST_CASE("the ends of a result: last page, empty page at the end, offset past the end") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string text = "h\xc3\xa9llo \xe4\xb8\xad \xf0\x9f\x98\x80!";  // "héllo 中 😀!"
+  std::string id = put(*store, "o", text);
+
+  ReadError error = ReadError::none;
+  auto first = store->read("o", id, 0, 5, error);
+  REQUIRE(first);
+  CHECK(first->text == "h\xc3\xa9llo");
+  CHECK(first->next_offset == 5u);
+  CHECK(first->total_chars == 10);
+
+  auto last = store->read("o", id, 5, 100, error);
+  REQUIRE(last);
+  CHECK(last->text == " \xe4\xb8\xad \xf0\x9f\x98\x80!");
+  CHECK_FALSE(last->next_offset);
+
+  auto exact = store->read("o", id, 5, 5, error);
+  REQUIRE(exact);
+  CHECK(exact->text == " \xe4\xb8\xad \xf0\x9f\x98\x80!");
+  CHECK_FALSE(exact->next_offset);
+
+  auto at_end = store->read("o", id, 10, 100, error);
+  REQUIRE(at_end);
+  CHECK(error == ReadError::none);
+  CHECK(at_end->text.empty());
+  CHECK(at_end->offset == 10);
+  CHECK_FALSE(at_end->next_offset);
+
+  CHECK(read_error(*store, "o", id, 11) == ReadError::offset_out_of_range);
+  CHECK(read_error(*store, "o", id, ~std::uint64_t{0}) == ReadError::offset_out_of_range);
+}
+
+TEST_CASE("an empty result has one empty page") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string id = put(*store, "o", "");
+  ReadError error = ReadError::none;
+  auto page = store->read("o", id, 0, 100, error);
+  REQUIRE(page);
+  CHECK(page->text.empty());
+  CHECK(page->total_chars == 0);
+  CHECK_FALSE(page->next_offset);
+  CHECK(read_error(*store, "o", id, 1) == ReadError::offset_out_of_range);
+}
+
+TEST_CASE("invalid UTF-8 is refused") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  for (const std::string& bad :
+       {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
+        std::string("\xc0\xaf"), std::string("\x80x")}) {
+    std::string error;
+    CHECK(store->put("o", bad, error).empty());
+    CHECK(error == "the result is not valid UTF-8");
+  }
+  CHECK(store->stored_count() == 0);
+}
+
+TEST_CASE("ids are random base64url, used exactly as given, and owned") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::set<std::string> ids;
+  for (int i = 0; i < 200; ++i) {
+    std::string id = put(*store, "o", "x");
+    REQUIRE(id.size() == 43);
+    REQUIRE(
+        id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+        std::string::npos);
+    ids.insert(id);
+  }
+  CHECK(ids.size() == 200);
+
+  std::string id = put(*store, "alice", "secret");
+  CHECK(read_error(*store, "alice", id) == ReadError::none);
+
+  // Someone else's id answers exactly like an unknown one, at any offset.
+  ReadError wrong_owner = ReadError::none;
+  ReadError unknown = ReadError::none;
+  auto a = store->read("bob", id, 0, 100, wrong_owner);
+  auto b = store->read("bob", std::string(43, 'A'), 0, 100, unknown);
+  CHECK_FALSE(a);
+  CHECK_FALSE(b);
+  CHECK(wrong_owner == ReadError::not_found);
+  CHECK(unknown == ReadError::not_found);
+  CHECK(read_error(*store, "bob", id, 1000) == ReadError::not_found);
+  CHECK(read_error(*store, "", id) == ReadError::not_found);
+  CHECK(read_error(*store, "alice ", id) == ReadError::not_found);
+
+  std::string upper = id;
+  std::string lower = id;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (upper != id) CHECK(read_error(*store, "alice", upper) == ReadError::not_found);
+  if (lower != id) CHECK(read_error(*store, "alice", lower) == ReadError::not_found);
+  CHECK(read_error(*store, "alice", id + " ") == ReadError::not_found);
+  CHECK(read_error(*store, "alice", " " + id) == ReadError::not_found);
+  CHECK(read_error(*store, "alice", id.substr(0, 42)) == ReadError::not_found);
+  CHECK(read_error(*store, "alice", "") == ReadError::not_found);
+  // An id is no key prefix of anything else: "m/" + id + more is not it.
+  CHECK(read_error(*store, "alice", id + "A") == ReadError::not_found);
+}
+
+TEST_CASE("results survive closing and reopening the store") {
+  TempDir dir;
+  auto options = options_for(dir);
+  std::string text = mixed_text(300'000);
+  std::string id1;
+  std::string id2;
+  std::filesystem::path folder;
+  {
+    auto store = open_store(options);
+    folder = store->folder();
+    CHECK(folder == dir.path() / "results" / "slot-0");
+    id1 = put(*store, "a", text);
+    id2 = put(*store, "b", "short");
+  }
+  auto store = open_store(options);
+  CHECK(store->folder() == folder);
+  CHECK(store->stored_count() == 2);
+  CHECK(store->stored_bytes() == text.size() + 5);
+  CHECK(read_all(*store, "a", id1, 20000, count_chars(text)) == text);
+  CHECK(read_all(*store, "b", id2, 20000, 5) == "short");
+}
+
+TEST_CASE("a result's format is kept: listed, and across a reopen") {
+  TempDir dir;
+  auto options = options_for(dir);
+  std::string png;
+  std::string long_mime;
+  {
+    auto store = open_store(options);
+    std::string error;
+    png = store->put("a", "iVBORw0K", toolmux::StoredFormat{"image/png", true}, error);
+    REQUIRE(png.size() == 43);
+    REQUIRE(
+        !store->put("a", "[1]", toolmux::StoredFormat{"application/json", false}, error).empty());
+    put(*store, "a", "plain");
+    // A MIME type of more than 255 bytes is refused; 255 bytes are kept.
+    CHECK(store->put("a", "x", toolmux::StoredFormat{std::string(256, 'm'), false}, error).empty());
+    CHECK(error == "the MIME type is longer than 255 bytes");
+    long_mime = store->put("a", "x", toolmux::StoredFormat{std::string(255, 'm'), false}, error);
+    CHECK(long_mime.size() == 43);
+  }
+  auto store = open_store(options);
+  const auto listed = store->list("a");
+  REQUIRE(listed.size() == 4);
+  CHECK(listed[0].id == png);
+  CHECK(listed[0].format.mime_type == "image/png");
+  CHECK(listed[0].format.base64);
+  CHECK(listed[1].format.mime_type == "application/json");
+  CHECK_FALSE(listed[1].format.base64);
+  CHECK(listed[2].format.mime_type == "text/plain");
+  CHECK_FALSE(listed[2].format.base64);
+  CHECK(listed[3].id == long_mime);
+  CHECK(listed[3].format.mime_type == std::string(255, 'm'));
+  CHECK(read_all(*store, "a", png, 3, 8) == "iVBORw0K");
+}
+
+TEST_CASE("results expire after the retention, also across a reopen") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.retention = std::chrono::hours(1);
+  options.now = clock.fn();
+
+  auto store = open_store(options);
+  std::string old_id = put(*store, "o", "old");
+  clock.advance(std::chrono::minutes(30));
+  std::string new_id = put(*store, "o", "new");
+
+  clock.advance(std::chrono::minutes(30) - std::chrono::seconds(1));
+  CHECK(read_error(*store, "o", old_id) == ReadError::none);
+  CHECK(store->expire_old() == 0);
+
+  clock.advance(std::chrono::seconds(1));  // old: created + retention == now
+  CHECK(read_error(*store, "o", old_id) == ReadError::not_found);  // not yet deleted
+  CHECK(store->stored_count() == 2);
+  CHECK(store->expire_old() == 1);
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == 3);
+  CHECK(read_error(*store, "o", old_id) == ReadError::not_found);
+  CHECK(read_error(*store, "o", new_id) == ReadError::none);
+
+  // Closed while new_id's time runs out: open() expires it.
+  store.reset();
+  clock.advance(std::chrono::minutes(31));
+  store = open_store(options);
+  CHECK(store->stored_count() == 0);
+  CHECK(store->stored_bytes() == 0);
+  CHECK(read_error(*store, "o", new_id) == ReadError::not_found);
+}
+
+TEST_CASE("a later put sweeps out expired results, so their space comes back") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.retention = std::chrono::hours(1);
+  options.now = clock.fn();
+  auto store = open_store(options);
+  put(*store, "o", "old");
+  clock.advance(std::chrono::hours(2));
+  put(*store, "o", "new!");
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == 4);
+}
+
+TEST_CASE("past max_bytes the oldest results are evicted first") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.max_bytes = 1000;
+  options.now = clock.fn();  // a clock that stands still: creation order decides
+  auto store = open_store(options);
+
+  std::string r1 = put(*store, "o", std::string(300, '1'));
+  std::string r2 = put(*store, "p", std::string(300, '2'));
+  std::string r3 = put(*store, "o", std::string(300, '3'));
+  CHECK(store->stored_bytes() == 900);
+
+  std::string r4 = put(*store, "o", std::string(300, '4'));
+  CHECK(store->stored_count() == 3);
+  CHECK(store->stored_bytes() == 900);
+  CHECK(read_error(*store, "o", r1) == ReadError::not_found);
+  CHECK(read_error(*store, "p", r2) == ReadError::none);
+
+  // Across a reopen the order is kept.
+  store.reset();
+  store = open_store(options);
+  CHECK(store->stored_bytes() == 900);
+  std::string r5 = put(*store, "o", std::string(500, '5'));
+  CHECK(read_error(*store, "p", r2) == ReadError::not_found);
+  CHECK(read_error(*store, "o", r3) == ReadError::not_found);
+  CHECK(read_error(*store, "o", r4) == ReadError::none);
+  CHECK(read_error(*store, "o", r5) == ReadError::none);
+  CHECK(store->stored_bytes() == 800);
+  CHECK(store->stored_count() == 2);
+
+  // Exactly max_bytes fits, after evicting everything else.
+  std::string r6 = put(*store, "o", std::string(1000, '6'));
+  CHECK(store->stored_count() == 1);
+  CHECK(store->stored_bytes() == 1000);
+  CHECK(read_error(*store, "o", r6) == ReadError::none);
+}
+
+TEST_CASE("a single result larger than max_bytes is refused") {
+  TempDir dir;
+  auto options = options_for(dir);
+  options.max_bytes = 1000;
+  auto store = open_store(options);
+  std::string kept = put(*store, "o", std::string(400, 'k'));
+
+  std::string error;
+  CHECK(store->put("o", std::string(1001, 'x'), error).empty());
+  CHECK(error == "result of 1001 bytes is larger than the store's limit of 1000 bytes");
+  CHECK(store->stored_count() == 1);
+  CHECK(read_error(*store, "o", kept) == ReadError::none);
+}
+
+TEST_CASE("delete_owner deletes only that owner's results") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string a1 = put(*store, "a", "one");
+  std::string a2 = put(*store, "a", mixed_text(200'000));
+  const std::string ab_text = "prefix of a longer owner";
+  std::string ab = put(*store, "ab", ab_text);
+  std::string b1 = put(*store, "b", "two");
+  const std::uint64_t kept_bytes = ab_text.size() + 3;
+
+  store->delete_owner("a");
+  CHECK(read_error(*store, "a", a1) == ReadError::not_found);
+  CHECK(read_error(*store, "a", a2) == ReadError::not_found);
+  CHECK(read_error(*store, "ab", ab) == ReadError::none);
+  CHECK(read_error(*store, "b", b1) == ReadError::none);
+  CHECK(store->stored_count() == 2);
+  CHECK(store->stored_bytes() == kept_bytes);
+
+  store->delete_owner("nobody");
+  CHECK(store->stored_count() == 2);
+}
+
+TEST_CASE("concurrent puts and reads") {
+  TempDir dir;
+  auto options = options_for(dir);
+  options.max_bytes = 4'000'000;
+  auto store = open_store(options);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::string owner = "owner-" + std::to_string(t);
+      for (int i = 0; i < 20; ++i) {
+        std::string text = mixed_text(100'000, nullptr, static_cast<unsigned>(t * 100 + i));
+        std::string error;
+        std::string id = store->put(owner, text, error);
+        if (id.empty()) {
+          ++failures;
+          continue;
+        }
+        auto back = read_back_unless_evicted(*store, owner, id, 20000);
+        if (back && *back != text) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  CHECK(store->stored_bytes() <= 4'000'000);
+}
+
+namespace {
+
+// What the database in `folder` holds, read with RocksDB directly (read-only,
+// replaying the log as an open would): the ids with metadata, the ids with
+// chunks.
+struct RawContents {
+  std::set<std::string> with_meta;
+  std::set<std::string> with_chunks;
+};
+
+RawContents raw_contents(const std::filesystem::path& folder) {
+  RawContents out;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Options options;
+  auto status = rocksdb::DB::OpenForReadOnly(options, folder.string(), &raw);
+  INFO(status.ToString());
+  REQUIRE(status.ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string key = it->key().ToString();
+    if (key.rfind("m/", 0) == 0) out.with_meta.insert(key.substr(2));
+    if (key.rfind("c/", 0) == 0) out.with_chunks.insert(key.substr(2, 43));
+  }
+  REQUIRE(it->status().ok());
+  return out;
+}
+
+std::size_t files_in(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("results either side of 1 MiB: one batch below, an ingested table file above") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir);
+  options.retention = std::chrono::hours(1);
+  options.max_bytes = 5'500'000;
+  options.now = clock.fn();
+  auto store = open_store(options);
+  const auto ingest = store->folder() / "ingest";
+
+  // 1 MiB is the last size written as a batch; one more byte takes the other
+  // path. Small results in between leave keys in the memtable that the
+  // ingested files overlap, so RocksDB flushes it first.
+  const std::string at_limit(1u << 20, 'a');
+  std::string over_limit = mixed_text((1u << 20) - 8, nullptr, 11);
+  over_limit.append((1u << 20) + 1 - over_limit.size(), 'b');
+  const std::string big = mixed_text(2'500'000, nullptr, 12);
+
+  std::string small1 = put(*store, "a", "first");
+  std::string batch = put(*store, "a", at_limit);
+  std::string ingested = put(*store, "b", over_limit);
+  std::string small2 = put(*store, "b", "second");
+  std::string big1 = put(*store, "a", big);
+  CHECK(files_in(ingest) == 0);
+  CHECK(store->stored_count() == 5);
+  CHECK(store->stored_bytes() == 5 + at_limit.size() + over_limit.size() + 6 + big.size());
+
+  CHECK(read_all(*store, "a", small1, 100, 5) == "first");
+  CHECK(read_all(*store, "a", batch, 300'000, at_limit.size()) == at_limit);
+  CHECK(read_all(*store, "b", ingested, 70'000, count_chars(over_limit)) == over_limit);
+  CHECK(read_all(*store, "b", small2, 100, 6) == "second");
+  CHECK(read_all(*store, "a", big1, 123'457, count_chars(big)) == big);
+  CHECK(read_error(*store, "a", ingested) == ReadError::not_found);  // owned by b
+
+  // Reopened: all there, counted, with sequence order kept for eviction.
+  store.reset();
+  store = open_store(options);
+  CHECK(store->stored_count() == 5);
+  CHECK(read_all(*store, "b", ingested, 70'000, count_chars(over_limit)) == over_limit);
+  CHECK(read_all(*store, "a", big1, 1'000'000, count_chars(big)) == big);
+
+  // 5.5 MB holds two big ones and little else: the oldest go first, small and large
+  // alike, and an evicted ingested result is gone for good.
+  std::string big2 = put(*store, "b", big);
+  CHECK(read_error(*store, "a", small1) == ReadError::not_found);
+  CHECK(read_error(*store, "a", batch) == ReadError::not_found);
+  CHECK(read_error(*store, "b", ingested) == ReadError::not_found);
+  CHECK(read_error(*store, "b", small2) == ReadError::none);
+  CHECK(read_error(*store, "a", big1) == ReadError::none);
+  CHECK(store->stored_count() == 3);
+  CHECK(store->stored_bytes() == 6 + 2 * big.size());
+
+  // delete_owner reaches ingested results.
+  store->delete_owner("a");
+  CHECK(read_error(*store, "a", big1) == ReadError::not_found);
+  CHECK(read_all(*store, "b", big2, 500'000, count_chars(big)) == big);
+  CHECK(store->stored_count() == 2);
+
+  // So does expiry, at the same moment as for a small result.
+  clock.advance(std::chrono::hours(1) - std::chrono::seconds(1));
+  CHECK(read_error(*store, "b", big2) == ReadError::none);
+  clock.advance(std::chrono::seconds(1));
+  CHECK(read_error(*store, "b", big2) == ReadError::not_found);
+  CHECK(store->expire_old() == 2);
+  CHECK(store->stored_count() == 0);
+  CHECK(store->stored_bytes() == 0);
+  store.reset();
+  RawContents raw = raw_contents(dir.path() / "results" / "slot-0");
+  CHECK(raw.with_chunks.empty());
+  CHECK(raw.with_meta.empty());
+}
+
+TEST_CASE("concurrent puts and reads of large results") {
+  TempDir dir;
+  auto options = options_for(dir);
+  options.max_bytes = 8'000'000;
+  auto store = open_store(options);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  threads.reserve(3);
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      std::string owner = "owner-" + std::to_string(t);
+      for (int i = 0; i < 6; ++i) {
+        std::size_t size = i % 2 == 0 ? 1'500'000 : 50'000;
+        std::string text = mixed_text(size, nullptr, static_cast<unsigned>(t * 100 + i));
+        std::string error;
+        std::string id = store->put(owner, text, error);
+        if (id.empty()) {
+          ++failures;
+          continue;
+        }
+        auto back = read_back_unless_evicted(*store, owner, id, 100'000);
+        if (back && *back != text) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  CHECK(store->stored_bytes() <= 8'000'000);
+  CHECK(files_in(store->folder() / "ingest") == 0);
+}
+
+TEST_CASE("each process takes the lowest free slot") {
+  TempDir dir;
+  auto options = options_for(dir);
+  auto first = open_store(options);
+  auto second = open_store(options);
+  CHECK(first->folder() == dir.path() / "results" / "slot-0");
+  CHECK(second->folder() == dir.path() / "results" / "slot-1");
+
+  std::string in_first = put(*first, "o", "in slot 0");
+  std::string in_second = put(*second, "o", "in slot 1");
+  CHECK(read_error(*first, "o", in_first) == ReadError::none);
+  CHECK(read_error(*second, "o", in_second) == ReadError::none);
+  CHECK(read_error(*first, "o", in_second) == ReadError::not_found);
+  CHECK(read_error(*second, "o", in_first) == ReadError::not_found);
+  CHECK(first->stored_count() == 1);
+  CHECK(second->stored_count() == 1);
+
+  // The slot-0 holder closes: the next open gets slot 0 back, with its data.
+  first.reset();
+  auto third = open_store(options);
+  CHECK(third->folder() == dir.path() / "results" / "slot-0");
+  ReadError error = ReadError::none;
+  auto page = third->read("o", in_first, 0, 100, error);
+  REQUIRE(page);
+  CHECK(page->text == "in slot 0");
+
+  // All slots taken: a clear error naming the folder.
+  options.max_slots = 2;
+  std::string open_error;
+  CHECK_FALSE(ResultStore::open(options, open_error));
+  CHECK(open_error.find((dir.path() / "results").string()) != std::string::npos);
+  CHECK(open_error.find("slot") != std::string::npos);
+}
+
+// ---- Other processes ----
+//
+// RocksDB's background threads do not survive fork(), so a second process is
+// this test binary run again (fork + exec) for one hidden "child:" test case,
+// which does nothing unless TOOLMUX_STORE_CHILD_DIR is set. It writes result
+// ids to fd kOutFd and may wait for EOF on fd kInFd.
+
+namespace {
+
+constexpr int kOutFd = 100;
+constexpr int kInFd = 101;
+
+struct Child {
+  pid_t pid = -1;
+  int from_child = -1;  // kOutFd's other end
+  int to_child = -1;    // kInFd's other end
+};
+
+Child spawn_child(const std::string& test_name, const std::filesystem::path& data_dir) {
+  Child child;
+  int out[2];
+  int in[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  env_strings.push_back("TOOLMUX_STORE_CHILD_DIR=" + data_dir.string());
+  std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string name = test_name;
+  char* argv[] = {exe.data(), name.data(), nullptr};
+  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(devnull >= 0);
+  child.pid = ::fork();
+  REQUIRE(child.pid >= 0);
+  if (child.pid == 0) {
+    if (::dup2(out[1], kOutFd) < 0 || ::dup2(in[0], kInFd) < 0 || ::dup2(devnull, 1) < 0 ||
+        ::dup2(devnull, 2) < 0) {
+      ::_exit(120);
+    }
+    ::execve(exe.c_str(), argv, envp.data());
+    ::_exit(121);
+  }
+  ::close(devnull);
+  ::close(out[1]);
+  ::close(in[0]);
+  child.from_child = out[0];
+  child.to_child = in[1];
+  return child;
+}
+
+// The next id the child wrote, or "" (child gone, or nothing within 30 s).
+std::string next_id(const Child& child) {
+  std::string id(43, '\0');
+  std::size_t got = 0;
+  while (got < id.size()) {
+    pollfd p{child.from_child, POLLIN, 0};
+    if (::poll(&p, 1, 30'000) <= 0) return "";
+    ssize_t n = ::read(child.from_child, id.data() + got, id.size() - got);
+    if (n <= 0) return "";
+    got += static_cast<std::size_t>(n);
+  }
+  return id;
+}
+
+// Waits for the child; its exit status (-1 when killed).
+int finish(Child& child, bool kill_it) {
+  if (kill_it) ::kill(child.pid, SIGKILL);
+  if (child.to_child >= 0) ::close(child.to_child);
+  child.to_child = -1;
+  int status = 0;
+  if (::waitpid(child.pid, &status, 0) != child.pid) return -2;
+  ::close(child.from_child);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool write_id(const std::string& id) {
+  return ::write(kOutFd, id.data(), id.size()) == static_cast<ssize_t>(id.size());
+}
+
+// Over 1 MiB: written as a table file and ingested.
+const std::string& large_writer_text() {
+  static const std::string text = mixed_text(3'000'000, nullptr, 9);
+  return text;
+}
+
+// Up to 1 MiB: written in one WriteBatch.
+const std::string& small_writer_text() {
+  static const std::string text = mixed_text(900'000, nullptr, 10);
+  return text;
+}
+
+[[noreturn]] void write_until_killed(const std::string& text) {
+  ResultStoreOptions options;
+  options.data_dir = std::getenv("TOOLMUX_STORE_CHILD_DIR");
+  std::string error;
+  auto store = ResultStore::open(options, error);
+  if (!store) ::_exit(1);
+  for (;;) {
+    std::string id = store->put("w", text, error);
+    if (id.empty() || !write_id(id)) ::_exit(2);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("child: hold slot 0", "[.child]") {
+  const char* dir = std::getenv("TOOLMUX_STORE_CHILD_DIR");
+  if (!dir) return;
+  ResultStoreOptions options;
+  options.data_dir = dir;
+  std::string error;
+  auto store = ResultStore::open(options, error);
+  if (!store || store->folder().filename() != "slot-0") ::_exit(1);
+  std::string id = store->put("child", "from the child", error);
+  if (id.empty() || !write_id(id)) ::_exit(2);
+  char byte;
+  while (::read(kInFd, &byte, 1) > 0) {
+  }
+  ::_exit(0);  // without closing the store: the lock goes with the process
+}
+
+TEST_CASE("child: write large results until killed", "[.child]") {
+  if (std::getenv("TOOLMUX_STORE_CHILD_DIR")) write_until_killed(large_writer_text());
+}
+
+TEST_CASE("child: write small results until killed", "[.child]") {
+  if (std::getenv("TOOLMUX_STORE_CHILD_DIR")) write_until_killed(small_writer_text());
+}
+
+TEST_CASE("another process holding slot 0 makes this one take slot 1") {
+  TempDir dir;
+  auto options = options_for(dir);
+  Child child = spawn_child("child: hold slot 0", dir.path());
+  std::string child_id = next_id(child);
+  std::unique_ptr<ResultStore> parent;
+  if (!child_id.empty()) {
+    std::string error;
+    parent = ResultStore::open(options, error);
+  }
+  int status = finish(child, child_id.empty());  // EOF on kInFd: the child exits
+  REQUIRE(!child_id.empty());
+  CHECK(status == 0);
+  REQUIRE(parent);
+  CHECK(parent->folder() == dir.path() / "results" / "slot-1");
+  CHECK(read_error(*parent, "child", child_id) == ReadError::not_found);
+
+  // The child is gone: slot 0 is free again, with what the child stored.
+  auto again = open_store(options);
+  CHECK(again->folder() == dir.path() / "results" / "slot-0");
+  ReadError error = ReadError::none;
+  auto page = again->read("child", child_id, 0, 100, error);
+  REQUIRE(page);
+  CHECK(page->text == "from the child");
+}
+
+namespace {
+
+// Kills a child writing `text` over and over at a few points of a put; each
+// time, only whole results may be in the database, before open() too, and
+// open() leaves no table file being written behind.
+void check_killed_writer(const std::string& child_test, const std::string& text) {
+  TempDir dir;
+  auto options = options_for(dir);
+  const std::filesystem::path folder = dir.path() / "results" / "slot-0";
+  const std::filesystem::path ingest = folder / "ingest";
+  std::vector<std::string> ids;
+  for (int percent : {30, 60, 90}) {
+    INFO("killed at " << percent << "% of a put");
+    Child child = spawn_child(child_test, dir.path());
+    std::size_t had = ids.size();
+    auto last = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::duration one_put{};
+    while (ids.size() < had + 3) {
+      std::string id = next_id(child);
+      if (id.empty()) break;
+      ids.push_back(id);
+      auto now = std::chrono::steady_clock::now();
+      one_put = now - last;
+      last = now;
+    }
+    // Somewhere in the next put. Wherever it lands, only whole results may show.
+    std::this_thread::sleep_for(one_put * percent / 100);
+    finish(child, true);
+    REQUIRE(ids.size() == had + 3);
+
+    // Nothing partial in the database even before open() tidies up.
+    RawContents before = raw_contents(folder);
+    for (const auto& id : before.with_chunks) CHECK(before.with_meta.count(id) == 1);
+    // A table file left by a put killed before its ingestion.
+    toolmux::testing::write_file(ingest / "left-behind.sst", "partial");
+
+    auto store = open_store(options);
+    CHECK(store->folder() == folder);
+    CHECK(files_in(ingest) == 0);
+    CHECK(store->stored_count() >= ids.size());
+    CHECK(store->stored_count() == before.with_meta.size());
+    CHECK(store->stored_bytes() == store->stored_count() * text.size());
+    for (const auto& stored : ids) {
+      CHECK(read_all(*store, "w", stored, 50000, count_chars(text)) == text);
+    }
+    store.reset();
+    RawContents after = raw_contents(folder);
+    CHECK(after.with_chunks == after.with_meta);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a process killed while writing a large result leaves only whole results") {
+  check_killed_writer("child: write large results until killed", large_writer_text());
+}
+
+TEST_CASE("a process killed while writing a small result leaves only whole results") {
+  check_killed_writer("child: write small results until killed", small_writer_text());
+}
+
+// Not run by default: ./result_store_test "[.measure]"
+TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
+  TempDir dir;
+  std::uint64_t at_start = vm_hwm_kib();
+  auto store = open_store(options_for(dir));
+  std::uint64_t opened = vm_hwm_kib();
+  std::string text = mixed_text(10'000'000, nullptr, 5);
+  std::size_t total = count_chars(text);
+  std::uint64_t before = vm_hwm_kib();
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::string id = put(*store, "o", text);
+  auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t after_put = vm_hwm_kib();
+
+  std::uint64_t offset = 0;
+  std::size_t bytes = 0;
+  std::size_t pages = 0;
+  for (;;) {
+    ReadError error = ReadError::none;
+    auto page = store->read("o", id, offset, 20000, error);
+    REQUIRE(page);
+    bytes += page->text.size();
+    ++pages;
+    if (!page->next_offset) break;
+    offset = *page->next_offset;
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  CHECK(bytes == text.size());
+  std::uint64_t after_read = vm_hwm_kib();
+
+  auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  double mb = static_cast<double>(text.size()) / 1e6;
+  std::printf("10 MB result (%zu chars, %zu bytes)\n", total, text.size());
+  std::printf("put: %.3f s, %.1f MB/s\n", secs(t1 - t0), mb / secs(t1 - t0));
+  std::printf("read: %zu pages of 20000 chars, %.3f s, %.1f MB/s\n", pages, secs(t2 - t1),
+              mb / secs(t2 - t1));
+  std::printf(
+      "VmHWM: %llu KiB at the start, %llu KiB with the store open, %llu KiB with the text"
+      " built, %llu KiB after put, %llu KiB after reads\n",
+      static_cast<unsigned long long>(at_start), static_cast<unsigned long long>(opened),
+      static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
+      static_cast<unsigned long long>(after_read));
+}
+
+// Not run by default: ./result_store_test "[.measure-small]" (on its own: VmHWM
+// is a high-water mark). A result at the 1 MiB limit goes in one WriteBatch.
+TEST_CASE("measure: 1 MiB put and page reads", "[.measure-small]") {
+  TempDir dir;
+  auto store = open_store(options_for(dir));
+  std::string text = mixed_text((1u << 20) - 4, nullptr, 5);
+  std::uint64_t before = vm_hwm_kib();
+  auto t0 = std::chrono::steady_clock::now();
+  std::string id = put(*store, "o", text);
+  auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t after_put = vm_hwm_kib();
+  CHECK(read_all(*store, "o", id, 20000, count_chars(text)) == text);
+  auto t2 = std::chrono::steady_clock::now();
+  std::uint64_t after_read = vm_hwm_kib();
+  auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  double mb = static_cast<double>(text.size()) / 1e6;
+  std::printf("%zu bytes: put %.4f s (%.1f MB/s), read %.4f s (%.1f MB/s)\n", text.size(),
+              secs(t1 - t0), mb / secs(t1 - t0), secs(t2 - t1), mb / secs(t2 - t1));
+  std::printf("VmHWM: %llu KiB with the text built, %llu KiB after put, %llu KiB after reads\n",
+              static_cast<unsigned long long>(before), static_cast<unsigned long long>(after_put),
+              static_cast<unsigned long long>(after_read));
+}

@@ -1,6 +1,6 @@
 // The catalog file: JSON that declares command tools, aliases, the operator's
 // policy, result limits and the upstream MCP servers whose tools join the catalog. See
-// examples/catalog.json and the README.
+// examples/catalog.json and docs/catalog-file.md.
 //
 // Loading collects every problem in the file at once, each with a JSON pointer
 // to where it is; unknown fields are problems too, so a typo is caught rather

@@ -1,7 +1,7 @@
 // JSON Schemas compiled once, at registration, and checked many times.
 //
 // Compilation refuses a schema that the validator could not fully enforce or
-// that is not self-contained; see the README's "JSON Schema support" section
+// that is not self-contained; see "JSON Schema support" in docs/tool-contract.md
 // for the exact keyword list. Nothing is ever read or fetched: a $ref, $id or
 // $schema naming a file or a URL is a problem, not a download.
 // A CompiledSchema is immutable and safe to validate from many threads at once.

@@ -1,8 +1,8 @@
 // The check a JSON Schema passes before valijson compiles it: every keyword
 // is one the validator enforces (or a plain annotation), every $ref points
 // inside the document at a schema, and neither nesting nor $ref chains are
-// deep enough to exhaust valijson's recursion. See the README's "JSON Schema
-// support" section for the keyword lists.
+// deep enough to exhaust valijson's recursion. See "JSON Schema support" in
+// docs/tool-contract.md for the keyword lists.
 //
 // Nothing is read or fetched: a $ref, $id or $schema naming a file or a URL
 // is a problem. The audit itself never recurses deeper than 257 levels, and

@@ -1,5 +1,5 @@
 // Schema fuzzing: from a tool's input schema (the JSON Schema subset toolmux
-// enforces, README "JSON Schema support"), argument objects the schema allows
+// enforces, docs/tool-contract.md), argument objects the schema allows
 // and near misses it must refuse, for `toolmux check --fuzz`.
 //
 // A valid case is built from what the schema's keywords say is allowed, using

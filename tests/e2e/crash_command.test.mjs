@@ -22,7 +22,7 @@ test('kill -9 during a mutating command: no answer was given, the session works 
   await kill9(server);
   assert.ok((await call) instanceof Error, 'the call got an answer from a killed server');
   // toolmux does not stop a command it was running when it is killed (see
-  // the README): wait until this one has stopped writing.
+  // docs/catalog-file.md): wait until this one has stopped writing.
   let seen = '';
   for (let i = 0; i < 100; i++) {
     await sleep(300);

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "catalog/tool.h"
-#include "src/assembly/tool_catalog.h"
+#include "src/assembly/native.h"
 
 namespace toolmux {
 

@@ -22,6 +22,7 @@
 #include "catalog/result_limits.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
+#include "src/assembly/native.h"
 #include "src/assembly/serve_options.h"
 #include "src/base/logger.h"
 #include "src/base/problem.h"
@@ -57,19 +58,6 @@ struct Catalog {
   // Resources, resource templates, prompts and completion: the native
   // providers, then the session's offloaded results (src/builtins/result_resources.h).
   std::shared_ptr<ProviderRouter> providers;
-};
-
-// A tool implemented in C++ by a program that embeds toolmux (src/app/toolmux.h).
-struct NativeTool {
-  ToolSpec spec;
-  ToolHandler handler;
-};
-
-// Resources and prompts implemented in C++ by a program that embeds toolmux,
-// in the order they are asked (catalog/provider_router.h).
-struct NativeProviders {
-  std::vector<std::shared_ptr<ResourceProvider>> resources;
-  std::vector<std::shared_ptr<PromptProvider>> prompts;
 };
 
 // Null with problems when anything is wrong; problems from the catalog file

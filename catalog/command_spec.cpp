@@ -4,8 +4,6 @@
 #include <string_view>
 #include <utility>
 
-#include "src/base/untrusted_json.h"
-
 namespace toolmux {
 namespace {
 

@@ -712,14 +712,15 @@ class Matcher {
       query_ = case_sensitive ? query : lower(query);
       return true;
     }
-    std::string why;
     RegexLimits limits;
     limits.match_limit = kRegexMatchLimit;
-    regex_ = BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, why, limits);
-    if (!regex_) {
-      error = "invalid regex " + quote_path(query) + ": " + why;
+    auto compiled =
+        BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, limits);
+    if (!compiled.ok()) {
+      error = "invalid regex " + quote_path(query) + ": " + compiled.message();
       return false;
     }
+    regex_ = std::move(compiled).value();
     return true;
   }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "src/base/edit_distance.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 namespace {
@@ -46,9 +47,7 @@ std::vector<std::string> keys_of(const json& object) {
 std::string shown(const json& value) {
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() <= 60) return text;
-  std::size_t cut = 57;  // not inside a UTF-8 sequence
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
+  return std::string(utf8_prefix(text, 57)) + "...";
 }
 
 // Whether a message of CompiledSchema::validate is about the value at `pointer`

@@ -19,16 +19,9 @@ std::string quote(std::string_view text) {
 // " (did you mean \"x\"?)" for the closest of `candidates`, or "".
 template <typename Names>
 std::string suggestion(std::string_view name, const Names& candidates) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const std::string& candidate : candidates) {
-    std::size_t distance = edit_distance(name, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best.empty() ? "" : " (did you mean " + quote(best) + "?)";
+  const std::vector<std::string_view> names(std::begin(candidates), std::end(candidates));
+  const std::vector<std::size_t> best = closest_names(names, name, 1);
+  return best.empty() ? "" : " (did you mean " + quote(names[best[0]]) + "?)";
 }
 
 std::vector<std::string> tool_names(const ToolRegistry& registry) {

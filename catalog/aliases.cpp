@@ -30,30 +30,18 @@ bool valid_tool_name(std::string_view name) {
 
 // " (did you mean \"x\"?)" for the closest registered tool name, or "".
 std::string tool_suggestion(std::string_view name, const ToolRegistry& registry) {
-  std::string_view best;
-  std::size_t best_distance = 3;
-  for (const auto& tool : registry.tools()) {
-    std::size_t distance = edit_distance(name, tool->spec.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = tool->spec.name;
-    }
-  }
-  return best.empty() ? "" : " (did you mean " + quote(best) + "?)";
+  std::vector<std::string_view> names;
+  for (const auto& tool : registry.tools()) names.emplace_back(tool->spec.name);
+  const std::vector<std::size_t> best = closest_names(names, name, 1);
+  return best.empty() ? "" : " (did you mean " + quote(names[best[0]]) + "?)";
 }
 
 // " (did you mean \"x\"?)" for the closest property of `properties`, or "".
 std::string argument_suggestion(std::string_view name, const json& properties) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const auto& [key, value] : properties.items()) {
-    std::size_t distance = edit_distance(name, key);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = key;
-    }
-  }
-  return best.empty() ? "" : " (did you mean " + quote(best) + "?)";
+  std::vector<std::string_view> keys;
+  for (const auto& [key, value] : properties.items()) keys.emplace_back(key);
+  const std::vector<std::size_t> best = closest_names(keys, name, 1);
+  return best.empty() ? "" : " (did you mean " + quote(keys[best[0]]) + "?)";
 }
 
 // inputSchema.properties of a registered tool, or an empty object.

@@ -42,12 +42,13 @@ BoundedRegex::BoundedRegex(std::string pattern, std::unique_ptr<Impl> impl)
 
 BoundedRegex::~BoundedRegex() = default;
 
-std::shared_ptr<const BoundedRegex> BoundedRegex::compile(std::string_view pattern, Flavour flavour,
-                                                          bool case_sensitive, std::string& error,
-                                                          RegexLimits limits) {
+Result<std::shared_ptr<const BoundedRegex>> BoundedRegex::compile(std::string_view pattern,
+                                                                  Flavour flavour,
+                                                                  bool case_sensitive,
+                                                                  RegexLimits limits) {
   if (pattern.size() > kMaxPatternBytes) {
-    error = "the pattern is longer than " + std::to_string(kMaxPatternBytes) + " bytes";
-    return nullptr;
+    return Status::invalid_argument("the pattern is longer than " +
+                                    std::to_string(kMaxPatternBytes) + " bytes");
   }
   // \C could split a UTF-8 character; nothing here needs it.
   std::uint32_t options = PCRE2_UTF | PCRE2_NEVER_BACKSLASH_C;
@@ -63,8 +64,7 @@ std::shared_ptr<const BoundedRegex> BoundedRegex::compile(std::string_view patte
   std::unique_ptr<pcre2_compile_context, CompileContextDeleter> context(
       pcre2_compile_context_create(nullptr));
   if (!context) {
-    error = "out of memory";
-    return nullptr;
+    return Status::resource_exhausted("out of memory");
   }
   pcre2_set_compile_extra_options(context.get(), extra);
   pcre2_set_max_pattern_length(context.get(), kMaxPatternBytes);
@@ -75,15 +75,13 @@ std::shared_ptr<const BoundedRegex> BoundedRegex::compile(std::string_view patte
       pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &code,
                     &offset, context.get()));
   if (!compiled) {
-    error = pcre2_message(code) + " at offset " + std::to_string(offset);
-    return nullptr;
+    return Status::invalid_argument(pcre2_message(code) + " at offset " + std::to_string(offset));
   }
 
   std::unique_ptr<pcre2_match_context, MatchContextDeleter> match_context(
       pcre2_match_context_create(nullptr));
   if (!match_context) {
-    error = "out of memory";
-    return nullptr;
+    return Status::resource_exhausted("out of memory");
   }
   pcre2_set_match_limit(match_context.get(), limits.match_limit);
   pcre2_set_depth_limit(match_context.get(), limits.depth_limit);
@@ -108,10 +106,9 @@ BoundedRegex::Match BoundedRegex::search(std::string_view text) const {
 }
 
 std::optional<bool> BoundedRegex::matches(std::string_view pattern, std::string_view text) {
-  std::string error;
-  const auto regex = compile(pattern, error);
-  if (!regex) return std::nullopt;
-  switch (regex->search(text)) {
+  const auto regex = compile(pattern);
+  if (!regex.ok()) return std::nullopt;
+  switch ((*regex)->search(text)) {
     case Match::found:
       return true;
     case Match::not_found:

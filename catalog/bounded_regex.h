@@ -26,6 +26,8 @@
 #include <string>
 #include <string_view>
 
+#include "src/base/status.h"
+
 namespace toolmux {
 
 struct RegexLimits {
@@ -45,14 +47,15 @@ class BoundedRegex {
   };
   enum class Match { found, not_found, too_costly };
 
-  // Null, with `error` set to PCRE2's reason and the offset, when `pattern`
-  // does not compile.
-  static std::shared_ptr<const BoundedRegex> compile(std::string_view pattern, Flavour flavour,
-                                                     bool case_sensitive, std::string& error,
-                                                     RegexLimits limits = {});
+  // The compiled pattern (never null), or an invalid_argument Status with
+  // PCRE2's reason and the offset when `pattern` does not compile (or is
+  // longer than kMaxPatternBytes; resource_exhausted when out of memory).
+  static Result<std::shared_ptr<const BoundedRegex>> compile(std::string_view pattern,
+                                                             Flavour flavour, bool case_sensitive,
+                                                             RegexLimits limits = {});
   // Convenience for ECMAScript, case-sensitive, default limits.
-  static std::shared_ptr<const BoundedRegex> compile(std::string_view pattern, std::string& error) {
-    return compile(pattern, Flavour::ecmascript, true, error);
+  static Result<std::shared_ptr<const BoundedRegex>> compile(std::string_view pattern) {
+    return compile(pattern, Flavour::ecmascript, true);
   }
 
   // Whether the pattern matches anywhere in `text` (unanchored, as JSON Schema

@@ -41,16 +41,8 @@ void ObjectReader::reject_unknown(const std::vector<std::string_view>& known) {
   for (const auto& [key, value] : object_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string message = "unknown field \"" + key + "\"";
-    std::string_view best;
-    std::size_t best_distance = 3;
-    for (auto candidate : known) {
-      std::size_t distance = edit_distance(key, candidate);
-      if (distance < best_distance) {
-        best_distance = distance;
-        best = candidate;
-      }
-    }
-    if (!best.empty()) message += " (did you mean \"" + std::string(best) + "\"?)";
+    const std::vector<std::size_t> best = closest_names(known, key, 1);
+    if (!best.empty()) message += " (did you mean \"" + std::string(known[best[0]]) + "\"?)";
     add(pointer(key), std::move(message));
   }
 }

@@ -282,9 +282,11 @@ void replace_regex_keywords(CompiledSchema::Impl& impl,
   }
   for (const std::string& position : checker.patterns) {
     json& node = enforced.at(json::json_pointer(position));
-    std::string ignored;
     PatternRule rule;
-    rule.regex = BoundedRegex::compile(node["pattern"].get<std::string>(), ignored);
+    // The audit refused patterns that do not compile; null only when memory ran out.
+    Result<std::shared_ptr<const BoundedRegex>> regex =
+        BoundedRegex::compile(node["pattern"].get<std::string>());
+    if (regex.ok()) rule.regex = std::move(regex).value();
     auto max_length = node.find("maxLength");
     if (max_length != node.end() && max_length->is_number_unsigned()) {
       rule.max_length = max_length->get<std::uint64_t>();
@@ -306,8 +308,8 @@ void replace_regex_keywords(CompiledSchema::Impl& impl,
       for (auto it = named->begin(); it != named->end(); ++it) rule.named.insert(it.key());
     }
     for (auto it = node["patternProperties"].begin(); it != node["patternProperties"].end(); ++it) {
-      std::string ignored;
-      rule.patterns.emplace_back(BoundedRegex::compile(it.key(), ignored),
+      Result<std::shared_ptr<const BoundedRegex>> regex = BoundedRegex::compile(it.key());
+      rule.patterns.emplace_back(regex.ok() ? std::move(regex).value() : nullptr,
                                  position + "/" + kPatternSchemas + "/" + pointer_token(it.key()));
     }
     auto additional = node.find("additionalProperties");

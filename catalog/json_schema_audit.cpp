@@ -92,8 +92,7 @@ bool is_standard_draft(std::string uri) {
 
 // Empty when `pattern` compiles, else PCRE2's reason.
 std::string regex_problem(const std::string& pattern) {
-  std::string error;
-  return BoundedRegex::compile(pattern, error) ? std::string() : error;
+  return BoundedRegex::compile(pattern).message();
 }
 
 // The pre-compilation check: knows which keywords hold subschemas and walks

@@ -9,40 +9,17 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <variant>
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/jsonrpc_error.h"
+
 namespace toolmux {
 
-struct ProviderError {
-  // The JSON-RPC codes the MCP spec gives these errors.
-  static constexpr int kResourceNotFound = -32002;
-  static constexpr int kInvalidParams = -32602;
-  static constexpr int kInternalError = -32603;
-
-  int code = kInternalError;
-  std::string message;
-  nlohmann::json data;  // null = none
-
-  // -32002 "Resource not found", data {"uri": uri} (MCP resources, error handling).
-  static ProviderError resource_not_found(std::string_view uri) {
-    return {kResourceNotFound, "Resource not found", {{"uri", uri}}};
-  }
-  // -32602 "Invalid params: <what>": the request named something that does not
-  // exist or gave a bad argument.
-  static ProviderError invalid_params(std::string_view what) {
-    return {kInvalidParams, "Invalid params: " + std::string(what), nullptr};
-  }
-  // -32603 with `why`: the provider could not answer (an upstream is down, a
-  // deadline passed, ...).
-  static ProviderError unavailable(std::string why) {
-    return {kInternalError, std::move(why), nullptr};
-  }
-  bool is_not_found() const { return code == kResourceNotFound; }
-};
+// The JSON-RPC error a provider answers instead of a value.
+using ProviderError = JsonRpcError;
 
 // A value of T or a ProviderError; implicitly made from either.
 template <typename T>
@@ -64,7 +41,7 @@ class Outcome {
 };
 
 // An outcome without a value (subscribe).
-using Status = Outcome<std::monostate>;
-inline Status success() { return Status(std::monostate{}); }
+using ProviderStatus = Outcome<std::monostate>;
+inline ProviderStatus success() { return ProviderStatus(std::monostate{}); }
 
 }  // namespace toolmux

@@ -181,7 +181,7 @@ Outcome<std::vector<ResourceContents>> ProviderRouter::read_resource(const std::
   return ProviderError::resource_not_found(uri);
 }
 
-Status ProviderRouter::subscribe(const std::string& uri, CallContext& context) {
+ProviderStatus ProviderRouter::subscribe(const std::string& uri, CallContext& context) {
   std::optional<std::size_t> owner = resource_owner(uri, context);
   for (std::size_t i = 0; !owner && i < resources_.size() && !context.cancelled(); ++i) {
     auto read = resources_[i]->read_resource(uri, context);
@@ -189,7 +189,7 @@ Status ProviderRouter::subscribe(const std::string& uri, CallContext& context) {
     if (!read.ok() && !read.error().is_not_found()) return read.error();
   }
   if (!owner) return ProviderError::resource_not_found(uri);
-  Status subscribed = resources_[*owner]->subscribe(uri, context);
+  ProviderStatus subscribed = resources_[*owner]->subscribe(uri, context);
   if (subscribed.ok()) {
     std::lock_guard lock(mutex_);
     subscribed_owner_[uri] = *owner;

@@ -72,7 +72,7 @@ class ProviderRouter final : public ProviderEventSink,
                                                        CallContext& context);
   // Asks the owner of `uri` to subscribe the caller; "Resource not found"
   // when no provider has it.
-  Status subscribe(const std::string& uri, CallContext& context);
+  ProviderStatus subscribe(const std::string& uri, CallContext& context);
   // Tells the owner found by subscribe that the last subscriber left.
   void unsubscribe(const std::string& uri);
 

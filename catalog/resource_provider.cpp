@@ -63,7 +63,7 @@ Outcome<std::vector<ResourceTemplate>> ResourceProvider::list_resource_templates
   return std::vector<ResourceTemplate>{};
 }
 
-Status ResourceProvider::subscribe(const std::string&, CallContext&) { return success(); }
+ProviderStatus ResourceProvider::subscribe(const std::string&, CallContext&) { return success(); }
 
 void ResourceProvider::unsubscribe(const std::string&) {}
 

@@ -81,7 +81,7 @@ class ResourceProvider {
   // each subscribing session, so the provider may check the caller): from now
   // on the provider reports its changes with events().resource_updated. By
   // default there is nothing to set up. An error refuses the subscription.
-  virtual Status subscribe(const std::string& uri, CallContext& context);
+  virtual ProviderStatus subscribe(const std::string& uri, CallContext& context);
   // The last subscriber of `uri` left (unsubscribed or ended).
   virtual void unsubscribe(const std::string& uri);
   // completion/complete for `request.argument`, a variable of `uri_template`

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "catalog/default_synonyms.h"
+#include "src/base/utf8.h"
 
 namespace toolmux::text {
 namespace {
@@ -60,28 +61,9 @@ class Stemmer {
 // The class and length of the non-ASCII character that starts at text[i]: a
 // letter counts as lower case; an invalid UTF-8 byte is a separator.
 Char non_ascii_char_at(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  std::size_t length = 0;
-  std::uint32_t cp = 0;
-  if ((c & 0xE0U) == 0xC0U) {
-    length = 2;
-    cp = c & 0x1FU;
-  } else if ((c & 0xF0U) == 0xE0U) {
-    length = 3;
-    cp = c & 0x0FU;
-  } else if ((c & 0xF8U) == 0xF0U) {
-    length = 4;
-    cp = c & 0x07U;
-  } else {
-    return {CharClass::kSeparator, 1};
-  }
-  if (i + length > text.size()) return {CharClass::kSeparator, 1};
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto cc = static_cast<unsigned char>(text[i + k]);
-    if ((cc & 0xC0U) != 0x80U) return {CharClass::kSeparator, 1};
-    cp = (cp << 6U) | (cc & 0x3FU);
-  }
-  return {is_unicode_separator(cp) ? CharClass::kSeparator : CharClass::kLower, length};
+  const Utf8Char c = decode_utf8(text, i);
+  if (!c.valid) return {CharClass::kSeparator, 1};
+  return {is_unicode_separator(c.code_point) ? CharClass::kSeparator : CharClass::kLower, c.length};
 }
 
 // Dropped from running text and from one-word query words, never from names.

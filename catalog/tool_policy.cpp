@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "src/base/edit_distance.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 namespace {
@@ -18,16 +19,9 @@ std::string quote(std::string_view text) {
 // " (did you mean \"x\"?)" for the closest of `candidates`, or "".
 template <typename Names>
 std::string suggestion(std::string_view name, const Names& candidates) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const std::string& candidate : candidates) {
-    std::size_t distance = edit_distance(name, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best.empty() ? "" : " (did you mean " + quote(best) + "?)";
+  const std::vector<std::string_view> names(std::begin(candidates), std::end(candidates));
+  const std::vector<std::size_t> best = closest_names(names, name, 1);
+  return best.empty() ? "" : " (did you mean " + quote(names[best[0]]) + "?)";
 }
 
 std::vector<std::string> tool_names(const ToolRegistry& registry) {
@@ -46,9 +40,7 @@ std::vector<std::string> keys_of(const json& object) {
 std::string shown(const json& value) {
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() <= 60) return text;
-  std::size_t cut = 57;  // not inside a UTF-8 sequence
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
+  return std::string(utf8_prefix(text, 57)) + "...";
 }
 
 // Whether a message of CompiledSchema::validate is about the value at `pointer`

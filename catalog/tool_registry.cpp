@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "src/base/untrusted_json.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 
@@ -34,11 +35,8 @@ std::string describe_char(std::string_view name, std::size_t pos) {
   if (c >= 0x21 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
   if (c < 0x80) return "U+" + hex(c, 4) + (c == ' ' ? " (space)" : " (a control character)");
   // A multi-byte character: show it when it is well-formed UTF-8.
-  std::size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-  const std::string_view bytes = name.substr(pos, length);
-  if (length > 1 && bytes.size() == length && is_valid_utf8(bytes)) {
-    return "'" + std::string(bytes) + "'";
-  }
+  const Utf8Char character = decode_utf8(name, pos);
+  if (character.valid) return "'" + std::string(name.substr(pos, character.length)) + "'";
   return "byte 0x" + hex(c, 2) + " (not valid UTF-8)";
 }
 

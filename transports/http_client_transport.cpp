@@ -684,10 +684,10 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   }
 };
 
-std::unique_ptr<HttpClientTransport> HttpClientTransport::create(HttpClientOptions options,
-                                                                 std::string& error) {
-  std::optional<HttpUrl> url = parse_http_url(options.url, error);
-  if (!url) return nullptr;
+Result<std::unique_ptr<HttpClientTransport>> HttpClientTransport::create(
+    HttpClientOptions options) {
+  Result<HttpUrl> url = parse_http_url(options.url);
+  if (!url.ok()) return url.status();
   auto state = std::make_shared<State>();
   state->url = std::move(*url);
   state->options = std::move(options);

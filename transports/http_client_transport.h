@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/base/status.h"
 #include "transports/client_transport.h"
 
 namespace toolmux {
@@ -66,8 +67,8 @@ struct HttpClientOptions {
 
 class HttpClientTransport final : public ClientTransport {
  public:
-  // Null with `error` set when the URL is not an http:// or https:// URL.
-  static std::unique_ptr<HttpClientTransport> create(HttpClientOptions options, std::string& error);
+  // An invalid_argument Status when the URL is not an http:// or https:// URL.
+  static Result<std::unique_ptr<HttpClientTransport>> create(HttpClientOptions options);
   ~HttpClientTransport() override;
   HttpClientTransport(const HttpClientTransport&) = delete;
   HttpClientTransport& operator=(const HttpClientTransport&) = delete;

@@ -30,7 +30,7 @@ std::string percent_decode(std::string_view text) {
 
 }  // namespace
 
-std::optional<HttpUrl> parse_http_url(std::string_view url, std::string& error) {
+Result<HttpUrl> parse_http_url(std::string_view url) {
   HttpUrl out;
   std::string scheme;
   for (std::string_view s : {"http", "https"}) {
@@ -40,8 +40,7 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string& error) 
     }
   }
   if (scheme.empty()) {
-    error = "the upstream URL must start with http:// or https://";
-    return std::nullopt;
+    return Status::invalid_argument("the upstream URL must start with http:// or https://");
   }
   url.remove_prefix(scheme.size() + 3);
   if (const auto hash = url.find('#'); hash != std::string_view::npos) url = url.substr(0, hash);
@@ -61,14 +60,12 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string& error) 
   if (!authority.empty() && authority.front() == '[') {
     const auto close = authority.find(']');
     if (close == std::string_view::npos) {
-      error = "the upstream URL has an unclosed '[' in its host";
-      return std::nullopt;
+      return Status::invalid_argument("the upstream URL has an unclosed '[' in its host");
     }
     host = authority.substr(0, close + 1);
     const std::string_view after = authority.substr(close + 1);
     if (!after.empty() && after.front() != ':') {
-      error = "the upstream URL has something after its IPv6 host";
-      return std::nullopt;
+      return Status::invalid_argument("the upstream URL has something after its IPv6 host");
     }
     if (!after.empty()) port = after.substr(1);
   } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
@@ -76,28 +73,25 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string& error) 
     port = authority.substr(colon + 1);
   }
   if (host.empty() || host.find_first_of(" \t\r\n") != std::string_view::npos) {
-    error = "the upstream URL has no host";
-    return std::nullopt;
+    return Status::invalid_argument("the upstream URL has no host");
   }
   int port_number = scheme == "https" ? 443 : 80;
   if (!port.empty()) {
     if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) {
           return std::isdigit(static_cast<unsigned char>(c));
         })) {
-      error = "the upstream URL's port is not a number";
-      return std::nullopt;
+      return Status::invalid_argument("the upstream URL's port is not a number");
     }
     port_number = std::stoi(std::string(port));
     if (port_number < 1 || port_number > 65535) {
-      error = "the upstream URL's port is out of range";
-      return std::nullopt;
+      return Status::invalid_argument("the upstream URL's port is out of range");
     }
   }
   std::string path(rest);
   if (path.empty() || path.front() == '?') path.insert(0, "/");
   if (path.find_first_of(" \t\r\n") != std::string::npos) {
-    error = "the upstream URL's path has white space in it (percent-encode it)";
-    return std::nullopt;
+    return Status::invalid_argument(
+        "the upstream URL's path has white space in it (percent-encode it)");
   }
   out.origin = scheme + "://" + std::string(host) + ":" + std::to_string(port_number);
   out.path = path;

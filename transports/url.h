@@ -8,9 +8,10 @@
 // what is wrong, never an exception.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "src/base/status.h"
 
 namespace toolmux {
 
@@ -22,8 +23,8 @@ struct HttpUrl {
   std::string password;  // percent-decoded; empty when the URL has none
 };
 
-// The parts of `url`, or nullopt with `error` set to why it is not an
+// The parts of `url`, or an invalid_argument Status saying why it is not an
 // http:// or https:// URL toolmux can use.
-std::optional<HttpUrl> parse_http_url(std::string_view url, std::string& error);
+Result<HttpUrl> parse_http_url(std::string_view url);
 
 }  // namespace toolmux

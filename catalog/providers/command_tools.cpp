@@ -10,57 +10,12 @@
 #include <utility>
 
 #include "src/base/process_runner.h"
-#include "src/base/untrusted_json.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Text safe to put in a JSON string: invalid UTF-8 sequences become U+FFFD.
-std::string lossy_utf8(std::string_view text) {
-  if (is_valid_utf8(text)) return std::string(text);
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    // Find the longest valid sequence starting at i (1 to 4 bytes).
-    auto lead = static_cast<unsigned char>(text[i]);
-    std::size_t length = lead < 0x80           ? 1
-                         : (lead >> 5) == 0x6  ? 2
-                         : (lead >> 4) == 0xE  ? 3
-                         : (lead >> 3) == 0x1E ? 4
-                                               : 0;
-    if (length != 0 && i + length <= text.size() && is_valid_utf8(text.substr(i, length))) {
-      out.append(text.substr(i, length));
-      i += length;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
-}
-
-// Cuts a multi-byte character that the output cap split in two off the end.
-std::string_view without_split_character(std::string_view text) {
-  std::size_t back = 0;
-  while (back < 4 && back < text.size()) {
-    auto byte = static_cast<unsigned char>(text[text.size() - 1 - back]);
-    if ((byte & 0xC0) != 0x80) {
-      // A lead byte (or ASCII): is its sequence complete?
-      std::size_t length = byte < 0x80           ? 1
-                           : (byte >> 5) == 0x6  ? 2
-                           : (byte >> 4) == 0xE  ? 3
-                           : (byte >> 3) == 0x1E ? 4
-                                                 : 1;
-      if (length > back + 1) return text.substr(0, text.size() - 1 - back);
-      return text;
-    }
-    ++back;
-  }
-  return text;
-}
 
 std::string signal_text(int sig) {
   std::string text = "command was killed by signal " + std::to_string(sig);
@@ -74,7 +29,7 @@ void append_stream(std::string& message, std::string_view label, const std::stri
   message += "\n";
   message += label;
   message += ":\n";
-  message += lossy_utf8(truncated ? without_split_character(text) : std::string_view(text));
+  message += lossy_utf8(truncated ? utf8_without_cut_tail(text) : std::string_view(text));
   if (truncated) message += "\n[toolmux: " + std::string(label) + " truncated]";
 }
 
@@ -150,7 +105,7 @@ ToolResult run_command(const CommandSpec& command, const json& arguments, CallCo
   // Moved, not copied: the output may be large, and memory is bounded.
   const std::size_t kept = outcome.stdout_text.size();
   std::string text = std::move(outcome.stdout_text);
-  if (outcome.stdout_truncated) text.resize(without_split_character(text).size());
+  if (outcome.stdout_truncated) text.resize(utf8_without_cut_tail(text).size());
   if (!is_valid_utf8(text)) return ToolResult::error("command output is not valid UTF-8");
   if (outcome.stdout_truncated) {
     if (!text.empty() && text.back() != '\n') text += '\n';

@@ -62,51 +62,23 @@ std::string marker(std::string_view text) { return "[toolmux: " + std::string(te
 
 // Well-formed UTF-8 without NUL bytes.
 bool is_utf8_text(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x01 && c < 0x80) {
-      ++i;
-      continue;
-    }
-    if (c == 0) return false;
-    const std::size_t length = utf8_sequence_length(text, i);
-    if (length == 0) return false;
-    i += length;
-  }
-  return true;
-}
-
-// The longest prefix of valid UTF-8 `text` of at most `max_bytes` bytes that
-// does not split a character.
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  std::size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return text.substr(0, end);
+  return text.find('\0') == std::string_view::npos && is_valid_utf8(text);
 }
 
 // Decodes the character at text[i]; a byte that starts no valid sequence is
 // read alone (as a value no character has).
 std::size_t decode_char(std::string_view text, std::size_t i, std::uint32_t& cp) {
-  const std::size_t length = utf8_sequence_length(text, i);
-  const auto c = static_cast<unsigned char>(text[i]);
-  if (length <= 1) {
-    cp = length == 1 ? c : 0x110000u + c;
-    return 1;
-  }
-  cp = c & (length == 2 ? 0x1Fu : length == 3 ? 0x0Fu : 0x07u);
-  for (std::size_t k = 1; k < length; ++k) {
-    cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
-  }
-  return length;
+  const Utf8Char c = decode_utf8(text, i);
+  cp = c.valid ? c.code_point : 0x110000u + static_cast<unsigned char>(text[i]);
+  return c.valid ? c.length : 1;
 }
 
 std::string cut_line(std::string_view line) {
   std::size_t chars = 0;
   for (std::size_t i = 0; i < line.size(); ++chars) {
     if (chars == kSearchMaxLineChars) return std::string(line.substr(0, i)) + "\xE2\x80\xA6";
-    const std::size_t length = utf8_sequence_length(line, i);
-    i += length == 0 ? 1 : length;
+    const Utf8Char c = decode_utf8(line, i);
+    i += c.valid ? c.length : 1;
   }
   return std::string(line);
 }
@@ -712,14 +684,15 @@ class Matcher {
       query_ = case_sensitive ? query : lower(query);
       return true;
     }
-    std::string why;
     RegexLimits limits;
     limits.match_limit = kRegexMatchLimit;
-    regex_ = BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, why, limits);
-    if (!regex_) {
-      error = "invalid regex " + quote_path(query) + ": " + why;
+    auto compiled =
+        BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, limits);
+    if (!compiled.ok()) {
+      error = "invalid regex " + quote_path(query) + ": " + compiled.message();
       return false;
     }
+    regex_ = std::move(compiled).value();
     return true;
   }
 
@@ -736,10 +709,8 @@ class Matcher {
       return it != line.end() ? Result::hit : Result::miss;
     }
     if (line.size() > kRegexWindowBytes) {
-      std::size_t cut = kRegexWindowBytes;
       // Not inside a UTF-8 character: the matcher takes valid UTF-8 only.
-      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-      line = line.substr(0, cut);
+      line = utf8_prefix(line, kRegexWindowBytes);
       window_cut = true;
     }
     switch (regex_->search(line)) {

@@ -35,32 +35,15 @@ void UniqueFd::reset(int fd) {
 
 // ---------------------------------------------------------------- text helpers
 
+namespace {
+
+// The length of the well-formed character at text[i], or 0 when none starts there.
 std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    length = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    length = 3;
-    if (c == 0xE0) lo = 0xA0;  // no overlongs
-    if (c == 0xED) hi = 0x9F;  // no surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    length = 4;
-    if (c == 0xF0) lo = 0x90;  // no overlongs
-    if (c == 0xF4) hi = 0x8F;  // <= U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return length;
+  const Utf8Char c = decode_utf8(text, i);
+  return c.valid ? c.length : 0;
 }
+
+}  // namespace
 
 std::string quote_path(std::string_view whole) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -101,7 +84,7 @@ std::string printable_name(std::string_view name) {
     const auto c = static_cast<unsigned char>(name[i]);
     const std::size_t length = utf8_sequence_length(name, i);
     if (length == 0 || c < 0x20 || c == 0x7F) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
+      out += kUtf8Replacement;
       i += length == 0 ? 1 : length;
     } else {
       out.append(name.substr(i, length));

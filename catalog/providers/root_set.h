@@ -152,10 +152,6 @@ class RootSet {
 // that are not UTF-8 escaped (\u001b, \xff).
 std::string quote_path(std::string_view text);
 
-// Length of the well-formed UTF-8 sequence starting at text[i] (1-4), or 0
-// when the bytes there are not one (overlong, surrogate, > U+10FFFF, cut off).
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
-
 // A file name made safe to show on one line and in JSON: bytes that are not
 // UTF-8 and control characters become U+FFFD.
 std::string printable_name(std::string_view name);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/base/problem.h"
+#include "src/base/utf8.h"
 
 namespace toolmux {
 
@@ -15,60 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// Length of the well-formed UTF-8 sequence starting at text[pos] (1-4), or,
-// when it is not well-formed, minus the length of its maximal subpart (the
-// bytes to replace with one U+FFFD, at least 1). Follows Unicode's
-// "well-formed byte sequences" table: no overlongs, no surrogates, <= U+10FFFF.
-int utf8_sequence(std::string_view text, std::size_t pos) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(pos);
-  if (lead < 0x80) return 1;
-  int length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return -1;
-  }
-  for (int i = 1; i < length; ++i) {
-    const std::size_t at = pos + static_cast<std::size_t>(i);
-    if (at >= text.size()) return -i;
-    const unsigned char c = byte(at);
-    const unsigned char lo = i == 1 ? low : 0x80;
-    const unsigned char hi = i == 1 ? high : 0xBF;
-    if (c < lo || c > hi) return -i;
-  }
-  return length;
-}
+constexpr std::string_view kReplacement = kUtf8Replacement;
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -122,7 +70,7 @@ class Parser {
     if (at >= text_.size()) return "end of input";
     const auto c = static_cast<unsigned char>(text_[at]);
     if (c >= 0x80) {
-      return utf8_sequence(text_, at) > 0 ? "non-ASCII character outside a string"
+      return decode_utf8(text_, at).valid ? "non-ASCII character outside a string"
                                           : "invalid UTF-8 outside a string";
     }
     if (c < 0x20 || c == 0x7F) {
@@ -375,15 +323,15 @@ class Parser {
         ++pos_;
         continue;
       }
-      const int length = utf8_sequence(text_, pos_);
-      if (length > 0) {
-        out.append(text_.substr(pos_, static_cast<std::size_t>(length)));
-        pos_ += static_cast<std::size_t>(length);
+      // An ill-formed sequence is replaced as a whole (its maximal subpart).
+      const Utf8Char character = decode_utf8(text_, pos_);
+      if (character.valid) {
+        out.append(text_.substr(pos_, character.length));
       } else {
         bad_utf8 = true;
         out += kReplacement;
-        pos_ += static_cast<std::size_t>(-length);
       }
+      pos_ += character.length;
     }
     if (!live) return;
     const std::string where = is_key ? pointer + "/" + pointer_token(out) : pointer;
@@ -517,16 +465,6 @@ std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& vi
     out.push_back(JsonViolation{std::string(p.substr(pointer.size())), v.message});
   }
   return out;
-}
-
-bool is_valid_utf8(std::string_view text) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const int length = utf8_sequence(text, pos);
-    if (length <= 0) return false;
-    pos += static_cast<std::size_t>(length);
-  }
-  return true;
 }
 
 std::size_t json_depth(const nlohmann::json& value) {

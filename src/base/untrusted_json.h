@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/utf8.h"  // is_valid_utf8, which callers of this boundary use with it
+
 namespace toolmux {
 
 struct JsonLimits {
@@ -56,9 +58,6 @@ ParsedJson parse_untrusted_json(std::string_view text, const JsonLimits& limits 
 // theirs (so "/params/arguments/x" under "/params/arguments" becomes "/x").
 std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& violations,
                                             std::string_view pointer);
-
-// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
-bool is_valid_utf8(std::string_view text);
 
 // The nesting depth of a value: a scalar is 0, [] or {} is 1, [[1]] is 2.
 std::size_t json_depth(const nlohmann::json& value);

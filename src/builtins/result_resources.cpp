@@ -79,7 +79,7 @@ class ResultResources final : public ResourceProvider {
                       : ResourceContents::text_of(uri, format.mime_type, std::move(page->text))};
   }
 
-  Status subscribe(const std::string& uri, CallContext& context) override {
+  ProviderStatus subscribe(const std::string& uri, CallContext& context) override {
     auto found = find(uri, context);
     if (!found.ok()) return found.error();
     return success();

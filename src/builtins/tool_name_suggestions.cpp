@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <tuple>
 
 #include "src/base/edit_distance.h"
 
@@ -22,27 +21,21 @@ std::string fold(std::string_view s) {
 
 std::vector<std::string> suggest_tool_names(const ToolRegistry& registry, std::string_view guess,
                                             std::size_t limit) {
-  const std::string g = fold(guess.substr(0, 256));
-  std::vector<std::tuple<std::size_t, std::string>> scored;  // (score, name); lower is better
-  for (const auto& tool : registry.tools()) {
-    const std::string& name = tool->spec.name;
-    const std::string n = fold(name);
-    std::size_t score;
-    if (!g.empty() && (n.find(g) != std::string::npos || g.find(n) != std::string::npos)) {
-      score = 0;
-    } else {
-      const std::size_t distance = edit_distance(g, n);
-      const std::size_t allowed = std::max<std::size_t>(2, std::max(g.size(), n.size()) / 3);
-      if (distance > allowed) continue;
-      score = distance;
-    }
-    scored.emplace_back(score, name);
-  }
-  std::sort(scored.begin(), scored.end());
+  // Candidates in name order, so that equally close names come by name.
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < scored.size() && i < limit; ++i)
-    names.push_back(std::get<1>(scored[i]));
-  return names;
+  for (const auto& tool : registry.tools()) names.push_back(tool->spec.name);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> folded;
+  folded.reserve(names.size());
+  for (const std::string& name : names) folded.push_back(fold(name));
+  const std::vector<std::string_view> candidates(folded.begin(), folded.end());
+  // A guess comes from a caller: its length is bounded before the comparisons.
+  const std::vector<std::size_t> best = closest_names(
+      candidates, fold(guess.substr(0, 256)), limit,
+      Closeness{.max_edits = 2, .scale_with_length = true, .containment_is_closest = true});
+  std::vector<std::string> suggestions;
+  for (std::size_t i : best) suggestions.push_back(names[i]);
+  return suggestions;
 }
 
 }  // namespace toolmux

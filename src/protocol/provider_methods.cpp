@@ -277,7 +277,7 @@ void ProviderMethods::subscribe(const Message& m, const std::shared_ptr<Session>
   if (!uri) return;
   run(m, session, [this, uri = *uri](Request& r) -> Outcome<json> {
     if (!r.router) return ProviderError::resource_not_found(uri);
-    Status subscribed = r.router->subscribe(uri, r.context);
+    ProviderStatus subscribed = r.router->subscribe(uri, r.context);
     if (!subscribed.ok()) return subscribed.error();
     subscriptions_->subscribe(r.session, uri);
     return json::object();

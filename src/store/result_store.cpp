@@ -249,16 +249,6 @@ std::string prefix_end(std::string prefix) {
 
 // ---- UTF-8 ----
 
-// Length of the character starting with lead byte `b` (valid UTF-8).
-std::size_t char_bytes(unsigned char b) {
-  if (b < 0x80) return 1;
-  if (b < 0xe0) return 2;
-  if (b < 0xf0) return 3;
-  return 4;
-}
-
-bool is_continuation(unsigned char b) { return (b & 0xc0) == 0x80; }
-
 // Cuts `text` into chunks of at most kChunkBytes on character boundaries,
 // records each chunk's first char offset in m.chunk_starts and calls
 // add(key, chunk) for each, in key order, until one fails.
@@ -267,10 +257,9 @@ rocksdb::Status add_chunks(std::string_view id, std::string_view text, Meta& m, 
   std::size_t pos = 0;
   std::uint64_t chars_before = 0;
   while (pos < text.size()) {
-    std::size_t end = std::min(pos + kChunkBytes, text.size());
-    while (end < text.size() && end > pos && is_continuation(static_cast<unsigned char>(text[end])))
-      --end;
-    std::string_view chunk = text.substr(pos, end - pos);
+    // Not inside a character: a chunk is read back as text on its own.
+    std::string_view chunk = utf8_prefix(text.substr(pos), kChunkBytes);
+    const std::size_t end = pos + chunk.size();
     m.chunk_starts.push_back(chars_before);
     rocksdb::Status status =
         add(chunk_key(id, m.chunk_starts.size() - 1), rocksdb::Slice(chunk.data(), chunk.size()));
@@ -641,12 +630,12 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
       if (!s.db->Get(ro, s.db->DefaultColumnFamily(), chunk_key(id, index), &value).ok()) {
         return std::nullopt;  // deleted meanwhile, or damaged
       }
-      const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+      const char* p = value.data();
       std::size_t n = value.size();
       std::size_t i = 0;
-      for (; skip > 0 && i < n; --skip) i += char_bytes(p[i]);
+      for (; skip > 0 && i < n; --skip) i += utf8_lead_length(p[i]);
       std::size_t start = i;
-      for (; taken < want && i < n; ++taken) i += char_bytes(p[i]);
+      for (; taken < want && i < n; ++taken) i += utf8_lead_length(p[i]);
       page.text.append(value.data() + start, std::min(i, n) - start);
       ++index;
     }

@@ -194,8 +194,13 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
       logger_.write(LogLevel::warning, "upstream_http_warning",
                     {{"upstream", name()}, {"warning", warning}});
     };
-    transport = HttpClientTransport::create(std::move(options), error);
-    if (!transport) return nullptr;
+    Result<std::unique_ptr<HttpClientTransport>> created =
+        HttpClientTransport::create(std::move(options));
+    if (!created.ok()) {
+      error = created.message();
+      return nullptr;
+    }
+    transport = std::move(created).value();
   } else {
     ChildCommand command;
     command.argv = spec.argv;

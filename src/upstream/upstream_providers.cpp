@@ -171,7 +171,7 @@ class UpstreamResources final : public ResourceProvider {
     return out;
   }
 
-  Status subscribe(const std::string& uri, CallContext& context) override {
+  ProviderStatus subscribe(const std::string& uri, CallContext& context) override {
     const json resources = upstream_->capabilities().value("resources", json::object());
     if (!resources.is_object() || !resources.value("subscribe", false)) {
       return ProviderError::invalid_params("upstream \"" + upstream_->name() +

@@ -22,11 +22,11 @@ using toolmux::PromptResult;
 using toolmux::ProviderError;
 using toolmux::ProviderEventSink;
 using toolmux::ProviderRouter;
+using toolmux::ProviderStatus;
 using toolmux::Resource;
 using toolmux::ResourceContents;
 using toolmux::ResourceProvider;
 using toolmux::ResourceTemplate;
-using toolmux::Status;
 using toolmux::testing::TestContext;
 
 namespace {
@@ -66,7 +66,7 @@ class Resources final : public ResourceProvider {
     if (!mine) return ProviderError::resource_not_found(uri);
     return std::vector{ResourceContents::text_of(uri, "text/plain", label_ + ":" + uri)};
   }
-  Status subscribe(const std::string& uri, CallContext&) override {
+  ProviderStatus subscribe(const std::string& uri, CallContext&) override {
     subscribed.push_back(uri);
     return toolmux::success();
   }

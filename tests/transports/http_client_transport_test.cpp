@@ -195,11 +195,10 @@ std::string call(const json& id, const std::string& tool, json arguments = json:
 }
 
 std::unique_ptr<HttpClientTransport> make_transport(HttpClientOptions options) {
-  std::string error;
-  auto transport = HttpClientTransport::create(std::move(options), error);
-  INFO(error);
-  REQUIRE(transport);
-  return transport;
+  auto transport = HttpClientTransport::create(std::move(options));
+  INFO(transport.message());
+  REQUIRE(transport.ok());
+  return std::move(transport).value();
 }
 
 std::unique_ptr<HttpClientTransport> make_transport(const std::string& url) {
@@ -453,24 +452,24 @@ TEST_CASE("close() may be called from inside a callback") {
 }
 
 TEST_CASE("the URL is checked, and describe() shows it without credentials or query") {
-  std::string error;
   HttpClientOptions options;
   options.url = "ftp://example.com/mcp";
-  CHECK_FALSE(HttpClientTransport::create(options, error));
-  CHECK_THAT(error, Catch::Contains("http:// or https://"));
+  auto refused = HttpClientTransport::create(options);
+  CHECK_FALSE(refused.ok());
+  CHECK_THAT(refused.message(), Catch::Contains("http:// or https://"));
   options.url = "http://example.com:99999/mcp";
-  CHECK_FALSE(HttpClientTransport::create(options, error));
+  CHECK_FALSE(HttpClientTransport::create(options).ok());
   options.url = "http://:80/mcp";
-  CHECK_FALSE(HttpClientTransport::create(options, error));
+  CHECK_FALSE(HttpClientTransport::create(options).ok());
 
   options.url = "https://user:s3cret@mcp.example.com/v1/mcp?key=s3cret#top";
-  auto transport = HttpClientTransport::create(options, error);
-  REQUIRE(transport);
-  CHECK(transport->describe() == "https://mcp.example.com/v1/mcp");
+  auto transport = HttpClientTransport::create(options);
+  REQUIRE(transport.ok());
+  CHECK((*transport)->describe() == "https://mcp.example.com/v1/mcp");
   options.url = "http://[::1]:8931";
-  transport = HttpClientTransport::create(options, error);
-  REQUIRE(transport);
-  CHECK(transport->describe() == "http://[::1]:8931/");
+  transport = HttpClientTransport::create(options);
+  REQUIRE(transport.ok());
+  CHECK((*transport)->describe() == "http://[::1]:8931/");
 }
 
 TEST_CASE("notifications and responses POSTed at once are bounded: past the limit send() refuses") {

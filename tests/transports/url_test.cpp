@@ -10,18 +10,18 @@ namespace {
 
 // The parts of a URL that must parse.
 HttpUrl parsed(const std::string& url) {
-  std::string error;
-  auto parts = parse_http_url(url, error);
-  INFO(url << ": " << error);
-  REQUIRE(parts);
+  auto parts = parse_http_url(url);
+  INFO(url << ": " << parts.message());
+  REQUIRE(parts.ok());
   return *parts;
 }
 
 // Why a URL that must not parse was refused.
 std::string refused(const std::string& url) {
-  std::string error;
   INFO(url);
-  REQUIRE_FALSE(parse_http_url(url, error));
+  auto parts = parse_http_url(url);
+  REQUIRE_FALSE(parts.ok());
+  const std::string error = parts.message();
   CHECK_FALSE(error.empty());
   return error;
 }

@@ -1,10 +1,10 @@
 #include "src/pipeline/deadline.h"
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <utility>
 
 #include "src/base/elastic_threads.h"
@@ -55,9 +55,6 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
             "again later");
       }
 
-      std::unique_lock lock(run->mutex);
-      // Cancellation is a flag, so wake now and then to look at it.
-      constexpr auto kPoll = std::chrono::milliseconds(20);
       auto timed_out = [&] {
         return CallResult::timed_out(tool_label(call) + " timed out after " +
                                      std::to_string(timeout.count()) + " ms");
@@ -66,19 +63,34 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         return CallResult::stopped(tool_label(call) +
                                    " was stopped before it finished: toolmux is exiting");
       };
-      while (!run->result) {
-        if (call.control->cancelled()) return CallResult::cancelled();
-        if (call.control->aborted()) return stopped();
-        if (call.control->expired()) return timed_out();
-        run->done.wait_for(
-            lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
+      const Clock::time_point until = call.control->deadline();
+      std::optional<CallResult> result;
+      Clock::time_point finished_at;
+      {
+        // Woken by the run finishing (`done`), by cancel() or abort() (this
+        // callback, on the thread that calls them), or by the deadline. The
+        // callback takes the run's lock so that its wake-up cannot fall between
+        // a look at the flags and the wait; `lock` is released before `wake`
+        // goes, whose end waits for a callback in progress.
+        std::stop_callback wake(call.control->stop_token(), [run] {
+          std::lock_guard guard(run->mutex);
+          run->done.notify_all();
+        });
+        std::unique_lock lock(run->mutex);
+        run->done.wait_until(lock, until, [&] {
+          return run->result.has_value() || call.control->cancelled() || call.control->aborted();
+        });
+        if (run->result) {
+          result = std::move(run->result);
+          finished_at = run->finished_at;
+        }
       }
       if (call.control->cancelled()) return CallResult::cancelled();
       if (call.control->aborted()) return stopped();
       // A tool that stopped because its deadline passed (a command is killed
       // then) answers late: it timed out, whatever it says.
-      if (run->finished_at >= call.control->deadline()) return timed_out();
-      return std::move(*run->result);
+      if (!result || finished_at >= until) return timed_out();
+      return std::move(*result);
     };
   };
 }

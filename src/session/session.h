@@ -53,8 +53,9 @@ class MessageSink {
 // answered with an error saying so. Both set their flag first and then request
 // a stop on stop_token(), so a thread that waits for the call wakes at once
 // through a std::stop_callback on it rather than polling the flags; such a
-// callback runs on the thread that calls cancel() or abort(), which may hold
-// its session's lock, so it must only take locks of its own. The deadline
+// callback runs on the thread that calls cancel() or abort() (a Session calls
+// them holding none of its locks), so it must take no lock that thread may
+// hold. The deadline
 // passing requests no stop: a waiter waits until deadline(). A tool handler
 // polls stop_requested() (through its CallContext). Thread-safe.
 class CallControl {
@@ -128,7 +129,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Sends a request to the client (on the stream of `related_request`) and
   // waits for its answer, until `timeout` passes, `control` (may be null)
-  // says the call that asked was stopped, or `stop` is requested.
+  // says the call that asked was stopped (woken by its stop_token, or at its
+  // deadline), or `stop` is requested; it does not poll.
   ClientAnswer request_client(const std::string& method, nlohmann::json params,
                               const nlohmann::json& related_request, const CallControl* control,
                               std::chrono::milliseconds timeout, const std::stop_token& stop = {});
@@ -182,6 +184,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void state_changed();
+  std::vector<std::shared_ptr<CallControl>> calls_in_flight() const;
 
   const std::string id_;
   const std::string principal_;

@@ -1,6 +1,6 @@
 // MCP's shape of a tool result (schema 2025-11-25: CallToolResult and the
 // ContentBlocks it holds), checked where a result crosses a boundary: a
-// tool's result in the call pipeline (src/pipeline/call_pipeline.h, check_result) and
+// tool's result in the call pipeline (src/pipeline/check_result.h) and
 // an upstream server's answer to tools/call (src/upstream/mcp_client.h), so that both
 // follow one set of rules. Only the shape: whether text is valid UTF-8 and
 // structuredContent matches an outputSchema are check_result's to judge.

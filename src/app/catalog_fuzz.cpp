@@ -9,7 +9,10 @@
 #include "src/base/problem.h"
 #include "src/base/untrusted_json.h"
 #include "src/builtins/call_tool.h"
-#include "src/pipeline/call_pipeline.h"
+#include "src/pipeline/check_arguments.h"
+#include "src/pipeline/compose.h"
+#include "src/pipeline/resolve_tool.h"
+#include "src/pipeline/unwrap_call_tool.h"
 
 namespace toolmux {
 
@@ -71,11 +74,11 @@ Outcome run_call(const std::shared_ptr<const Catalog>& catalog, const std::strin
                  const json& arguments) {
   std::string reached;
   const CallHandler checks =
-      compose({stages::resolve_tool(), stages::check_arguments()}, [&reached](ToolCall& call) {
-        reached = call.tool->spec.name;
-        return CallResult{
-            ToolResult::text("reached"), CallOutcome::ok, std::nullopt, 0, false, false};
-      });
+      compose({stages::unwrap_call_tool(), stages::resolve_tool(), stages::check_arguments()},
+              [&reached](ToolCall& call) {
+                reached = call.tool->spec.name;
+                return CallResult::answered(ToolResult::text("reached"));
+              });
   ToolCall call;
   call.catalog = catalog;
   call.requested_name = name;

@@ -1,7 +1,7 @@
 // `toolmux check --fuzz`: every tool of a catalog is called with the cases
 // catalog/schema_fuzzer.h generates from its input schema, through the same
-// argument checks a real tools/call takes (the resolve_tool and
-// check_arguments stages of src/pipeline/call_pipeline.h: tool aliases, argument
+// argument checks a real tools/call takes (the unwrap_call_tool, resolve_tool
+// and check_arguments stages of src/pipeline/: call_tool, tool aliases, argument
 // aliases, the policy's defaults and fixed values, the JSON boundary, the
 // input schema), with a stand-in for the tool: nothing is run.
 //

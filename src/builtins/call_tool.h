@@ -1,7 +1,7 @@
 // call_tool: the built-in tool that reaches any catalog tool by name, so that
 // a client that ignores list changes can still call the tools a search found.
 //
-// The pipeline's resolve_tool stage unwraps it: the named tool then goes
+// The pipeline's unwrap_call_tool stage unwraps it: the named tool then goes
 // through every stage (aliases, access rules, argument checks, limits,
 // records) exactly as if it had been called directly. call_tool's own handler
 // is never reached.

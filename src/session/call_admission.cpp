@@ -1,9 +1,11 @@
 #include "src/session/call_admission.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -12,19 +14,49 @@ namespace toolmux {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// Registering a Waker under the state's lock calls it at once when its call
+// was stopped already: it must not take the lock then (the watch is told by
+// whoever registers it).
+thread_local bool registering_waker = false;
+
+}  // namespace
+
 struct CallAdmission::State {
+  // Wakes the queue watch when a queued call is cancelled or aborted. Runs on
+  // the thread that stops the call, with that thread's locks held (never this
+  // state's: a Waker is only destroyed outside it).
+  struct Waker {
+    std::weak_ptr<State> state;
+    void operator()() const {
+      if (registering_waker) return;
+      if (auto s = state.lock()) {
+        std::lock_guard lock(s->mutex);
+        s->stop_pending = true;
+        s->changed.notify_all();
+      }
+    }
+  };
+  using WakeOnStop = std::unique_ptr<std::stop_callback<Waker>>;
+  struct Queued {
+    Call call;
+    WakeOnStop wake;
+  };
+
   State(CallLimits l, Metrics* m) : limits(l), metrics(m) {}
   const CallLimits limits;
   std::mutex mutex;
   std::condition_variable changed;
   std::size_t running = 0;
   std::map<std::string, std::size_t, std::less<>> running_by_session;
-  std::deque<Call> queue;
+  std::deque<Queued> queue;
   std::map<std::string, std::size_t, std::less<>> queued_by_session;
   bool closed = false;
   Metrics* metrics;  // null once closed
   std::thread watch;
-  bool pump_again = false;  // a place was freed while this thread was pumping
+  bool pump_again = false;    // a place was freed while this thread was pumping
+  bool stop_pending = false;  // a queued call was stopped, or the queue changed
 
   // Under mutex.
   void publish() {
@@ -43,10 +75,13 @@ struct CallAdmission::State {
   std::size_t session_running(const std::string& session) const {
     return count(running_by_session, session);
   }
-  // Moves the queued call at `it` out of the queue into `out`; returns the next.
-  std::deque<Call>::iterator dequeue(const std::deque<Call>::iterator& it, Call& out) {
-    uncount(queued_by_session, it->session);
-    out = std::move(*it);
+  // Moves the queued call at `it` out of the queue into `out`, and its Waker
+  // into `wakers` (to be destroyed once the lock is released); returns the next.
+  std::deque<Queued>::iterator dequeue(const std::deque<Queued>::iterator& it, Call& out,
+                                       std::vector<WakeOnStop>& wakers) {
+    uncount(queued_by_session, it->call.session);
+    out = std::move(it->call);
+    wakers.push_back(std::move(it->wake));
     return queue.erase(it);
   }
   bool may_start(const std::string& session) const {
@@ -83,6 +118,7 @@ namespace {
 struct Ready {
   std::vector<std::pair<CallAdmission::Call, std::shared_ptr<const CallPlace>>> starts;
   std::vector<std::pair<CallAdmission::Call, std::string>> drops;
+  std::vector<CallAdmission::State::WakeOnStop> wakers;
 };
 
 // Takes a place for `session`. Under the state's mutex.
@@ -99,14 +135,15 @@ Ready take_ready(const std::shared_ptr<CallAdmission::State>& state) {
   Ready ready;
   auto& queue = state->queue;
   for (auto it = queue.begin(); it != queue.end();) {
-    if (it->control->stop_requested()) {
+    const CallAdmission::Call& queued = it->call;
+    if (queued.control->stop_requested()) {
       auto& [call, busy] =
-          ready.drops.emplace_back(CallAdmission::Call{}, state->busy(it->session));
-      it = state->dequeue(it, call);
-    } else if (state->may_start(it->session)) {
+          ready.drops.emplace_back(CallAdmission::Call{}, state->busy(queued.session));
+      it = state->dequeue(it, call, ready.wakers);
+    } else if (state->may_start(queued.session)) {
       auto& [call, place] =
-          ready.starts.emplace_back(CallAdmission::Call{}, take_place(state, it->session));
-      it = state->dequeue(it, call);
+          ready.starts.emplace_back(CallAdmission::Call{}, take_place(state, queued.session));
+      it = state->dequeue(it, call, ready.wakers);
     } else {
       ++it;
     }
@@ -144,17 +181,27 @@ void pump(const std::shared_ptr<CallAdmission::State>& state) {
   } while (state->pump_again);
 }
 
+// Drops the queued calls that stop waiting: woken by a Waker when one is
+// cancelled or aborted, and at the earliest deadline among them.
 void watch_queue(const std::shared_ptr<CallAdmission::State>& state) {
-  // Cancellation and deadlines are flags: look at them now and then.
-  constexpr auto kPoll = std::chrono::milliseconds(50);
   std::unique_lock lock(state->mutex);
   while (!state->closed) {
     if (state->queue.empty()) {
       state->changed.wait(lock, [&] { return state->closed || !state->queue.empty(); });
       continue;
     }
-    state->changed.wait_for(lock, kPoll, [&] { return state->closed; });
+    auto earliest = Clock::time_point::max();
+    for (const auto& queued : state->queue) {
+      earliest = std::min(earliest, queued.call.control->deadline());
+    }
+    auto woken = [&] { return state->closed || state->stop_pending; };
+    if (earliest == Clock::time_point::max()) {
+      state->changed.wait(lock, woken);
+    } else {
+      state->changed.wait_until(lock, earliest, woken);
+    }
     if (state->closed) break;
+    state->stop_pending = false;
     lock.unlock();
     pump(state);
     lock.lock();
@@ -217,14 +264,22 @@ CallAdmission::Decision CallAdmission::submit(Call call) {
     }
   }
   ++s.queued_by_session[call.session];
-  s.queue.push_back(std::move(call));
+  State::WakeOnStop wake;
+  {
+    registering_waker = true;  // stopped already: the watch is told below
+    wake = std::make_unique<std::stop_callback<State::Waker>>(call.control->stop_token(),
+                                                              State::Waker{state_});
+    registering_waker = false;
+  }
+  s.queue.push_back(State::Queued{std::move(call), std::move(wake)});
   s.publish();
+  s.stop_pending = true;  // a new deadline to wait for, or a call stopped already
   s.changed.notify_all();
   return {Verdict::queued, ""};
 }
 
 void CallAdmission::close() {
-  std::deque<Call> dropped;
+  std::deque<State::Queued> dropped;
   std::thread watch;
   {
     std::lock_guard lock(state_->mutex);
@@ -244,7 +299,7 @@ void CallAdmission::close() {
       watch.join();
     }
   }
-  for (auto& call : dropped) call.drop("toolmux is stopping");
+  for (auto& queued : dropped) queued.call.drop("toolmux is stopping");
 }
 
 std::size_t CallAdmission::running() const {

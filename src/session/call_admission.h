@@ -12,11 +12,13 @@
 // ignores its deadline uses up places, not threads.
 //
 // A queued call leaves the queue without running when its CallControl says
-// stop (cancelled, aborted, or its deadline passed): its `drop` is called.
-// One thread (the queue watch, started when a call first waits) looks for
-// those every 50 ms while calls wait. `start` and `drop` run with no lock
-// held, on the thread that submitted the call, that freed a place, that
-// closed the admission, or on the queue watch. Thread-safe.
+// stop (cancelled, aborted, or its deadline, set before submit(), passed):
+// its `drop` is called. One thread (the queue watch, started when a call
+// first waits) does that, woken through the control's stop_token when a
+// queued call is cancelled or aborted, and at the earliest deadline among the
+// queued calls; it does not poll. `start` and `drop` run with no lock held,
+// on the thread that submitted the call, that freed a place, that closed the
+// admission, or on the queue watch. Thread-safe.
 #pragma once
 
 #include <cstddef>

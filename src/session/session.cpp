@@ -1,5 +1,7 @@
 #include "src/session/session.h"
 
+#include <algorithm>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -95,24 +97,38 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
   send_related({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}},
                related_request);
   const auto give_up = std::chrono::steady_clock::now() + timeout;
+  // Woken by the answer (deliver_response), by the call being cancelled or
+  // aborted or the request ending (these callbacks, which take the lock so a
+  // wake-up cannot fall between a look and the wait), or by the earlier of
+  // give_up and the call's deadline. The callbacks go after the lock is
+  // released: their end waits for one in progress, which may want the lock.
+  auto wake = [this] {
+    std::lock_guard guard(mutex_);
+    answers_changed_.notify_all();
+  };
+  std::optional<std::stop_callback<decltype(wake)>> on_call_stop;
+  if (control) on_call_stop.emplace(control->stop_token(), wake);
+  const std::stop_callback on_request_end(stop, wake);
+  auto until = give_up;
+  if (control) until = std::min(until, control->deadline());
   std::unique_lock lock(mutex_);
-  while (!pending->done) {
+  answers_changed_.wait_until(lock, until, [&] {
+    return pending->done || (control && (control->cancelled() || control->aborted())) ||
+           stop.stop_requested();
+  });
+  if (!pending->done) {
     if (control && control->stop_requested()) {
       pending->answer.error = "the call was cancelled or timed out while waiting for the client";
-      break;
-    }
-    if (stop.stop_requested()) {
+    } else if (stop.stop_requested()) {
       pending->answer.error = "the request it was sent for has ended";
-      break;
-    }
-    if (std::chrono::steady_clock::now() >= give_up) {
+    } else {
       pending->answer.error = "the client did not answer " + method + " in time";
-      break;
     }
-    answers_changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
   pending_answers_.erase(id.dump());
-  return pending->answer;
+  ClientAnswer answer = pending->answer;
+  lock.unlock();
+  return answer;
 }
 
 bool Session::deliver_response(const nlohmann::json& id, const nlohmann::json& message) {
@@ -152,19 +168,31 @@ void Session::end_call(const nlohmann::json& request_id) {
   calls_changed_.notify_all();
 }
 
+// The calls are stopped outside the lock: stopping one runs the callbacks of
+// whoever waits for it (CallControl::stop_token), which may take it.
 void Session::cancel_call(const nlohmann::json& request_id) {
+  std::shared_ptr<CallControl> control;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = calls_.find(request_id.dump()); it != calls_.end()) control = it->second;
+  }
+  if (control) control->cancel();
+}
+
+std::vector<std::shared_ptr<CallControl>> Session::calls_in_flight() const {
   std::lock_guard lock(mutex_);
-  if (auto it = calls_.find(request_id.dump()); it != calls_.end()) it->second->cancel();
+  std::vector<std::shared_ptr<CallControl>> controls;
+  controls.reserve(calls_.size());
+  for (const auto& [id, control] : calls_) controls.push_back(control);
+  return controls;
 }
 
 void Session::cancel_all_calls() {
-  std::lock_guard lock(mutex_);
-  for (auto& [id, control] : calls_) control->cancel();
+  for (const auto& control : calls_in_flight()) control->cancel();
 }
 
 void Session::abort_all_calls() {
-  std::lock_guard lock(mutex_);
-  for (auto& [id, control] : calls_) control->abort();
+  for (const auto& control : calls_in_flight()) control->abort();
 }
 
 bool Session::wait_for_calls(std::chrono::milliseconds timeout) {

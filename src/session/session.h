@@ -50,13 +50,28 @@ class MessageSink {
 // Stop signal and deadline of one call. cancel() is called by the session's
 // reader (notifications/cancelled) or by shutdown: the call gets no response.
 // abort() is called when toolmux exits before the call finished: the call is
-// answered with an error saying so. The call's threads poll stop_requested().
+// answered with an error saying so. Both set their flag first and then request
+// a stop on stop_token(), so a thread that waits for the call wakes at once
+// through a std::stop_callback on it rather than polling the flags; such a
+// callback runs on the thread that calls cancel() or abort() (a Session calls
+// them holding none of its locks), so it must take no lock that thread may
+// hold. The deadline
+// passing requests no stop: a waiter waits until deadline(). A tool handler
+// polls stop_requested() (through its CallContext). Thread-safe.
 class CallControl {
  public:
-  void cancel() { cancelled_.store(true); }
+  void cancel() {
+    cancelled_.store(true);
+    stop_.request_stop();
+  }
   bool cancelled() const { return cancelled_.load(); }
-  void abort() { aborted_.store(true); }
+  void abort() {
+    aborted_.store(true);
+    stop_.request_stop();
+  }
   bool aborted() const { return aborted_.load(); }
+  // Stop is requested on it when the call is cancelled or aborted.
+  std::stop_token stop_token() const { return stop_.get_token(); }
   void set_deadline(std::chrono::steady_clock::time_point deadline) {
     deadline_ns_.store(deadline.time_since_epoch().count());
   }
@@ -70,6 +85,7 @@ class CallControl {
  private:
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> aborted_{false};
+  std::stop_source stop_;
   std::atomic<std::chrono::steady_clock::rep> deadline_ns_{
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 };
@@ -113,7 +129,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Sends a request to the client (on the stream of `related_request`) and
   // waits for its answer, until `timeout` passes, `control` (may be null)
-  // says the call that asked was stopped, or `stop` is requested.
+  // says the call that asked was stopped (woken by its stop_token, or at its
+  // deadline), or `stop` is requested; it does not poll.
   ClientAnswer request_client(const std::string& method, nlohmann::json params,
                               const nlohmann::json& related_request, const CallControl* control,
                               std::chrono::milliseconds timeout, const std::stop_token& stop = {});
@@ -167,6 +184,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void state_changed();
+  std::vector<std::shared_ptr<CallControl>> calls_in_flight() const;
 
   const std::string id_;
   const std::string principal_;

@@ -1,9 +1,13 @@
 // A call pipeline over the test tools (tests/support/test_tools.h), with a
-// session that captures what it is sent, for tests of the pipeline's stages.
+// session that captures what it is sent, for tests of the pipeline's stages;
+// and StubNext, a stand-in for the rest of the chain, for tests that drive one
+// stage alone.
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "src/pipeline/call_pipeline.h"
@@ -11,6 +15,24 @@
 #include "tests/support/test_tools.h"
 
 namespace toolmux::testing {
+
+// The rest of the chain behind a stage under test: counts the calls it gets,
+// keeps a copy of the last one, and answers with `answer` (by default what
+// the echo tool would say, "next").
+struct StubNext {
+  int calls = 0;
+  std::optional<ToolCall> seen;
+  std::function<CallResult(ToolCall&)> answer = [](ToolCall&) {
+    return CallResult::answered(ToolResult::text("next"));
+  };
+  CallHandler handler() {
+    return [this](ToolCall& call) {
+      ++calls;
+      seen = call;
+      return answer(call);
+    };
+  }
+};
 
 struct PipelineFixture {
   std::shared_ptr<Catalog> catalog = make_test_catalog();
@@ -45,6 +67,17 @@ struct PipelineFixture {
     call.raw_arguments = parse_untrusted_json(arguments_json);
     call.control = std::make_shared<CallControl>();
     call.context = std::make_shared<SessionCallContext>(session, call.control, 1, nullptr, "test");
+    return call;
+  }
+
+  // A call as the stages before the one under test leave it: its tool
+  // resolved (resolve_tool), and with `checked` its arguments set as given
+  // (check_arguments).
+  ToolCall resolved_call(const std::string& tool, const std::string& arguments_json,
+                         bool checked = false) {
+    ToolCall call = make_call(tool, arguments_json);
+    call.tool = catalog->registry->find(tool);
+    if (checked) call.arguments = call.raw_arguments.value;
     return call;
   }
 

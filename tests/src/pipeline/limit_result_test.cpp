@@ -1,15 +1,14 @@
-// The pipeline stages issue 3 added: aliases, unknown-tool recovery, access
-// rules, argument policy, the result boundary, truncation and offloading.
+// The limit_result stage: truncation, offloading and the response bound on
+// the whole result (src/pipeline/result_limiter.h does the work).
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <string>
 
 #include "src/base/base64.h"
 #include "src/base/utf8.h"
-#include "src/builtins/call_tool.h"
 #include "src/builtins/result_resources.h"
 #include "src/builtins/result_tools.h"
+#include "src/pipeline/limit_result.h"
 #include "tests/support/pipeline_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -35,74 +34,48 @@ std::string echo_args(const std::string& text) { return json{{"text", text}}.dum
 
 }  // namespace
 
-TEST_CASE("a tool alias is served as its tool, and an argument alias is renamed") {
+TEST_CASE("limit_result cuts next's answer to the limits and reports what it did") {
   PipelineFixture f;
-  f.catalog->aliases.tools["say"] = "echo";
-  f.catalog->aliases.arguments["echo"]["message"] = "text";
-  ToolCall call = f.make_call("say", R"({"message":"hi"})");
-  CallResult r = f.pipeline(call);
+  f.catalog->limits.offload = false;
+  f.catalog->limits.max_text_chars = 10;
+  StubNext next;
+  next.answer = [](ToolCall&) { return CallResult::answered(ToolResult::text(multibyte(11))); };
+  ToolCall call = f.resolved_call("echo", "{}");
+  CallResult r = stages::limit_result(nullptr)(next.handler())(call);
+  CHECK(next.calls == 1);
   CHECK(r.outcome == CallOutcome::ok);
-  CHECK(text_at(r) == "hi");
-  CHECK(call.tool->spec.name == "echo");
-
-  ToolCall both = f.make_call("echo", R"({"message":"a","text":"b"})");
-  CallResult twice = f.pipeline(both);
-  CHECK(twice.outcome == CallOutcome::invalid_arguments);
-  CHECK_THAT(text_at(twice), Catch::Contains("\"message\""));
+  CHECK(r.truncated);
+  CHECK_FALSE(r.offloaded);
+  CHECK(r.bytes_produced == multibyte(11).size());  // what the tool said, before the cut
+  CHECK_THAT(text_at(r), Catch::StartsWith(multibyte(10) + "\n[toolmux: truncated"));
 }
 
-TEST_CASE("an unknown tool is a -32602 error with suggestions, or an isError result") {
+TEST_CASE("limit_result leaves read_tool_result's pages and cancelled answers whole") {
   PipelineFixture f;
-  ToolCall call = f.make_call("ecko", "{}");
-  CallResult r = f.pipeline(call);
-  CHECK(r.outcome == CallOutcome::unknown_tool);
-  REQUIRE(r.protocol_error.has_value());
-  CHECK(r.protocol_error->code == -32602);
-  CHECK_THAT(r.protocol_error->message, Catch::Contains("Did you mean \"echo\""));
-  CHECK(r.protocol_error->data["suggestions"][0] == "echo");
+  auto registry = make_test_registry();
+  REQUIRE(register_result_tools(*registry, nullptr).empty());
+  f.catalog = make_test_catalog(registry);
+  f.catalog->limits.offload = false;
+  f.catalog->limits.max_text_chars = 10;
+  StubNext next;
+  next.answer = [](ToolCall&) { return CallResult::answered(ToolResult::text(multibyte(11))); };
+  ToolCall page = f.resolved_call("read_tool_result", "{}");
+  CallResult r = stages::limit_result(nullptr)(next.handler())(page);
+  CHECK_FALSE(r.truncated);
+  CHECK(text_at(r) == multibyte(11));
 
-  f.catalog->policy.unknown_tool = UnknownToolAnswer::tool_result;
-  ToolCall again = f.make_call("ecko", "{}");
-  CallResult as_result = f.pipeline(again);
-  CHECK_FALSE(as_result.protocol_error.has_value());
-  CHECK(as_result.result.is_error);
-  CHECK_THAT(text_at(as_result), Catch::Contains("Did you mean \"echo\""));
+  next.answer = [](ToolCall&) { return CallResult::cancelled(); };
+  ToolCall cancelled = f.resolved_call("echo", "{}");
+  CHECK_FALSE(stages::limit_result(nullptr)(next.handler())(cancelled).truncated);
 }
 
-TEST_CASE("a call the access rules deny is an isError result naming the rule") {
+TEST_CASE("limit_result without a resolved tool is an internal error naming resolve_tool") {
   PipelineFixture f;
-  f.catalog->policy.access["*"] = AccessRule{{"*"}, {"thr*"}};
-  ToolCall call = f.make_call("throws", "{}");
-  CallResult r = f.pipeline(call);
-  CHECK(r.outcome == CallOutcome::denied);
-  CHECK_THAT(text_at(r), Catch::Contains("not allowed for \"local\""));
-  CHECK_THAT(text_at(r), Catch::Contains("/policy/access/*/deny/0"));
-  ToolCall allowed = f.make_call("echo", echo_args("x"));
-  CHECK(f.pipeline(allowed).outcome == CallOutcome::ok);
-}
-
-TEST_CASE("defaults fill absent arguments, and a fixed argument cannot be set by the caller") {
-  PipelineFixture f;
-  f.catalog->policy.arguments["echo"].defaults = {{"text", "default text"}};
+  StubNext next;
   ToolCall call = f.make_call("echo", "{}");
-  CHECK(text_at(f.pipeline(call)) == "default text");
-
-  f.catalog->policy.arguments["echo"] = ArgumentPolicy{json::object(), {{"text", "fixed"}}};
-  ToolCall fixed = f.make_call("echo", "{}");
-  CHECK(text_at(f.pipeline(fixed)) == "fixed");
-  ToolCall overridden = f.make_call("echo", echo_args("mine"));
-  CallResult r = f.pipeline(overridden);
-  CHECK(r.outcome == CallOutcome::invalid_arguments);
-  CHECK_THAT(text_at(r), Catch::Contains("fixed by the operator"));
-}
-
-TEST_CASE("text that is not UTF-8 becomes an error that carries the bytes as base64") {
-  PipelineFixture f;
-  ToolCall call = f.make_call("raw_bytes", "{}");
-  CallResult r = f.pipeline(call);
-  CHECK(r.outcome == CallOutcome::bad_result);
-  CHECK_THAT(text_at(r), Catch::Contains("not valid UTF-8"));
-  CHECK(text_at(r, 1) == base64_encode("ok\xff\xfe"));
+  CallResult r = stages::limit_result(nullptr)(next.handler())(call);
+  CHECK(next.calls == 0);
+  CHECK(r.outcome == CallOutcome::internal_error);
 }
 
 TEST_CASE("truncation keeps a text at the limit and cuts one over it, never inside a character") {
@@ -222,118 +195,6 @@ TEST_CASE("structuredContent over the character limit is stored even under the b
   CHECK(r.truncated);  // the text block beside it was cut
   CHECK(r.result.is_error);
   CHECK_THAT(text_at(r, 1), Catch::Contains("result_id"));
-}
-
-TEST_CASE("a result that cannot be written as JSON is an error naming where") {
-  PipelineFixture f;
-  auto registry = make_test_registry();
-  REQUIRE(registry
-              ->add(spec("not_finite", object_schema()),
-                    [](const json&, CallContext&) {
-                      ToolResult r = ToolResult::text("fine");
-                      r.structured_content = {{"ratio", std::nan("")}};
-                      return r;
-                    })
-              .empty());
-  f.catalog = make_test_catalog(registry);
-  ToolCall call = f.make_call("not_finite", "{}");
-  CallResult r = f.pipeline(call);
-  CHECK(r.outcome == CallOutcome::bad_result);
-  CHECK_THAT(text_at(r), Catch::Contains("a number that is not finite at /ratio"));
-}
-
-TEST_CASE("a result MCP does not allow is an error naming where, as for an upstream's") {
-  PipelineFixture f;
-  auto registry = make_test_registry();
-  REQUIRE(registry
-              ->add(spec("text_not_string", object_schema()),
-                    [](const json&, CallContext&) {
-                      ToolResult r;
-                      r.content = json::array({{{"type", "text"}, {"text", 5}}});
-                      return r;
-                    })
-              .empty());
-  REQUIRE(registry
-              ->add(spec("image_without_data", object_schema()),
-                    [](const json&, CallContext&) {
-                      ToolResult r = ToolResult::text("fine");
-                      r.content.push_back({{"type", "image"}, {"mimeType", "image/png"}});
-                      return r;
-                    })
-              .empty());
-  REQUIRE(registry
-              ->add(spec("structured_list", object_schema()),
-                    [](const json&, CallContext&) {
-                      ToolResult r = ToolResult::text("fine");
-                      r.structured_content = json::array({1, 2});
-                      return r;
-                    })
-              .empty());
-  f.catalog = make_test_catalog(registry);
-  auto answer = [&](const std::string& tool) {
-    ToolCall call = f.make_call(tool, "{}");
-    CallResult r = f.pipeline(call);
-    CHECK(r.outcome == CallOutcome::bad_result);
-    CHECK(r.result.is_error);
-    return text_at(r);
-  };
-  CHECK(answer("text_not_string") ==
-        "Tool \"text_not_string\" returned content MCP does not allow: /content/0/text must be a "
-        "string (it is a number)");
-  CHECK(answer("image_without_data") ==
-        "Tool \"image_without_data\" returned content MCP does not allow: /content/1/data is "
-        "missing");
-  CHECK(answer("structured_list") ==
-        "Tool \"structured_list\" returned structuredContent MCP does not allow: "
-        "/structuredContent must be an object (it is an array)");
-}
-
-namespace {
-
-std::shared_ptr<Catalog> catalog_with_call_tool() {
-  auto registry = make_test_registry();
-  REQUIRE(register_call_tool(*registry).empty());
-  return make_test_catalog(registry);
-}
-
-}  // namespace
-
-TEST_CASE("call_tool reaches a tool by name through every stage") {
-  PipelineFixture f;
-  f.catalog = catalog_with_call_tool();
-  f.catalog->aliases.tools["say"] = "echo";
-
-  ToolCall call = f.make_call("call_tool", R"({"name":"say","arguments":{"text":"hi"}})");
-  CallResult r = f.pipeline(call);
-  CHECK(r.outcome == CallOutcome::ok);
-  CHECK(text_at(r) == "hi");
-  CHECK(call.tool->spec.name == "echo");  // recorded and limited as echo
-
-  ToolCall bad = f.make_call("call_tool", R"({"name":"echo","arguments":{"text":1}})");
-  CHECK_THAT(text_at(f.pipeline(bad)), Catch::StartsWith("Invalid arguments for tool \"echo\""));
-
-  ToolCall repeated =
-      f.make_call("call_tool", R"({"name":"echo","arguments":{"text":"a","text":"b"}})");
-  CHECK_THAT(text_at(f.pipeline(repeated)), Catch::Contains("argument /text: repeated object key"));
-
-  f.catalog->policy.access["*"] = AccessRule{{}, {"echo"}};
-  ToolCall denied = f.make_call("call_tool", R"({"name":"echo","arguments":{"text":"x"}})");
-  CHECK(f.pipeline(denied).outcome == CallOutcome::denied);
-}
-
-TEST_CASE("call_tool answers an unknown name or a bad call with an isError result") {
-  PipelineFixture f;
-  f.catalog = catalog_with_call_tool();
-  ToolCall unknown = f.make_call("call_tool", R"({"name":"ecko"})");
-  CallResult r = f.pipeline(unknown);
-  CHECK(r.outcome == CallOutcome::unknown_tool);
-  CHECK_FALSE(r.protocol_error.has_value());
-  CHECK_THAT(text_at(r), Catch::Contains("Did you mean \"echo\""));
-
-  ToolCall itself = f.make_call("call_tool", R"({"name":"call_tool"})");
-  CHECK_THAT(text_at(f.pipeline(itself)), Catch::Contains("cannot call itself"));
-  ToolCall nameless = f.make_call("call_tool", R"({"arguments":{}})");
-  CHECK(f.pipeline(nameless).outcome == CallOutcome::invalid_arguments);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,20 @@
+#include "src/pipeline/authorize.h"
+
+#include <utility>
+
+namespace toolmux::stages {
+
+CallStage authorize() {
+  return [](CallHandler next) -> CallHandler {
+    return [next = std::move(next)](ToolCall& call) {
+      if (!call.tool) return CallResult::out_of_order("authorize", "tool", "resolve_tool");
+      if (auto why = call.catalog->policy.denial(call.principal, call.tool->spec.name)) {
+        return CallResult::denied(tool_label(call) + " is not allowed for " +
+                                  json_quoted(call.principal) + ": " + *why);
+      }
+      return next(call);
+    };
+  };
+}
+
+}  // namespace toolmux::stages

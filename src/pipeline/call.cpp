@@ -1,0 +1,101 @@
+#include "src/pipeline/call.h"
+
+#include <utility>
+
+#include "src/base/jsonrpc.h"
+
+namespace toolmux {
+
+std::string_view call_outcome_name(CallOutcome outcome) {
+  switch (outcome) {
+    case CallOutcome::ok:
+      return "ok";
+    case CallOutcome::tool_error:
+      return "tool_error";
+    case CallOutcome::unknown_tool:
+      return "unknown_tool";
+    case CallOutcome::denied:
+      return "denied";
+    case CallOutcome::invalid_arguments:
+      return "invalid_arguments";
+    case CallOutcome::timed_out:
+      return "timed_out";
+    case CallOutcome::cancelled:
+      return "cancelled";
+    case CallOutcome::crashed:
+      return "crashed";
+    case CallOutcome::bad_result:
+      return "bad_result";
+    case CallOutcome::stopped:
+      return "stopped";
+    case CallOutcome::internal_error:
+      return "internal_error";
+  }
+  return "unknown";
+}
+
+CallResult CallResult::answered(ToolResult result) {
+  const CallOutcome outcome = result.is_error ? CallOutcome::tool_error : CallOutcome::ok;
+  return {std::move(result), outcome};
+}
+
+CallResult CallResult::unknown_tool(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::unknown_tool};
+}
+
+CallResult CallResult::invalid_arguments(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::invalid_arguments};
+}
+
+CallResult CallResult::denied(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::denied};
+}
+
+CallResult CallResult::timed_out(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::timed_out};
+}
+
+CallResult CallResult::crashed(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::crashed};
+}
+
+CallResult CallResult::bad_result(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::bad_result};
+}
+
+CallResult CallResult::bad_result(ToolResult error) {
+  error.is_error = true;
+  return {std::move(error), CallOutcome::bad_result};
+}
+
+CallResult CallResult::stopped(std::string message) {
+  return {ToolResult::error(std::move(message)), CallOutcome::stopped};
+}
+
+CallResult CallResult::cancelled() {
+  return {ToolResult::error("cancelled"), CallOutcome::cancelled};
+}
+
+CallResult CallResult::rejected(CallOutcome outcome, ProtocolError error) {
+  CallResult out{ToolResult::error(error.message), outcome};
+  out.protocol_error = std::move(error);
+  return out;
+}
+
+CallResult CallResult::out_of_order(std::string_view stage, std::string_view missing,
+                                    std::string_view set_by) {
+  std::string message = "Internal error: the call pipeline is composed out of order: ";
+  message += std::string(stage) + " found no " + std::string(missing) + ", which " +
+             std::string(set_by) + " sets when it runs before " + std::string(stage);
+  return rejected(CallOutcome::internal_error,
+                  ProtocolError{jsonrpc::kInternalError, message, nullptr});
+}
+
+std::string json_quoted(std::string_view s) {
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string tool_label(const ToolCall& call) { return "Tool " + json_quoted(call.tool->spec.name); }
+
+}  // namespace toolmux

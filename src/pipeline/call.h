@@ -1,0 +1,127 @@
+// What travels through the tools/call pipeline: the call (ToolCall), its
+// answer (CallResult, built only by its named constructors), and the two
+// function types the chain is made of: a CallHandler answers a call, a
+// CallStage wraps the next handler into one that does a little more
+// (middleware). Stages and their order: src/pipeline/call_pipeline.h.
+//
+// A ToolCall is owned by whoever runs the chain and is changed in place by the
+// stages, one thread at a time (the deadline stage hands a copy to the thread
+// it starts). A stage that needs what an earlier stage sets (`tool`,
+// `arguments`) checks it is there and otherwise answers
+// CallResult::out_of_order(): a wrongly composed chain is a bug of toolmux,
+// answered as a JSON-RPC internal error, never a crash.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool.h"
+#include "catalog/tool_registry.h"
+#include "src/assembly/tool_catalog.h"
+#include "src/base/untrusted_json.h"
+#include "src/session/call_admission.h"
+#include "src/session/session.h"
+
+namespace toolmux {
+
+enum class CallOutcome {
+  ok,
+  tool_error,
+  unknown_tool,
+  denied,
+  invalid_arguments,
+  timed_out,
+  cancelled,
+  crashed,
+  bad_result,
+  stopped,        // toolmux stopped the call (it exits), or had no thread to run it on
+  internal_error  // the pipeline was composed out of order (a bug of toolmux)
+};
+std::string_view call_outcome_name(CallOutcome outcome);
+
+struct ToolCall {
+  std::string session_id;      // owner of what the call stores
+  std::string session_label;   // for logs (the id itself is a secret)
+  std::string principal;       // whom the access rules apply to
+  std::string requested_name;  // as the client sent it (may be an alias); the
+                               // tool call_tool names once unwrap_call_tool ran
+  // The catalog the call runs against; keeps `tool` alive for as long as any
+  // thread of the call runs, even one abandoned after a timeout.
+  std::shared_ptr<const Catalog> catalog;
+  bool via_call_tool = false;               // set by unwrap_call_tool
+  const RegisteredTool* tool = nullptr;     // set by resolve_tool
+  ParsedJson raw_arguments;                 // as read at the boundary
+  std::optional<nlohmann::json> arguments;  // set by check_arguments
+  std::shared_ptr<CallControl> control;     // cancellation and deadline
+  std::shared_ptr<CallContext> context;     // progress, logging, cancelled() for the handler
+  // When toolmux read the request: the tool's timeout counts from then, time
+  // spent waiting for a place to run included.
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
+  // The call's place among the running calls, held by every thread of the call
+  // (an abandoned handler's too); null when the call was not admitted through one.
+  std::shared_ptr<const CallPlace> place;
+};
+
+struct ProtocolError {
+  int code = 0;
+  std::string message;
+  nlohmann::json data;
+};
+
+// The answer to a call. Built by the named constructors below, one per way a
+// call ends; the stages then only adjust the limit fields.
+struct CallResult {
+  // What the tool answered: ok, or tool_error when `result` says isError.
+  static CallResult answered(ToolResult result);
+  // An isError result with `message`, the tool not having run (or its answer
+  // dropped), for each outcome toolmux decides.
+  static CallResult unknown_tool(std::string message);
+  static CallResult invalid_arguments(std::string message);
+  static CallResult denied(std::string message);
+  static CallResult timed_out(std::string message);
+  static CallResult crashed(std::string message);
+  static CallResult bad_result(std::string message);
+  static CallResult bad_result(ToolResult error);  // an error that carries more blocks
+  static CallResult stopped(std::string message);
+  // The call was cancelled: the client gets no response.
+  static CallResult cancelled();
+  // Answered with the JSON-RPC error `error` instead of a result; `result`
+  // holds the same message as an isError result, for the record.
+  static CallResult rejected(CallOutcome outcome, ProtocolError error);
+  // `stage` found `missing` unset, which `set_by` sets when it runs before:
+  // the chain was composed out of order. A -32603 internal error naming them.
+  static CallResult out_of_order(std::string_view stage, std::string_view missing,
+                                 std::string_view set_by);
+
+  ToolResult result;
+  CallOutcome outcome = CallOutcome::ok;
+  // When set, the call is answered with this JSON-RPC error instead of `result`.
+  std::optional<ProtocolError> protocol_error;
+  // What the tool said, before limits: text, binary data and structuredContent
+  // bytes (result_payload_bytes).
+  std::size_t bytes_produced = 0;
+  bool truncated = false;
+  bool offloaded = false;
+
+ private:
+  CallResult(ToolResult r, CallOutcome o) : result(std::move(r)), outcome(o) {}
+};
+
+using CallHandler = std::function<CallResult(ToolCall&)>;
+using CallStage = std::function<CallHandler(CallHandler next)>;
+
+// "Tool \"name\"", the name of the tool `call` reached (resolve_tool has run),
+// quoted as JSON: how every message about a tool starts.
+std::string tool_label(const ToolCall& call);
+// `s` as a JSON string, invalid UTF-8 replaced.
+std::string json_quoted(std::string_view s);
+
+}  // namespace toolmux

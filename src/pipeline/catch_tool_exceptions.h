@@ -1,0 +1,13 @@
+// The catch_tool_exceptions stage (handler): the one place where exceptions
+// from tool code are caught. Passes the call on; an exception becomes a
+// crashed isError result, "Tool \"name\" failed: what()". Needs `tool`
+// (resolve_tool before it), else CallResult::out_of_order().
+#pragma once
+
+#include "src/pipeline/call.h"
+
+namespace toolmux::stages {
+
+CallStage catch_tool_exceptions();
+
+}  // namespace toolmux::stages

@@ -1,0 +1,96 @@
+#include "src/pipeline/check_result.h"
+
+#include <utility>
+
+#include "catalog/tool_result_shape.h"
+#include "src/base/base64.h"
+#include "src/base/untrusted_json.h"
+#include "src/base/utf8.h"
+
+namespace toolmux::stages {
+
+namespace {
+
+using nlohmann::json;
+
+bool is_text_block(const json& block) {
+  return block.is_object() && block.value("type", "") == "text" && block.contains("text") &&
+         block["text"].is_string();
+}
+
+}  // namespace
+
+CallStage check_result() {
+  return [](CallHandler next) -> CallHandler {
+    return [next = std::move(next)](ToolCall& call) {
+      if (!call.tool) return CallResult::out_of_order("check_result", "tool", "resolve_tool");
+      CallResult out = next(call);
+      if (out.outcome == CallOutcome::cancelled) return out;
+      ToolResult& r = out.result;
+      if (!r.content.is_array()) {
+        return CallResult::bad_result(tool_label(call) + " returned content that is not a list");
+      }
+      if (auto why = content_problem(r.content)) {
+        return CallResult::bad_result(tool_label(call) +
+                                      " returned content MCP does not allow: " + *why);
+      }
+      for (const auto& block : r.content) {
+        if (json_depth(block) > JsonLimits{}.max_depth) {
+          return CallResult::bad_result(tool_label(call) +
+                                        " returned content nested deeper than 256 levels");
+        }
+      }
+      // Text that is not UTF-8 cannot travel in JSON: an error that still
+      // carries the bytes, as base64, so nothing the tool said is lost.
+      for (const auto& block : r.content) {
+        if (!is_text_block(block)) continue;
+        const std::string& text = block["text"].get_ref<const std::string&>();
+        if (!is_valid_utf8(text)) {
+          ToolResult error =
+              ToolResult::error(tool_label(call) + " returned text that is not valid UTF-8; its " +
+                                std::to_string(text.size()) + " bytes follow, base64-encoded");
+          error.content.push_back({{"type", "text"}, {"text", base64_encode(text)}});
+          return CallResult::bad_result(std::move(error));
+        }
+      }
+      // Anything else that could not be written as JSON (NaN, bad UTF-8 in
+      // another block or in structuredContent) is an error naming where.
+      for (const json* part : {&r.content, &r.structured_content}) {
+        if (auto why = unserializable_json(*part)) {
+          return CallResult::bad_result(
+              tool_label(call) + " returned a result that cannot be sent as JSON: " + *why +
+              (part == &r.content ? " of its content" : " of its structuredContent"));
+        }
+      }
+      const auto& output_schema = call.tool->output_schema;
+      if (auto why = structured_content_problem(r.structured_content)) {
+        return CallResult::bad_result(tool_label(call) +
+                                      " returned structuredContent MCP does not allow: /" + *why);
+      }
+      if (!r.structured_content.is_null()) {
+        if (json_depth(r.structured_content) > JsonLimits{}.max_depth) {
+          return CallResult::bad_result(
+              tool_label(call) + " returned structuredContent nested deeper than 256 levels");
+        }
+        if (output_schema && !r.is_error) {
+          auto violations = output_schema->validate(r.structured_content);
+          if (!violations.empty()) {
+            std::string message = tool_label(call) +
+                                  " returned structuredContent that does not match its "
+                                  "outputSchema:";
+            for (const auto& v : violations) message += " " + v + ";";
+            message.pop_back();
+            return CallResult::bad_result(std::move(message));
+          }
+        }
+      } else if (output_schema && !r.is_error) {
+        return CallResult::bad_result(
+            tool_label(call) +
+            " returned no structuredContent although it declares an outputSchema");
+      }
+      return out;
+    };
+  };
+}
+
+}  // namespace toolmux::stages

@@ -1,0 +1,98 @@
+#include "src/pipeline/deadline.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <utility>
+
+#include "src/base/elastic_threads.h"
+
+namespace toolmux::stages {
+
+using Clock = std::chrono::steady_clock;
+
+CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
+  return [running](CallHandler next) -> CallHandler {
+    return [running, next = std::move(next)](ToolCall& call) {
+      if (!call.tool) return CallResult::out_of_order("deadline", "tool", "resolve_tool");
+      // The run is shared with its thread: if we stop waiting, the thread still
+      // owns what it touches and its late result goes nowhere.
+      struct Run {
+        std::mutex mutex;
+        std::condition_variable done;
+        std::optional<CallResult> result;
+        Clock::time_point finished_at;
+        ToolCall call;
+      };
+      auto run = std::make_shared<Run>();
+      run->call = call;
+      const auto timeout = call.tool->spec.timeout;
+      call.control->set_deadline(call.received + timeout);
+
+      running->enter();
+      const bool posted = call_threads().post([run, next, running]() mutable {
+        CallResult out = next(run->call);
+        {
+          std::lock_guard lock(run->mutex);
+          run->finished_at = Clock::now();
+          run->result = std::move(out);
+          run->done.notify_all();
+        }
+        // Let go of what the chain holds (the catalog, the result store)
+        // before saying this handler has stopped: whoever waits for that may
+        // then tear them down.
+        next = nullptr;
+        run.reset();
+        running->leave();
+      });
+      if (!posted) {
+        running->leave();
+        return CallResult::stopped(
+            tool_label(call) +
+            " did not run: toolmux could not start a thread for it (the system refused one); try "
+            "again later");
+      }
+
+      auto timed_out = [&] {
+        return CallResult::timed_out(tool_label(call) + " timed out after " +
+                                     std::to_string(timeout.count()) + " ms");
+      };
+      auto stopped = [&] {
+        return CallResult::stopped(tool_label(call) +
+                                   " was stopped before it finished: toolmux is exiting");
+      };
+      const Clock::time_point until = call.control->deadline();
+      std::optional<CallResult> result;
+      Clock::time_point finished_at;
+      {
+        // Woken by the run finishing (`done`), by cancel() or abort() (this
+        // callback, on the thread that calls them), or by the deadline. The
+        // callback takes the run's lock so that its wake-up cannot fall between
+        // a look at the flags and the wait; `lock` is released before `wake`
+        // goes, whose end waits for a callback in progress.
+        std::stop_callback wake(call.control->stop_token(), [run] {
+          std::lock_guard guard(run->mutex);
+          run->done.notify_all();
+        });
+        std::unique_lock lock(run->mutex);
+        run->done.wait_until(lock, until, [&] {
+          return run->result.has_value() || call.control->cancelled() || call.control->aborted();
+        });
+        if (run->result) {
+          result = std::move(run->result);
+          finished_at = run->finished_at;
+        }
+      }
+      if (call.control->cancelled()) return CallResult::cancelled();
+      if (call.control->aborted()) return stopped();
+      // A tool that stopped because its deadline passed (a command is killed
+      // then) answers late: it timed out, whatever it says.
+      if (!result || finished_at >= until) return timed_out();
+      return std::move(*result);
+    };
+  };
+}
+
+}  // namespace toolmux::stages

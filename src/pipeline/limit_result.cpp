@@ -1,0 +1,40 @@
+#include "src/pipeline/limit_result.h"
+
+#include <utility>
+
+#include "src/builtins/result_tools.h"
+#include "src/pipeline/result_limiter.h"
+
+namespace toolmux::stages {
+
+CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
+  return [results](CallHandler next) -> CallHandler {
+    return [results, next = std::move(next)](ToolCall& call) {
+      if (!call.tool) return CallResult::out_of_order("limit_result", "tool", "resolve_tool");
+      CallResult out = next(call);
+      out.bytes_produced = result_payload_bytes(out.result);
+      if (out.outcome == CallOutcome::cancelled || call.tool->spec.name == kReadToolResult) {
+        return out;
+      }
+      StorePayload store;
+      if (results) {
+        store = [&](std::string_view payload, const StoredFormat& format) {
+          std::string error;
+          ResultStore* opened = results->get(error);
+          std::string id = opened ? opened->put(call.session_id, payload, format, error) : "";
+          if (id.empty() && call.context) {
+            call.context->log(LogLevel::warning,
+                              {{"event", "offload_failed"}, {"tool", call.tool->spec.name}});
+          }
+          return id;
+        };
+      }
+      const LimitReport report = apply_result_limits(out.result, call.catalog->limits, store);
+      out.truncated = out.truncated || report.truncated;
+      out.offloaded = out.offloaded || report.offloaded;
+      return out;
+    };
+  };
+}
+
+}  // namespace toolmux::stages

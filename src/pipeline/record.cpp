@@ -1,0 +1,59 @@
+#include "src/pipeline/record.h"
+
+#include <chrono>
+#include <utility>
+
+#include "src/pipeline/result_limiter.h"
+
+namespace toolmux::stages {
+
+namespace {
+
+bool answered(CallOutcome outcome) {
+  return outcome == CallOutcome::ok || outcome == CallOutcome::tool_error ||
+         outcome == CallOutcome::cancelled;
+}
+
+}  // namespace
+
+CallStage record(Logger& logger, Metrics& metrics) {
+  return [&logger, &metrics](CallHandler next) -> CallHandler {
+    return [&logger, &metrics, next = std::move(next)](ToolCall& call) {
+      const auto start = std::chrono::steady_clock::now();
+      CallResult out = next(call);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string tool = call.tool ? call.tool->spec.name : call.requested_name;
+      CallRecord record{tool,
+                        std::string(call_outcome_name(out.outcome)),
+                        seconds,
+                        out.bytes_produced,
+                        result_payload_bytes(out.result),
+                        out.truncated,
+                        out.offloaded};
+      metrics.record_call(record);
+      // A tool that answers with an error did its job; a call that broke
+      // (bad arguments, a throw, a timeout, a bad result) deserves attention.
+      logger.write(answered(out.outcome) ? LogLevel::info : LogLevel::warning, "tool_call",
+                   {{"tool", record.tool},
+                    {"owner", call.principal},
+                    {"session", call.session_label},
+                    {"outcome", record.outcome},
+                    {"duration_ms", seconds * 1000.0},
+                    {"bytes_produced", record.bytes_produced},
+                    {"bytes_returned", record.bytes_returned},
+                    {"truncated", record.truncated},
+                    {"offloaded", record.offloaded}});
+      if (out.outcome != CallOutcome::cancelled && call.context) {
+        const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
+                               : out.outcome == CallOutcome::tool_error ? LogLevel::info
+                                                                        : LogLevel::warning;
+        call.context->log(level,
+                          {{"event", "tool_call"}, {"tool", tool}, {"outcome", record.outcome}});
+      }
+      return out;
+    };
+  };
+}
+
+}  // namespace toolmux::stages

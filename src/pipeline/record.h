@@ -1,0 +1,19 @@
+// The record stage (around the whole chain): one record per call in the
+// operator's log (tool, owner, session, duration, outcome, bytes produced and
+// returned, truncated, offloaded), the call counted in the metrics, and a
+// notifications/message to the client (debug for successes, info for error
+// answers, warning for broken calls; none for a cancelled call). Argument
+// values never reach either. Passes every call on and returns next's answer
+// unchanged. `logger` and `metrics` must outlive the handler; both are
+// thread-safe.
+#pragma once
+
+#include "src/base/logger.h"
+#include "src/base/metrics.h"
+#include "src/pipeline/call.h"
+
+namespace toolmux::stages {
+
+CallStage record(Logger& logger, Metrics& metrics);
+
+}  // namespace toolmux::stages

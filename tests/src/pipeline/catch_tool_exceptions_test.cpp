@@ -1,0 +1,52 @@
+// The catch_tool_exceptions stage: the one place exceptions from tool code are caught.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+#include "src/pipeline/catch_tool_exceptions.h"
+#include "tests/support/pipeline_fixture.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using nlohmann::json;
+
+namespace {
+
+std::string text_at(const CallResult& r, std::size_t i = 0) {
+  return r.result.content.at(i).at("text");
+}
+
+}  // namespace
+
+TEST_CASE("catch_tool_exceptions turns what next throws into a crashed isError result") {
+  PipelineFixture f;
+  StubNext next;
+  next.answer = [](ToolCall&) -> CallResult { throw std::runtime_error("boom"); };
+  ToolCall call = f.resolved_call("echo", "{}");
+  CallResult r = stages::catch_tool_exceptions()(next.handler())(call);
+  CHECK(next.calls == 1);
+  CHECK(r.outcome == CallOutcome::crashed);
+  CHECK(text_at(r) == "Tool \"echo\" failed: boom");
+
+  next.answer = [](ToolCall&) -> CallResult { throw 42; };
+  CHECK(text_at(stages::catch_tool_exceptions()(next.handler())(call)) ==
+        "Tool \"echo\" failed with an unknown exception");
+}
+
+TEST_CASE("catch_tool_exceptions passes next's answer through unchanged") {
+  PipelineFixture f;
+  StubNext next;
+  ToolCall call = f.resolved_call("echo", "{}");
+  CallResult r = stages::catch_tool_exceptions()(next.handler())(call);
+  CHECK(r.outcome == CallOutcome::ok);
+  CHECK(text_at(r) == "next");
+}
+
+TEST_CASE("a tool that throws gives an isError result naming the tool") {
+  PipelineFixture f;
+  ToolCall call = f.make_call("throws", "{}");
+  CallResult r = f.pipeline(call);
+  CHECK(r.outcome == CallOutcome::crashed);
+  CHECK(r.result.is_error);
+  CHECK(text_at(r) == "Tool \"throws\" failed: disk on fire");
+}

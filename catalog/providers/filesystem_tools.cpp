@@ -24,6 +24,7 @@
 #include "catalog/bounded_regex.h"
 #include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
+#include "src/base/status.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -434,9 +435,7 @@ struct SearchStart {
   std::string search_prefix;
 };
 
-std::optional<std::vector<SearchStart>> search_starts(const RootSet& roots,
-                                                      const Location& location,
-                                                      std::string& error) {
+Result<std::vector<SearchStart>> search_starts(const RootSet& roots, const Location& location) {
   std::vector<SearchStart> starts;
   if (location.is_root_list()) {
     std::vector<std::size_t> order(roots.size());
@@ -444,14 +443,14 @@ std::optional<std::vector<SearchStart>> search_starts(const RootSet& roots,
     std::sort(order.begin(), order.end(),
               [&](std::size_t a, std::size_t b) { return roots.name(a) < roots.name(b); });
     for (const std::size_t i : order) {
-      std::optional<OpenedFile> dir = roots.open_directory(Location{i, "", roots.name(i)}, error);
-      if (!dir) return std::nullopt;
+      Result<OpenedFile> dir = roots.open_directory(Location{i, "", roots.name(i)});
+      if (!dir.ok()) return dir.status();
       starts.push_back({std::move(dir->fd), roots.name(i), roots.name(i)});
     }
     return starts;
   }
-  std::optional<OpenedFile> dir = roots.open_directory(location, error);
-  if (!dir) return std::nullopt;
+  Result<OpenedFile> dir = roots.open_directory(location);
+  if (!dir.ok()) return dir.status();
   starts.push_back({std::move(dir->fd), location.display == "." ? "" : location.display, ""});
   return starts;
 }
@@ -488,11 +487,10 @@ ToolResult FilesystemTools::read_text_file(const json& args, CallContext& /*cont
                              std::to_string(*start_arg) + ")");
   }
 
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(*path, error);
-  if (!location) return ToolResult::error(error);
-  std::optional<OpenedFile> file = roots_.open_regular_file(*location, error);
-  if (!file) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(*path);
+  if (!location.ok()) return ToolResult::error(location.message());
+  Result<OpenedFile> file = roots_.open_regular_file(*location);
+  if (!file.ok()) return ToolResult::error(file.message());
   const std::string shown = quote_path(location->display);
   if (static_cast<std::uint64_t>(file->st.st_size) > kReadMaxFileBytes) {
     return ToolResult::error("file " + shown + " is larger than 64 MiB; it cannot be read with " +
@@ -561,9 +559,8 @@ ToolResult FilesystemTools::read_text_file(const json& args, CallContext& /*cont
 
 ToolResult FilesystemTools::list_directory(const json& args, CallContext& /*context*/) const {
   const std::string path = string_arg(args, "path").value_or(".");
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(path);
+  if (!location.ok()) return ToolResult::error(location.message());
 
   struct Entry {
     std::string raw;
@@ -578,8 +575,8 @@ ToolResult FilesystemTools::list_directory(const json& args, CallContext& /*cont
               [](const Entry& a, const Entry& b) { return a.raw < b.raw; });
     total = entries.size();
   } else {
-    std::optional<OpenedFile> dir = roots_.open_directory(*location, error);
-    if (!dir) return ToolResult::error(error);
+    Result<OpenedFile> dir = roots_.open_directory(*location);
+    if (!dir.ok()) return ToolResult::error(dir.message());
     std::vector<std::string> names;
     int err = 0;
     if (!read_directory_names(dir->fd.get(), names, err)) {
@@ -633,11 +630,10 @@ ToolResult FilesystemTools::find_files(const json& args, CallContext& context) c
   const auto max_results = static_cast<std::size_t>(
       std::clamp<std::int64_t>(int_arg(args, "max_results").value_or(200), 1, 1000));
 
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(path, error);
-  if (!location) return ToolResult::error(error);
-  std::optional<std::vector<SearchStart>> starts = search_starts(roots_, *location, error);
-  if (!starts) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(path);
+  if (!location.ok()) return ToolResult::error(location.message());
+  Result<std::vector<SearchStart>> starts = search_starts(roots_, *location);
+  if (!starts.ok()) return ToolResult::error(starts.message());
 
   std::vector<std::string> found;
   bool capped = false;
@@ -676,24 +672,24 @@ ToolResult FilesystemTools::find_files(const json& args, CallContext& context) c
 // matching of each line is bounded (BoundedRegex).
 class Matcher {
  public:
-  // False with `error` for an invalid regex.
-  bool prepare(const std::string& query, bool regex, bool case_sensitive, std::string& error) {
+  // Fails (invalid_argument, naming the query) for an invalid regex.
+  Status prepare(const std::string& query, bool regex, bool case_sensitive) {
     regex_mode_ = regex;
     case_sensitive_ = case_sensitive;
     if (!regex) {
       query_ = case_sensitive ? query : lower(query);
-      return true;
+      return Status::ok_status();
     }
     RegexLimits limits;
     limits.match_limit = kRegexMatchLimit;
     auto compiled =
         BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, limits);
     if (!compiled.ok()) {
-      error = "invalid regex " + quote_path(query) + ": " + compiled.message();
-      return false;
+      return Status::invalid_argument("invalid regex " + quote_path(query) + ": " +
+                                      compiled.message());
     }
     regex_ = std::move(compiled).value();
-    return true;
+    return Status::ok_status();
   }
 
   enum class Result { hit, miss, unchecked };
@@ -837,10 +833,11 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
   }
 
   Matcher matcher;
-  std::string error;
-  if (!matcher.prepare(*query, regex, case_sensitive, error)) return ToolResult::error(error);
-  const std::optional<Location> location = roots_.resolve(path, error);
-  if (!location) return ToolResult::error(error);
+  if (const Status prepared = matcher.prepare(*query, regex, case_sensitive); !prepared.ok()) {
+    return ToolResult::error(prepared.message());
+  }
+  const Result<Location> location = roots_.resolve(path);
+  if (!location.ok()) return ToolResult::error(location.message());
 
   SearchState state;
   state.max_results = static_cast<std::size_t>(
@@ -849,17 +846,18 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
 
   std::optional<OpenedFile> target;
   if (!location->is_root_list()) {
-    target = roots_.open_path(*location, /*follow_final=*/true, error);
-    if (!target) return ToolResult::error(error);
+    Result<OpenedFile> opened = roots_.open_path(*location, /*follow_final=*/true);
+    if (!opened.ok()) return ToolResult::error(opened.message());
+    target = std::move(opened).value();
   }
   if (target && !S_ISDIR(target->st.st_mode)) {
     // One file, named by the caller.
-    std::optional<OpenedFile> file = roots_.open_regular_file(*location, error);
-    if (!file) return ToolResult::error(error);
+    Result<OpenedFile> file = roots_.open_regular_file(*location);
+    if (!file.ok()) return ToolResult::error(file.message());
     search_open_file(file->fd.get(), file->st, location->display, matcher, context, state);
   } else {
-    std::optional<std::vector<SearchStart>> starts = search_starts(roots_, *location, error);
-    if (!starts) return ToolResult::error(error);
+    Result<std::vector<SearchStart>> starts = search_starts(roots_, *location);
+    if (!starts.ok()) return ToolResult::error(starts.message());
     Walker walker(context);
     for (SearchStart& start : *starts) {
       const bool go_on = walker.walk(
@@ -974,9 +972,8 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
 ToolResult FilesystemTools::get_file_info(const json& args, CallContext& /*context*/) const {
   const std::optional<std::string> path = string_arg(args, "path");
   if (!path) return ToolResult::error("missing argument \"path\"");
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(*path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(*path);
+  if (!location.ok()) return ToolResult::error(location.message());
   if (location->is_root_list()) {
     return ToolResult::error("\".\" is the list of roots, not a file or folder; the roots are " +
                              [&] {
@@ -987,8 +984,8 @@ ToolResult FilesystemTools::get_file_info(const json& args, CallContext& /*conte
                                return list;
                              }());
   }
-  const std::optional<OpenedFile> file = roots_.open_path(*location, /*follow_final=*/false, error);
-  if (!file) return ToolResult::error(error);
+  const Result<OpenedFile> file = roots_.open_path(*location, /*follow_final=*/false);
+  if (!file.ok()) return ToolResult::error(file.message());
 
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(file->st.st_mode & 07777));
@@ -1035,9 +1032,8 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
   if (!content) return ToolResult::error("missing argument \"content\"");
   const bool create_directories = bool_arg(args, "create_directories", false);
 
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(*path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(*path);
+  if (!location.ok()) return ToolResult::error(location.message());
   if (location->is_root_list() || location->is_root()) {
     return ToolResult::error("path " + quote_path(*path) + " is a root folder, not a file");
   }
@@ -1052,9 +1048,9 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
   const std::string name =
       slash == std::string::npos ? location->relative : location->relative.substr(slash + 1);
 
-  std::optional<OpenedFile> dir =
-      roots_.open_directory_for_writing(location->root, parent, create_directories, error);
-  if (!dir) return ToolResult::error(error);
+  const Result<OpenedFile> dir =
+      roots_.open_directory_for_writing(location->root, parent, create_directories);
+  if (!dir.ok()) return ToolResult::error(dir.message());
   const int dir_fd = dir->fd.get();
 
   struct stat existing {};

@@ -263,11 +263,10 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
   }
   // The same shape a native tool's result must have (the call pipeline's
   // check_result): relayed as it came, a broken one would reach the client.
-  std::string problem;
-  if (!read_tool_result(*outcome.result, problem)) {
+  if (const Result<ToolResult> read = read_tool_result(*outcome.result); !read.ok()) {
     return {std::nullopt, Failure::invalid,
             "upstream \"" + name_ +
-                "\" answered tools/call with a result MCP does not allow: " + problem,
+                "\" answered tools/call with a result MCP does not allow: " + read.message(),
             nullptr};
   }
   return outcome;
@@ -275,11 +274,11 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
 
 ToolResult McpClient::tool_result(const Outcome& outcome) {
   if (!outcome.result) return ToolResult::error(outcome.error);
-  std::string problem;
-  std::optional<ToolResult> read = read_tool_result(*outcome.result, problem);
+  Result<ToolResult> read = read_tool_result(*outcome.result);
   // call_tool has checked it; a result from elsewhere is refused the same way.
-  if (!read) return ToolResult::error("the result does not have MCP's shape: " + problem);
-  return std::move(*read);
+  if (!read.ok())
+    return ToolResult::error("the result does not have MCP's shape: " + read.message());
+  return std::move(read).value();
 }
 
 void McpClient::on_message(std::string_view text) {

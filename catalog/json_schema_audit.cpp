@@ -255,10 +255,9 @@ class SchemaChecker {
                       "(#/...) are allowed");
       return;
     }
-    std::string reason;
-    const auto tokens = ref_tokens(text, reason);
-    if (!tokens) {
-      problem(at, "$ref " + quote(text) + " " + reason);
+    const Result<std::vector<std::string>> tokens = ref_tokens(text);
+    if (!tokens.ok()) {
+      problem(at, "$ref " + quote(text) + " " + tokens.message());
       return;
     }
     std::string target_pointer;
@@ -429,9 +428,9 @@ class SchemaChecker {
 }  // namespace
 
 // RFC 6901 tokens of a "#/..." reference, decoded the way valijson decodes them
-// (~1, ~0, then %XX). nullopt (with a reason) when valijson would read it
+// (~1, ~0, then %XX). Fails (with the reason) when valijson would read it
 // differently from the standard.
-std::optional<std::vector<std::string>> ref_tokens(const std::string& ref, std::string& reason) {
+Result<std::vector<std::string>> ref_tokens(const std::string& ref) {
   std::vector<std::string> tokens;
   if (ref == "#") return tokens;
   std::string_view rest = std::string_view(ref).substr(1);  // "/a/b"
@@ -441,8 +440,7 @@ std::optional<std::vector<std::string>> ref_tokens(const std::string& ref, std::
     std::string raw(rest.substr(0, slash));
     rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
     if (raw.empty()) {
-      reason = "has an empty reference token";
-      return std::nullopt;
+      return Status::invalid_argument("has an empty reference token");
     }
     std::string token;
     for (std::size_t i = 0; i < raw.size(); ++i) {
@@ -450,8 +448,7 @@ std::optional<std::vector<std::string>> ref_tokens(const std::string& ref, std::
         token += raw[i + 1] == '0' ? '~' : '/';
         ++i;
       } else if (raw[i] == '~') {
-        reason = "has an invalid ~ escape";
-        return std::nullopt;
+        return Status::invalid_argument("has an invalid ~ escape");
       } else {
         token += raw[i];
       }
@@ -469,14 +466,12 @@ std::optional<std::vector<std::string>> ref_tokens(const std::string& ref, std::
         return -1;
       };
       if (i + 2 >= token.size()) {
-        reason = "has an invalid %-escape";
-        return std::nullopt;
+        return Status::invalid_argument("has an invalid %-escape");
       }
       const int high = hex(token[i + 1]);
       const int low = hex(token[i + 2]);
       if (high < 0 || low < 0) {
-        reason = "has an invalid %-escape";
-        return std::nullopt;
+        return Status::invalid_argument("has an invalid %-escape");
       }
       decoded += static_cast<char>(high * 16 + low);
       i += 2;

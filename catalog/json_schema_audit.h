@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/problem.h"
+#include "src/base/status.h"
 
 namespace toolmux::json_schema {
 
@@ -32,9 +33,10 @@ struct OwnKeywordPositions {
 std::optional<OwnKeywordPositions> audit_schema(const nlohmann::json& schema, Problems& problems);
 
 // RFC 6901 tokens of a "#" or "#/..." reference, decoded the way valijson
-// decodes them (~1, ~0, then %XX). nullopt, with `reason` set, when valijson
-// would read it differently from the standard.
-std::optional<std::vector<std::string>> ref_tokens(const std::string& ref, std::string& reason);
+// decodes them (~1, ~0, then %XX). Fails (invalid_argument, e.g. "has an
+// invalid ~ escape") when valijson would read it differently from the
+// standard.
+Result<std::vector<std::string>> ref_tokens(const std::string& ref);
 
 // The node `tokens` lead to in `root` (null when there is none), with
 // `pointer` set to its canonical JSON pointer.

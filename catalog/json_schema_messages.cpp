@@ -123,10 +123,9 @@ class Locator {
       if (!node->is_object()) continue;
       auto ref = node->find("$ref");
       if (ref != node->end() && ref->is_string()) {
-        std::string reason;
-        const auto tokens = ref_tokens(ref->get<std::string>(), reason);
+        const Result<std::vector<std::string>> tokens = ref_tokens(ref->get<std::string>());
         std::string ignored;
-        const json* target = tokens ? resolve_tokens(root_, *tokens, ignored) : nullptr;
+        const json* target = tokens.ok() ? resolve_tokens(root_, *tokens, ignored) : nullptr;
         if (target) pending.push_back(target);
         continue;
       }

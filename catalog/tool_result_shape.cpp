@@ -126,31 +126,23 @@ std::optional<std::string> structured_content_problem(const json& structured) {
   return "structuredContent must be an object (it is " + type_text(structured) + ")";
 }
 
-std::optional<ToolResult> read_tool_result(const json& result, std::string& problem) {
+Result<ToolResult> read_tool_result(const json& result) {
   if (!result.is_object()) {
-    problem = "the result must be an object (it is " + type_text(result) + ")";
-    return std::nullopt;
+    return Status::invalid_argument("the result must be an object (it is " + type_text(result) +
+                                    ")");
   }
   auto content = result.find("content");
-  if (content == result.end()) {
-    problem = "/content is missing";
-    return std::nullopt;
-  }
-  if (auto why = content_problem(*content)) {
-    problem = *why;
-    return std::nullopt;
-  }
+  if (content == result.end()) return Status::invalid_argument("/content is missing");
+  if (auto why = content_problem(*content)) return Status::invalid_argument(*why);
   auto structured = result.find("structuredContent");
   if (structured != result.end()) {
     if (auto why = structured_content_problem(*structured)) {
-      problem = "/" + *why;
-      return std::nullopt;
+      return Status::invalid_argument("/" + *why);
     }
   }
   if (auto why = first({field_problem(result, "isError", Kind::boolean, false),
                         field_problem(result, "_meta", Kind::object, false)})) {
-    problem = *why;
-    return std::nullopt;
+    return Status::invalid_argument(*why);
   }
   ToolResult out;
   out.content = *content;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool.h"
+#include "src/base/status.h"
 
 namespace toolmux {
 
@@ -27,12 +28,12 @@ std::optional<std::string> content_problem(const nlohmann::json& content);
 // or nullopt. Null (no structuredContent) is fine.
 std::optional<std::string> structured_content_problem(const nlohmann::json& structured);
 
-// Reads a CallToolResult as a peer sent it. nullopt, with `problem` set,
-// when it breaks MCP's shape: not an object, content missing or not an
-// array, a content block as content_block_problem says, structuredContent
-// that is not an object, isError that is not a boolean, _meta that is not an
-// object. `problem` starts with the JSON pointer below the result:
+// Reads a CallToolResult as a peer sent it. Fails (invalid_argument) when it
+// breaks MCP's shape: not an object, content missing or not an array, a
+// content block as content_block_problem says, structuredContent that is not
+// an object, isError that is not a boolean, _meta that is not an object. The
+// message starts with the JSON pointer below the result:
 // `/isError must be a boolean (it is a string)`.
-std::optional<ToolResult> read_tool_result(const nlohmann::json& result, std::string& problem);
+Result<ToolResult> read_tool_result(const nlohmann::json& result);
 
 }  // namespace toolmux

@@ -28,38 +28,38 @@ std::string describe_status(const siginfo_t& info) {
 
 }  // namespace
 
-std::unique_ptr<StdioChild> StdioChild::start(const ChildCommand& command, StderrSink on_stderr,
-                                              std::string& error) {
+Result<std::unique_ptr<StdioChild>> StdioChild::start(const ChildCommand& command,
+                                                      StderrSink on_stderr) {
   // Writing to a child that has exited must fail with EPIPE, not end toolmux
   // with SIGPIPE (serve ignores it too, but upstreams start before it serves).
   ::signal(SIGPIPE, SIG_IGN);
   int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) {
-    error = std::string("cannot create a pipe: ") + ::strerror(errno);
-    return nullptr;
-  }
+  auto pipe_error = [] {
+    return Status::io_error(std::string("cannot create a pipe: ") + ::strerror(errno));
+  };
+  if (::pipe2(in, O_CLOEXEC) != 0) return pipe_error();
   if (::pipe2(out, O_CLOEXEC) != 0) {
-    error = std::string("cannot create a pipe: ") + ::strerror(errno);
+    Status failed = pipe_error();
     ::close(in[0]), ::close(in[1]);
-    return nullptr;
+    return failed;
   }
   if (::pipe2(err, O_CLOEXEC) != 0) {
-    error = std::string("cannot create a pipe: ") + ::strerror(errno);
+    Status failed = pipe_error();
     ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
-    return nullptr;
+    return failed;
   }
   ProcessRequest request;
   request.argv = command.argv;
   request.cwd = command.cwd;
   request.env = command.env;
-  const pid_t pid = spawn_child(request, in[0], out[1], err[1], error);
+  const Result<int> pid = spawn_child(request, in[0], out[1], err[1]);
   ::close(in[0]), ::close(out[1]), ::close(err[1]);
-  if (pid < 0) {
+  if (!pid.ok()) {
     ::close(in[1]), ::close(out[0]), ::close(err[0]);
-    return nullptr;
+    return pid.status();
   }
   std::unique_ptr<StdioChild> child(new StdioChild());
-  child->pid_ = pid;
+  child->pid_ = *pid;
   child->stdin_fd_ = in[1];
   child->stdout_fd_ = out[0];
   child->stderr_fd_ = err[0];

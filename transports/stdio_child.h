@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/status.h"
 #include "transports/stdio_transport.h"
 
 namespace toolmux {
@@ -47,9 +48,10 @@ class StdioChild {
   using StderrSink = std::function<void(std::string_view line)>;
   static constexpr std::size_t kMaxStderrLine = 4096;
 
-  // Starts the child; nullptr with `error` set when it cannot be started.
-  static std::unique_ptr<StdioChild> start(const ChildCommand& command, StderrSink on_stderr,
-                                           std::string& error);
+  // Starts the child, or says why it cannot be started (spawn_child's
+  // failures, src/base/process_runner.h; io_error when no pipe can be made).
+  static Result<std::unique_ptr<StdioChild>> start(const ChildCommand& command,
+                                                   StderrSink on_stderr);
   ~StdioChild();
   StdioChild(const StdioChild&) = delete;
   StdioChild& operator=(const StdioChild&) = delete;

@@ -4,15 +4,14 @@
 
 namespace toolmux {
 
-std::unique_ptr<StdioChildTransport> StdioChildTransport::start(const ChildCommand& command,
-                                                                StdioChild::StderrSink on_stderr,
-                                                                std::string& error) {
-  auto child = StdioChild::start(command, std::move(on_stderr), error);
-  if (!child) return nullptr;
+Result<std::unique_ptr<StdioChildTransport>> StdioChildTransport::start(
+    const ChildCommand& command, StdioChild::StderrSink on_stderr) {
+  Result<std::unique_ptr<StdioChild>> child = StdioChild::start(command, std::move(on_stderr));
+  if (!child.ok()) return child.status();
   std::string description = "stdio:";
   for (const std::string& arg : command.argv) description += " " + arg;
-  return std::unique_ptr<StdioChildTransport>(
-      new StdioChildTransport(std::move(child), command.max_message_bytes, std::move(description)));
+  return std::unique_ptr<StdioChildTransport>(new StdioChildTransport(
+      std::move(child).value(), command.max_message_bytes, std::move(description)));
 }
 
 StdioChildTransport::StdioChildTransport(std::unique_ptr<StdioChild> child,

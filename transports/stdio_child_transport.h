@@ -19,11 +19,10 @@ namespace toolmux {
 
 class StdioChildTransport final : public ClientTransport {
  public:
-  // Starts the child; nullptr with `error` set when it cannot be started.
+  // Starts the child, or says why it cannot be started (StdioChild::start).
   // `on_stderr` gets the child's stderr line by line (StdioChild::StderrSink).
-  static std::unique_ptr<StdioChildTransport> start(const ChildCommand& command,
-                                                    StdioChild::StderrSink on_stderr,
-                                                    std::string& error);
+  static Result<std::unique_ptr<StdioChildTransport>> start(const ChildCommand& command,
+                                                            StdioChild::StderrSink on_stderr);
   ~StdioChildTransport() override;
 
   void start(OnMessage on_message, OnClosed on_closed, OnDropped on_dropped = nullptr) override;

@@ -77,8 +77,8 @@ ToolResult run_command(const CommandSpec& command, const json& arguments, CallCo
   ProgressTicker ticker(context, start);
   ProcessOutcome outcome = run_process(request, std::ref(ticker));
 
-  if (!outcome.started) {
-    return ToolResult::error("the command could not be started: " + outcome.start_error);
+  if (!outcome.start.ok()) {
+    return ToolResult::error("the command could not be started: " + outcome.start.message());
   }
   // cancelled() also turns true when the deadline passes, so a stop at or
   // after the deadline is a timeout.

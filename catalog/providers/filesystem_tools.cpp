@@ -1,6 +1,5 @@
 #include "catalog/providers/filesystem_tools.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,9 +20,11 @@
 #include <utility>
 #include <vector>
 
-#include "catalog/bounded_regex.h"
+#include "catalog/providers/file_walker.h"
 #include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
+#include "catalog/providers/text_search.h"
+#include "src/base/status.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -39,13 +40,8 @@ constexpr std::size_t kReadMaxFileBytes = 64 * kMiB;  // read_text_file refuses 
 constexpr std::size_t kReadMaxLines = 2000;           // per call
 constexpr std::size_t kReadMaxBytes = 256 * kKiB;     // per call
 constexpr std::size_t kListMaxEntries = 10000;
-constexpr std::size_t kWalkMaxDepth = 128;        // folders below the search folder
-constexpr std::size_t kWalkMaxEntries = 1000000;  // entries looked at per call
 constexpr std::size_t kSearchMaxFileBytes = 8 * kMiB;
 constexpr std::size_t kSearchMaxTotalBytes = 256 * kMiB;
-constexpr std::size_t kSearchMaxLineChars = 300;      // of each matching line shown
-constexpr std::size_t kRegexWindowBytes = 16 * kKiB;  // of a line given to the regex engine
-constexpr std::uint32_t kRegexMatchLimit = 100'000;   // PCRE2 steps for one line
 constexpr std::size_t kProgressEveryFiles = 200;
 // Longest glob (find_files pattern, search_file_contents file_pattern) or
 // query, in characters: a matcher's work grows with its pattern, per name or
@@ -63,29 +59,6 @@ std::string marker(std::string_view text) { return "[toolmux: " + std::string(te
 // Well-formed UTF-8 without NUL bytes.
 bool is_utf8_text(std::string_view text) {
   return text.find('\0') == std::string_view::npos && is_valid_utf8(text);
-}
-
-// Decodes the character at text[i]; a byte that starts no valid sequence is
-// read alone (as a value no character has).
-std::size_t decode_char(std::string_view text, std::size_t i, std::uint32_t& cp) {
-  const Utf8Char c = decode_utf8(text, i);
-  cp = c.valid ? c.code_point : 0x110000u + static_cast<unsigned char>(text[i]);
-  return c.valid ? c.length : 1;
-}
-
-std::string cut_line(std::string_view line) {
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < line.size(); ++chars) {
-    if (chars == kSearchMaxLineChars) return std::string(line.substr(0, i)) + "\xE2\x80\xA6";
-    const Utf8Char c = decode_utf8(line, i);
-    i += c.valid ? c.length : 1;
-  }
-  return std::string(line);
-}
-
-std::string join_path(const std::string& prefix, std::string_view name) {
-  if (prefix.empty()) return std::string(name);
-  return prefix + "/" + std::string(name);
 }
 
 // Reads at most `cap` bytes; false (and `too_big`) when the file holds more.
@@ -114,39 +87,6 @@ bool read_all(int fd, std::size_t cap, std::string& out, bool& too_big, int& err
     }
   }
   out.resize(used);
-  return true;
-}
-
-// Entry names of an open directory (without "." and ".."), sorted bytewise.
-// Takes its own duplicate of `dir_fd`.
-bool read_directory_names(int dir_fd, std::vector<std::string>& names, int& err) {
-  names.clear();
-  const int dup_fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
-  if (dup_fd < 0) {
-    err = errno;
-    return false;
-  }
-  DIR* dir = ::fdopendir(dup_fd);
-  if (dir == nullptr) {
-    err = errno;
-    ::close(dup_fd);
-    return false;
-  }
-  ::rewinddir(dir);
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(dir);
-    if (entry == nullptr) {
-      err = errno;
-      break;
-    }
-    const std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    names.emplace_back(name);
-  }
-  ::closedir(dir);
-  if (err != 0) return false;
-  std::sort(names.begin(), names.end());
   return true;
 }
 
@@ -197,265 +137,6 @@ bool bool_arg(const json& args, const char* key, bool fallback) {
   return it->get<bool>();
 }
 
-// ---------------------------------------------------------------- globs
-
-// Matches a bracket expression starting at pattern[p] == '['. Returns the
-// position after its ']' and sets `matched`, or npos when there is no closing
-// ']' (the '[' is then an ordinary character).
-std::size_t match_class(std::string_view pattern, std::size_t p, std::uint32_t c, bool& matched) {
-  std::size_t i = p + 1;
-  bool negate = false;
-  if (i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^')) {
-    negate = true;
-    ++i;
-  }
-  bool found = false;
-  bool first = true;
-  while (i < pattern.size()) {
-    if (pattern[i] == ']' && !first) {
-      matched = found != negate;
-      return i + 1;
-    }
-    first = false;
-    if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
-    std::uint32_t lo = 0;
-    i += decode_char(pattern, i, lo);
-    std::uint32_t hi = lo;
-    if (i + 1 < pattern.size() && pattern[i] == '-' && pattern[i + 1] != ']') {
-      ++i;
-      if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
-      i += decode_char(pattern, i, hi);
-    }
-    if (c >= lo && c <= hi) found = true;
-  }
-  return std::string_view::npos;
-}
-
-// One path segment against one pattern segment: '*' any run of characters,
-// '?' one character, [abc] [a-z] [!a] classes, '\' quotes the next character.
-bool match_segment(std::string_view pattern, std::string_view text) {
-  constexpr std::size_t npos = std::string_view::npos;
-  std::size_t p = 0, t = 0, star_p = npos, star_t = 0;
-  while (t < text.size()) {
-    bool advanced = false;
-    if (p < pattern.size()) {
-      const char pc = pattern[p];
-      std::uint32_t tc = 0;
-      const std::size_t tl = decode_char(text, t, tc);
-      if (pc == '*') {
-        while (p < pattern.size() && pattern[p] == '*') ++p;
-        star_p = p;
-        star_t = t;
-        continue;
-      }
-      if (pc == '?') {
-        ++p;
-        t += tl;
-        advanced = true;
-      } else {
-        bool matched = false;
-        const std::size_t end = pc == '[' ? match_class(pattern, p, tc, matched) : npos;
-        if (end != npos) {
-          if (matched) {
-            p = end;
-            t += tl;
-            advanced = true;
-          }
-        } else {
-          const std::size_t at = pc == '\\' && p + 1 < pattern.size() ? p + 1 : p;
-          std::uint32_t want = 0;
-          const std::size_t pl = decode_char(pattern, at, want);
-          if (want == tc) {
-            p = at + pl;
-            t += tl;
-            advanced = true;
-          }
-        }
-      }
-    }
-    if (advanced) continue;
-    if (star_p == npos) return false;
-    std::uint32_t skipped = 0;
-    star_t += decode_char(text, star_t, skipped);
-    t = star_t;
-    p = star_p;
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
-std::vector<std::string> split_segments(std::string_view path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    const std::string_view segment = path.substr(start, end - start);
-    if (!segment.empty() && segment != ".") out.emplace_back(segment);
-    start = end + 1;
-  }
-  return out;
-}
-
-// A glob over a relative path: segments as in match_segment, and "**" as a
-// whole segment for any number of folders (including none).
-class Glob {
- public:
-  explicit Glob(std::string_view pattern) : segments_(split_segments(pattern)) {}
-  bool empty() const { return segments_.empty(); }
-
-  // Whether segments [pi..] match parts [si..], for every pi from the last
-  // segment back, one row of si at a time: no recursion (a pattern may have
-  // any number of segments) and memory for two rows only.
-  bool matches(std::string_view path) const {
-    const std::vector<std::string> parts = split_segments(path);
-    const std::size_t n = parts.size();
-    std::vector<unsigned char> next(n + 1, 0);  // the row of pi + 1
-    std::vector<unsigned char> row(n + 1, 0);
-    next[n] = 1;  // past the last segment: only the end of the path
-    for (std::size_t pi = segments_.size(); pi-- > 0;) {
-      if (segments_[pi] == "**") {
-        row[n] = next[n];
-        for (std::size_t si = n; si-- > 0;) row[si] = (next[si] != 0 || row[si + 1] != 0) ? 1 : 0;
-      } else {
-        row[n] = 0;
-        for (std::size_t si = n; si-- > 0;) {
-          row[si] = (next[si + 1] != 0 && match_segment(segments_[pi], parts[si])) ? 1 : 0;
-        }
-      }
-      row.swap(next);
-    }
-    return next[0] != 0;
-  }
-
- private:
-  std::vector<std::string> segments_;
-};
-
-}  // namespace
-
-bool glob_matches_name(std::string_view pattern, std::string_view name) {
-  return match_segment(pattern, name);
-}
-
-bool glob_matches(std::string_view pattern, std::string_view path) {
-  return Glob(pattern).matches(path);
-}
-
-namespace {
-
-// ---------------------------------------------------------------- walking
-
-struct WalkEntry {
-  int dir_fd;               // the folder holding it
-  const std::string& raw;   // its name on disk
-  std::string search_path;  // relative to the search folder (what globs see)
-  std::string display;      // relative to the root, as results show it
-  const struct stat& st;    // lstat: a symlink is not followed
-};
-
-// Depth-first over a folder tree, each folder's entries in name order, never
-// following a symlink. Notes what it could not look at.
-class Walker {
- public:
-  using Visit = std::function<bool(const WalkEntry&)>;  // false: stop
-
-  explicit Walker(CallContext& context) : context_(context) {}
-
-  // Returns false when stopped (by `visit`, cancellation or the entry cap).
-  bool walk(int dir_fd, const std::string& search_prefix, const std::string& display_prefix,
-            const Visit& visit) {
-    return walk_folder(dir_fd, search_prefix, display_prefix, 0, visit);
-  }
-
-  bool cancelled() const { return cancelled_; }
-  const std::vector<std::string>& notes() const { return notes_; }
-
- private:
-  bool walk_folder(int dir_fd, const std::string& search_prefix, const std::string& display_prefix,
-                   std::size_t depth, const Visit& visit) {
-    std::vector<std::string> names;
-    int err = 0;
-    if (!read_directory_names(dir_fd, names, err)) {
-      notes_.push_back(marker("could not read folder " +
-                              quote_path(display_prefix.empty() ? "." : display_prefix) + ": " +
-                              std::strerror(err)));
-      return true;
-    }
-    for (const std::string& name : names) {
-      if (context_.cancelled()) {
-        cancelled_ = true;
-        return false;
-      }
-      if (++entries_ > kWalkMaxEntries) {
-        notes_.push_back(marker("stopped after looking at " + std::to_string(kWalkMaxEntries) +
-                                " entries; narrow the path"));
-        return false;
-      }
-      struct stat st {};
-      if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
-      const std::string shown = printable_name(name);
-      const WalkEntry entry{dir_fd, name, join_path(search_prefix, shown),
-                            join_path(display_prefix, shown), st};
-      if (!S_ISDIR(st.st_mode)) {
-        if (!visit(entry)) return false;
-        continue;
-      }
-      if (depth + 1 > kWalkMaxDepth) {
-        notes_.push_back(marker("did not look inside " + quote_path(entry.display) +
-                                ": more than " + std::to_string(kWalkMaxDepth) + " folders deep"));
-        continue;
-      }
-      UniqueFd child(
-          ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!child) {
-        notes_.push_back(marker("could not read folder " + quote_path(entry.display) + ": " +
-                                std::strerror(errno)));
-        continue;
-      }
-      if (!walk_folder(child.get(), entry.search_path, entry.display, depth + 1, visit)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  CallContext& context_;
-  std::vector<std::string> notes_;
-  std::size_t entries_ = 0;
-  bool cancelled_ = false;
-};
-
-// The folders a search at `location` covers: (dir fd, display prefix,
-// search prefix). The list of roots covers every root.
-struct SearchStart {
-  UniqueFd fd;
-  std::string display_prefix;
-  std::string search_prefix;
-};
-
-std::optional<std::vector<SearchStart>> search_starts(const RootSet& roots,
-                                                      const Location& location,
-                                                      std::string& error) {
-  std::vector<SearchStart> starts;
-  if (location.is_root_list()) {
-    std::vector<std::size_t> order(roots.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return roots.name(a) < roots.name(b); });
-    for (const std::size_t i : order) {
-      std::optional<OpenedFile> dir = roots.open_directory(Location{i, "", roots.name(i)}, error);
-      if (!dir) return std::nullopt;
-      starts.push_back({std::move(dir->fd), roots.name(i), roots.name(i)});
-    }
-    return starts;
-  }
-  std::optional<OpenedFile> dir = roots.open_directory(location, error);
-  if (!dir) return std::nullopt;
-  starts.push_back({std::move(dir->fd), location.display == "." ? "" : location.display, ""});
-  return starts;
-}
-
 // ---------------------------------------------------------------- tool bodies
 
 class FilesystemTools {
@@ -488,11 +169,10 @@ ToolResult FilesystemTools::read_text_file(const json& args, CallContext& /*cont
                              std::to_string(*start_arg) + ")");
   }
 
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(*path, error);
-  if (!location) return ToolResult::error(error);
-  std::optional<OpenedFile> file = roots_.open_regular_file(*location, error);
-  if (!file) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(*path);
+  if (!location.ok()) return ToolResult::error(location.message());
+  Result<OpenedFile> file = roots_.open_regular_file(*location);
+  if (!file.ok()) return ToolResult::error(file.message());
   const std::string shown = quote_path(location->display);
   if (static_cast<std::uint64_t>(file->st.st_size) > kReadMaxFileBytes) {
     return ToolResult::error("file " + shown + " is larger than 64 MiB; it cannot be read with " +
@@ -561,9 +241,8 @@ ToolResult FilesystemTools::read_text_file(const json& args, CallContext& /*cont
 
 ToolResult FilesystemTools::list_directory(const json& args, CallContext& /*context*/) const {
   const std::string path = string_arg(args, "path").value_or(".");
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(path);
+  if (!location.ok()) return ToolResult::error(location.message());
 
   struct Entry {
     std::string raw;
@@ -578,8 +257,8 @@ ToolResult FilesystemTools::list_directory(const json& args, CallContext& /*cont
               [](const Entry& a, const Entry& b) { return a.raw < b.raw; });
     total = entries.size();
   } else {
-    std::optional<OpenedFile> dir = roots_.open_directory(*location, error);
-    if (!dir) return ToolResult::error(error);
+    Result<OpenedFile> dir = roots_.open_directory(*location);
+    if (!dir.ok()) return ToolResult::error(dir.message());
     std::vector<std::string> names;
     int err = 0;
     if (!read_directory_names(dir->fd.get(), names, err)) {
@@ -633,15 +312,14 @@ ToolResult FilesystemTools::find_files(const json& args, CallContext& context) c
   const auto max_results = static_cast<std::size_t>(
       std::clamp<std::int64_t>(int_arg(args, "max_results").value_or(200), 1, 1000));
 
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(path, error);
-  if (!location) return ToolResult::error(error);
-  std::optional<std::vector<SearchStart>> starts = search_starts(roots_, *location, error);
-  if (!starts) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(path);
+  if (!location.ok()) return ToolResult::error(location.message());
+  Result<std::vector<SearchStart>> starts = search_starts(roots_, *location);
+  if (!starts.ok()) return ToolResult::error(starts.message());
 
   std::vector<std::string> found;
   bool capped = false;
-  Walker walker(context);
+  FileWalker walker(context);
   for (SearchStart& start : *starts) {
     const bool go_on = walker.walk(start.fd.get(), start.search_prefix, start.display_prefix,
                                    [&](const WalkEntry& entry) {
@@ -667,89 +345,15 @@ ToolResult FilesystemTools::find_files(const json& args, CallContext& context) c
                    "max_results (at most 1000)") +
             "\n";
   }
-  for (const std::string& note : walker.notes()) text += note + "\n";
+  for (const std::string& note : walker.notes()) text += marker(note) + "\n";
   text.pop_back();
   return ToolResult::text(std::move(text));
 }
 
-// A line matcher: a plain substring, or a PCRE2 regular expression whose
-// matching of each line is bounded (BoundedRegex).
-class Matcher {
- public:
-  // False with `error` for an invalid regex.
-  bool prepare(const std::string& query, bool regex, bool case_sensitive, std::string& error) {
-    regex_mode_ = regex;
-    case_sensitive_ = case_sensitive;
-    if (!regex) {
-      query_ = case_sensitive ? query : lower(query);
-      return true;
-    }
-    RegexLimits limits;
-    limits.match_limit = kRegexMatchLimit;
-    auto compiled =
-        BoundedRegex::compile(query, BoundedRegex::Flavour::pcre, case_sensitive, limits);
-    if (!compiled.ok()) {
-      error = "invalid regex " + quote_path(query) + ": " + compiled.message();
-      return false;
-    }
-    regex_ = std::move(compiled).value();
-    return true;
-  }
-
-  enum class Result { hit, miss, unchecked };
-
-  // `line` holds no newline. Sets `window_cut` when a regex only saw a prefix.
-  Result matches(std::string_view line, bool& window_cut) const {
-    if (!regex_mode_) {
-      if (case_sensitive_) {
-        return line.find(query_) != std::string_view::npos ? Result::hit : Result::miss;
-      }
-      const auto it = std::search(line.begin(), line.end(), query_.begin(), query_.end(),
-                                  [](char a, char b) { return lower_char(a) == b; });
-      return it != line.end() ? Result::hit : Result::miss;
-    }
-    if (line.size() > kRegexWindowBytes) {
-      // Not inside a UTF-8 character: the matcher takes valid UTF-8 only.
-      line = utf8_prefix(line, kRegexWindowBytes);
-      window_cut = true;
-    }
-    switch (regex_->search(line)) {
-      case BoundedRegex::Match::found:
-        return Result::hit;
-      case BoundedRegex::Match::not_found:
-        return Result::miss;
-      case BoundedRegex::Match::too_costly:
-        break;
-    }
-    return Result::unchecked;
-  }
-
-  bool regex_mode() const { return regex_mode_; }
-
- private:
-  static char lower_char(char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  }
-  static std::string lower(std::string text) {
-    for (char& c : text) c = lower_char(c);
-    return text;
-  }
-
-  bool regex_mode_ = false;
-  bool case_sensitive_ = true;
-  std::string query_;
-  std::shared_ptr<const BoundedRegex> regex_;
-};
-
+// A search_file_contents call's tally: its lines' (text_search.h) and the
+// files it skipped.
 struct SearchState {
-  struct Hit {
-    std::string path;
-    std::size_t line;
-    std::string text;
-  };
-  std::vector<Hit> hits;
-  std::size_t max_results = 100;
-  bool capped = false;
+  LineSearch lines;
   bool bytes_capped = false;
   std::size_t bytes_scanned = 0;
   std::size_t files_scanned = 0;
@@ -757,14 +361,11 @@ struct SearchState {
   std::size_t skipped_large = 0;
   std::size_t skipped_symlinks = 0;
   std::size_t skipped_special = 0;
-  std::size_t window_cut_lines = 0;
-  std::size_t unchecked_lines = 0;  // the regex hit its matching limits
-  bool cancelled = false;
 };
 
 // Searches one open regular file; false to stop the whole search.
 bool search_open_file(int fd, const struct stat& st, const std::string& display,
-                      const Matcher& matcher, CallContext& context, SearchState& state) {
+                      const LineMatcher& matcher, CallContext& context, SearchState& state) {
   if (static_cast<std::uint64_t>(st.st_size) > kSearchMaxFileBytes) {
     ++state.skipped_large;
     return true;
@@ -793,31 +394,7 @@ bool search_open_file(int fd, const struct stat& st, const std::string& display,
     ++state.skipped_not_text;
     return true;
   }
-  std::size_t line_number = 0;
-  for (std::size_t start = 0; start < content.size();) {
-    std::size_t end = content.find('\n', start);
-    if (end == std::string::npos) end = content.size();
-    std::string_view line = std::string_view(content).substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    // A regex may spend up to its match limit on each line: look more often.
-    if (line_number % (matcher.regex_mode() ? 64 : 4096) == 0 && context.cancelled()) {
-      state.cancelled = true;
-      return false;
-    }
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    bool window_cut = false;
-    const Matcher::Result result = matcher.matches(line, window_cut);
-    if (window_cut) ++state.window_cut_lines;
-    if (result == Matcher::Result::unchecked) ++state.unchecked_lines;
-    if (result != Matcher::Result::hit) continue;
-    if (state.hits.size() == state.max_results) {
-      state.capped = true;
-      return false;
-    }
-    state.hits.push_back({display, line_number, cut_line(line)});
-  }
-  return true;
+  return search_lines(content, display, matcher, context, state.lines);
 }
 
 ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& context) const {
@@ -836,35 +413,35 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
                              "use path to pick a folder");
   }
 
-  Matcher matcher;
-  std::string error;
-  if (!matcher.prepare(*query, regex, case_sensitive, error)) return ToolResult::error(error);
-  const std::optional<Location> location = roots_.resolve(path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<LineMatcher> matcher = LineMatcher::create(*query, regex, case_sensitive);
+  if (!matcher.ok()) return ToolResult::error(matcher.message());
+  const Result<Location> location = roots_.resolve(path);
+  if (!location.ok()) return ToolResult::error(location.message());
 
   SearchState state;
-  state.max_results = static_cast<std::size_t>(
+  state.lines.max_results = static_cast<std::size_t>(
       std::clamp<std::int64_t>(int_arg(args, "max_results").value_or(100), 1, 1000));
   std::vector<std::string> walk_notes;
 
   std::optional<OpenedFile> target;
   if (!location->is_root_list()) {
-    target = roots_.open_path(*location, /*follow_final=*/true, error);
-    if (!target) return ToolResult::error(error);
+    Result<OpenedFile> opened = roots_.open_path(*location, /*follow_final=*/true);
+    if (!opened.ok()) return ToolResult::error(opened.message());
+    target = std::move(opened).value();
   }
   if (target && !S_ISDIR(target->st.st_mode)) {
     // One file, named by the caller.
-    std::optional<OpenedFile> file = roots_.open_regular_file(*location, error);
-    if (!file) return ToolResult::error(error);
-    search_open_file(file->fd.get(), file->st, location->display, matcher, context, state);
+    Result<OpenedFile> file = roots_.open_regular_file(*location);
+    if (!file.ok()) return ToolResult::error(file.message());
+    search_open_file(file->fd.get(), file->st, location->display, *matcher, context, state);
   } else {
-    std::optional<std::vector<SearchStart>> starts = search_starts(roots_, *location, error);
-    if (!starts) return ToolResult::error(error);
-    Walker walker(context);
+    Result<std::vector<SearchStart>> starts = search_starts(roots_, *location);
+    if (!starts.ok()) return ToolResult::error(starts.message());
+    FileWalker walker(context);
     for (SearchStart& start : *starts) {
       const bool go_on = walker.walk(
           start.fd.get(), start.search_prefix, start.display_prefix, [&](const WalkEntry& entry) {
-            if (file_pattern && !match_segment(*file_pattern, printable_name(entry.raw))) {
+            if (file_pattern && !glob_matches_name(*file_pattern, printable_name(entry.raw))) {
               return true;
             }
             if (S_ISLNK(entry.st.st_mode)) {
@@ -901,26 +478,26 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
               ++state.skipped_special;
               return true;
             }
-            return search_open_file(fd.get(), st, entry.display, matcher, context, state);
+            return search_open_file(fd.get(), st, entry.display, *matcher, context, state);
           });
-      if (!go_on || state.cancelled) break;
+      if (!go_on || state.lines.cancelled) break;
     }
-    if (walker.cancelled()) state.cancelled = true;
+    if (walker.cancelled()) state.lines.cancelled = true;
     walk_notes = walker.notes();
   }
-  if (state.cancelled) return ToolResult::error("search_file_contents was cancelled");
+  if (state.lines.cancelled) return ToolResult::error("search_file_contents was cancelled");
 
-  std::stable_sort(state.hits.begin(), state.hits.end(),
-                   [](const SearchState::Hit& a, const SearchState::Hit& b) {
-                     return a.path != b.path ? a.path < b.path : a.line < b.line;
-                   });
+  std::vector<LineHit>& hits = state.lines.hits;
+  std::stable_sort(hits.begin(), hits.end(), [](const LineHit& a, const LineHit& b) {
+    return a.path != b.path ? a.path < b.path : a.line < b.line;
+  });
   std::string text;
-  for (const SearchState::Hit& hit : state.hits) {
+  for (const LineHit& hit : hits) {
     text += hit.path + ":" + std::to_string(hit.line) + ": " + hit.text + "\n";
   }
-  if (state.hits.empty()) text = "No matches for " + quote_path(*query) + ".\n";
-  if (state.capped) {
-    text += marker("stopped at " + std::to_string(state.max_results) +
+  if (hits.empty()) text = "No matches for " + quote_path(*query) + ".\n";
+  if (state.lines.capped) {
+    text += marker("stopped at " + std::to_string(state.lines.max_results) +
                    " matches; there are more. Narrow the query, path or file_pattern, or raise "
                    "max_results (at most 1000)") +
             "\n";
@@ -951,22 +528,22 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
     }
     text += marker(note) + "\n";
   }
-  if (state.window_cut_lines > 0) {
-    const bool one = state.window_cut_lines == 1;
-    text += marker(plural(state.window_cut_lines, "line is", "lines are") +
+  if (state.lines.window_cut_lines > 0) {
+    const bool one = state.lines.window_cut_lines == 1;
+    text += marker(plural(state.lines.window_cut_lines, "line is", "lines are") +
                    " longer than 16 KiB; the regex saw only " + (one ? "its" : "their") +
                    " first 16 KiB") +
             "\n";
   }
-  if (state.unchecked_lines > 0) {
-    text += marker(plural(state.unchecked_lines, "line", "lines") +
+  if (state.lines.unchecked_lines > 0) {
+    text += marker(plural(state.lines.unchecked_lines, "line", "lines") +
                    " could not be checked: the regex needed more than the matching limit (" +
-                   std::to_string(kRegexMatchLimit) +
+                   std::to_string(LineMatcher::kRegexMatchLimit) +
                    " steps a line); simplify it (nested repetition such as (a+)+ is the usual "
                    "cause)") +
             "\n";
   }
-  for (const std::string& note : walk_notes) text += note + "\n";
+  for (const std::string& note : walk_notes) text += marker(note) + "\n";
   text.pop_back();
   return ToolResult::text(std::move(text));
 }
@@ -974,9 +551,8 @@ ToolResult FilesystemTools::search_file_contents(const json& args, CallContext& 
 ToolResult FilesystemTools::get_file_info(const json& args, CallContext& /*context*/) const {
   const std::optional<std::string> path = string_arg(args, "path");
   if (!path) return ToolResult::error("missing argument \"path\"");
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(*path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(*path);
+  if (!location.ok()) return ToolResult::error(location.message());
   if (location->is_root_list()) {
     return ToolResult::error("\".\" is the list of roots, not a file or folder; the roots are " +
                              [&] {
@@ -987,8 +563,8 @@ ToolResult FilesystemTools::get_file_info(const json& args, CallContext& /*conte
                                return list;
                              }());
   }
-  const std::optional<OpenedFile> file = roots_.open_path(*location, /*follow_final=*/false, error);
-  if (!file) return ToolResult::error(error);
+  const Result<OpenedFile> file = roots_.open_path(*location, /*follow_final=*/false);
+  if (!file.ok()) return ToolResult::error(file.message());
 
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(file->st.st_mode & 07777));
@@ -1035,9 +611,8 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
   if (!content) return ToolResult::error("missing argument \"content\"");
   const bool create_directories = bool_arg(args, "create_directories", false);
 
-  std::string error;
-  const std::optional<Location> location = roots_.resolve(*path, error);
-  if (!location) return ToolResult::error(error);
+  const Result<Location> location = roots_.resolve(*path);
+  if (!location.ok()) return ToolResult::error(location.message());
   if (location->is_root_list() || location->is_root()) {
     return ToolResult::error("path " + quote_path(*path) + " is a root folder, not a file");
   }
@@ -1052,9 +627,9 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
   const std::string name =
       slash == std::string::npos ? location->relative : location->relative.substr(slash + 1);
 
-  std::optional<OpenedFile> dir =
-      roots_.open_directory_for_writing(location->root, parent, create_directories, error);
-  if (!dir) return ToolResult::error(error);
+  const Result<OpenedFile> dir =
+      roots_.open_directory_for_writing(location->root, parent, create_directories);
+  if (!dir.ok()) return ToolResult::error(dir.message());
   const int dir_fd = dir->fd.get();
 
   struct stat existing {};

@@ -255,16 +255,15 @@ std::string RootSet::display(std::size_t root, std::string_view relative) const 
   return out;
 }
 
-std::optional<Location> RootSet::resolve(std::string_view path, std::string& error) const {
-  std::optional<Location> location = resolve_segments(path, error);
-  if (location) location->names_folder = path.size() > 1 && path.back() == '/';
+Result<Location> RootSet::resolve(std::string_view path) const {
+  Result<Location> location = resolve_segments(path);
+  if (location.ok()) location->names_folder = path.size() > 1 && path.back() == '/';
   return location;
 }
 
-std::optional<Location> RootSet::resolve_segments(std::string_view path, std::string& error) const {
+Result<Location> RootSet::resolve_segments(std::string_view path) const {
   if (path.find('\0') != std::string_view::npos) {
-    error = "path " + quote_path(path) + " contains a NUL byte";
-    return std::nullopt;
+    return Status::invalid_argument("path " + quote_path(path) + " contains a NUL byte");
   }
   const std::string outside = "path " + quote_path(path) + " is outside the allowed roots";
   std::vector<std::string> segments;
@@ -285,16 +284,12 @@ std::optional<Location> RootSet::resolve_segments(std::string_view path, std::st
         best_rest = absolute.size() > b.size() ? absolute.substr(b == "/" ? 1 : b.size() + 1) : "";
       }
     }
-    if (best == Location::kRootList) {
-      error = outside;
-      return std::nullopt;
-    }
+    if (best == Location::kRootList) return Status::invalid_argument(outside);
     return Location{best, best_rest, display(best, best_rest)};
   }
 
   if (!normalise_segments(path, segments, /*clamp_at_top=*/false)) {
-    error = outside;
-    return std::nullopt;
+    return Status::invalid_argument(outside);
   }
   if (!multiple()) {
     std::string relative = join(segments);
@@ -308,11 +303,10 @@ std::optional<Location> RootSet::resolve_segments(std::string_view path, std::st
   }
   std::string list;
   for (const Root& root : roots_) list += (list.empty() ? "" : ", ") + quote_path(root.name);
-  error = "path " + quote_path(path) +
-          " does not start with the name of a root; with several roots, paths start with "
-          "one of: " +
-          list;
-  return std::nullopt;
+  return Status::not_found("path " + quote_path(path) +
+                           " does not start with the name of a root; with several roots, paths "
+                           "start with one of: " +
+                           list);
 }
 
 int RootSet::open_beneath(std::size_t root, const std::string& relative, int flags) const {
@@ -367,7 +361,7 @@ int RootSet::open_by_real_path(std::size_t root, const std::string& relative, in
   return ::open(proc_fd_path(probe.get()).c_str(), flags & ~O_NOFOLLOW);
 }
 
-std::string RootSet::open_error(const Location& location, int err, bool follow_final) const {
+Status RootSet::open_error(const Location& location, int err, bool follow_final) const {
   const std::string shown = quote_path(location.display);
   if (err == EXDEV && !location.is_root_list()) {
     // RESOLVE_BENEATH refuses every absolute symlink target and every ".."
@@ -376,70 +370,59 @@ std::string RootSet::open_error(const Location& location, int err, bool follow_f
     UniqueFd probe(open_by_real_path(location.root, location.relative,
                                      O_PATH | (follow_final ? 0 : O_NOFOLLOW)));
     if (probe) {
-      return "path " + shown +
-             " goes through a symbolic link with an absolute target (or one that leaves the "
-             "root and comes back); such links are not followed";
+      return Status::invalid_argument(
+          "path " + shown +
+          " goes through a symbolic link with an absolute target (or one that leaves the "
+          "root and comes back); such links are not followed");
     }
   }
   switch (err) {
     case ENOENT:
-      return shown + " does not exist";
+      return Status::not_found(shown + " does not exist");
     case ENOTDIR:
-      return shown + " does not exist (a part of the path is not a folder)";
+      return Status::not_found(shown + " does not exist (a part of the path is not a folder)");
     case EXDEV:
-      return "path " + shown + " points outside the allowed roots";
+      return Status::invalid_argument("path " + shown + " points outside the allowed roots");
     case ELOOP:
-      return "path " + shown + " has too many levels of symbolic links";
+      return Status::invalid_argument("path " + shown + " has too many levels of symbolic links");
     case EACCES:
     case EPERM:
-      return "permission denied for " + shown;
+      return Status::io_error("permission denied for " + shown);
     case ENAMETOOLONG:
-      return "path " + shown + " is too long";
+      return Status::invalid_argument("path " + shown + " is too long");
     default:
-      return "cannot open " + shown + ": " + std::strerror(err);
+      return Status::io_error("cannot open " + shown + ": " + std::strerror(err));
   }
 }
 
-std::optional<OpenedFile> RootSet::open_path(const Location& location, bool follow_final,
-                                             std::string& error) const {
+Result<OpenedFile> RootSet::open_path(const Location& location, bool follow_final) const {
   if (location.is_root_list()) {
-    error = "\".\" is the list of roots, not a file or folder";
-    return std::nullopt;
+    return Status::invalid_argument("\".\" is the list of roots, not a file or folder");
   }
   OpenedFile opened;
   opened.fd.reset(
       open_beneath(location.root, location.relative, O_PATH | (follow_final ? 0 : O_NOFOLLOW)));
-  if (!opened.fd) {
-    error = open_error(location, errno, follow_final);
-    return std::nullopt;
-  }
-  if (::fstat(opened.fd.get(), &opened.st) != 0) {
-    error = open_error(location, errno);
-    return std::nullopt;
-  }
+  if (!opened.fd) return open_error(location, errno, follow_final);
+  if (::fstat(opened.fd.get(), &opened.st) != 0) return open_error(location, errno);
   if (location.names_folder && !S_ISDIR(opened.st.st_mode)) {
-    error = quote_path(location.display + "/") +
-            " is not a folder (a path that ends in \"/\" names a folder)";
-    return std::nullopt;
+    return Status::invalid_argument(quote_path(location.display + "/") +
+                                    " is not a folder (a path that ends in \"/\" names a folder)");
   }
   return opened;
 }
 
-std::optional<OpenedFile> RootSet::open_regular_file(const Location& location,
-                                                     std::string& error) const {
+Result<OpenedFile> RootSet::open_regular_file(const Location& location) const {
   if (location.is_root_list()) {
-    error = "\".\" is the list of roots, not a file";
-    return std::nullopt;
+    return Status::invalid_argument("\".\" is the list of roots, not a file");
   }
-  std::optional<OpenedFile> probe = open_path(location, /*follow_final=*/true, error);
-  if (!probe) return std::nullopt;
+  Result<OpenedFile> probe = open_path(location, /*follow_final=*/true);
+  if (!probe.ok()) return probe.status();
   if (S_ISDIR(probe->st.st_mode)) {
-    error = quote_path(location.display) + " is a directory, not a file";
-    return std::nullopt;
+    return Status::invalid_argument(quote_path(location.display) + " is a directory, not a file");
   }
   if (!S_ISREG(probe->st.st_mode)) {
-    error = quote_path(location.display) + " is not a regular file or directory";
-    return std::nullopt;
+    return Status::invalid_argument(quote_path(location.display) +
+                                    " is not a regular file or directory");
   }
   OpenedFile opened;
   opened.fd.reset(reopen_regular_for_reading(probe->fd.get(), probe->st));
@@ -447,61 +430,49 @@ std::optional<OpenedFile> RootSet::open_regular_file(const Location& location,
     // No /proc: open the same path again and check it is the same file.
     opened.fd.reset(
         open_beneath(location.root, location.relative, O_RDONLY | O_NONBLOCK | O_NOCTTY));
-    if (!opened.fd) {
-      error = open_error(location, errno);
-      return std::nullopt;
-    }
+    if (!opened.fd) return open_error(location, errno);
   }
   if (!opened.fd || ::fstat(opened.fd.get(), &opened.st) != 0 || !S_ISREG(opened.st.st_mode) ||
       !same_file(opened.st, probe->st)) {
-    error = quote_path(location.display) + " changed while it was being opened; try again";
-    return std::nullopt;
+    return Status::io_error(quote_path(location.display) +
+                            " changed while it was being opened; try again");
   }
   return opened;
 }
 
-std::optional<OpenedFile> RootSet::open_directory(const Location& location,
-                                                  std::string& error) const {
+Result<OpenedFile> RootSet::open_directory(const Location& location) const {
   if (location.is_root_list()) {
-    error = "\".\" is the list of roots, not a folder that can be opened";
-    return std::nullopt;
+    return Status::invalid_argument("\".\" is the list of roots, not a folder that can be opened");
   }
-  std::optional<OpenedFile> probe = open_path(location, /*follow_final=*/true, error);
-  if (!probe) return std::nullopt;
+  Result<OpenedFile> probe = open_path(location, /*follow_final=*/true);
+  if (!probe.ok()) return probe.status();
   if (!S_ISDIR(probe->st.st_mode)) {
-    error = quote_path(location.display) + (S_ISREG(probe->st.st_mode)
-                                                ? " is a file, not a directory"
-                                                : " is not a regular file or directory");
-    return std::nullopt;
+    return Status::invalid_argument(quote_path(location.display) +
+                                    (S_ISREG(probe->st.st_mode)
+                                         ? " is a file, not a directory"
+                                         : " is not a regular file or directory"));
   }
   OpenedFile opened;
   opened.fd.reset(open_beneath(location.root, location.relative, O_RDONLY | O_DIRECTORY));
-  if (!opened.fd) {
-    error = open_error(location, errno);
-    return std::nullopt;
-  }
+  if (!opened.fd) return open_error(location, errno);
   if (::fstat(opened.fd.get(), &opened.st) != 0 || !same_file(opened.st, probe->st)) {
-    error = quote_path(location.display) + " changed while it was being opened; try again";
-    return std::nullopt;
+    return Status::io_error(quote_path(location.display) +
+                            " changed while it was being opened; try again");
   }
   return opened;
 }
 
-std::optional<OpenedFile> RootSet::open_directory_for_writing(std::size_t root,
-                                                              std::string_view relative,
-                                                              bool create_missing,
-                                                              std::string& error) const {
-  auto fail = [&](const std::string& prefix, int err) {
+Result<OpenedFile> RootSet::open_directory_for_writing(std::size_t root, std::string_view relative,
+                                                       bool create_missing) const {
+  auto fail = [&](const std::string& prefix, int err) -> Status {
     const Location at{root, prefix, display(root, prefix)};
     if (err == ENOENT) {
-      error = "folder " + quote_path(at.display) +
-              " does not exist (set create_directories to true to create it)";
-    } else if (err == ENOTDIR) {
-      error = quote_path(at.display) + " is not a folder";
-    } else {
-      error = open_error(at, err);
+      return Status::not_found("folder " + quote_path(at.display) +
+                               " does not exist (set create_directories to true to create it)");
     }
-    return std::nullopt;
+    if (err == ENOTDIR)
+      return Status::invalid_argument(quote_path(at.display) + " is not a folder");
+    return open_error(at, err);
   };
 
   OpenedFile opened;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "src/base/problem.h"
+#include "src/base/status.h"
 
 namespace toolmux {
 
@@ -91,32 +92,35 @@ class RootSet {
   // How results name `relative` (normalised, "" = the root) below `root`.
   std::string display(std::size_t root, std::string_view relative) const;
 
-  // Maps a caller's path onto a root without touching the filesystem. On
-  // failure returns nullopt and sets `error`, e.g.
-  // `path "../etc/passwd" is outside the allowed roots`. "" means ".".
-  std::optional<Location> resolve(std::string_view path, std::string& error) const;
+  // Failures below are a Status whose message() is the sentence the tools
+  // show: not_found when the path does not exist, invalid_argument when the
+  // path is refused (outside the roots, the wrong kind of file), io_error when
+  // the filesystem says no (permissions, a file that changed meanwhile).
+
+  // Maps a caller's path onto a root without touching the filesystem, or
+  // fails with e.g. `path "../etc/passwd" is outside the allowed roots`. ""
+  // means ".".
+  Result<Location> resolve(std::string_view path) const;
 
   // Opens `location` with O_PATH beneath its root and fstats it. A final
   // symlink is followed when `follow_final`, otherwise the link itself is
   // opened. Errors: `"x.txt" does not exist`, `path "link" points outside the
   // allowed roots`, ... The list of roots cannot be opened.
-  std::optional<OpenedFile> open_path(const Location& location, bool follow_final,
-                                      std::string& error) const;
+  Result<OpenedFile> open_path(const Location& location, bool follow_final) const;
 
   // Opens a regular file for reading (O_PATH first, so a FIFO or device is
   // never opened; then reopened O_RDONLY and checked to be the same file).
   // `"x" is a directory` / `"x" is not a regular file or directory` otherwise.
-  std::optional<OpenedFile> open_regular_file(const Location& location, std::string& error) const;
+  Result<OpenedFile> open_regular_file(const Location& location) const;
 
   // Opens a directory for reading its entries (O_RDONLY | O_DIRECTORY).
-  std::optional<OpenedFile> open_directory(const Location& location, std::string& error) const;
+  Result<OpenedFile> open_directory(const Location& location) const;
 
   // Opens a directory below `root` for creating entries in it; with
   // `create_missing`, missing directories on the way are made. `relative` is
   // normalised ("" = the root).
-  std::optional<OpenedFile> open_directory_for_writing(std::size_t root, std::string_view relative,
-                                                       bool create_missing,
-                                                       std::string& error) const;
+  Result<OpenedFile> open_directory_for_writing(std::size_t root, std::string_view relative,
+                                                bool create_missing) const;
 
   // For tests: behave as if openat2 were missing (ENOSYS), using the
   // realpath-prefix check instead. Process-wide.
@@ -132,7 +136,7 @@ class RootSet {
   RootSet() = default;
 
   // resolve() without setting names_folder.
-  std::optional<Location> resolve_segments(std::string_view path, std::string& error) const;
+  Result<Location> resolve_segments(std::string_view path) const;
 
   // openat2(root, relative, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), or
   // the fallback; -1 with errno set (EXDEV: would leave the root).
@@ -140,10 +144,10 @@ class RootSet {
   // The fallback: open with O_PATH, check the real path is inside the root,
   // reopen that very file with `flags`; -1 with EXDEV when it is outside.
   int open_by_real_path(std::size_t root, const std::string& relative, int flags) const;
-  // The message for a failed open. For EXDEV it tells a symlink whose target
-  // is absolute (refused by RESOLVE_BENEATH even when it stays inside) from one
-  // that really leads out.
-  std::string open_error(const Location& location, int err, bool follow_final = true) const;
+  // The failure of an open that set `err`. For EXDEV it tells a symlink whose
+  // target is absolute (refused by RESOLVE_BENEATH even when it stays inside)
+  // from one that really leads out.
+  Status open_error(const Location& location, int err, bool follow_final = true) const;
 
   std::vector<Root> roots_;
 };

@@ -334,26 +334,21 @@ bool child_has_exited(pid_t pid) {
 
 }  // namespace
 
-int spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd,
-                std::string& error) {
+Result<int> spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd) {
   if (request.argv.empty() || request.argv[0].empty()) {
-    error = "no program given";
-    return -1;
+    return Status::invalid_argument("no program given");
   }
   const std::string& program_name = request.argv[0];
   if (!request.cwd.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(request.cwd, ec)) {
-      error = "working directory " + request.cwd.string() +
-              (ec ? ": " + ec.message() : std::string(" is not a directory"));
-      return -1;
+      return Status::invalid_argument(
+          "working directory " + request.cwd.string() +
+          (ec ? ": " + ec.message() : std::string(" is not a directory")));
     }
   }
   auto program = find_program(program_name, search_path(request.env), request.cwd);
-  if (!program) {
-    error = "no such program: " + program_name;
-    return -1;
-  }
+  if (!program) return Status::not_found("no such program: " + program_name);
   std::vector<char*> argv;
   argv.reserve(request.argv.size() + 1);
   for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -366,19 +361,17 @@ int spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int 
   SpawnAttributes attr;
   SpawnFileActions actions;
   if (int rc = prepare_spawn(attr, actions, request, stdin_fd, stdout_fd, stderr_fd); rc != 0) {
-    error = "cannot prepare to start " + program_name + ": " + errno_text(rc);
-    return -1;
+    return Status::io_error("cannot prepare to start " + program_name + ": " + errno_text(rc));
   }
   pid_t pid = -1;
   // glibc's posix_spawn reports a failed exec (and a failed chdir) as its result.
   int spawn_rc =
       ::posix_spawn(&pid, program->c_str(), actions.get(), attr.get(), argv.data(), envp.data());
+  if (spawn_rc == ENOENT) return Status::not_found("no such program: " + program_name);
   if (spawn_rc != 0) {
-    error = spawn_rc == ENOENT ? "no such program: " + program_name
-                               : "cannot start " + program_name + ": " + errno_text(spawn_rc);
-    return -1;
+    return Status::io_error("cannot start " + program_name + ": " + errno_text(spawn_rc));
   }
-  return pid;
+  return static_cast<int>(pid);
 }
 
 ProcessOutcome run_process(const ProcessRequest& request,
@@ -387,25 +380,27 @@ ProcessOutcome run_process(const ProcessRequest& request,
   Pipe out;
   Pipe err;
   if (int rc = make_pipe(out); rc != 0) {
-    outcome.start_error = "cannot create a pipe: " + errno_text(rc);
+    outcome.start = Status::io_error("cannot create a pipe: " + errno_text(rc));
     return outcome;
   }
   if (int rc = make_pipe(err); rc != 0) {
-    outcome.start_error = "cannot create a pipe: " + errno_text(rc);
+    outcome.start = Status::io_error("cannot create a pipe: " + errno_text(rc));
     return outcome;
   }
   ProcessRequest marked = request;
   const std::string marker = new_run_marker();
   marked.env.push_back(marker);
   ProcessIdWindow window = ProcessIdWindow::open_now();
-  const pid_t pid =
-      spawn_child(marked, -1, out.write_end.get(), err.write_end.get(), outcome.start_error);
-  if (pid < 0) return outcome;
+  const Result<int> spawned = spawn_child(marked, -1, out.write_end.get(), err.write_end.get());
+  if (!spawned.ok()) {
+    outcome.start = spawned.status();
+    return outcome;
+  }
+  const pid_t pid = *spawned;
   window.sample_now();
   // A /proc or counter of another pid namespace than the one pids come from.
   if (!window.covers(pid)) window.give_up();
   Clock::time_point sampled = Clock::now();
-  outcome.started = true;
   out.write_end.reset();
   err.write_end.reset();
   set_nonblocking(out.read_end.get());

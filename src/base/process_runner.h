@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/status.h"
+
 namespace toolmux {
 
 struct ProcessRequest {
@@ -33,13 +35,14 @@ struct ProcessRequest {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
+// How a run went. `start` is ok when the child started; otherwise it says why
+// not (e.g. not_found "no such program: foo") and nothing below is set.
 struct ProcessOutcome {
-  bool started = false;
-  std::string start_error;  // why it did not start (e.g. "no such program: foo")
-  int exit_code = -1;       // when it exited normally
-  int term_signal = 0;      // when a signal ended it
-  bool timed_out = false;   // killed because the deadline passed
-  bool stopped = false;     // killed because should_stop() turned true
+  Status start;
+  int exit_code = -1;      // when it exited normally
+  int term_signal = 0;     // when a signal ended it
+  bool timed_out = false;  // killed because the deadline passed
+  bool stopped = false;    // killed because should_stop() turned true
   std::string stdout_text;
   std::string stderr_text;
   bool stdout_truncated = false;
@@ -50,11 +53,12 @@ struct ProcessOutcome {
 // Starts request.argv the way run_process does (own process group, default
 // signal handling, the given environment and working directory, no other
 // descriptors) with its stdin, stdout and stderr on the given descriptors
-// (stdin_fd -1: /dev/null), and returns at once: the pid, or -1 with `error`
-// set. The caller owns the child: it reaps it (waitpid) and may kill its group
-// (-pid). request's caps and deadline are not used.
-int spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd,
-                std::string& error);
+// (stdin_fd -1: /dev/null), and returns at once: the pid, or why it could not
+// start (invalid_argument: no program, a working directory that is not one;
+// not_found: no such program; io_error: the system refused). The caller owns
+// the child: it reaps it (waitpid) and may kill its group (-pid). request's
+// caps and deadline are not used.
+Result<int> spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd);
 
 // should_stop is polled at least every 50 ms while the child runs; may be empty.
 ProcessOutcome run_process(const ProcessRequest& request,

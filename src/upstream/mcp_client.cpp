@@ -196,16 +196,17 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
   return {response["result"], Failure::none, "", nullptr};
 }
 
-std::string McpClient::initialize(std::chrono::milliseconds timeout) {
+Status McpClient::initialize(std::chrono::milliseconds timeout) {
   // Elicitation and sampling are relayed to the calling client (which may
   // still refuse them); roots are not offered.
   json params = {{"protocolVersion", kProtocolVersion},
                  {"capabilities", {{"elicitation", json::object()}, {"sampling", json::object()}}},
                  {"clientInfo", {{"name", "toolmux"}, {"version", TOOLMUX_VERSION}}}};
   Outcome outcome = request("initialize", std::move(params), Clock::now() + timeout, nullptr);
-  if (!outcome.result) return outcome.error;
+  if (!outcome.result) return Status::unavailable(outcome.error);
   if (!outcome.result->is_object()) {
-    return "upstream \"" + name_ + "\" answered initialize with something else than an object";
+    return Status::unavailable("upstream \"" + name_ +
+                               "\" answered initialize with something else than an object");
   }
   server_info_ = outcome.result->value("serverInfo", json::object());
   server_capabilities_ = outcome.result->value("capabilities", json::object());
@@ -223,11 +224,10 @@ std::string McpClient::initialize(std::chrono::milliseconds timeout) {
                     {{"upstream", name_}, {"reason", set.error}});
     }
   }
-  return "";
+  return Status::ok_status();
 }
 
-std::optional<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds timeout,
-                                                       std::string& error) {
+Result<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds timeout) {
   std::vector<json> tools;
   const auto deadline = Clock::now() + timeout;
   json cursor;
@@ -236,22 +236,19 @@ std::optional<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds
     json params = json::object();
     if (!cursor.is_null()) params["cursor"] = cursor;
     Outcome outcome = request("tools/list", std::move(params), deadline, nullptr);
-    if (!outcome.result) {
-      error = outcome.error;
-      return std::nullopt;
-    }
+    if (!outcome.result) return Status::unavailable(outcome.error);
     const json& result = *outcome.result;
     if (!result.is_object() || !result.contains("tools") || !result["tools"].is_array()) {
-      error = "upstream \"" + name_ + "\" answered tools/list without a tools array";
-      return std::nullopt;
+      return Status::unavailable("upstream \"" + name_ +
+                                 "\" answered tools/list without a tools array");
     }
     for (const json& tool : result["tools"]) tools.push_back(tool);
     auto next = result.find("nextCursor");
     if (next == result.end() || !next->is_string()) return tools;
     cursor = *next;
   }
-  error = "upstream \"" + name_ + "\" kept answering tools/list with more pages";
-  return std::nullopt;
+  return Status::unavailable("upstream \"" + name_ +
+                             "\" kept answering tools/list with more pages");
 }
 
 McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arguments,
@@ -266,11 +263,10 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
   }
   // The same shape a native tool's result must have (the call pipeline's
   // check_result): relayed as it came, a broken one would reach the client.
-  std::string problem;
-  if (!read_tool_result(*outcome.result, problem)) {
+  if (const Result<ToolResult> read = read_tool_result(*outcome.result); !read.ok()) {
     return {std::nullopt, Failure::invalid,
             "upstream \"" + name_ +
-                "\" answered tools/call with a result MCP does not allow: " + problem,
+                "\" answered tools/call with a result MCP does not allow: " + read.message(),
             nullptr};
   }
   return outcome;
@@ -278,11 +274,11 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
 
 ToolResult McpClient::tool_result(const Outcome& outcome) {
   if (!outcome.result) return ToolResult::error(outcome.error);
-  std::string problem;
-  std::optional<ToolResult> read = read_tool_result(*outcome.result, problem);
+  Result<ToolResult> read = read_tool_result(*outcome.result);
   // call_tool has checked it; a result from elsewhere is refused the same way.
-  if (!read) return ToolResult::error("the result does not have MCP's shape: " + problem);
-  return std::move(*read);
+  if (!read.ok())
+    return ToolResult::error("the result does not have MCP's shape: " + read.message());
+  return std::move(read).value();
 }
 
 void McpClient::on_message(std::string_view text) {

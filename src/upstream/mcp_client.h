@@ -53,6 +53,7 @@
 #include "catalog/tool.h"
 #include "src/base/log_rate_limit.h"
 #include "src/base/logger.h"
+#include "src/base/status.h"
 #include "transports/client_transport.h"
 
 namespace toolmux {
@@ -103,11 +104,10 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
 
   // initialize, then notifications/initialized, then (when the server
   // declares logging) logging/setLevel "debug", whose failure is only logged.
-  // "" when done, else why not.
-  std::string initialize(std::chrono::milliseconds timeout);
-  // Every page of tools/list; nullopt with `error` set when it fails.
-  std::optional<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout,
-                                                        std::string& error);
+  // ok when done, else unavailable with why not, naming the upstream.
+  Status initialize(std::chrono::milliseconds timeout);
+  // Every page of tools/list, or unavailable with why not, naming the upstream.
+  Result<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout);
   // Sends `method` and waits for the answer, the deadline, or `context`'s
   // cancellation (when given: it also gets the request's progress).
   Outcome request(const std::string& method, nlohmann::json params,

@@ -183,7 +183,7 @@ std::string Upstream::state() const {
   return "restarting: " + down_reason_ + "; next attempt in " + seconds_text(next_attempt_ - now);
 }
 
-std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::string& error) {
+Result<Upstream::Connected> Upstream::connect() {
   const UpstreamSpec spec = this->spec();
   std::unique_ptr<ClientTransport> transport;
   if (!spec.url.empty()) {
@@ -196,26 +196,20 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
     };
     Result<std::unique_ptr<HttpClientTransport>> created =
         HttpClientTransport::create(std::move(options));
-    if (!created.ok()) {
-      error = created.message();
-      return nullptr;
-    }
+    if (!created.ok()) return created.status();
     transport = std::move(created).value();
   } else {
     ChildCommand command;
     command.argv = spec.argv;
     command.cwd = spec.cwd;
     command.env = spec.env;
-    transport = StdioChildTransport::start(
-        command,
-        [log = std::make_shared<StderrLog>(logger_, spec.name)](std::string_view line) {
-          log->line(line);
-        },
-        error);
-    if (!transport) {
-      error = "cannot start: " + error;
-      return nullptr;
+    Result<std::unique_ptr<StdioChildTransport>> started =
+        StdioChildTransport::start(command, [log = std::make_shared<StderrLog>(logger_, spec.name)](
+                                                std::string_view line) { log->line(line); });
+    if (!started.ok()) {
+      return Status::unavailable("cannot start: " + started.message());
     }
+    transport = std::move(started).value();
   }
   McpClient::Events events;
   std::weak_ptr<Upstream> weak = weak_from_this();
@@ -242,12 +236,12 @@ std::shared_ptr<McpClient> Upstream::connect(std::vector<json>& tools, std::stri
     self->changed_.notify_all();
   };
   auto client = McpClient::create(spec.name, std::move(transport), logger_, std::move(events));
-  error = client->initialize(spec.lifecycle.start_timeout);
-  if (!error.empty()) return nullptr;
-  auto listed = client->list_tools(spec.lifecycle.start_timeout, error);
-  if (!listed) return nullptr;
-  tools = std::move(*listed);
-  return client;
+  if (Status initialized = client->initialize(spec.lifecycle.start_timeout); !initialized.ok()) {
+    return initialized;
+  }
+  Result<std::vector<json>> listed = client->list_tools(spec.lifecycle.start_timeout);
+  if (!listed.ok()) return listed.status();
+  return Connected{std::move(client), std::move(listed).value()};
 }
 
 void Upstream::set_tools(const std::vector<json>& tools) {
@@ -266,11 +260,10 @@ void Upstream::set_tools(const std::vector<json>& tools) {
 }
 
 void Upstream::relist(const std::shared_ptr<McpClient>& client) {
-  std::string error;
-  auto listed = client->list_tools(spec().lifecycle.start_timeout, error);
-  if (!listed) {
+  const Result<std::vector<json>> listed = client->list_tools(spec().lifecycle.start_timeout);
+  if (!listed.ok()) {
     logger_.write(LogLevel::warning, "upstream_relist_failed",
-                  {{"upstream", name()}, {"reason", error}});
+                  {{"upstream", name()}, {"reason", listed.message()}});
     return;
   }
   set_tools(*listed);
@@ -312,17 +305,18 @@ void Upstream::supervise() {
     }
     if (!client_ && wanted_ && Clock::now() >= next_attempt_) {
       lock.unlock();
-      std::vector<json> tools;
-      std::string error;
-      auto client = connect(tools, error);
-      if (client) {
-        logger_.write(
-            LogLevel::info, "upstream_started",
-            {{"upstream", name()}, {"server", client->server_info()}, {"tools", tools.size()}});
-        set_tools(tools);
+      Result<Connected> connected = connect();
+      std::shared_ptr<McpClient> client;
+      if (connected.ok()) {
+        client = std::move(connected->client);
+        logger_.write(LogLevel::info, "upstream_started",
+                      {{"upstream", name()},
+                       {"server", client->server_info()},
+                       {"tools", connected->tools.size()}});
+        set_tools(connected->tools);
       } else {
         logger_.write(LogLevel::error, "upstream_failed",
-                      {{"upstream", name()}, {"reason", error}});
+                      {{"upstream", name()}, {"reason", connected.message()}});
       }
       lock.lock();
       first_attempt_done_ = true;
@@ -336,7 +330,7 @@ void Upstream::supervise() {
         down_reason_.clear();
       } else if (!stopping_) {
         ++attempts_;
-        down_reason_ = error;
+        down_reason_ = connected.message();
         next_attempt_ = Clock::now() + delay_;
         delay_ = std::min(delay_ * 2, spec_.lifecycle.restart_max);
       }

@@ -97,8 +97,13 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   using Clock = std::chrono::steady_clock;
   Upstream(UpstreamSpec spec, Logger& logger, std::filesystem::path tools_cache, Hooks hooks);
   void supervise();
-  // One start: transport, initialize, tools/list. Null with `error` set on failure.
-  std::shared_ptr<McpClient> connect(std::vector<nlohmann::json>& tools, std::string& error);
+  // A started client and the tools it listed.
+  struct Connected {
+    std::shared_ptr<McpClient> client;
+    std::vector<nlohmann::json> tools;
+  };
+  // One start: transport, initialize, tools/list; or why it failed.
+  Result<Connected> connect();
   void relist(const std::shared_ptr<McpClient>& client);
   void set_tools(const std::vector<nlohmann::json>& tools);
   // Admission: the client to send on, or a failure outcome. `probe` is set when

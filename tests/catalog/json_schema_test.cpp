@@ -107,6 +107,15 @@ TEST_CASE("format applies to strings only") {
         std::vector<std::string>{"/t: \"noon\" is not a valid time (format \"time\")"});
 }
 
+TEST_CASE("a $ref valijson would read differently from RFC 6901 is refused, naming why") {
+  const Problems problems = refused(
+      json::parse(R"({"type":"object","properties":{"a":{"$ref":"#/x~2"},"b":{"$ref":"#/x//y"},)"
+                  R"("c":{"$ref":"#/x%zz"}},"x":{}})"));
+  CHECK(has(problems, "/properties/a/$ref", "$ref \"#/x~2\" has an invalid ~ escape"));
+  CHECK(has(problems, "/properties/b/$ref", "$ref \"#/x//y\" has an empty reference token"));
+  CHECK(has(problems, "/properties/c/$ref", "$ref \"#/x%zz\" has an invalid %-escape"));
+}
+
 TEST_CASE("refused schemas: every problem, with pointers") {
   const Problems problems = refused(load_schema("many_problems.json"));
   CHECK(

@@ -11,10 +11,7 @@ namespace {
 
 // read_tool_result's problem with `text` (parsed), or "" when it reads it.
 std::string problem_of(const std::string& text) {
-  std::string problem;
-  const auto read = read_tool_result(json::parse(text), problem);
-  if (read) return "";
-  return problem;
+  return read_tool_result(json::parse(text)).message();
 }
 
 }  // namespace
@@ -33,10 +30,9 @@ TEST_CASE("a CallToolResult with each kind of content block is read as it came")
     "isError": true,
     "_meta": {"k": 1}
   })");
-  std::string problem;
-  const auto read = read_tool_result(result, problem);
-  INFO(problem);
-  REQUIRE(read);
+  const auto read = read_tool_result(result);
+  INFO(read.message());
+  REQUIRE(read.ok());
   CHECK(read->content == result["content"]);
   CHECK(read->structured_content == result["structuredContent"]);
   CHECK(read->is_error);
@@ -46,6 +42,7 @@ TEST_CASE("a CallToolResult with each kind of content block is read as it came")
 
 TEST_CASE("what breaks MCP's shape is named by its place") {
   CHECK(problem_of("[]") == "the result must be an object (it is an array)");
+  CHECK(read_tool_result(json::array()).status().is_invalid_argument());
   CHECK(problem_of("{}") == "/content is missing");
   CHECK(problem_of(R"({"content":"hi"})") == "/content must be an array (it is a string)");
   CHECK(problem_of(R"({"content":[5]})") == "/content/0 must be an object (it is a number)");

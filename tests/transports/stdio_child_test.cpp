@@ -51,10 +51,10 @@ bool process_exists(pid_t pid) {
 }  // namespace
 
 TEST_CASE("a child's stdin and stdout carry lines both ways") {
-  std::string error;
-  auto child = StdioChild::start(command({"cat"}), nullptr, error);
-  REQUIRE(child);
-  CHECK(error.empty());
+  auto started = StdioChild::start(command({"cat"}), nullptr);
+  REQUIRE(started.ok());
+  CHECK(started.message().empty());
+  auto child = std::move(started).value();
   REQUIRE(child->transport().write_line(R"({"jsonrpc":"2.0","method":"one"})"));
   REQUIRE(child->transport().write_line("second line"));
   auto first = child->transport().read_line();
@@ -72,13 +72,13 @@ TEST_CASE("a child's stdin and stdout carry lines both ways") {
 
 TEST_CASE("a child's stderr is handed over line by line, long lines cut") {
   Lines lines;
-  std::string error;
-  auto child = StdioChild::start(
+  auto started = StdioChild::start(
       command({"sh", "-c",
                "echo first >&2; printf 'second\\r\\n' >&2; head -c 10000 /dev/zero | tr '\\0' x "
                ">&2; echo >&2; echo done"}),
-      lines.sink(), error);
-  REQUIRE(child);
+      lines.sink());
+  REQUIRE(started.ok());
+  auto child = std::move(started).value();
   auto out = child->transport().read_line();
   REQUIRE(out);
   CHECK(out->text == "done");
@@ -92,9 +92,9 @@ TEST_CASE("a child's stderr is handed over line by line, long lines cut") {
 }
 
 TEST_CASE("a child that exits at once is detected with its status") {
-  std::string error;
-  auto child = StdioChild::start(command({"sh", "-c", "exit 3"}), nullptr, error);
-  REQUIRE(child);
+  auto started = StdioChild::start(command({"sh", "-c", "exit 3"}), nullptr);
+  REQUIRE(started.ok());
+  auto child = std::move(started).value();
   CHECK_FALSE(child->transport().read_line());
   auto status = child->exit_description(2000ms);
   REQUIRE(status);
@@ -103,18 +103,18 @@ TEST_CASE("a child that exits at once is detected with its status") {
 }
 
 TEST_CASE("a child that cannot start is an error, not a child") {
-  std::string error;
-  auto child = StdioChild::start(command({"toolmux-no-such-program"}), nullptr, error);
-  CHECK_FALSE(child);
-  CHECK(error == "no such program: toolmux-no-such-program");
+  auto child = StdioChild::start(command({"toolmux-no-such-program"}), nullptr);
+  CHECK_FALSE(child.ok());
+  CHECK(child.message() == "no such program: toolmux-no-such-program");
+  CHECK(child.status().is_not_found());
 }
 
 TEST_CASE("stop ends the child's whole process group, even one that ignores SIGTERM") {
-  std::string error;
   // The shell ignores SIGTERM and leaves a grandchild sleeping in its group.
-  auto child = StdioChild::start(command({"sh", "-c", "trap '' TERM; sleep 30 & echo $!; wait"}),
-                                 nullptr, error);
-  REQUIRE(child);
+  auto spawned =
+      StdioChild::start(command({"sh", "-c", "trap '' TERM; sleep 30 & echo $!; wait"}), nullptr);
+  REQUIRE(spawned.ok());
+  auto child = std::move(spawned).value();
   auto line = child->transport().read_line();
   REQUIRE(line);
   const pid_t grandchild = static_cast<pid_t>(std::stol(line->text));

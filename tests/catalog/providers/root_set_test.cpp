@@ -28,27 +28,23 @@ RootSet open_roots(const std::vector<fs::path>& roots) {
 }
 
 Location resolve_ok(const RootSet& roots, const std::string& path) {
-  std::string error;
-  std::optional<Location> location = roots.resolve(path, error);
-  INFO(error);
-  REQUIRE(location);
+  toolmux::Result<Location> location = roots.resolve(path);
+  INFO(location.message());
+  REQUIRE(location.ok());
   return *location;
 }
 
 std::string resolve_error(const RootSet& roots, const std::string& path) {
-  std::string error;
-  std::optional<Location> location = roots.resolve(path, error);
-  REQUIRE_FALSE(location);
-  return error;
+  toolmux::Result<Location> location = roots.resolve(path);
+  REQUIRE_FALSE(location.ok());
+  return location.message();
 }
 
 // What opening `path` for reading says: "" when it opened.
 std::string read_error(const RootSet& roots, const std::string& path) {
-  std::string error;
-  std::optional<Location> location = roots.resolve(path, error);
-  if (!location) return error;
-  if (!roots.open_regular_file(*location, error)) return error;
-  return "";
+  toolmux::Result<Location> location = roots.resolve(path);
+  if (!location.ok()) return location.message();
+  return roots.open_regular_file(*location).message();
 }
 
 }  // namespace
@@ -71,6 +67,7 @@ TEST_CASE("'..' leaving the root is refused", "[root_set]") {
   TempDir dir;
   RootSet roots = open_roots({dir.path()});
   CHECK(resolve_error(roots, "../x") == "path \"../x\" is outside the allowed roots");
+  CHECK(roots.resolve("../x").status().is_invalid_argument());
   CHECK(resolve_error(roots, "a/../../etc/passwd") ==
         "path \"a/../../etc/passwd\" is outside the allowed roots");
   CHECK(resolve_error(roots, "..") == "path \"..\" is outside the allowed roots");
@@ -85,10 +82,9 @@ TEST_CASE("absolute paths are accepted only inside a root, and shown relative", 
   const std::string sibling = (dir / "other.txt").string();
   CHECK(resolve_error(roots, sibling) == "path \"" + sibling + "\" is outside the allowed roots");
   // A root's name as a prefix of another folder's name is not inside it.
-  std::string error;
-  CHECK_FALSE(roots.resolve((dir / "subway/x").string(), error));
+  CHECK_FALSE(roots.resolve((dir / "subway/x").string()).ok());
   // Lexical ".." in an absolute path cannot climb out either.
-  CHECK_FALSE(roots.resolve((dir / "sub/../other.txt").string(), error));
+  CHECK_FALSE(roots.resolve((dir / "sub/../other.txt").string()).ok());
 
   const Location inside = resolve_ok(roots, (dir / "sub/x.txt").string());
   CHECK(inside.relative == "x.txt");
@@ -126,13 +122,15 @@ TEST_CASE("symlinks pointing out of the root are refused by the kernel", "[root_
         "path \"deep/dir-link/secret.txt\" points outside the allowed roots");
   CHECK(read_error(roots, "etc/passwd") == "path \"etc/passwd\" points outside the allowed roots");
 
-  std::string error;
   const Location link = resolve_ok(roots, "abs-link");
-  CHECK_FALSE(roots.open_directory(resolve_ok(roots, "deep/dir-link"), error));
-  CHECK(error == "path \"deep/dir-link\" points outside the allowed roots");
+  const toolmux::Result<toolmux::OpenedFile> dir_link =
+      roots.open_directory(resolve_ok(roots, "deep/dir-link"));
+  CHECK_FALSE(dir_link.ok());
+  CHECK(dir_link.message() == "path \"deep/dir-link\" points outside the allowed roots");
+  CHECK(dir_link.status().is_invalid_argument());
   // The link itself (not followed) can be looked at: it is inside.
-  std::optional<toolmux::OpenedFile> itself = roots.open_path(link, false, error);
-  REQUIRE(itself);
+  toolmux::Result<toolmux::OpenedFile> itself = roots.open_path(link, false);
+  REQUIRE(itself.ok());
   CHECK(S_ISLNK(itself->st.st_mode));
   // No message names the host path.
   CHECK(read_error(roots, "rel-link").find(dir.path().string()) == std::string::npos);
@@ -164,9 +162,9 @@ TEST_CASE("special files are refused without being opened", "[root_set]") {
   // A FIFO opened for reading would block until a writer came: this returns at once.
   CHECK(read_error(roots, "fifo") == "\"fifo\" is not a regular file or directory");
   CHECK(read_error(roots, "folder") == "\"folder\" is a directory, not a file");
-  std::string error;
-  CHECK_FALSE(roots.open_directory(resolve_ok(roots, "fifo"), error));
-  CHECK(error == "\"fifo\" is not a regular file or directory");
+  const toolmux::Result<toolmux::OpenedFile> fifo = roots.open_directory(resolve_ok(roots, "fifo"));
+  CHECK_FALSE(fifo.ok());
+  CHECK(fifo.message() == "\"fifo\" is not a regular file or directory");
 }
 
 TEST_CASE("missing files and NUL bytes get clear errors", "[root_set]") {
@@ -174,6 +172,7 @@ TEST_CASE("missing files and NUL bytes get clear errors", "[root_set]") {
   write_file(dir / "file.txt", "x");
   RootSet roots = open_roots({dir.path()});
   CHECK(read_error(roots, "x.txt") == "\"x.txt\" does not exist");
+  CHECK(roots.open_regular_file(resolve_ok(roots, "x.txt")).status().is_not_found());
   CHECK(read_error(roots, "file.txt/x") ==
         "\"file.txt/x\" does not exist (a part of the path is not a folder)");
   CHECK(resolve_error(roots, std::string("a\0b", 3)) == "path \"a\\u0000b\" contains a NUL byte");
@@ -203,8 +202,7 @@ TEST_CASE("several roots are named by their folders and listed by '.'", "[root_s
         "start with one of: \"proj\", \"proj-2\", \"docs\"");
   CHECK(resolve_error(roots, "docs/../../x") ==
         "path \"docs/../../x\" is outside the allowed roots");
-  std::string error;
-  CHECK_FALSE(roots.open_regular_file(list, error));
+  CHECK_FALSE(roots.open_regular_file(list).ok());
 }
 
 TEST_CASE("roots that do not exist or are not folders are problems", "[root_set]") {
@@ -242,9 +240,8 @@ TEST_CASE("without openat2 the real-path check still keeps paths inside", "[root
   CHECK(read_error(roots, "dir-link/secret.txt") ==
         "path \"dir-link/secret.txt\" points outside the allowed roots");
   CHECK(read_error(roots, "fifo") == "\"fifo\" is not a regular file or directory");
-  std::string error;
-  CHECK(roots.open_directory(resolve_ok(roots, "a"), error));
-  CHECK(roots.open_path(resolve_ok(roots, "abs-link"), false, error));
+  CHECK(roots.open_directory(resolve_ok(roots, "a")).ok());
+  CHECK(roots.open_path(resolve_ok(roots, "abs-link"), false).ok());
 }
 
 TEST_CASE("folders for writing are opened beneath the root and made on request", "[root_set]") {
@@ -253,13 +250,18 @@ TEST_CASE("folders for writing are opened beneath the root and made on request",
   fs::create_symlink(dir / "outside", dir / "root/out");
   fs::create_directory(dir / "outside");
   RootSet roots = open_roots({dir / "root"});
-  std::string error;
-  CHECK_FALSE(roots.open_directory_for_writing(0, "x/y", false, error));
-  CHECK(error == "folder \"x/y\" does not exist (set create_directories to true to create it)");
-  CHECK(roots.open_directory_for_writing(0, "x/y", true, error));
+  const toolmux::Result<toolmux::OpenedFile> missing =
+      roots.open_directory_for_writing(0, "x/y", false);
+  CHECK_FALSE(missing.ok());
+  CHECK(missing.message() ==
+        "folder \"x/y\" does not exist (set create_directories to true to create it)");
+  CHECK(missing.status().is_not_found());
+  CHECK(roots.open_directory_for_writing(0, "x/y", true).ok());
   CHECK(fs::is_directory(dir / "root/x/y"));
-  CHECK_FALSE(roots.open_directory_for_writing(0, "out/z", true, error));
-  CHECK(error == "path \"out/z\" points outside the allowed roots");
+  const toolmux::Result<toolmux::OpenedFile> out =
+      roots.open_directory_for_writing(0, "out/z", true);
+  CHECK_FALSE(out.ok());
+  CHECK(out.message() == "path \"out/z\" points outside the allowed roots");
   CHECK_FALSE(fs::exists(dir / "outside/z"));
 }
 

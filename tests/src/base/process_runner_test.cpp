@@ -54,8 +54,8 @@ ProcessRequest request(std::vector<std::string> argv) {
 
 TEST_CASE("run_process captures stdout, stderr and the exit code") {
   auto outcome = run_process(request({"sh", "-c", "printf 'out'; printf 'err' >&2; exit 3"}));
-  CHECK(outcome.started);
-  CHECK(outcome.start_error.empty());
+  CHECK(outcome.start.ok());
+  CHECK(outcome.start.message().empty());
   CHECK(outcome.exit_code == 3);
   CHECK(outcome.term_signal == 0);
   CHECK(outcome.stdout_text == "out");
@@ -74,12 +74,13 @@ TEST_CASE("run_process passes arguments verbatim, without a shell") {
 
 TEST_CASE("run_process reports a missing program as a start error") {
   auto outcome = run_process(request({"toolmux-no-such-program-xyz", "a"}));
-  CHECK_FALSE(outcome.started);
-  CHECK(outcome.start_error == "no such program: toolmux-no-such-program-xyz");
+  CHECK_FALSE(outcome.start.ok());
+  CHECK(outcome.start.message() == "no such program: toolmux-no-such-program-xyz");
+  CHECK(outcome.start.is_not_found());
 
   auto absolute = run_process(request({"/nonexistent/dir/prog"}));
-  CHECK_FALSE(absolute.started);
-  CHECK(absolute.start_error == "no such program: /nonexistent/dir/prog");
+  CHECK_FALSE(absolute.start.ok());
+  CHECK(absolute.start.message() == "no such program: /nonexistent/dir/prog");
 }
 
 TEST_CASE("run_process reports an exec failure instead of an exit status") {
@@ -88,8 +89,8 @@ TEST_CASE("run_process reports an exec failure instead of an exit status") {
   write_file(script, "#!/bin/sh\necho hi\n");
   fs::permissions(script, fs::perms::owner_read | fs::perms::owner_write);
   auto outcome = run_process(request({script.string()}));
-  CHECK_FALSE(outcome.started);
-  CHECK(outcome.start_error.find("Permission denied") != std::string::npos);
+  CHECK_FALSE(outcome.start.ok());
+  CHECK(outcome.start.message().find("Permission denied") != std::string::npos);
   CHECK(outcome.exit_code == -1);
 }
 
@@ -99,13 +100,13 @@ TEST_CASE("run_process looks the program up in the child's PATH") {
   auto r = request({"toolmux-test-tool"});
   r.env = {"PATH=" + dir.path().string()};
   auto outcome = run_process(r);
-  REQUIRE(outcome.started);
+  REQUIRE(outcome.start.ok());
   CHECK(outcome.stdout_text == "from-private-path\n");
 
   // Not in toolmux's own PATH, so without the child's PATH it is not found.
   auto without = request({"toolmux-test-tool"});
   without.env = {};
-  CHECK_FALSE(run_process(without).started);
+  CHECK_FALSE(run_process(without).start.ok());
 }
 
 TEST_CASE("run_process gives the child the environment given, and the run's marker") {
@@ -114,7 +115,7 @@ TEST_CASE("run_process gives the child the environment given, and the run's mark
   r.env = {"ONLY=this", "OTHER=x y"};
   auto outcome = run_process(r);
   ::unsetenv("TOOLMUX_RUNNER_SECRET");
-  REQUIRE(outcome.started);
+  REQUIRE(outcome.start.ok());
   const std::string prefix = "ONLY=this\nOTHER=x y\nTOOLMUX_RUN_ID=";
   REQUIRE(outcome.stdout_text.rfind(prefix, 0) == 0);
   CHECK(outcome.stdout_text.size() == prefix.size() + 33);  // 32 hex digits and a newline
@@ -160,8 +161,8 @@ TEST_CASE("run_process runs the child in the working directory given") {
 
   r.cwd = dir.path() / "missing";
   auto missing = run_process(r);
-  CHECK_FALSE(missing.started);
-  CHECK(missing.start_error.find("working directory") != std::string::npos);
+  CHECK_FALSE(missing.start.ok());
+  CHECK(missing.start.message().find("working directory") != std::string::npos);
 }
 
 TEST_CASE("run_process gives the child /dev/null as stdin and no other descriptors") {
@@ -193,7 +194,7 @@ TEST_CASE("run_process caps captured output but reads all of it") {
 
 TEST_CASE("run_process reports the signal that ended the child") {
   auto outcome = run_process(request({"sh", "-c", "kill -TERM $$"}));
-  CHECK(outcome.started);
+  CHECK(outcome.start.ok());
   CHECK(outcome.term_signal == SIGTERM);
   CHECK(outcome.exit_code == -1);
 }
@@ -206,7 +207,7 @@ TEST_CASE("run_process kills the whole process group at the deadline") {
   auto start = Clock::now();
   auto outcome = run_process(r);
   auto took = Clock::now() - start;
-  CHECK(outcome.started);
+  CHECK(outcome.start.ok());
   CHECK(outcome.timed_out);
   CHECK_FALSE(outcome.stopped);
   CHECK(outcome.term_signal == SIGKILL);

@@ -42,10 +42,10 @@ std::shared_ptr<McpClient> start_client(const std::vector<std::string>& argv,
   command.argv = argv;
   command.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received.string()};
   command.env.insert(command.env.end(), env.begin(), env.end());
-  std::string error;
-  auto transport = StdioChildTransport::start(command, nullptr, error);
-  REQUIRE(transport);
-  return McpClient::create("scripted", std::move(transport), logger);
+  auto transport = StdioChildTransport::start(command, nullptr);
+  INFO(transport.message());
+  REQUIRE(transport.ok());
+  return McpClient::create("scripted", std::move(transport).value(), logger);
 }
 
 // A client of `argv` (the scripted server by default), with its own folder
@@ -74,12 +74,11 @@ bool eventually_contains(const fs::path& path, const std::string& text) {
 TEST_CASE("the client initializes and reads every page of tools/list") {
   Upstream up;
   auto& client = up.client;
-  REQUIRE(client->initialize(5s).empty());
+  REQUIRE(client->initialize(5s).ok());
   CHECK(client->server_info()["name"] == "scripted");
-  std::string error;
-  auto tools = client->list_tools(5s, error);
-  INFO(error);
-  REQUIRE(tools);
+  auto tools = client->list_tools(5s);
+  INFO(tools.message());
+  REQUIRE(tools.ok());
   REQUIRE(tools->size() == 4);
   CHECK((*tools)[0]["name"] == "first");
   CHECK((*tools)[1]["name"] == "second");
@@ -95,7 +94,7 @@ TEST_CASE("the client asks an upstream that declares logging for every level") {
   // (Servers send nothing below their default level until asked; toolmux
   // filters at each calling client's own level.)
   Upstream up({kScripted.string()}, {"LOGGING=1"});
-  REQUIRE(up.client->initialize(5s).empty());
+  REQUIRE(up.client->initialize(5s).ok());
   CHECK(eventually_contains(up.received(),
                             R"("method":"logging/setLevel","params":{"level":"debug"})"));
 }
@@ -103,7 +102,7 @@ TEST_CASE("the client asks an upstream that declares logging for every level") {
 TEST_CASE("a relayed call returns the upstream's result, and its error as an error result") {
   Upstream up;
   auto& client = up.client;
-  REQUIRE(client->initialize(5s).empty());
+  REQUIRE(client->initialize(5s).ok());
   TestContext context;
   ToolResult result = McpClient::tool_result(client->call_tool("any", {{"x", 1}}, context));
   CHECK_FALSE(result.is_error);
@@ -120,7 +119,7 @@ TEST_CASE("a relayed call returns the upstream's result, and its error as an err
 TEST_CASE("progress reaches the call's context and cancelling sends notifications/cancelled") {
   Upstream up;
   auto& client = up.client;
-  REQUIRE(client->initialize(5s).empty());
+  REQUIRE(client->initialize(5s).ok());
   TestContext context;
   std::thread canceller([&] {
     for (int i = 0; i < 500 && context.progress().empty(); ++i) std::this_thread::sleep_for(10ms);
@@ -152,7 +151,7 @@ TEST_CASE("a log message reaches the only call in flight, ping is answered, root
   };
   Upstream up;
   auto& client = up.client;
-  REQUIRE(client->initialize(5s).empty());
+  REQUIRE(client->initialize(5s).ok());
   LoggingContext context;
   ToolResult result = McpClient::tool_result(client->call_tool("talks", json::object(), context));
   CHECK(result.content[0]["text"] == "talked");
@@ -166,7 +165,9 @@ TEST_CASE("a log message reaches the only call in flight, ping is answered, root
 TEST_CASE("an upstream that exits at once fails initialize with its exit status") {
   Upstream up({"sh", "-c", "exit 4"});
   auto& client = up.client;
-  CHECK(client->initialize(5s) == "upstream \"scripted\" exited with status 4");
+  const toolmux::Status initialized = client->initialize(5s);
+  CHECK(initialized.message() == "upstream \"scripted\" exited with status 4");
+  CHECK(initialized.is_unavailable());
   CHECK(client->gone());
   TestContext context;
   ToolResult result = McpClient::tool_result(client->call_tool("any", json::object(), context));
@@ -193,11 +194,10 @@ struct Misbehaving {
     command.argv = {kMisbehaving.string()};
     command.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received().string()};
     command.max_message_bytes = max_message_bytes;
-    std::string error;
-    auto transport = StdioChildTransport::start(command, nullptr, error);
-    REQUIRE(transport);
-    client = McpClient::create("misbehaving", std::move(transport), logger);
-    REQUIRE(client->initialize(5s).empty());
+    auto transport = StdioChildTransport::start(command, nullptr);
+    REQUIRE(transport.ok());
+    client = McpClient::create("misbehaving", std::move(transport).value(), logger);
+    REQUIRE(client->initialize(5s).ok());
   }
   ~Misbehaving() {
     client.reset();

@@ -34,7 +34,7 @@ TEST_CASE("classes, negation, ranges and escapes", "[glob]") {
   CHECK_FALSE(glob_matches_name("a[b", "ab"));
 }
 
-TEST_CASE("characters are UTF-8; a stray byte is a character of its own", "[glob]") {
+TEST_CASE("characters are UTF-8, and a stray byte is a character of its own", "[glob]") {
   CHECK(glob_matches_name("caf?", "caf\xC3\xA9"));              // '?' takes the two-byte é
   CHECK(glob_matches_name("[\xC3\xA0-\xC3\xBF]", "\xC3\xA9"));  // [à-ÿ] holds é
   CHECK(glob_matches_name("?", "\xFF"));

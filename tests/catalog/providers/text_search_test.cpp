@@ -35,7 +35,7 @@ TEST_CASE("a literal query is a substring, ASCII case folded on request", "[text
   CHECK(match(make("HeLLo", false), "say hello") == LineMatcher::Match::miss);
 }
 
-TEST_CASE("a regex query is PCRE2; an invalid one is refused naming it", "[text_search]") {
+TEST_CASE("a regex query is PCRE2, and an invalid one is refused naming it", "[text_search]") {
   const LineMatcher regex = make("^int\\b", true, false);
   CHECK(match(regex, "INT z = 1;") == LineMatcher::Match::hit);
   CHECK(match(regex, "print x") == LineMatcher::Match::miss);
@@ -64,7 +64,8 @@ TEST_CASE("a line past the regex's matching limit is unchecked", "[text_search]"
   CHECK(match(regex, "aaa") == LineMatcher::Match::hit);
 }
 
-TEST_CASE("search_lines numbers lines, drops '\\r' and cuts long lines", "[text_search]") {
+TEST_CASE("search_lines numbers lines, drops carriage returns and cuts long lines",
+          "[text_search]") {
   TestContext context;
   LineSearch search;
   const std::string text = "one\r\nhello there\r\n\nhello " + std::string(400, 'x') + "\nhello";

@@ -44,7 +44,7 @@ TEST_CASE("stages compose with the first one outermost") {
 }
 
 TEST_CASE(
-    "a chain runs around, request, handler; the result stages see the answer in their order") {
+    "a chain runs around, request, handler, and the result stages see the answer in their order") {
   std::vector<std::string> order;
   CallChain chain;
   chain.around = {noting(order, "around")};

@@ -367,7 +367,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       // owns what it touches and its late result goes nowhere.
       struct Run {
         std::mutex mutex;
-        std::condition_variable done;
+        std::condition_variable_any done;
         std::optional<CallResult> result;
         Clock::time_point finished_at;
         ToolCall call;
@@ -402,8 +402,6 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       }
 
       std::unique_lock lock(run->mutex);
-      // Cancellation is a flag, so wake now and then to look at it.
-      constexpr auto kPoll = std::chrono::milliseconds(20);
       auto timed_out = [&] {
         return failure(CallOutcome::timed_out, tool_label(call) + " timed out after " +
                                                    std::to_string(timeout.count()) + " ms");
@@ -419,8 +417,10 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         }
         if (call.control->aborted()) return stopped();
         if (call.control->expired()) return timed_out();
-        run->done.wait_for(
-            lock, std::min<Clock::duration>(kPoll, call.control->deadline() - Clock::now()));
+        // Woken by the result, by cancel() or abort() (the control's stop
+        // token), or at the deadline: never to look again in a while.
+        run->done.wait_until(lock, call.control->stop_token(), call.control->deadline(),
+                             [&] { return run->result.has_value(); });
       }
       if (call.control->cancelled()) return failure(CallOutcome::cancelled, "cancelled");
       if (call.control->aborted()) return stopped();

@@ -1,5 +1,7 @@
 #include "src/session/session.h"
 
+#include <algorithm>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -25,6 +27,12 @@ nlohmann::json Session::client_info() const {
 nlohmann::json Session::client_capabilities() const {
   std::lock_guard lock(mutex_);
   return client_capabilities_;
+}
+
+bool Session::client_may_be_asked() const {
+  std::lock_guard lock(mutex_);
+  return client_capabilities_.is_object() && (client_capabilities_.contains("elicitation") ||
+                                              client_capabilities_.contains("sampling"));
 }
 
 void Session::set_initialized(std::string protocol_version, nlohmann::json client_capabilities,
@@ -83,6 +91,11 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
                                      const nlohmann::json& related_request,
                                      const CallControl* control, std::chrono::milliseconds timeout,
                                      const std::stop_token& stop) {
+  if (control && control->carried()) {
+    // Its request would reach the client only after the call ended. A call is
+    // carried only for a client that declared nothing it could be asked.
+    return {std::nullopt, "the client did not declare that it can answer " + method};
+  }
   auto pending = std::make_shared<PendingAnswer>();
   nlohmann::json id;
   {
@@ -94,7 +107,17 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
   }
   send_related({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}},
                related_request);
-  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  // Cancelling the call, or ending the request, wakes the wait at once: each
+  // notifies under the lock, so the wake cannot fall between a look and the wait.
+  auto wake = [this] {
+    std::lock_guard lock(mutex_);
+    answers_changed_.notify_all();
+  };
+  std::optional<std::stop_callback<decltype(wake)>> on_call_stopped;
+  if (control) on_call_stopped.emplace(control->stop_token(), wake);
+  const std::stop_callback on_request_ended(stop, wake);
+  auto give_up = std::chrono::steady_clock::now() + timeout;
+  if (control) give_up = std::min(give_up, control->deadline());
   std::unique_lock lock(mutex_);
   while (!pending->done) {
     if (control && control->stop_requested()) {
@@ -109,7 +132,7 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
       pending->answer.error = "the client did not answer " + method + " in time";
       break;
     }
-    answers_changed_.wait_for(lock, std::chrono::milliseconds(50));
+    answers_changed_.wait_until(lock, give_up);
   }
   pending_answers_.erase(id.dump());
   return pending->answer;
@@ -152,19 +175,31 @@ void Session::end_call(const nlohmann::json& request_id) {
   calls_changed_.notify_all();
 }
 
+// Controls are stopped outside the lock: stopping one runs its waiters' wake-ups
+// (std::stop_callback), and request_client's takes this session's lock.
 void Session::cancel_call(const nlohmann::json& request_id) {
+  std::shared_ptr<CallControl> control;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = calls_.find(request_id.dump()); it != calls_.end()) control = it->second;
+  }
+  if (control) control->cancel();
+}
+
+std::vector<std::shared_ptr<CallControl>> Session::calls_in_flight() const {
   std::lock_guard lock(mutex_);
-  if (auto it = calls_.find(request_id.dump()); it != calls_.end()) it->second->cancel();
+  std::vector<std::shared_ptr<CallControl>> out;
+  out.reserve(calls_.size());
+  for (const auto& [id, control] : calls_) out.push_back(control);
+  return out;
 }
 
 void Session::cancel_all_calls() {
-  std::lock_guard lock(mutex_);
-  for (auto& [id, control] : calls_) control->cancel();
+  for (const auto& control : calls_in_flight()) control->cancel();
 }
 
 void Session::abort_all_calls() {
-  std::lock_guard lock(mutex_);
-  for (auto& [id, control] : calls_) control->abort();
+  for (const auto& control : calls_in_flight()) control->abort();
 }
 
 bool Session::wait_for_calls(std::chrono::milliseconds timeout) {

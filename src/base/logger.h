@@ -31,7 +31,7 @@ namespace toolmux {
 
 class Logger {
  public:
-  static constexpr std::size_t kBufferBytes = 64 * 1024;
+  static constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
 
   explicit Logger(std::FILE* out = stderr, LogLevel min_level = LogLevel::info)
       : out_(out), min_level_(min_level) {}

@@ -85,11 +85,6 @@ struct TrimAfter {
   bool large;
 };
 
-bool supported_protocol_version(std::string_view version) {
-  return std::any_of(std::begin(kSupportedProtocolVersions), std::end(kSupportedProtocolVersions),
-                     [&](const char* v) { return version == v; });
-}
-
 }  // namespace
 
 struct HttpServer::Routes {
@@ -168,7 +163,7 @@ struct HttpServer::Routes {
       if (!supported_protocol_version(version)) {
         reply(res, 400,
               transport_error("Bad Request: unsupported MCP-Protocol-Version \"" + version +
-                              "\" (supported: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)"));
+                              "\" (supported: " + supported_protocol_versions_text() + ")"));
         return false;
       }
     }
@@ -176,36 +171,31 @@ struct HttpServer::Routes {
     return true;
   }
 
-  std::shared_ptr<Session> session_for(const httplib::Request& req, httplib::Response& res,
-                                       const std::string& principal) {
+  HttpSession session_for(const httplib::Request& req, httplib::Response& res,
+                          const std::string& principal) {
     const std::string id = req.get_header_value("Mcp-Session-Id");
     if (id.empty()) {
       reply(res, 400, transport_error("Bad Request: the Mcp-Session-Id header is missing"));
-      return nullptr;
+      return {};
     }
-    auto session = self.sessions_.find(id, principal);
+    HttpSession session = self.sessions_.find(id, principal);
     if (!session) {
       reply(res, 404, transport_error("Not Found: no such session (it may have ended)"));
     }
     return session;
   }
 
-  static std::shared_ptr<SessionStreams> streams_of(const Session& session) {
-    return std::dynamic_pointer_cast<SessionStreams>(session.owned_sink());
-  }
-
   // Writes the stream at `cursor` as SSE until it ends, the connection
   // drops, or the server stops. While it is open the session does not idle out.
-  void stream(httplib::Response& res, const Session& session,
-              std::shared_ptr<SessionStreams> streams, StreamCursor cursor) {
+  void stream(httplib::Response& res, const HttpSession& session, StreamCursor cursor) {
     struct Writer {
       std::string session_id;
       std::shared_ptr<SessionStreams> streams;
       StreamCursor cursor;
       bool primed = false;
     };
-    auto writer = std::make_shared<Writer>(Writer{session.id(), std::move(streams), cursor});
-    self.sessions_.hold(session.id());
+    auto writer = std::make_shared<Writer>(Writer{session.peer->id(), session.streams, cursor});
+    self.sessions_.hold(writer->session_id);
     ++self.open_streams_;
     res.status = 200;
     res.set_header("Cache-Control", "no-cache");
@@ -221,8 +211,8 @@ struct HttpServer::Routes {
                   "\nretry: 1000\ndata: \n\n";
             return sink.write(out.data(), out.size());
           }
-          auto next =
-              writer->streams->next(writer->cursor, std::chrono::seconds(15), self.stopping_);
+          auto next = writer->streams->next(writer->cursor, std::chrono::seconds(15),
+                                            self.stopping_.get_token());
           for (const auto& e : next.events) {
             out += "id: " + format_event_id(e.stream, e.seq) + "\ndata: " + e.data + "\n\n";
           }
@@ -325,7 +315,7 @@ struct HttpServer::Routes {
       return;
     }
     const bool names_session = req.has_header("Mcp-Session-Id");
-    std::shared_ptr<Session> session;
+    HttpSession session;
     if (names_session) {
       session = session_for(req, res, principal);
       if (!session) return;
@@ -370,7 +360,7 @@ struct HttpServer::Routes {
         reply(res, 400, transport_error("Bad Request: the request body could not be read"));
         return;
       }
-      m = jsonrpc::parse_message(body, self.server_.json_limits());
+      m = jsonrpc::parse_message(body, self.options_.json_limits);
     }  // the text goes once parsed
     if (m.kind == jsonrpc::Message::Kind::invalid) {
       reply(res, 400, jsonrpc::make_error(m.id, m.error_code, m.error));
@@ -379,7 +369,7 @@ struct HttpServer::Routes {
     // Stopping: no new work (a request on a connection kept alive from before
     // would start a call during the drain), but notifications and responses
     // still reach the calls being drained (cancellation, elicitation answers).
-    if (self.stopping_ && m.kind == jsonrpc::Message::Kind::request) {
+    if (self.stopping_.stop_requested() && m.kind == jsonrpc::Message::Kind::request) {
       reply(res, 503, transport_error("Service Unavailable: the server is shutting down", m.id));
       return;
     }
@@ -396,33 +386,33 @@ struct HttpServer::Routes {
       session = session_for(req, res, principal);  // 400: no Mcp-Session-Id
       if (!session) return;
     }
-    auto streams = streams_of(*session);
+    SessionStreams& streams = *session.streams;
     if (m.kind != jsonrpc::Message::Kind::request) {
-      self.server_.handle(m, session);
+      held.release();
+      session.peer->deliver(std::move(m), Carrier::hand_off);
       res.status = 202;
       return;
     }
-    auto exchange = streams->open_exchange(m.id);
+    // The exchange is open before the server sees the request, so that its
+    // answer, however soon it comes, finds the connection waiting for it.
+    auto exchange = streams.open_exchange(m.id);
     if (!exchange) {
-      reply(res, 400,
-            jsonrpc::make_error(
-                m.id, jsonrpc::kInvalidRequest,
-                "Invalid request: a request with id " + m.id.dump() + " is already in flight"));
+      reply(res, 400, duplicate_request_error(m.id));
       return;
     }
-    self.server_.handle(m, session);
-    // Handed on: what the call keeps is the server's; the message and its
-    // share of the budget go before the call is waited for.
+    // Handed on: what the call keeps is the server's (the server moves the
+    // arguments out of the message); its share of the budget goes now. The
+    // connection's thread runs the request: it waits for the answer anyway.
     const json id = m.id;
-    m = jsonrpc::Message{};
     held.release();
+    session.peer->deliver(std::move(m), Carrier::carry);
     trim.now();
-    auto decision = streams->await_decision(exchange);
+    auto decision = streams.await_decision(exchange);
     if (created) {
-      if (session->initialized()) {
-        res.set_header("Mcp-Session-Id", session->id());
+      if (session.peer->initialized()) {
+        res.set_header("Mcp-Session-Id", session.peer->id());
       } else {
-        self.sessions_.end(session->id(), principal);  // initialize failed
+        self.sessions_.end(session.peer->id(), principal);  // initialize failed
       }
     }
     switch (decision.kind) {
@@ -431,10 +421,10 @@ struct HttpServer::Routes {
         res.set_content(decision.body, "application/json");
         return;
       case SessionStreams::Decision::Kind::sse:
-        stream(res, *session, streams, decision.cursor);
+        stream(res, session, decision.cursor);
         return;
       case SessionStreams::Decision::Kind::none:
-        if (self.stopping_) {
+        if (self.stopping_.stop_requested()) {
           // Cancelled by the shutdown: a client waiting for the response
           // would otherwise wait until its own timeout.
           reply(res, 503,
@@ -452,7 +442,7 @@ struct HttpServer::Routes {
   void get(const httplib::Request& req, httplib::Response& res) {
     std::string principal;
     if (!admit(req, res, principal)) return;
-    if (self.stopping_) {
+    if (self.stopping_.stop_requested()) {
       reply(res, 503, transport_error("Service Unavailable: the server is shutting down"));
       return;
     }
@@ -462,12 +452,12 @@ struct HttpServer::Routes {
             transport_error("Not Acceptable: GET opens an SSE stream; accept text/event-stream"));
       return;
     }
-    auto session = session_for(req, res, principal);
+    const HttpSession session = session_for(req, res, principal);
     if (!session) return;
-    auto streams = streams_of(*session);
+    SessionStreams& streams = *session.streams;
     std::optional<StreamCursor> cursor;
     if (req.has_header("Last-Event-ID")) {
-      cursor = streams->resume(req.get_header_value("Last-Event-ID"));
+      cursor = streams.resume(req.get_header_value("Last-Event-ID"));
       if (!cursor) {
         reply(res, 400,
               transport_error("Bad Request: Last-Event-ID names no stream of this "
@@ -475,14 +465,14 @@ struct HttpServer::Routes {
         return;
       }
     } else {
-      cursor = streams->attach_standalone();
+      cursor = streams.attach_standalone();
       if (!cursor) {
         reply(res, 409,
               transport_error("Conflict: this session's stream is already open elsewhere"));
         return;
       }
     }
-    stream(res, *session, streams, *cursor);
+    stream(res, session, *cursor);
   }
 
   // POST, PUT or PATCH anywhere else: 405 at the endpoint, 404 elsewhere.
@@ -501,9 +491,9 @@ struct HttpServer::Routes {
   void del(const httplib::Request& req, httplib::Response& res) {
     std::string principal;
     if (!admit(req, res, principal)) return;
-    auto session = session_for(req, res, principal);
+    const HttpSession session = session_for(req, res, principal);
     if (!session) return;
-    self.sessions_.end(session->id(), principal);
+    self.sessions_.end(session.peer->id(), principal);
     res.status = 200;
   }
 
@@ -551,10 +541,9 @@ struct HttpServer::Routes {
   }
 };
 
-HttpServer::HttpServer(McpServer& server, SessionManager& sessions, Metrics& metrics,
-                       Logger& logger, HttpOptions options)
+HttpServer::HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger,
+                       HttpOptions options)
     : threads_(std::make_shared<ElasticThreads>(options.max_connections)),
-      server_(server),
       sessions_(sessions),
       metrics_(metrics),
       logger_(logger),
@@ -648,7 +637,7 @@ std::size_t HttpServer::connection_threads() const { return threads_->threads();
 bool HttpServer::run() { return http_->listen_after_bind(); }
 
 void HttpServer::stop() {
-  stopping_ = true;
+  stopping_.request_stop();  // wakes the SSE writers waiting for events
   http_->stop();
 }
 

@@ -11,8 +11,12 @@
 // and parsed already fill it), then the body (413 past max_body_bytes, chunked
 // or not: never held in memory past it; 408 when slower than body_timeout)
 // and its JSON (at most JsonLimits::max_values values). A request without a
-// session must be an initialize (400). Sessions live in a SessionManager,
-// streams in each session's SessionStreams.
+// session must be an initialize (400). A message that passes is delivered to
+// its session's ServerPeer (transports/server_transport.h): a request with
+// Carrier::carry, so the connection's thread, which waits for the answer
+// anyway, runs it; notifications and responses are answered 202. Sessions
+// are kept above the transport (HttpSessions), streams in each session's
+// SessionStreams.
 //
 // Connections (GatedHttpServer): one waiting for a request head holds no
 // thread; a request is served on a thread of its own (threads come and go,
@@ -27,13 +31,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
-#include "src/protocol/mcp_server.h"
-#include "src/session/session_manager.h"
+#include "src/base/untrusted_json.h"
+#include "transports/http_sessions.h"
 
 namespace toolmux {
 
@@ -65,12 +70,14 @@ struct HttpOptions {
   std::size_t body_budget_bytes = 0;
   // How long a request waits for its share of that budget before 503.
   std::chrono::milliseconds budget_wait{5000};
+  // What a message body may hold (jsonrpc::parse_message).
+  JsonLimits json_limits;
 };
 
 class HttpServer {
  public:
-  HttpServer(McpServer& server, SessionManager& sessions, Metrics& metrics, Logger& logger,
-             HttpOptions options);
+  // `sessions`, `metrics` and `logger` must outlive every connection thread.
+  HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger, HttpOptions options);
   ~HttpServer();
 
   // Binds the address; false with `error` set when it cannot.
@@ -89,14 +96,14 @@ class HttpServer {
   std::atomic<std::uint64_t> busy_refusals_{0};
   std::shared_ptr<ElasticThreads> threads_;
   std::unique_ptr<GatedHttpServer> http_;
-  McpServer& server_;
-  SessionManager& sessions_;
+  HttpSessions& sessions_;
   Metrics& metrics_;
   Logger& logger_;
   HttpOptions options_;
   int port_ = 0;
   int listen_fd_ = -1;
-  std::atomic<bool> stopping_{false};
+  // Requested by stop(): new requests are refused, SSE writers end.
+  std::stop_source stopping_;
   std::atomic<std::size_t> open_streams_{0};
 
   struct Routes;

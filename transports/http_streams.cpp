@@ -47,8 +47,8 @@ std::string format_event_id(std::uint64_t stream, std::uint64_t seq) {
   return std::to_string(stream) + "-" + std::to_string(seq);
 }
 
-SessionStreams::SessionStreams(std::string session_id, SessionStore* store)
-    : session_id_(std::move(session_id)), store_(store) {
+SessionStreams::SessionStreams(std::string session_id, EventLog* log)
+    : session_id_(std::move(session_id)), store_(log) {
   // After a restart, ids go on from the last stored event.
   if (store_) last_seq_ = store_->last_seq(session_id_);
   // A plain GET after a restart starts with what comes next; what came
@@ -178,7 +178,9 @@ SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Ex
       switch_to_sse(*exchange);
       return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
     }
-    exchange->changed.wait_for(lock, std::chrono::milliseconds(200));
+    // Every change of the exchange notifies it (send, request_finished,
+    // close_request_stream, session_ended).
+    exchange->changed.wait(lock);
   }
   auto it = exchanges_.find(exchange->request_id.dump());
   if (it != exchanges_.end() && it->second == exchange) exchanges_.erase(it);
@@ -211,12 +213,17 @@ bool SessionStreams::stream_live(std::uint64_t stream) const {
 
 SessionStreams::Next SessionStreams::next(const StreamCursor& cursor,
                                           std::chrono::milliseconds wait,
-                                          const std::atomic<bool>& stopping) {
+                                          const std::stop_token& stopping) {
   const auto give_up = std::chrono::steady_clock::now() + wait;
+  // Before the lock: a stop requested already runs this at once, here.
+  const std::stop_callback on_stop(stopping, [this] {
+    std::lock_guard lock(mutex_);  // so a writer between its look and its wait cannot miss it
+    changed_.notify_all();
+  });
   std::unique_lock lock(mutex_);
   for (;;) {
     Next out;
-    if (closed_ || stopping.load()) {
+    if (closed_ || stopping.stop_requested()) {
       out.end = true;
       return out;
     }
@@ -244,9 +251,7 @@ SessionStreams::Next SessionStreams::next(const StreamCursor& cursor,
       return out;
     }
     if (std::chrono::steady_clock::now() >= give_up) return out;
-    changed_.wait_for(
-        lock, std::min<std::chrono::steady_clock::duration>(
-                  std::chrono::milliseconds(200), give_up - std::chrono::steady_clock::now()));
+    changed_.wait_until(lock, give_up);
   }
 }
 

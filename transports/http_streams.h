@@ -8,10 +8,12 @@
 // 0 is the session's own stream (GET), for messages not related to a request
 // (list_changed). Messages that go on an SSE stream are events with ids
 // "<stream>-<seq>", seq counting up per session; they are kept in memory
-// (recent ones) and in the SessionStore, so a client that reconnects with
+// (recent ones) and in the EventLog, so a client that reconnects with
 // Last-Event-ID gets what it missed on that stream, after a restart too.
 //
-// Thread-safe.
+// Thread-safe. Waiters (await_decision, next) are woken by the change they
+// wait for, never by a clock: every change notifies, and a server that stops
+// requests stop on the token its writers wait with.
 #pragma once
 
 #include <atomic>
@@ -24,12 +26,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "src/session/session.h"
-#include "src/store/session_store.h"
+#include "transports/event_log.h"
+#include "transports/server_transport.h"
 
 namespace toolmux {
 
@@ -47,7 +50,8 @@ std::string format_event_id(std::uint64_t stream, std::uint64_t seq);
 
 class SessionStreams final : public MessageSink {
  public:
-  SessionStreams(std::string session_id, SessionStore* store);
+  // `log` may be null (events kept in memory only); it must outlive this.
+  SessionStreams(std::string session_id, EventLog* log);
 
   void send(const nlohmann::json& message, const nlohmann::json& related_request) override;
   void request_finished(const nlohmann::json& request_id) override;
@@ -78,9 +82,10 @@ class SessionStreams final : public MessageSink {
     std::deque<StoredEvent> events;  // to write, in order
     bool end = false;                // after them, end the stream
   };
-  // Waits up to `wait` for events after `cursor` on its stream.
+  // Waits up to `wait` for events after `cursor` on its stream; ends the
+  // stream as soon as stop is requested on `stopping` (the server stops).
   Next next(const StreamCursor& cursor, std::chrono::milliseconds wait,
-            const std::atomic<bool>& stopping);
+            const std::stop_token& stopping);
   // A writer wrote events up to `seq` (stream 0: the client has them).
   void delivered(const StreamCursor& cursor);
   // A writer of `stream` went away (its connection ended).
@@ -97,7 +102,7 @@ class SessionStreams final : public MessageSink {
   bool stream_live(std::uint64_t stream) const;
 
   const std::string session_id_;
-  SessionStore* const store_;
+  EventLog* const store_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

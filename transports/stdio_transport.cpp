@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 #include <cerrno>
+#include <string>
+#include <utility>
+
+#include "src/base/jsonrpc.h"
 
 namespace toolmux {
 
@@ -58,6 +62,27 @@ std::optional<StdioTransport::Line> StdioTransport::read_line() {
       return std::nullopt;
     }
   }
+}
+
+void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
+  while (auto line = read_line()) {
+    if (line->oversized) {
+      jsonrpc::Message unreadable;
+      unreadable.error_code = jsonrpc::kParseError;
+      unreadable.error =
+          "Parse error: message is larger than " + std::to_string(max_message_bytes_) + " bytes";
+      peer.deliver(std::move(unreadable), Carrier::hand_off);
+      continue;
+    }
+    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    peer.deliver(jsonrpc::parse_message(line->text, limits), Carrier::hand_off);
+  }
+}
+
+void StdioTransport::send(const nlohmann::json& message, const nlohmann::json& /*related*/) {
+  // Strings are valid UTF-8 by the time they get here (the result boundary
+  // checks tool output); replace is the last line of defence, not a path.
+  write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 bool StdioTransport::write_line(std::string_view text) {

@@ -1,8 +1,13 @@
-// The stdio transport: newline-delimited messages on a pair of file
-// descriptors (MCP stdio transport: one JSON-RPC message per line, UTF-8, no
-// embedded newlines). It moves text only; it does not parse JSON.
+// The stdio server transport (transports/server_transport.h): newline-
+// delimited messages on a pair of file descriptors (MCP stdio transport: one
+// JSON-RPC message per line, UTF-8, no embedded newlines), for one session.
 //
-// read_line() is called from one thread (the session's reader); write_line()
+// serve() (or read_line()) is called from one thread, the session's reader:
+// it parses each line at this boundary and delivers it to the session's
+// ServerPeer with Carrier::hand_off, the reader going on at once. A line over
+// max_message_bytes, or not a JSON-RPC message, is delivered as Kind::invalid
+// (the server answers it with -32700 or -32600 on stdout); blank lines are
+// skipped. As the session's MessageSink, send() and write_line() are called
 // from any number of threads, each line written whole, in one piece.
 #pragma once
 
@@ -13,9 +18,12 @@
 #include <string>
 #include <string_view>
 
+#include "src/base/untrusted_json.h"
+#include "transports/server_transport.h"
+
 namespace toolmux {
 
-class StdioTransport {
+class StdioTransport final : public MessageSink {
  public:
   StdioTransport(int in_fd, int out_fd, std::size_t max_message_bytes);
 
@@ -31,6 +39,13 @@ class StdioTransport {
   // Appends "\n". Returns false once the peer has gone (EPIPE): later writes
   // are dropped.
   bool write_line(std::string_view text);
+
+  // Reads, parses and delivers every message to `peer` until end of input, a
+  // read error, or a stop request.
+  void serve(ServerPeer& peer, const JsonLimits& limits);
+
+  // MessageSink: one channel, so `related_request` does not matter.
+  void send(const nlohmann::json& message, const nlohmann::json& related_request) override;
 
   void request_stop() { stop_.store(true); }
   bool stop_requested() const { return stop_.load(); }

@@ -74,6 +74,10 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   if (options.http) block_stop_signals();
   block_reload_signal();
   Logger logger(stderr, options.log_level);
+  // A line per call would cost a write each: lines below warning that come
+  // within 20 ms of the last write go out together, within 20 ms (warnings at
+  // once; what waits at the end, on return).
+  logger.buffer_for(std::chrono::milliseconds(20));
   ResultStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   auto results = std::make_shared<LazyResultStore>(store_options);

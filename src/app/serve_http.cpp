@@ -7,11 +7,11 @@
 #include <sstream>
 #include <thread>
 
+#include "src/app/session_directory.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
 #include "src/store/session_store.h"
 #include "transports/http_server.h"
-#include "transports/http_streams.h"
 
 namespace toolmux {
 namespace {
@@ -104,16 +104,12 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   SessionLimits limits;
   limits.max_sessions = options.max_sessions;
   limits.idle_timeout = std::chrono::seconds(options.session_idle_seconds);
-  SessionStore* store_ptr = store.get();
-  auto sessions_holder = std::make_unique<SessionManager>(
-      limits, store_ptr, results,
-      [store_ptr](const std::string& id) {
-        return std::make_shared<SessionStreams>(id, store_ptr);
-      },
-      logger);
-  SessionManager& sessions = *sessions_holder;
+  auto sessions_holder =
+      std::make_unique<SessionDirectory>(server, limits, store.get(), results, logger);
+  SessionManager& sessions = sessions_holder->manager();
 
-  auto http_holder = std::make_unique<HttpServer>(server, sessions, metrics, logger, http);
+  http.json_limits = server.json_limits();
+  auto http_holder = std::make_unique<HttpServer>(*sessions_holder, metrics, logger, http);
   HttpServer& http_server = *http_holder;
   if (!http_server.bind(error)) {
     logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});

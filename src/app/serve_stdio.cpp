@@ -12,23 +12,6 @@
 namespace toolmux {
 namespace {
 
-// Shares the transport: the session owns its sink, and what holds the session
-// (a call abandoned past its deadline, a list_changed due in 50 ms) may send
-// after serve_stdio has returned, while toolmux stops its upstreams.
-class StdioSink final : public MessageSink {
- public:
-  explicit StdioSink(std::shared_ptr<StdioTransport> transport)
-      : transport_(std::move(transport)) {}
-  void send(const nlohmann::json& message, const nlohmann::json& /*related_request*/) override {
-    // Strings are valid UTF-8 by the time they get here (the result boundary
-    // checks tool output); replace is the last line of defence, not a path.
-    transport_->write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
-
- private:
-  const std::shared_ptr<StdioTransport> transport_;
-};
-
 StdioTransport* g_transport = nullptr;
 
 extern "C" void on_stop_signal(int) {
@@ -63,20 +46,15 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
       [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
   // One session for the process. Its id keys the results it offloads, so it
   // is random: a later process on the same data directory cannot read them.
-  auto session = std::make_shared<Session>(random_id(), "local", "stdio",
-                                           std::make_shared<StdioSink>(shared_transport));
+  // The transport is its sink, shared: what holds the session (a call
+  // abandoned past its deadline, a list_changed due in 50 ms) may send after
+  // serve_stdio has returned, while toolmux stops its upstreams.
+  auto session = std::make_shared<Session>(random_id(), "local", "stdio", shared_transport);
   logger.write(LogLevel::info, "serving",
                {{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}});
 
-  while (auto line = transport.read_line()) {
-    if (line->oversized) {
-      server.reject_unreadable(session, "message is larger than " +
-                                            std::to_string(options.max_message_bytes) + " bytes");
-      continue;
-    }
-    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    server.handle(line->text, session);
-  }
+  SessionPeer peer(server, session);
+  transport.serve(peer, server.json_limits());
 
   // End of input: the calls already read are still answered. They run until
   // they finish or their own timeout, for --shutdown-grace at most; those
@@ -93,8 +71,8 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
     if (!drained && !transport.stop_requested()) session->abort_all_calls();
   }
   if (!drained && transport.stop_requested()) session->cancel_all_calls();
-  // Stopped calls answer within moments (the deadline stage looks every 20 ms,
-  // the queue every 50 ms); their handlers end soon after (a command's
+  // Stopped calls answer within moments (the deadline stage wakes at once,
+  // the queue looks every 50 ms); their handlers end soon after (a command's
   // process group is killed).
   const auto stop_wait = std::chrono::milliseconds(2000);
   drained = session->wait_for_calls(stop_wait) && drained;

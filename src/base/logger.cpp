@@ -23,15 +23,69 @@ std::string utc_timestamp() {
 
 }  // namespace
 
+Logger::~Logger() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  flush();
+}
+
+void Logger::buffer_for(std::chrono::milliseconds interval) {
+  if (interval.count() <= 0 || flusher_.joinable()) return;
+  interval_ = interval;
+  {
+    std::lock_guard lock(mutex_);
+    buffered_ = true;
+  }
+  flusher_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      // Asleep while nothing waits; then the records that come within the
+      // interval go out together.
+      wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      if (stopping_) break;
+      wake_.wait_for(lock, interval_, [this] { return stopping_; });
+      write_out_locked();
+    }
+  });
+}
+
+void Logger::flush() {
+  std::lock_guard lock(mutex_);
+  write_out_locked();
+}
+
+void Logger::write_out_locked() {
+  if (pending_.empty()) return;
+  std::fwrite(pending_.data(), 1, pending_.size(), out_);
+  std::fflush(out_);
+  pending_.clear();
+  last_out_ = std::chrono::steady_clock::now();
+}
+
 void Logger::write(LogLevel level, std::string_view event, const nlohmann::json& fields) {
   if (!enabled(level)) return;
   nlohmann::json line{{"ts", utc_timestamp()}, {"level", log_level_name(level)}, {"event", event}};
   if (fields.is_object()) line.update(fields);
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text += '\n';
-  std::lock_guard lock(mutex_);
-  std::fwrite(text.data(), 1, text.size(), out_);
-  std::fflush(out_);
+  bool first = false;
+  {
+    std::lock_guard lock(mutex_);
+    first = pending_.empty();
+    pending_ += text;
+    // Unbuffered, a warning or worse, enough waiting, or the first record in
+    // a while: out now (with what waited before it, in order).
+    if (!buffered_ || level >= LogLevel::warning || pending_.size() >= kBufferBytes ||
+        std::chrono::steady_clock::now() - last_out_ >= interval_) {
+      write_out_locked();
+      return;
+    }
+  }
+  if (first) wake_.notify_one();
 }
 
 }  // namespace toolmux

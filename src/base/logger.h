@@ -2,11 +2,26 @@
 // the protocol). Thread-safe; a line is written whole or not at all.
 // Secrets never reach it: callers log names, sizes and outcomes, not argument
 // values or tool output.
+//
+// By default every record is written at once. With buffer_for(interval),
+// records below warning that come within `interval` of the last write wait in
+// memory and go out together, so that a busy server does not pay a write
+// system call for each (a tool_call line per call), while a quiet one's
+// records still go out at once: a waiting record goes out at most `interval`
+// after it came, when kBufferBytes are waiting, before any warning or worse
+// (which is written at once, so a crash right after it cannot lose it), on
+// flush(), and when the logger is destroyed. The lines and their order are
+// the same either way.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
 #include <cstdio>
 #include <mutex>
+#include <string>
 #include <string_view>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -16,17 +31,38 @@ namespace toolmux {
 
 class Logger {
  public:
+  static constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
+
   explicit Logger(std::FILE* out = stderr, LogLevel min_level = LogLevel::info)
       : out_(out), min_level_(min_level) {}
+  // Writes what is waiting.
+  ~Logger();
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
 
   // {"ts":"...","level":"info","event":"<event>", ...fields}
   void write(LogLevel level, std::string_view event, const nlohmann::json& fields = {});
   bool enabled(LogLevel level) const { return level >= min_level_; }
 
+  // From now on, records below warning wait up to `interval` (see above).
+  // Starts the thread that writes them; call once, before sharing the logger.
+  void buffer_for(std::chrono::milliseconds interval);
+  // Writes what is waiting now.
+  void flush();
+
  private:
+  void write_out_locked();
+
   std::FILE* out_;
   LogLevel min_level_;
   std::mutex mutex_;
+  std::string pending_;    // records waiting, guarded by mutex_
+  bool buffered_ = false;  // guarded by mutex_
+  std::chrono::milliseconds interval_{0};
+  std::chrono::steady_clock::time_point last_out_;  // of the last write, guarded by mutex_
+  std::condition_variable wake_;                    // pending_ got its first record, or stopping_
+  bool stopping_ = false;
+  std::thread flusher_;
 };
 
 }  // namespace toolmux

@@ -1,6 +1,7 @@
 #include "src/protocol/mcp_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -60,31 +61,31 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
   auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
-    return [this, method](const Message& m, const std::shared_ptr<Session>& s) {
+    return [this, method](Message& m, const std::shared_ptr<Session>& s, Carrier) {
       (this->*method)(m, s);
     };
   };
   methods_.emplace("initialize", bind(&McpServer::initialize));
-  methods_.emplace("ping", [](const Message& m, const std::shared_ptr<Session>& s) {
+  methods_.emplace("ping", [](Message& m, const std::shared_ptr<Session>& s, Carrier) {
     s->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
   });
   methods_.emplace("tools/list", bind(&McpServer::list_tools));
-  methods_.emplace("tools/call", bind(&McpServer::call_tool));
+  methods_.emplace("tools/call", [this](Message& m, const std::shared_ptr<Session>& s,
+                                        Carrier carrier) { call_tool(m, s, carrier); });
   methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
   provider_methods_ =
       std::make_unique<ProviderMethods>([this] { return this->catalog(); }, options_.page_size,
                                         options_.provider_timeout, logger_, *admission_);
-  for (auto& [name, handler] : provider_methods_->handlers()) methods_.emplace(name, handler);
+  for (auto& [name, handler] : provider_methods_->handlers()) {
+    methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
+                                               Carrier) { handler(m, s); });
+  }
   if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
 }
 
 McpServer::~McpServer() { admission_->close(); }
 
-void McpServer::handle(std::string_view text, const std::shared_ptr<Session>& session) {
-  handle(jsonrpc::parse_message(text, options_.json_limits), session);
-}
-
-void McpServer::handle(const Message& m, const std::shared_ptr<Session>& session) {
+void McpServer::handle(Message m, const std::shared_ptr<Session>& session, Carrier carrier) {
   switch (m.kind) {
     case Message::Kind::invalid:
       logger_.write(LogLevel::info, "invalid_message",
@@ -102,19 +103,13 @@ void McpServer::handle(const Message& m, const std::shared_ptr<Session>& session
       handle_notification(m, session);
       return;
     case Message::Kind::request:
-      handle_request(m, session);
+      handle_request(m, session, carrier);
       return;
   }
 }
 
-void McpServer::reject_unreadable(const std::shared_ptr<Session>& session,
-                                  std::string_view reason) {
-  logger_.write(LogLevel::warning, "invalid_message",
-                {{"session", session->label()}, {"reason", reason}});
-  respond_error(*session, nullptr, jsonrpc::kParseError, "Parse error: " + std::string(reason));
-}
-
-void McpServer::handle_request(const Message& m, const std::shared_ptr<Session>& session) {
+void McpServer::handle_request(Message& m, const std::shared_ptr<Session>& session,
+                               Carrier carrier) {
   const std::string_view arguments_pointer = m.method == "tools/call" ? "/params/arguments" : "";
   if (const JsonViolation* v = first_violation_outside(m.violations, arguments_pointer)) {
     respond_error(*session, m.id, jsonrpc::kInvalidRequest,
@@ -136,7 +131,7 @@ void McpServer::handle_request(const Message& m, const std::shared_ptr<Session>&
   // of catalog changes from its first request on.
   if (session->initialized()) watch(session);
   try {
-    it->second(m, session);
+    it->second(m, session, carrier);
   } catch (const std::exception& e) {
     // Our own bug, not the client's: say so without details that could leak.
     logger_.write(LogLevel::error, "internal_error", {{"method", m.method}, {"what", e.what()}});
@@ -173,10 +168,8 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
   // Version negotiation: answer with the client's version when we speak it,
   // else with our latest, and let the client decide whether to go on.
   const std::string requested = params["protocolVersion"].get<std::string>();
-  std::string version = kLatestProtocolVersion;
-  for (const char* supported : kSupportedProtocolVersions) {
-    if (requested == supported) version = requested;
-  }
+  const std::string version =
+      supported_protocol_version(requested) ? requested : kLatestProtocolVersion;
   session->set_initialized(version, params.value("capabilities", json::object()),
                            params.value("clientInfo", json::object()));
   logger_.write(LogLevel::info, "session_initialized",
@@ -279,8 +272,8 @@ void McpServer::set_log_level(const Message& m, const std::shared_ptr<Session>& 
   session->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
 }
 
-void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& session) {
-  const json& params = m.params;
+void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, Carrier carrier) {
+  json& params = m.params;
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
     respond_error(*session, m.id, jsonrpc::kInvalidParams,
                   "Invalid params: tools/call needs \"name\" (a string)");
@@ -288,8 +281,7 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
   }
   auto control = session->begin_call(m.id);
   if (!control) {
-    respond_error(*session, m.id, jsonrpc::kInvalidRequest,
-                  "Invalid request: a request with id " + m.id.dump() + " is already in flight");
+    session->send_related(duplicate_request_error(m.id), m.id);
     return;
   }
   json progress_token = nullptr;
@@ -305,7 +297,10 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
   call.principal = session->principal();
   call.requested_name = name;
   call.catalog = catalog();
-  call.raw_arguments.value = params.value("arguments", json(nullptr));
+  // Moved, not copied: a large message's arguments are held once.
+  if (auto it = params.find("arguments"); it != params.end()) {
+    call.raw_arguments.value = std::move(*it);
+  }
   call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
   call.control = control;
   call.context = context;
@@ -315,13 +310,24 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
                            .value_or(options_.provider_timeout);
   control->set_deadline(call.received + timeout);
 
+  // A call admitted at once may run here, on the thread that delivered it (it
+  // carries the call); one started later, when a place frees, goes to a call
+  // thread, as does every call of a thread that must hand off. Only this
+  // thread, inside submit(), sees `submitting` true.
+  // Not where the call may need the client while it runs: its progress, or a
+  // request to a client that can answer one, would wait for the call's end.
+  const bool may_carry =
+      carrier == Carrier::carry && progress_token.is_null() && !session->client_may_be_asked();
+  auto submitting = std::make_shared<std::atomic<bool>>(true);
+  const std::thread::id submitter = std::this_thread::get_id();
   CallAdmission::Call admitted;
   admitted.session = session->id();
   admitted.control = control;
-  admitted.start = [this, session, context,
+  admitted.start = [this, session, context, may_carry, submitting, submitter,
                     call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
     call.place = std::move(place);
-    run_call(std::move(call), session, context);
+    const bool here = may_carry && submitting->load() && std::this_thread::get_id() == submitter;
+    run_call(std::move(call), session, context, here);
   };
   admitted.drop = [this, session, context, control, id = m.id, name,
                    timeout](const std::string& busy) {
@@ -341,6 +347,7 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
     session->end_call(id);
   };
   const CallAdmission::Decision decision = admission_->submit(std::move(admitted));
+  submitting->store(false);
   if (decision.verdict == CallAdmission::Verdict::refused) {
     context->finish();
     record_unrun(*session, "tools/call", name, "refused", decision.refusal);
@@ -350,25 +357,32 @@ void McpServer::call_tool(const Message& m, const std::shared_ptr<Session>& sess
 }
 
 void McpServer::run_call(ToolCall call, const std::shared_ptr<Session>& session,
-                         const std::shared_ptr<SessionCallContext>& context) {
+                         const std::shared_ptr<SessionCallContext>& context, bool here) {
   const json id = context->request_id();
+  auto run = [this, session, id, context](ToolCall& admitted) {
+    CallResult out = pipeline_(admitted);
+    context->finish();
+    // A cancelled request gets no response (MCP cancellation utility).
+    if (out.protocol_error) {
+      const ProtocolError& e = *out.protocol_error;
+      session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
+    } else if (out.outcome != CallOutcome::cancelled) {
+      session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
+    } else {
+      session->request_finished(id);
+    }
+    session->end_call(id);
+  };
+  if (here) {
+    // The delivering thread waits for the answer anyway: it runs the call.
+    call.control->set_carried();
+    run(call);
+    return;
+  }
   // Served on its own thread so that the session's reader goes on reading
   // (pings, cancellations, other calls) while the tool runs.
   const bool posted =
-      call_threads().post([this, session, id, call = std::move(call), context]() mutable {
-        CallResult out = pipeline_(call);
-        context->finish();
-        // A cancelled request gets no response (MCP cancellation utility).
-        if (out.protocol_error) {
-          const ProtocolError& e = *out.protocol_error;
-          session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
-        } else if (out.outcome != CallOutcome::cancelled) {
-          session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
-        } else {
-          session->request_finished(id);
-        }
-        session->end_call(id);
-      });
+      call_threads().post([run = std::move(run), call = std::move(call)]() mutable { run(call); });
   if (posted) return;
   // The job, and with it the call's place, is gone already.
   context->finish();

@@ -1,11 +1,18 @@
 // The MCP server: routes each incoming message of a session to its method and
-// answers through the session. Transport-agnostic: a transport hands it the
-// text of one message at a time (McpServer::handle) and provides the session's
-// MessageSink.
+// answers through the session. Transport-agnostic: a server transport
+// (transports/server_transport.h) reads and parses each message and hands it to
+// the one entry point, handle(), through the session's SessionPeer; answers go
+// out through the session's MessageSink.
 //
 // handle() may be called from several threads for different sessions, and
-// returns quickly: tools/call runs on a thread of its own, so a slow tool never
-// holds up ping, tools/list or other calls. Never throws.
+// returns quickly when told to hand off (Carrier::hand_off): tools/call runs
+// on a thread of its own, so a slow tool never holds up ping, tools/list or
+// other calls. With Carrier::carry a tools/call admitted at once runs on the
+// calling thread instead, and handle() returns once it is answered (its tool
+// handler still runs on a thread of its own, to be abandoned at its deadline):
+// unless it may need the client while it runs (it asked for progress, or the
+// client declared elicitation or sampling), since what it sends then reaches
+// the client only once the calling thread is free. Never throws.
 //
 // tools/call and the requests of ProviderMethods go through one CallAdmission
 // (options.call_limits): past its limits they wait in its queue, and past the
@@ -38,11 +45,6 @@
 
 namespace toolmux {
 
-// Protocol versions of the legacy era this server speaks, oldest first.
-inline constexpr const char* kSupportedProtocolVersions[] = {"2024-11-05", "2025-03-26",
-                                                             "2025-06-18", "2025-11-25"};
-inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
-
 struct ServerOptions {
   std::size_t page_size = 0;  // tools per tools/list page; 0 = all in one page
   JsonLimits json_limits;
@@ -67,16 +69,12 @@ class McpServer {
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
-  // Handles one message (its text, as the transport read it) from `session`.
-  void handle(std::string_view text, const std::shared_ptr<Session>& session);
-  // The same for a message the transport has already parsed (with
-  // jsonrpc::parse_message and this server's json_limits()).
-  void handle(const jsonrpc::Message& message, const std::shared_ptr<Session>& session);
+  // The one entry point: handles one message from `session`, as its transport
+  // parsed it (jsonrpc::parse_message with json_limits()). A Kind::invalid
+  // message is answered with its error.
+  void handle(jsonrpc::Message message, const std::shared_ptr<Session>& session,
+              Carrier carrier = Carrier::hand_off);
   const JsonLimits& json_limits() const { return options_.json_limits; }
-
-  // Answers a message the transport could not even read (e.g. over the size
-  // limit) with a -32700 error that says why.
-  void reject_unreadable(const std::shared_ptr<Session>& session, std::string_view reason);
 
   // For shutdown, after the sessions' calls were cancelled: waits until every
   // tool handler has stopped, including abandoned ones; false if `timeout` passed.
@@ -97,19 +95,22 @@ class McpServer {
   void replace_catalog(std::shared_ptr<const Catalog> catalog);
 
  private:
-  using Method = std::function<void(const jsonrpc::Message&, const std::shared_ptr<Session>&)>;
+  using Method = std::function<void(jsonrpc::Message&, const std::shared_ptr<Session>&, Carrier)>;
 
-  void handle_request(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  void handle_request(jsonrpc::Message& m, const std::shared_ptr<Session>& session,
+                      Carrier carrier);
   // Registers the session for catalog notifications, once.
   void watch(const std::shared_ptr<Session>& session);
   void handle_notification(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
   void initialize(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
   void list_tools(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
-  void call_tool(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
-  // Runs an admitted call on a call thread and answers it.
+  // Moves the arguments out of `m`.
+  void call_tool(jsonrpc::Message& m, const std::shared_ptr<Session>& session, Carrier carrier);
+  // Runs an admitted call and answers it: on this thread when `here`, else on
+  // a call thread.
   void run_call(ToolCall call, const std::shared_ptr<Session>& session,
-                const std::shared_ptr<SessionCallContext>& context);
+                const std::shared_ptr<SessionCallContext>& context, bool here);
   // Logs and counts a call that ended without running: a refusal, or a drop
   // from the queue (src/session/call_admission.h).
   void record_unrun(const Session& session, const std::string& method, const std::string& tool,
@@ -129,6 +130,23 @@ class McpServer {
   std::map<std::string, Method, std::less<>> methods_;
   // resources/*, prompts/*, completion/complete, from the catalog's providers.
   std::unique_ptr<ProviderMethods> provider_methods_;
+};
+
+// A session's way into the server, as its transport holds it.
+class SessionPeer final : public ServerPeer {
+ public:
+  SessionPeer(McpServer& server, std::shared_ptr<Session> session)
+      : server_(server), session_(std::move(session)) {}
+  const std::string& id() const override { return session_->id(); }
+  bool initialized() const override { return session_->initialized(); }
+  void deliver(jsonrpc::Message message, Carrier carrier) override {
+    server_.handle(std::move(message), session_, carrier);
+  }
+  const std::shared_ptr<Session>& session() const { return session_; }
+
+ private:
+  McpServer& server_;
+  const std::shared_ptr<Session> session_;
 };
 
 }  // namespace toolmux

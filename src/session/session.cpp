@@ -29,6 +29,12 @@ nlohmann::json Session::client_capabilities() const {
   return client_capabilities_;
 }
 
+bool Session::client_may_be_asked() const {
+  std::lock_guard lock(mutex_);
+  return client_capabilities_.is_object() && (client_capabilities_.contains("elicitation") ||
+                                              client_capabilities_.contains("sampling"));
+}
+
 void Session::set_initialized(std::string protocol_version, nlohmann::json client_capabilities,
                               nlohmann::json client_info) {
   {
@@ -85,6 +91,11 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
                                      const nlohmann::json& related_request,
                                      const CallControl* control, std::chrono::milliseconds timeout,
                                      const std::stop_token& stop) {
+  if (control && control->carried()) {
+    // Its request would reach the client only after the call ended. A call is
+    // carried only for a client that declared nothing it could be asked.
+    return {std::nullopt, "the client did not declare that it can answer " + method};
+  }
   auto pending = std::make_shared<PendingAnswer>();
   nlohmann::json id;
   {

@@ -24,28 +24,9 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool.h"
+#include "transports/server_transport.h"
 
 namespace toolmux {
-
-// Where a session's outgoing messages go. Implemented by a transport;
-// send() is called from many threads and must write each message whole.
-// `related_request` is the id of the client request the message belongs to
-// (its response, or progress, log messages and requests sent while serving
-// it), null for messages of the session as a whole such as list_changed. A
-// transport with one channel (stdio) ignores it; Streamable HTTP uses it to
-// pick the stream.
-class MessageSink {
- public:
-  virtual ~MessageSink() = default;
-  virtual void send(const nlohmann::json& message, const nlohmann::json& related_request) = 0;
-  // The request ended without a response (it was cancelled).
-  virtual void request_finished(const nlohmann::json& /*request_id*/) {}
-  // A tool asks to end the connection that carries its request's messages now;
-  // the client reconnects to get the rest (SSE polling). Nothing to do on stdio.
-  virtual void close_request_stream(const nlohmann::json& /*request_id*/) {}
-  // The session has ended: whatever the transport holds open for it closes.
-  virtual void session_ended() {}
-};
 
 // Stop signal and deadline of one call. cancel() is called by the session's
 // reader (notifications/cancelled) or by shutdown: the call gets no response.
@@ -72,6 +53,11 @@ class CallControl {
   bool aborted() const { return aborted_.load(); }
   // Stop is requested on it when the call is cancelled or aborted.
   std::stop_token stop_token() const { return stop_.get_token(); }
+  // The call runs on the thread that delivered it, which writes its answer
+  // only once it ends (an HTTP connection): nothing sent for it reaches the
+  // client before then, so it must not wait for the client.
+  void set_carried() { carried_.store(true); }
+  bool carried() const { return carried_.load(); }
   void set_deadline(std::chrono::steady_clock::time_point deadline) {
     deadline_ns_.store(deadline.time_since_epoch().count());
   }
@@ -85,6 +71,7 @@ class CallControl {
  private:
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> carried_{false};
   std::stop_source stop_;
   std::atomic<std::chrono::steady_clock::rep> deadline_ns_{
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
@@ -149,6 +136,9 @@ class Session : public std::enable_shared_from_this<Session> {
                        nlohmann::json client_info);
   nlohmann::json client_info() const;
   nlohmann::json client_capabilities() const;
+  // The client declared it can be asked (elicitation or sampling): a call of
+  // this session may send it requests and wait for the answers.
+  bool client_may_be_asked() const;
 
   // What a session keeps across a restart of the server (its lifecycle state,
   // log level and discovered tools), as JSON; restore() takes it back.
@@ -210,6 +200,7 @@ class Session : public std::enable_shared_from_this<Session> {
     ClientAnswer answer;
   };
   std::map<std::string, std::shared_ptr<PendingAnswer>> pending_answers_;
+  // Also notified when a waiting request_client's call or request is stopped.
   std::condition_variable answers_changed_;
   std::uint64_t next_request_id_ = 1;
 };

@@ -22,16 +22,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "transports/event_log.h"
+
 namespace toolmux {
 
-struct StoredEvent {
-  std::uint64_t seq = 0;
-  std::uint64_t stream = 0;
-  std::string data;
-  bool final = false;  // the response that ends its request's stream
-};
-
-class SessionStore {
+// The transport's event log (transports/event_log.h), kept on disk.
+class SessionStore final : public EventLog {
  public:
   // Null with `error` set when the database cannot be opened.
   static std::unique_ptr<SessionStore> open(const std::filesystem::path& data_dir,
@@ -44,13 +40,11 @@ class SessionStore {
   // Every stored session: (id, record).
   std::vector<std::pair<std::string, nlohmann::json>> load_sessions() const;
 
-  void append_event(std::string_view session, const StoredEvent& event);
-  // The session's events with seq > after_seq, in order (all streams).
-  std::vector<StoredEvent> events_after(std::string_view session, std::uint64_t after_seq) const;
-  // The highest seq stored for the session; 0 when none.
-  std::uint64_t last_seq(std::string_view session) const;
-  // Deletes the session's events with seq < below_seq.
-  void trim_events(std::string_view session, std::uint64_t below_seq);
+  void append_event(std::string_view session, const StoredEvent& event) override;
+  std::vector<StoredEvent> events_after(std::string_view session,
+                                        std::uint64_t after_seq) const override;
+  std::uint64_t last_seq(std::string_view session) const override;
+  void trim_events(std::string_view session, std::uint64_t below_seq) override;
 
   // Makes everything written so far durable (shutdown).
   void flush();

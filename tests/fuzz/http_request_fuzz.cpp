@@ -26,14 +26,13 @@
 #include <string>
 #include <thread>
 
+#include "src/app/session_directory.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
 #include "src/protocol/mcp_server.h"
-#include "src/session/session_manager.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "transports/http_server.h"
-#include "transports/http_streams.h"
 
 using nlohmann::json;
 using namespace toolmux;
@@ -149,14 +148,11 @@ struct Harness {
     server = std::make_unique<McpServer>(echo_catalog(), ServerOptions{}, logger, metrics);
     SessionLimits limits;
     limits.max_sessions = 64;
-    sessions = std::make_unique<SessionManager>(
-        limits, nullptr, nullptr,
-        [](const std::string& id) { return std::make_shared<SessionStreams>(id, nullptr); },
-        logger);
+    sessions = std::make_unique<SessionDirectory>(*server, limits, nullptr, nullptr, logger);
     HttpOptions options;
     options.max_body_bytes = 64 * 1024;
     options.max_connections = 64;
-    http = std::make_unique<HttpServer>(*server, *sessions, metrics, logger, options);
+    http = std::make_unique<HttpServer>(*sessions, metrics, logger, options);
     std::string error;
     FUZZ_CHECK(http->bind(error), "the server binds 127.0.0.1");
     std::thread([this] { http->run(); }).detach();
@@ -180,7 +176,7 @@ struct Harness {
   Logger logger{log, LogLevel::emergency};
   Metrics metrics;
   std::unique_ptr<McpServer> server;
-  std::unique_ptr<SessionManager> sessions;
+  std::unique_ptr<SessionDirectory> sessions;
   std::unique_ptr<HttpServer> http;
   std::string session_id;
 };

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/app/session_directory.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
 #include "tests/support/eventually.h"
@@ -81,13 +82,11 @@ struct TestUpstream {
   explicit TestUpstream(std::map<std::string, std::string> tokens = {}) {
     server = std::make_unique<McpServer>(make_test_catalog(upstream_registry()), ServerOptions{},
                                          logger, metrics);
-    sessions = std::make_unique<SessionManager>(
-        SessionLimits{}, nullptr, nullptr,
-        [](const std::string& id) { return std::make_shared<SessionStreams>(id, nullptr); },
-        logger);
+    sessions =
+        std::make_unique<SessionDirectory>(*server, SessionLimits{}, nullptr, nullptr, logger);
     HttpOptions options;
     options.tokens = std::move(tokens);
-    http = std::make_unique<HttpServer>(*server, *sessions, metrics, logger, options);
+    http = std::make_unique<HttpServer>(*sessions, metrics, logger, options);
     std::string error;
     REQUIRE(http->bind(error));
     runner = std::thread([this] { http->run(); });
@@ -95,8 +94,8 @@ struct TestUpstream {
   ~TestUpstream() {
     http->stop();
     runner.join();
-    for (const auto& s : sessions->all()) s->cancel_all_calls();
-    for (const auto& s : sessions->all()) s->wait_for_calls(2s);
+    for (const auto& s : sessions->manager().all()) s->cancel_all_calls();
+    for (const auto& s : sessions->manager().all()) s->wait_for_calls(2s);
     server->wait_for_running_tools(2s);
     std::fclose(log_file);
   }
@@ -106,7 +105,7 @@ struct TestUpstream {
   Logger logger{log_file, LogLevel::debug};
   Metrics metrics;
   std::unique_ptr<McpServer> server;
-  std::unique_ptr<SessionManager> sessions;
+  std::unique_ptr<SessionDirectory> sessions;
   std::unique_ptr<HttpServer> http;
   std::thread runner;
 };
@@ -256,7 +255,7 @@ TEST_CASE("initialize gives the session id, and tools/list comes back as one JSO
   CHECK(init["result"]["serverInfo"]["name"] == "toolmux");
   const std::string session = transport->session_id();
   CHECK(session.size() >= 16);
-  CHECK(upstream.sessions->find(session, "local") != nullptr);
+  CHECK(upstream.sessions->manager().find(session, "local") != nullptr);
 
   REQUIRE(transport->send(request(2, "tools/list")));
   json list = received.response(2);
@@ -308,7 +307,7 @@ TEST_CASE_METHOD(Connected,
 }
 
 TEST_CASE_METHOD(Connected, "the GET stream brings what the server sends unprompted") {
-  auto session = upstream.sessions->find(transport->session_id(), "local");
+  auto session = upstream.sessions->manager().find(transport->session_id(), "local");
   REQUIRE(session);
   // Until the GET stream is attached, the event waits on the server for it.
   session->send(jsonrpc::make_notification("notifications/tools/list_changed", nullptr));
@@ -316,7 +315,7 @@ TEST_CASE_METHOD(Connected, "the GET stream brings what the server sends unpromp
 }
 
 TEST_CASE_METHOD(Connected, "a session the server ended is reported through on_closed, once") {
-  REQUIRE(upstream.sessions->end(transport->session_id(), "local"));
+  REQUIRE(upstream.sessions->manager().end(transport->session_id(), "local"));
   transport->send(request(3, "tools/list"));
   auto reason = received.wait_closed();
   REQUIRE(reason);
@@ -351,7 +350,7 @@ TEST_CASE("configured headers go with every request: the right bearer token is l
   Received received;
   received.start(*transport);
   initialize(*transport, received);
-  CHECK(upstream.sessions->find(transport->session_id(), "alice") != nullptr);
+  CHECK(upstream.sessions->manager().find(transport->session_id(), "alice") != nullptr);
   REQUIRE(transport->send(request(2, "tools/list")));
   CHECK(received.response(2).contains("result"));
 }
@@ -427,8 +426,8 @@ TEST_CASE_METHOD(
   std::this_thread::sleep_for(100ms);
   CHECK(received.count() == count);
   CHECK_FALSE(received.closed);
-  CHECK(upstream.sessions->find(session, "local") == nullptr);  // DELETE ended it
-  transport->close();                                           // again: nothing happens
+  CHECK(upstream.sessions->manager().find(session, "local") == nullptr);  // DELETE ended it
+  transport->close();                                                     // again: nothing happens
 }
 
 TEST_CASE("close() may be called from inside a callback") {

@@ -8,12 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "src/app/session_directory.h"
 #include "src/protocol/mcp_server.h"
-#include "src/session/session_manager.h"
 #include "tests/support/quiet_logger.h"
 #include "tests/support/tcp.h"
 #include "tests/support/test_tools.h"
-#include "transports/http_streams.h"
 
 using toolmux::parse_tokens;
 using Tokens = std::map<std::string, std::string>;
@@ -26,14 +25,10 @@ struct FrontDoor {
   explicit FrontDoor(toolmux::HttpOptions options) {
     server = std::make_unique<toolmux::McpServer>(toolmux::testing::make_test_catalog(),
                                                   toolmux::ServerOptions{}, quiet.logger, metrics);
-    sessions = std::make_unique<toolmux::SessionManager>(
-        toolmux::SessionLimits{}, nullptr, nullptr,
-        [](const std::string& id) {
-          return std::make_shared<toolmux::SessionStreams>(id, nullptr);
-        },
-        quiet.logger);
-    http = std::make_unique<toolmux::HttpServer>(*server, *sessions, metrics, quiet.logger,
-                                                 std::move(options));
+    sessions = std::make_unique<toolmux::SessionDirectory>(*server, toolmux::SessionLimits{},
+                                                           nullptr, nullptr, quiet.logger);
+    http =
+        std::make_unique<toolmux::HttpServer>(*sessions, metrics, quiet.logger, std::move(options));
     std::string error;
     REQUIRE(http->bind(error));
     runner = std::thread([this] { http->run(); });
@@ -78,7 +73,7 @@ struct FrontDoor {
   toolmux::testing::QuietLogger quiet;
   toolmux::Metrics metrics;
   std::unique_ptr<toolmux::McpServer> server;
-  std::unique_ptr<toolmux::SessionManager> sessions;
+  std::unique_ptr<toolmux::SessionDirectory> sessions;
   std::unique_ptr<toolmux::HttpServer> http;
   std::thread runner;
 };

@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::atomic<bool> kRunning{false};
+const std::stop_token kRunning;  // never stops
 
 json response(const json& id) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", json::object()}};
@@ -385,14 +385,14 @@ TEST_CASE("the end of the session stops every writer and waiting POST") {
 TEST_CASE(
     "server shutdown (stopping) ends the writers of stream 0, and a waiting POST gets its answer") {
   SessionStreams streams("s", nullptr);
-  std::atomic<bool> stopping{false};
+  std::stop_source stopping;
   auto cursor = streams.attach_standalone();
   auto exchange = streams.open_exchange(json(12));
-  auto writer =
-      std::async(std::launch::async, [&] { return streams.next(*cursor, 10s, stopping); });
+  auto writer = std::async(std::launch::async,
+                           [&] { return streams.next(*cursor, 10s, stopping.get_token()); });
   auto post = std::async(std::launch::async, [&] { return streams.await_decision(exchange); });
   std::this_thread::sleep_for(50ms);
-  stopping = true;
+  stopping.request_stop();
   REQUIRE(writer.wait_for(2s) == std::future_status::ready);
   CHECK(writer.get().end);
   // The server drains its calls before it stops: one that finishes is answered.
@@ -400,4 +400,17 @@ TEST_CASE(
   streams.send(response(12), json(12));
   REQUIRE(post.wait_for(2s) == std::future_status::ready);
   CHECK(post.get().kind == Kind::json_body);
+}
+
+TEST_CASE("a POST waiting for its answer is woken by it, however long it waits") {
+  SessionStreams streams("s", nullptr);
+  auto exchange = streams.open_exchange(7);
+  REQUIRE(exchange);
+  auto decided = std::async(std::launch::async, [&] { return streams.await_decision(exchange); });
+  std::this_thread::sleep_for(50ms);
+  streams.send(response(7), 7);
+  REQUIRE(decided.wait_for(30s) == std::future_status::ready);
+  const auto decision = decided.get();
+  CHECK(decision.kind == Kind::json_body);
+  CHECK(json::parse(decision.body)["id"] == 7);
 }

@@ -3,6 +3,8 @@
 #include <unistd.h>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "transports/stdio_transport.h"
 
@@ -63,4 +65,52 @@ TEST_CASE("written messages end with one newline each") {
   char buf[64] = {};
   const ssize_t n = ::read(out.fds[0], buf, sizeof buf);
   CHECK(std::string(buf, static_cast<std::size_t>(n)) == "{\"x\":1}\n{\"y\":2}\n");
+}
+
+namespace {
+
+// What serve() delivered, in order.
+struct RecordingPeer final : toolmux::ServerPeer {
+  const std::string& id() const override { return name; }
+  bool initialized() const override { return true; }
+  void deliver(toolmux::jsonrpc::Message message, toolmux::Carrier carrier) override {
+    delivered.push_back(std::move(message));
+    carriers.push_back(carrier);
+  }
+  std::string name = "stdio";
+  std::vector<toolmux::jsonrpc::Message> delivered;
+  std::vector<toolmux::Carrier> carriers;
+};
+
+}  // namespace
+
+TEST_CASE("serve parses each line at the boundary and hands it off to the peer") {
+  using Kind = toolmux::jsonrpc::Message::Kind;
+  Pipe in, out;
+  StdioTransport t(in.fds[0], out.fds[1], 64);
+  in.write_all(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"
+               "\n  \n{not json\n" +
+               std::string(100, 'x') + "\n" + R"({"jsonrpc":"2.0","method":"notifications/x"})");
+  in.close_write();
+  RecordingPeer peer;
+  t.serve(peer, toolmux::JsonLimits{});
+  REQUIRE(peer.delivered.size() == 4);  // the blank line is skipped
+  CHECK(peer.delivered[0].kind == Kind::request);
+  CHECK(peer.delivered[0].method == "ping");
+  CHECK(peer.delivered[1].kind == Kind::invalid);
+  CHECK(peer.delivered[1].error_code == -32700);
+  CHECK(peer.delivered[2].kind == Kind::invalid);
+  CHECK(peer.delivered[2].error == "Parse error: message is larger than 64 bytes");
+  CHECK(peer.delivered[3].kind == Kind::notification);
+  for (auto carrier : peer.carriers) CHECK(carrier == toolmux::Carrier::hand_off);
+}
+
+TEST_CASE("as a sink, the transport writes each message as one line") {
+  Pipe in, out;
+  StdioTransport t(in.fds[0], out.fds[1], 1024);
+  t.send({{"jsonrpc", "2.0"}, {"id", 1}, {"result", nlohmann::json::object()}}, 1);
+  char buf[128] = {};
+  const ssize_t n = ::read(out.fds[0], buf, sizeof buf);
+  CHECK(std::string(buf, static_cast<std::size_t>(n)) ==
+        "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n");
 }

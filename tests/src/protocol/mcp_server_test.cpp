@@ -31,10 +31,13 @@ struct Fixture {
   }
 
   json request(const json& id, const std::string& method, json params = json::object()) {
-    server->handle(
-        json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(),
-        session);
+    handle(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
     return sink.response(id);
+  }
+
+  // A message's text, read as the stdio transport reads it, to the server.
+  void handle(std::string_view text) {
+    server->handle(jsonrpc::parse_message(text, server->json_limits()), session);
   }
 
   void initialize(const std::string& version = "2025-11-25") {
@@ -43,7 +46,7 @@ struct Fixture {
                       {"capabilities", json::object()},
                       {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
     REQUIRE(r.contains("result"));
-    server->handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session);
+    handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   }
 
   CapturingSink sink;
@@ -104,7 +107,7 @@ TEST_CASE("unknown methods get -32601 naming the method") {
 
 TEST_CASE("a line that is not JSON gets -32700 and the server goes on") {
   Fixture f;
-  f.server->handle("{not json", f.session);
+  f.handle("{not json");
   json r = f.sink.response(nullptr);
   CHECK(r["error"]["code"] == -32700);
   f.initialize();
@@ -168,33 +171,30 @@ TEST_CASE("tools/call returns the tool's result, and failures are isError result
 TEST_CASE("a repeated key inside arguments is an isError result, elsewhere an invalid request") {
   Fixture f;
   f.initialize();
-  f.server->handle(
-      R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}})",
-      f.session);
+  f.handle(
+      R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}})");
   json r = f.sink.response(8);
   CHECK(r["result"]["isError"] == true);
   CHECK_THAT(r["result"]["content"][0]["text"].get<std::string>(),
              Catch::Contains("repeated object key \"text\""));
 
-  f.server->handle(R"({"jsonrpc":"2.0","id":9,"method":"ping","params":{"a":1,"a":2}})", f.session);
+  f.handle(R"({"jsonrpc":"2.0","id":9,"method":"ping","params":{"a":1,"a":2}})");
   CHECK(f.sink.response(9)["error"]["code"] == -32600);
 }
 
 TEST_CASE("ping is answered while a slow call runs, and a cancelled call gets no response") {
   Fixture f;
   f.initialize();
-  f.server->handle(
-      R"({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow","arguments":{"ms":250},"_meta":{"progressToken":"p1"}}})",
-      f.session);
+  f.handle(
+      R"({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow","arguments":{"ms":250},"_meta":{"progressToken":"p1"}}})");
   const auto start = Clock::now();
   CHECK(f.request(20, "ping").contains("result"));
   CHECK(Clock::now() - start < std::chrono::milliseconds(100));
   // Progress is sent for the token while the tool runs.
   REQUIRE(f.sink.wait_for_notification("notifications/progress"));
 
-  f.server->handle(
-      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}})",
-      f.session);
+  f.handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}})");
   CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
   CHECK(f.sink.response("slow-1", std::chrono::milliseconds(300)).is_null());
   auto progress = f.sink.notifications("notifications/progress");
@@ -209,8 +209,8 @@ TEST_CASE("a duplicate in-flight request id is refused") {
   f.initialize();
   const std::string call =
       R"({"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"slow","arguments":{"ms":200}}})";
-  f.server->handle(call, f.session);
-  f.server->handle(call, f.session);
+  f.handle(call);
+  f.handle(call);
   json first = f.sink.response(30);
   CHECK(first["error"]["code"] == -32600);
 }
@@ -274,7 +274,7 @@ TEST_CASE("calls past the limits wait their turn, and past the queue get a busy 
   Fixture f(0, CallLimits{2, 2, 1}, catalog_for_limits());
   f.initialize();
   for (int i = 1; i <= 4; ++i) {
-    f.server->handle(call_request(i, "nap", {{"ms", 200}}).dump(), f.session);
+    f.handle(call_request(i, "nap", {{"ms", 200}}).dump());
   }
   // The 4th finds 2 calls running and 1 queued: refused at once.
   json busy = f.sink.response(4, std::chrono::milliseconds(100));
@@ -295,7 +295,7 @@ TEST_CASE("calls past the limits wait their turn, and past the queue get a busy 
 TEST_CASE("resources/..., prompts/... and completion go through the same admission") {
   Fixture f(0, CallLimits{1, 1, 0}, catalog_for_limits());
   f.initialize();
-  f.server->handle(call_request(1, "nap", {{"ms", 300}}).dump(), f.session);
+  f.handle(call_request(1, "nap", {{"ms", 300}}).dump());
   json refused = f.request(2, "resources/list");
   CHECK(refused["error"]["code"] == -32000);
   CHECK_THAT(refused["error"]["message"].get<std::string>(),
@@ -311,12 +311,11 @@ TEST_CASE("resources/..., prompts/... and completion go through the same admissi
 TEST_CASE("a queued call that is cancelled gets no response and frees its place in the queue") {
   Fixture f(0, CallLimits{1, 1, 1}, catalog_for_limits());
   f.initialize();
-  f.server->handle(call_request("running", "nap", {{"ms", 500}}).dump(), f.session);
-  f.server->handle(call_request("queued", "echo", {{"text", "never"}}).dump(), f.session);
+  f.handle(call_request("running", "nap", {{"ms", 500}}).dump());
+  f.handle(call_request("queued", "echo", {{"text", "never"}}).dump());
   CHECK_THAT(f.metrics.render_prometheus(), Catch::Contains("toolmux_calls_queued 1\n"));
-  f.server->handle(
-      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"queued"}})",
-      f.session);
+  f.handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"queued"}})");
   REQUIRE(eventually([&] {
     return f.metrics.render_prometheus().find("toolmux_calls_queued 0\n") != std::string::npos;
   }));
@@ -345,7 +344,7 @@ TEST_CASE("a handler that ignores its deadline keeps its place until it stops") 
 TEST_CASE("a call that waits past its tool's timeout is answered as timed out, saying why") {
   Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
   f.initialize();
-  f.server->handle(call_request(1, "nap", {{"ms", 400}}).dump(), f.session);
+  f.handle(call_request(1, "nap", {{"ms", 400}}).dump());
   // stubborn's 100 ms pass while nap holds the only place.
   json r = f.request(2, "tools/call", {{"name", "stubborn"}, {"arguments", {{"ms", 0}}}});
   CHECK(r["result"]["isError"] == true);
@@ -359,8 +358,8 @@ TEST_CASE("a call that waits past its tool's timeout is answered as timed out, s
 TEST_CASE("calls stopped because toolmux exits are answered with an error saying so") {
   Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
   f.initialize();
-  f.server->handle(call_request("running", "nap", {{"ms", 5000}}).dump(), f.session);
-  f.server->handle(call_request("queued", "echo", {{"text", "x"}}).dump(), f.session);
+  f.handle(call_request("running", "nap", {{"ms", 5000}}).dump());
+  f.handle(call_request("queued", "echo", {{"text", "x"}}).dump());
   f.session->abort_all_calls();
   json running = f.sink.response("running");
   CHECK(running["result"]["isError"] == true);
@@ -370,4 +369,66 @@ TEST_CASE("calls stopped because toolmux exits are answered with an error saying
   CHECK(queued["result"]["isError"] == true);
   CHECK(queued["result"]["content"][0]["text"] == "Tool \"echo\" did not run: toolmux is exiting");
   CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
+}
+
+TEST_CASE("a call delivered by a thread that may carry it is answered before handle returns") {
+  Fixture f;
+  f.initialize();
+  f.server->handle(jsonrpc::parse_message(call_request("carried", "slow", {{"ms", 50}}).dump()),
+                   f.session, Carrier::carry);
+  // Already there: the delivering thread ran the call.
+  CHECK(f.sink.response("carried", std::chrono::milliseconds(0))["result"]["content"][0]["text"] ==
+        "done");
+
+  // Handed off, the same call is still running when handle returns.
+  f.server->handle(jsonrpc::parse_message(call_request("handed", "slow", {{"ms", 200}}).dump()),
+                   f.session, Carrier::hand_off);
+  CHECK(f.sink.response("handed", std::chrono::milliseconds(0)).is_null());
+  CHECK(f.sink.response("handed")["result"]["content"][0]["text"] == "done");
+}
+
+TEST_CASE("a carried call that must wait for a place is handed off, not run by the deliverer") {
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
+  f.initialize();
+  f.handle(call_request("running", "nap", {{"ms", 300}}).dump());
+  // No place: queued, so handle returns at once and the call runs when one frees.
+  const auto start = Clock::now();
+  f.server->handle(jsonrpc::parse_message(call_request("queued", "echo", {{"text", "x"}}).dump()),
+                   f.session, Carrier::carry);
+  CHECK(Clock::now() - start < std::chrono::milliseconds(250));
+  CHECK(f.sink.response("queued")["result"]["content"][0]["text"] == "x");
+}
+
+TEST_CASE(
+    "a call that may need the client while it runs is handed off even when it could be "
+    "carried") {
+  auto deliver_slow = [](Fixture& f, const json& id, json params) {
+    f.server->handle(jsonrpc::parse_message(json{
+                         {"jsonrpc", "2.0"},
+                         {"id", id},
+                         {"method", "tools/call"},
+                         {"params", params}}.dump()),
+                     f.session, Carrier::carry);
+  };
+  SECTION("it asked for progress") {
+    Fixture f;
+    f.initialize();
+    deliver_slow(
+        f, "p",
+        {{"name", "slow"}, {"arguments", {{"ms", 200}}}, {"_meta", {{"progressToken", "t"}}}});
+    CHECK(f.sink.response("p", std::chrono::milliseconds(0)).is_null());
+    CHECK(f.sink.wait_for_notification("notifications/progress"));
+    CHECK(f.sink.response("p")["result"]["content"][0]["text"] == "done");
+  }
+  SECTION("its client may be asked (elicitation)") {
+    Fixture f;
+    json r = f.request("init", "initialize",
+                       {{"protocolVersion", "2025-11-25"},
+                        {"capabilities", {{"elicitation", json::object()}}},
+                        {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
+    REQUIRE(r.contains("result"));
+    deliver_slow(f, "e", {{"name", "slow"}, {"arguments", {{"ms", 200}}}});
+    CHECK(f.sink.response("e", std::chrono::milliseconds(0)).is_null());
+    CHECK(f.sink.response("e")["result"]["content"][0]["text"] == "done");
+  }
 }

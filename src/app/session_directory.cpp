@@ -1,0 +1,43 @@
+#include "src/app/session_directory.h"
+
+#include <utility>
+
+namespace toolmux {
+
+SessionDirectory::SessionDirectory(McpServer& server, SessionLimits limits, SessionStore* store,
+                                   std::shared_ptr<LazyResultStore> results, Logger& logger)
+    : server_(server) {
+  manager_.emplace(
+      limits, store, std::move(results),
+      [this, store](const std::string& id) {
+        auto streams = std::make_shared<SessionStreams>(id, store);
+        std::lock_guard lock(mutex_);
+        // Ended sessions' entries go as new ones come: at most max_sessions live.
+        std::erase_if(streams_, [](const auto& entry) { return entry.second.expired(); });
+        streams_[id] = streams;
+        return streams;
+      },
+      logger);
+}
+
+HttpSession SessionDirectory::entry(std::shared_ptr<Session> session) {
+  if (!session) return {};
+  std::shared_ptr<SessionStreams> streams;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = streams_.find(session->id()); it != streams_.end()) streams = it->second.lock();
+  }
+  // The session owns its streams, so they live as long as it does.
+  if (!streams) return {};
+  return {std::make_shared<SessionPeer>(server_, std::move(session)), std::move(streams)};
+}
+
+HttpSession SessionDirectory::create(const std::string& principal) {
+  return entry(manager_->create(principal));
+}
+
+HttpSession SessionDirectory::find(const std::string& id, const std::string& principal) {
+  return entry(manager_->find(id, principal));
+}
+
+}  // namespace toolmux

@@ -1,0 +1,50 @@
+// The HTTP sessions of `toolmux serve --http`, as the Streamable HTTP transport
+// finds them (transports/http_sessions.h): SessionManager's sessions, each
+// with the SessionStreams its messages go on and its way into the McpServer.
+//
+// Sessions restored from `store` when this is made get their streams at once.
+// Thread-safe, like SessionManager. `server`, `store` and `logger` must
+// outlive it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "src/protocol/mcp_server.h"
+#include "src/session/session_manager.h"
+#include "transports/http_sessions.h"
+
+namespace toolmux {
+
+class SessionDirectory final : public HttpSessions {
+ public:
+  SessionDirectory(McpServer& server, SessionLimits limits, SessionStore* store,
+                   std::shared_ptr<LazyResultStore> results, Logger& logger);
+
+  HttpSession create(const std::string& principal) override;
+  HttpSession find(const std::string& id, const std::string& principal) override;
+  bool end(const std::string& id, const std::string& principal) override {
+    return manager_->end(id, principal);
+  }
+  void hold(const std::string& id) override { manager_->hold(id); }
+  void release(const std::string& id) override { manager_->release(id); }
+  std::size_t count() const override { return manager_->count(); }
+
+  SessionManager& manager() { return *manager_; }
+
+ private:
+  HttpSession entry(std::shared_ptr<Session> session);
+
+  McpServer& server_;
+  // Each session's streams, as made for it: the session owns them (they are
+  // its sink), this finds them again. Entries of ended sessions expire.
+  std::mutex mutex_;
+  std::map<std::string, std::weak_ptr<SessionStreams>, std::less<>> streams_;
+  // Made last: restoring sessions makes their streams, recorded above.
+  std::optional<SessionManager> manager_;
+};
+
+}  // namespace toolmux

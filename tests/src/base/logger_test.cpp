@@ -1,0 +1,95 @@
+#include "src/base/logger.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+using toolmux::Logger;
+using toolmux::LogLevel;
+using namespace std::chrono_literals;
+
+namespace {
+
+// What has been written to `file` so far: the events, in order.
+std::vector<std::string> events_in(std::FILE* file) {
+  std::fflush(file);
+  std::rewind(file);
+  std::vector<std::string> events;
+  char line[4096];
+  while (std::fgets(line, sizeof line, file)) {
+    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
+  }
+  std::fseek(file, 0, SEEK_END);
+  return events;
+}
+
+struct TempFile {
+  std::FILE* file = std::tmpfile();
+  ~TempFile() { std::fclose(file); }
+};
+
+}  // namespace
+
+TEST_CASE("by default each record is written at once") {
+  TempFile out;
+  Logger logger(out.file);
+  logger.write(LogLevel::info, "one");
+  CHECK(events_in(out.file) == std::vector<std::string>{"one"});
+}
+
+TEST_CASE("buffered, records soon after a write wait, and a warning goes out at once with them") {
+  TempFile out;
+  Logger logger(out.file, LogLevel::debug);
+  logger.buffer_for(60s);                 // longer than the test: only the rules below write
+  logger.write(LogLevel::info, "first");  // the first in a while: at once
+  CHECK(events_in(out.file) == std::vector<std::string>{"first"});
+  logger.write(LogLevel::info, "second");
+  logger.write(LogLevel::debug, "third");
+  CHECK(events_in(out.file) == std::vector<std::string>{"first"});
+  logger.write(LogLevel::warning, "fourth");
+  CHECK(events_in(out.file) == std::vector<std::string>{"first", "second", "third", "fourth"});
+  logger.write(LogLevel::info, "fifth");
+  logger.flush();
+  CHECK(events_in(out.file) ==
+        std::vector<std::string>{"first", "second", "third", "fourth", "fifth"});
+}
+
+TEST_CASE("buffered records go out on the timer, when enough wait, and at the end") {
+  TempFile out;
+  SECTION("the timer") {
+    Logger logger(out.file);
+    logger.buffer_for(20ms);
+    logger.write(LogLevel::info, "now");
+    logger.write(LogLevel::info, "soon");
+    std::vector<std::string> seen;
+    for (int i = 0; i < 500 && seen.size() < 2; ++i) {
+      std::this_thread::sleep_for(10ms);
+      seen = events_in(out.file);
+    }
+    CHECK(seen == std::vector<std::string>{"now", "soon"});
+  }
+  SECTION("a full buffer") {
+    Logger logger(out.file);
+    logger.buffer_for(60s);
+    const std::string filler(1000, 'x');
+    std::size_t records = 0;
+    while (records * filler.size() < Logger::kBufferBytes + filler.size()) {
+      logger.write(LogLevel::info, "bulk", {{"filler", filler}});
+      ++records;
+    }
+    CHECK_FALSE(events_in(out.file).empty());
+  }
+  SECTION("the logger's end") {
+    {
+      Logger logger(out.file);
+      logger.buffer_for(60s);
+      logger.write(LogLevel::info, "first");
+      logger.write(LogLevel::info, "last");
+      CHECK(events_in(out.file) == std::vector<std::string>{"first"});
+    }
+    CHECK(events_in(out.file) == std::vector<std::string>{"first", "last"});
+  }
+}

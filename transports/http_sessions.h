@@ -1,0 +1,47 @@
+// The sessions the Streamable HTTP transport serves, as it needs them: made by
+// initialize, found again by their Mcp-Session-Id, ended by DELETE. They are
+// kept above the transport (src/app/session_directory.h, on SessionManager),
+// which also ends them when idle and keeps them across a restart.
+//
+// A session belongs to the principal that created it: find() and end() treat
+// another principal's session as unknown. Every member may be called from any
+// thread, concurrently (each request's connection thread); none throws.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "transports/http_streams.h"
+#include "transports/server_transport.h"
+
+namespace toolmux {
+
+// One session: the way into the server, and the streams its messages go on
+// (the session's MessageSink). Both null when there is no such session.
+struct HttpSession {
+  std::shared_ptr<ServerPeer> peer;
+  std::shared_ptr<SessionStreams> streams;
+  explicit operator bool() const { return peer != nullptr; }
+};
+
+class HttpSessions {
+ public:
+  virtual ~HttpSessions() = default;
+
+  // A new session for `principal`; empty when the limit of sessions is reached.
+  virtual HttpSession create(const std::string& principal) = 0;
+  // The session with `id` if it exists and is `principal`'s; marks it used.
+  virtual HttpSession find(const std::string& id, const std::string& principal) = 0;
+  // Ends the session (its calls are cancelled, its streams closed). False
+  // when find() would not have found it.
+  virtual bool end(const std::string& id, const std::string& principal) = 0;
+  // A connection of the session that stays open (its SSE stream) keeps it
+  // from idling out: hold() when it opens, release() when it closes.
+  virtual void hold(const std::string& id) = 0;
+  virtual void release(const std::string& id) = 0;
+  // Sessions open now (for /metrics).
+  virtual std::size_t count() const = 0;
+};
+
+}  // namespace toolmux

@@ -23,6 +23,7 @@ std::vector<std::string> suggest_tool_names(const ToolRegistry& registry, std::s
                                             std::size_t limit) {
   // Candidates in name order, so that equally close names come by name.
   std::vector<std::string> names;
+  names.reserve(registry.tools().size());
   for (const auto& tool : registry.tools()) names.push_back(tool->spec.name);
   std::sort(names.begin(), names.end());
   std::vector<std::string> folded;
@@ -34,6 +35,7 @@ std::vector<std::string> suggest_tool_names(const ToolRegistry& registry, std::s
       candidates, fold(guess.substr(0, 256)), limit,
       Closeness{.max_edits = 2, .scale_with_length = true, .containment_is_closest = true});
   std::vector<std::string> suggestions;
+  suggestions.reserve(best.size());
   for (std::size_t i : best) suggestions.push_back(names[i]);
   return suggestions;
 }

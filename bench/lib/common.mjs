@@ -1,5 +1,6 @@
 // What the benchmarks under bench/ share: finding the peer server, the
-// binary's version, a process's memory, and the statistics they report.
+// binary's version, a process's memory, the statistics they report, and a
+// raw JSON-RPC client over stdio.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -53,3 +54,52 @@ export function median(values) {
 
 export const round = (x, digits = 2) =>
   x === null || x === undefined ? null : Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * A raw JSON-RPC client over a child's stdio: `request(text, id)` writes one line
+ * and resolves with the parsed response to `id`; a request from the server gets
+ * -32601. When `exited` (a promise) settles, what is still waiting resolves with
+ * an error. `child.stdin.writableNeedDrain` says when to wait for 'drain'.
+ */
+export function stdioClient(child, exited) {
+  const pending = new Map();
+  let buffer = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk;
+    let newline;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      if (!line.trim()) continue;
+      const message = JSON.parse(line);
+      if (message.method !== undefined) {
+        // A request from the server (none is expected: no client capabilities) gets -32601.
+        if (message.id !== undefined) {
+          child.stdin.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"error":{"code":-32601,"message":"not supported"}}\n`);
+        }
+        continue;
+      }
+      const resolve = pending.get(message.id);
+      if (resolve) {
+        pending.delete(message.id);
+        resolve(message);
+      }
+    }
+  });
+  exited?.then((how) => {
+    for (const resolve of pending.values()) resolve({ error: { message: `server exited ${JSON.stringify(how)}` } });
+    pending.clear();
+  });
+  return {
+    request(text, id) {
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        child.stdin.write(text);
+      });
+    },
+    notify(text) {
+      child.stdin.write(text);
+    },
+  };
+}

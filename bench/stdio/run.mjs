@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { REPO_ROOT, median, round, toolmuxVersion } from '../lib/common.mjs';
+import { REPO_ROOT, median, round, stdioClient, toolmuxVersion } from '../lib/common.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -75,40 +75,22 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
 }
 
-// A server over pipes, answering JSON-RPC lines; `call(id)` resolves with the answer.
+// A server over pipes; `request` writes one call and gives its answer's promise.
 function start(name, dir) {
   const { command, args } = servers[name](dir);
   const log = fs.openSync(path.join(dir, `${name}.log`), 'w');
   const child = spawn('taskset', ['-c', '0', command, ...args], { stdio: ['pipe', 'pipe', log] });
-  const waiting = new Map();
-  let buffered = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => {
-    buffered += chunk;
-    let newline;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      if (!line.trim()) continue;
-      const message = JSON.parse(line);
-      const resolve = waiting.get(message.id);
-      if (resolve) {
-        waiting.delete(message.id);
-        resolve(message);
-      }
-    }
-  });
   const exited = new Promise((resolve) => child.on('exit', resolve));
+  const client = stdioClient(child, exited);
+  const line = (message) => JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n';
   return {
     child,
     exited,
     request(id, method, params) {
-      const answer = new Promise((resolve) => waiting.set(id, resolve));
-      const ok = child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-      return { answer, ok };
+      return client.request(line({ id, method, params }), id);
     },
     notify(method) {
-      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method }) + '\n');
+      client.notify(line({ method }));
     },
   };
 }
@@ -130,17 +112,17 @@ async function measure(name) {
       protocolVersion: '2025-06-18',
       capabilities: {},
       clientInfo: { name: 'stdio-bench', version: '1' },
-    }).answer;
+    });
     if (!init.result) throw new Error(`${name}: initialize failed: ${JSON.stringify(init)}`);
     server.notify('notifications/initialized');
     let id = 1;
-    check(await server.request(id, 'tools/call', CALL).answer, id);
+    check(await server.request(id, 'tools/call', CALL), id);
 
     // Sequential: one call in flight.
     let started = process.hrtime.bigint();
     for (let i = 0; i < SEQUENTIAL; ++i) {
       ++id;
-      check(await server.request(id, 'tools/call', CALL).answer, id);
+      check(await server.request(id, 'tools/call', CALL), id);
     }
     const sequential = SEQUENTIAL / (Number(process.hrtime.bigint() - started) / 1e9);
 
@@ -155,8 +137,7 @@ async function measure(name) {
       const pump = () => {
         while (next <= last && next - first - answered < WINDOW) {
           const callId = next++;
-          const { answer, ok } = server.request(callId, 'tools/call', CALL);
-          answer.then((message) => {
+          server.request(callId, 'tools/call', CALL).then((message) => {
             try {
               check(message, callId);
             } catch (error) {
@@ -166,7 +147,7 @@ async function measure(name) {
             if (++answered === CALLS) resolve();
             else pump();
           });
-          if (!ok) {
+          if (server.child.stdin.writableNeedDrain) {
             server.child.stdin.once('drain', pump);
             return;
           }

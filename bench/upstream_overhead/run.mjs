@@ -31,7 +31,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs as parseArgsOf } from 'node:util';
 
-import { REPO_ROOT, median, round, sleep, toolmuxVersion } from '../lib/common.mjs';
+import { REPO_ROOT, median, round, sleep, stdioClient, toolmuxVersion } from '../lib/common.mjs';
 
 const PROTOCOL_VERSION = '2025-06-18';
 const PATHS = ['direct', 'stdio', 'direct-http', 'http'];
@@ -139,51 +139,6 @@ async function stop(child) {
   clearTimeout(killer);
 }
 
-/** A raw stdio JSON-RPC client: `request(text, id)` resolves with the parsed response. */
-function stdioClient(child) {
-  const pending = new Map();
-  let buffer = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => {
-    buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      if (!line.trim()) continue;
-      const message = JSON.parse(line);
-      if (message.method !== undefined) {
-        // A request from the server (none is expected: no client capabilities) gets -32601.
-        if (message.id !== undefined) {
-          child.stdin.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"error":{"code":-32601,"message":"not supported"}}\n`);
-        }
-        continue;
-      }
-      const resolve = pending.get(message.id);
-      if (resolve) {
-        pending.delete(message.id);
-        resolve(message);
-      }
-    }
-  });
-  const gone = child.exited.then((how) => {
-    for (const resolve of pending.values()) resolve({ error: { message: `server exited ${JSON.stringify(how)}` } });
-    pending.clear();
-  });
-  void gone;
-  return {
-    request(text, id) {
-      return new Promise((resolve) => {
-        pending.set(id, resolve);
-        child.stdin.write(text);
-      });
-    },
-    notify(text) {
-      child.stdin.write(text);
-    },
-  };
-}
-
 /** A raw HTTP JSON-RPC client on one keep-alive connection. */
 function httpClient(url) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -264,10 +219,10 @@ async function open(options, upstream, pathName, dir) {
   let client;
   if (pathName === 'direct') {
     child = launch(options, upstream.command, upstream.args, { cwd: upstream.cwd, logFile });
-    client = stdioClient(child);
+    client = stdioClient(child, child.exited);
   } else if (pathName === 'stdio') {
     child = launch(options, toolmux, ['serve', '--catalog', catalog, '--root', dir, '--data-dir', data], { logFile });
-    client = stdioClient(child);
+    client = stdioClient(child, child.exited);
   } else {
     const args = pathName === 'http'
       ? ['serve', '--catalog', catalog, '--root', dir, '--http', '127.0.0.1:0', '--data-dir', data]

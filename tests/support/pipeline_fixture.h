@@ -91,4 +91,14 @@ struct PipelineFixture {
   }
 };
 
+// The text of content block `i` of a call's result.
+inline std::string text_at(const CallResult& r, std::size_t i = 0) {
+  return r.result.content.at(i).at("text");
+}
+
+// The raw arguments of a call of the echo tool.
+inline std::string echo_args(const std::string& text) {
+  return nlohmann::json{{"text", text}}.dump();
+}
+
 }  // namespace toolmux::testing

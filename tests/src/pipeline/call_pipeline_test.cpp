@@ -9,14 +9,6 @@ using namespace toolmux;
 using namespace toolmux::testing;
 using nlohmann::json;
 
-namespace {
-
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
-}  // namespace
-
 TEST_CASE("a good call runs the tool and returns its result") {
   PipelineFixture f;
   ToolCall call = f.make_call("echo", R"({"text":"hello"})");

@@ -10,14 +10,6 @@ using namespace toolmux;
 using namespace toolmux::testing;
 using nlohmann::json;
 
-namespace {
-
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
-}  // namespace
-
 TEST_CASE("catch_tool_exceptions turns what next throws into a crashed isError result") {
   PipelineFixture f;
   StubNext next;

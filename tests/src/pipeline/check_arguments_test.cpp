@@ -9,16 +9,6 @@ using namespace toolmux;
 using namespace toolmux::testing;
 using nlohmann::json;
 
-namespace {
-
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
-std::string echo_args(const std::string& text) { return json{{"text", text}}.dump(); }
-
-}  // namespace
-
 TEST_CASE("check_arguments sets the checked arguments, policy applied, and passes the call on") {
   PipelineFixture f;
   f.catalog->policy.arguments["echo"].defaults = {{"text", "default text"}};

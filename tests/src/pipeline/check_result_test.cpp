@@ -11,14 +11,6 @@ using namespace toolmux;
 using namespace toolmux::testing;
 using nlohmann::json;
 
-namespace {
-
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
-}  // namespace
-
 TEST_CASE("check_result passes a well-formed answer unchanged") {
   PipelineFixture f;
   StubNext next;

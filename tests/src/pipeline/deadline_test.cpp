@@ -15,10 +15,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
 // A stand-in for a tool that runs until its call says stop.
 CallResult until_stopped(ToolCall& call) {
   while (!call.control->stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -8,14 +8,6 @@ using namespace toolmux;
 using namespace toolmux::testing;
 using nlohmann::json;
 
-namespace {
-
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
-}  // namespace
-
 TEST_CASE("invoke_tool calls the handler with the checked arguments and answers its result") {
   PipelineFixture f;
   ToolCall call = f.resolved_call("echo", R"({"text":"raw"})");

@@ -18,10 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
 // "é☃𝄞" repeated: 2-, 3- and 4-byte characters.
 std::string multibyte(std::size_t chars) {
   static const std::string unit[] = {"\xC3\xA9", "\xE2\x98\x83", "\xF0\x9D\x84\x9E"};
@@ -29,8 +25,6 @@ std::string multibyte(std::size_t chars) {
   for (std::size_t i = 0; i < chars; ++i) out += unit[i % 3];
   return out;
 }
-
-std::string echo_args(const std::string& text) { return json{{"text", text}}.dump(); }
 
 }  // namespace
 

@@ -12,10 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_at(const CallResult& r, std::size_t i = 0) {
-  return r.result.content.at(i).at("text");
-}
-
 std::shared_ptr<Catalog> catalog_with_call_tool() {
   auto registry = make_test_registry();
   REQUIRE(register_call_tool(*registry).empty());

@@ -67,6 +67,15 @@ void Logger::write_out_locked() {
 }
 
 void Logger::write(LogLevel level, std::string_view event, const nlohmann::json& fields) {
+  append(level, event, fields, false);
+}
+
+void Logger::write_batched(LogLevel level, std::string_view event, const nlohmann::json& fields) {
+  append(level, event, fields, true);
+}
+
+void Logger::append(LogLevel level, std::string_view event, const nlohmann::json& fields,
+                    bool may_wait) {
   if (!enabled(level)) return;
   nlohmann::json line{{"ts", utc_timestamp()}, {"level", log_level_name(level)}, {"event", event}};
   if (fields.is_object()) line.update(fields);
@@ -77,9 +86,9 @@ void Logger::write(LogLevel level, std::string_view event, const nlohmann::json&
     std::lock_guard lock(mutex_);
     first = pending_.empty();
     pending_ += text;
-    // Unbuffered, a warning or worse, enough waiting, or the first record in
-    // a while: out now (with what waited before it, in order).
-    if (!buffered_ || level >= LogLevel::warning || pending_.size() >= kBufferBytes ||
+    // Unbuffered, not a batched record, a warning or worse, enough waiting, or
+    // the first record in a while: out now (with what waited before it, in order).
+    if (!buffered_ || !may_wait || level >= LogLevel::warning || pending_.size() >= kBufferBytes ||
         std::chrono::steady_clock::now() - last_out_ >= interval_) {
       write_out_locked();
       return;

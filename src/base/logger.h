@@ -3,15 +3,16 @@
 // Secrets never reach it: callers log names, sizes and outcomes, not argument
 // values or tool output.
 //
-// By default every record is written at once. With buffer_for(interval),
-// records below warning that come within `interval` of the last write wait in
-// memory and go out together, so that a busy server does not pay a write
-// system call for each (a tool_call line per call), while a quiet one's
-// records still go out at once: a waiting record goes out at most `interval`
-// after it came, when kBufferBytes are waiting, before any warning or worse
-// (which is written at once, so a crash right after it cannot lose it), on
-// flush(), and when the logger is destroyed. The lines and their order are
-// the same either way.
+// write() writes a record at once. write_batched() is for the records of the
+// hot path, one per call (tool_call): with buffer_for(interval), those below
+// warning that come within `interval` of the last write wait in memory and go
+// out together, so that a busy server does not pay a write system call for
+// each, while a quiet one's still go out at once. A waiting record goes out at
+// most `interval` after it came, when kBufferBytes are waiting, before any
+// record written with write() or any warning or worse (so a crash right after
+// it cannot lose it, and what the server reports of its life, such as a
+// reload, is in the log when the client hears of it), on flush(), and when
+// the logger is destroyed. The lines and their order are the same either way.
 #pragma once
 
 #include <chrono>
@@ -42,15 +43,18 @@ class Logger {
 
   // {"ts":"...","level":"info","event":"<event>", ...fields}
   void write(LogLevel level, std::string_view event, const nlohmann::json& fields = {});
+  // The same, for a record of the hot path that may wait (see above).
+  void write_batched(LogLevel level, std::string_view event, const nlohmann::json& fields = {});
   bool enabled(LogLevel level) const { return level >= min_level_; }
 
-  // From now on, records below warning wait up to `interval` (see above).
+  // From now on, batched records below warning wait up to `interval` (see above).
   // Starts the thread that writes them; call once, before sharing the logger.
   void buffer_for(std::chrono::milliseconds interval);
   // Writes what is waiting now.
   void flush();
 
  private:
+  void append(LogLevel level, std::string_view event, const nlohmann::json& fields, bool may_wait);
   void write_out_locked();
 
   std::FILE* out_;

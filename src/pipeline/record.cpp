@@ -34,16 +34,16 @@ CallStage record(Logger& logger, Metrics& metrics) {
       metrics.record_call(record);
       // A tool that answers with an error did its job; a call that broke
       // (bad arguments, a throw, a timeout, a bad result) deserves attention.
-      logger.write(answered(out.outcome) ? LogLevel::info : LogLevel::warning, "tool_call",
-                   {{"tool", record.tool},
-                    {"owner", call.principal},
-                    {"session", call.session_label},
-                    {"outcome", record.outcome},
-                    {"duration_ms", seconds * 1000.0},
-                    {"bytes_produced", record.bytes_produced},
-                    {"bytes_returned", record.bytes_returned},
-                    {"truncated", record.truncated},
-                    {"offloaded", record.offloaded}});
+      logger.write_batched(answered(out.outcome) ? LogLevel::info : LogLevel::warning, "tool_call",
+                           {{"tool", record.tool},
+                            {"owner", call.principal},
+                            {"session", call.session_label},
+                            {"outcome", record.outcome},
+                            {"duration_ms", seconds * 1000.0},
+                            {"bytes_produced", record.bytes_produced},
+                            {"bytes_returned", record.bytes_returned},
+                            {"truncated", record.truncated},
+                            {"offloaded", record.offloaded}});
       if (out.outcome != CallOutcome::cancelled && call.context) {
         const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
                                : out.outcome == CallOutcome::tool_error ? LogLevel::info

@@ -43,15 +43,15 @@ TEST_CASE("by default each record is written at once") {
 TEST_CASE("buffered, records soon after a write wait, and a warning goes out at once with them") {
   TempFile out;
   Logger logger(out.file, LogLevel::debug);
-  logger.buffer_for(60s);                 // longer than the test: only the rules below write
-  logger.write(LogLevel::info, "first");  // the first in a while: at once
+  logger.buffer_for(60s);  // longer than the test: only the rules below write
+  logger.write_batched(LogLevel::info, "first");  // the first in a while: at once
   CHECK(events_in(out.file) == std::vector<std::string>{"first"});
-  logger.write(LogLevel::info, "second");
-  logger.write(LogLevel::debug, "third");
+  logger.write_batched(LogLevel::info, "second");
+  logger.write_batched(LogLevel::debug, "third");
   CHECK(events_in(out.file) == std::vector<std::string>{"first"});
-  logger.write(LogLevel::warning, "fourth");
+  logger.write_batched(LogLevel::warning, "fourth");
   CHECK(events_in(out.file) == std::vector<std::string>{"first", "second", "third", "fourth"});
-  logger.write(LogLevel::info, "fifth");
+  logger.write_batched(LogLevel::info, "fifth");
   logger.flush();
   CHECK(events_in(out.file) ==
         std::vector<std::string>{"first", "second", "third", "fourth", "fifth"});
@@ -62,8 +62,8 @@ TEST_CASE("buffered records go out on the timer, when enough wait, and at the en
   SECTION("the timer") {
     Logger logger(out.file);
     logger.buffer_for(20ms);
-    logger.write(LogLevel::info, "now");
-    logger.write(LogLevel::info, "soon");
+    logger.write_batched(LogLevel::info, "now");
+    logger.write_batched(LogLevel::info, "soon");
     std::vector<std::string> seen;
     for (int i = 0; i < 500 && seen.size() < 2; ++i) {
       std::this_thread::sleep_for(10ms);
@@ -77,7 +77,7 @@ TEST_CASE("buffered records go out on the timer, when enough wait, and at the en
     const std::string filler(1000, 'x');
     std::size_t records = 0;
     while (records * filler.size() < Logger::kBufferBytes + filler.size()) {
-      logger.write(LogLevel::info, "bulk", {{"filler", filler}});
+      logger.write_batched(LogLevel::info, "bulk", {{"filler", filler}});
       ++records;
     }
     CHECK_FALSE(events_in(out.file).empty());
@@ -86,10 +86,25 @@ TEST_CASE("buffered records go out on the timer, when enough wait, and at the en
     {
       Logger logger(out.file);
       logger.buffer_for(60s);
-      logger.write(LogLevel::info, "first");
-      logger.write(LogLevel::info, "last");
+      logger.write_batched(LogLevel::info, "first");
+      logger.write_batched(LogLevel::info, "last");
       CHECK(events_in(out.file) == std::vector<std::string>{"first"});
     }
     CHECK(events_in(out.file) == std::vector<std::string>{"first", "last"});
   }
+}
+
+// A record of the server's life (a reload, a session) must be in the log when
+// the client hears of it: an e2e test read the log right after list_changed
+// and missed catalog_reloaded, which waited behind a burst of records.
+TEST_CASE("buffered, a record written with write() goes out at once, after what waited") {
+  TempFile out;
+  Logger logger(out.file);
+  logger.buffer_for(60s);
+  logger.write_batched(LogLevel::info, "call one");
+  logger.write_batched(LogLevel::info, "call two");
+  CHECK(events_in(out.file) == std::vector<std::string>{"call one"});
+  logger.write(LogLevel::info, "catalog_reloaded");
+  CHECK(events_in(out.file) ==
+        std::vector<std::string>{"call one", "call two", "catalog_reloaded"});
 }

@@ -74,12 +74,12 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? default_data_dir() : options.data_dir;
-  std::string error;
-  auto store = SessionStore::open(data_dir, error);
-  if (!store) {
-    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+  auto opened = SessionStore::open(data_dir);
+  if (!opened.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", opened.message()}});
     return 2;
   }
+  std::unique_ptr<SessionStore> store = std::move(opened).value();
 
   Metrics metrics;
   // These are left to process exit when a connection thread outlives the

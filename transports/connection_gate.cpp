@@ -422,7 +422,7 @@ ConnectionGate::ConnectionGate(GateLimits limits, Ready on_ready)
 
 ConnectionGate::~ConnectionGate() { stop(); }
 
-bool ConnectionGate::start(std::string& error) {
+Status ConnectionGate::start() {
   State& s = *state_;
   s.epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
   s.wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -431,11 +431,11 @@ bool ConnectionGate::start(std::string& error) {
   event.data.fd = s.wake_fd;
   if (s.epoll_fd < 0 || s.wake_fd < 0 ||
       ::epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, s.wake_fd, &event) != 0) {
-    error = std::string("cannot watch connections (epoll): ") + std::strerror(errno);
-    return false;
+    return Status::io_error(std::string("cannot watch connections (epoll): ") +
+                            std::strerror(errno));
   }
   s.thread = std::thread([state = state_] { state->run(); });
-  return true;
+  return Status::ok_status();
 }
 
 void ConnectionGate::admit(int fd) {

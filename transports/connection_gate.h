@@ -31,6 +31,8 @@
 #include <memory>
 #include <string>
 
+#include "src/base/status.h"
+
 namespace toolmux {
 
 struct GateLimits {
@@ -114,8 +116,8 @@ class ConnectionGate {
   ConnectionGate& operator=(const ConnectionGate&) = delete;
   ~ConnectionGate();  // stop()
 
-  // Starts the gate's thread; false with `error` set when it cannot.
-  bool start(std::string& error);
+  // Starts the gate's thread; io_error saying why when it cannot.
+  Status start();
   // A socket just accepted: the gate owns it from now on.
   void admit(int fd);
   // After a response on `connection`: it waits here for its next request.

@@ -173,7 +173,7 @@ GatedHttpServer::GatedHttpServer(Limits limits, std::shared_ptr<ElasticThreads> 
 
 GatedHttpServer::~GatedHttpServer() { gate_.stop(); }
 
-bool GatedHttpServer::start(std::string& error) { return gate_.start(error); }
+Status GatedHttpServer::start() { return gate_.start(); }
 
 void GatedHttpServer::note_body_read() {
   if (t_request) t_request->body_read = true;

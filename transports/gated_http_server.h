@@ -50,8 +50,8 @@ class GatedHttpServer : public httplib::Server {
     on_handler_exception_ = std::move(listener);
   }
 
-  // Starts the gate; false with `error` set when it cannot. Before listening.
-  bool start(std::string& error);
+  // Starts the gate (ConnectionGate::start). Before listening.
+  Status start();
 
   GateStats gate_stats() const { return gate_.stats(); }
   std::uint64_t body_timeouts() const { return body_timeouts_.load(); }

@@ -28,7 +28,8 @@ json transport_error(std::string_view message, const json& id = nullptr) {
 }
 
 // A refusal's message may quote a header, whose bytes need not be UTF-8:
-// each invalid byte goes out as U+FFFD (a plain dump() would throw).
+// each ill-formed sequence goes out as one U+FFFD (nlohmann's replace policy,
+// as the SSE and stdio writers use; a plain dump() would throw).
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
@@ -616,20 +617,20 @@ HttpServer::~HttpServer() {
   if (threads_->threads() > 0) static_cast<void>(http_.release());
 }
 
-bool HttpServer::bind(std::string& error) {
+Status HttpServer::bind() {
   if (options_.port == 0) {
     port_ = http_->bind_to_any_port(options_.host);
   } else {
     port_ = http_->bind_to_port(options_.host, options_.port) ? options_.port : -1;
   }
   if (port_ <= 0) {
-    error = "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-            " (address in use, or not an address of this machine?)";
-    return false;
+    return Status::io_error("cannot listen on " + options_.host + ":" +
+                            std::to_string(options_.port) +
+                            " (address in use, or not an address of this machine?)");
   }
   // cpp-httplib listens with a backlog of 5; connection bursts need more.
   if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
-  return http_->start(error);
+  return http_->start();
 }
 
 std::size_t HttpServer::connection_threads() const { return threads_->threads(); }
@@ -641,8 +642,8 @@ void HttpServer::stop() {
   http_->stop();
 }
 
-bool parse_tokens(const std::string& text, std::map<std::string, std::string>& tokens,
-                  std::string& error) {
+Status parse_tokens(const std::string& text, std::map<std::string, std::string>& tokens) {
+  std::string error;
   std::string entry;
   std::size_t number = 0;
   auto trim = [](std::string_view part) {
@@ -678,7 +679,7 @@ bool parse_tokens(const std::string& text, std::map<std::string, std::string>& t
   bool in_comment = false;
   for (char c : text) {
     if (c == '\n' || (c == ',' && !in_comment)) {
-      if (!take(entry)) return false;
+      if (!take(entry)) return Status::invalid_argument(std::move(error));
       entry.clear();
       in_comment = false;
     } else {
@@ -686,7 +687,8 @@ bool parse_tokens(const std::string& text, std::map<std::string, std::string>& t
       entry += c;
     }
   }
-  return take(entry);
+  if (!take(entry)) return Status::invalid_argument(std::move(error));
+  return Status::ok_status();
 }
 
 }  // namespace toolmux

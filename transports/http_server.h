@@ -37,6 +37,7 @@
 
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
+#include "src/base/status.h"
 #include "src/base/untrusted_json.h"
 #include "transports/http_sessions.h"
 
@@ -80,8 +81,9 @@ class HttpServer {
   HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger, HttpOptions options);
   ~HttpServer();
 
-  // Binds the address; false with `error` set when it cannot.
-  bool bind(std::string& error);
+  // Binds the address and starts the connection gate: io_error saying why
+  // when either cannot be done.
+  Status bind();
   int port() const { return port_; }
   // Serves until stop(); returns false if listening failed.
   bool run();
@@ -111,9 +113,9 @@ class HttpServer {
 };
 
 // Reads "principal=token" entries (one per line, or separated by commas; '#'
-// starts a comment) into token -> principal. False with `error` naming the
-// entry when one is malformed or a token repeats.
-bool parse_tokens(const std::string& text, std::map<std::string, std::string>& tokens,
-                  std::string& error);
+// starts a comment) into token -> principal, added to what `tokens` holds.
+// invalid_argument naming the entry when one is malformed or a token repeats
+// (`tokens` then holds the entries before it).
+Status parse_tokens(const std::string& text, std::map<std::string, std::string>& tokens);
 
 }  // namespace toolmux

@@ -18,28 +18,24 @@ namespace {
 
 // Tokens come from a file or the environment, never the command line (where
 // any user of the machine could read them in the process list).
-bool load_tokens(const ServeOptions& options, std::map<std::string, std::string>& tokens,
-                 std::string& error) {
+// invalid_argument (io_error for an unreadable file) naming where the bad
+// entry came from.
+Status load_tokens(const ServeOptions& options, std::map<std::string, std::string>& tokens) {
   if (!options.tokens_file.empty()) {
     std::ifstream in(options.tokens_file);
-    if (!in) {
-      error = "cannot read the tokens file " + options.tokens_file.string();
-      return false;
-    }
+    if (!in) return Status::io_error("cannot read the tokens file " + options.tokens_file.string());
     std::stringstream text;
     text << in.rdbuf();
-    if (!parse_tokens(text.str(), tokens, error)) {
-      error = options.tokens_file.string() + ": " + error;
-      return false;
+    if (Status parsed = parse_tokens(text.str(), tokens); !parsed.ok()) {
+      return Status::invalid_argument(options.tokens_file.string() + ": " + parsed.message());
     }
   }
   if (const char* env = std::getenv("TOOLMUX_TOKENS"); env && *env) {
-    if (!parse_tokens(env, tokens, error)) {
-      error = "TOOLMUX_TOKENS: " + error;
-      return false;
+    if (Status parsed = parse_tokens(env, tokens); !parsed.ok()) {
+      return Status::invalid_argument("TOOLMUX_TOKENS: " + parsed.message());
     }
   }
-  return true;
+  return Status::ok_status();
 }
 
 }  // namespace
@@ -71,19 +67,19 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   http.max_connections_per_client = options.max_connections_per_client;
   http.header_timeout = std::chrono::seconds(options.header_timeout_seconds);
   http.body_timeout = std::chrono::seconds(options.body_timeout_seconds);
-  std::string error;
-  if (!load_tokens(options, http.tokens, error)) {
-    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+  if (Status loaded = load_tokens(options, http.tokens); !loaded.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", loaded.message()}});
     return 2;
   }
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? default_data_dir() : options.data_dir;
-  auto store = SessionStore::open(data_dir, error);
-  if (!store) {
-    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+  auto opened = SessionStore::open(data_dir);
+  if (!opened.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", opened.message()}});
     return 2;
   }
+  std::unique_ptr<SessionStore> store = std::move(opened).value();
 
   Metrics metrics;
   // These are left to process exit when a connection thread outlives the
@@ -111,8 +107,8 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   http.json_limits = server.json_limits();
   auto http_holder = std::make_unique<HttpServer>(*sessions_holder, metrics, logger, http);
   HttpServer& http_server = *http_holder;
-  if (!http_server.bind(error)) {
-    logger.write(LogLevel::error, "refusing_to_start", {{"reason", error}});
+  if (Status bound = http_server.bind(); !bound.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", bound.message()}});
     return 2;
   }
   const bool loopback = http.host == "127.0.0.1" || http.host == "localhost" || http.host == "::1";

@@ -65,14 +65,14 @@ class ResultResources final : public ResourceProvider {
           " bytes, more than the " + std::to_string(kMaxResultResourceBytes) +
           " resources/read returns at once: read it page by page with read_tool_result");
     }
-    std::string error;
-    ResultStore* store = store_->get(error);
-    if (!store) return ProviderError::unavailable("The result store is not available: " + error);
-    ResultStore::ReadError read_error = ResultStore::ReadError::none;
-    auto page = store->read(context.session_id(), found.value().id, 0,
-                            static_cast<std::size_t>(found.value().chars), read_error);
+    const Result<ResultStore*> store = store_->get();
+    if (!store.ok()) {
+      return ProviderError::unavailable("The result store is not available: " + store.message());
+    }
+    auto page = (*store)->read(context.session_id(), found.value().id, 0,
+                               static_cast<std::size_t>(found.value().chars));
     // Expired or deleted since it was found.
-    if (!page) return ProviderError::resource_not_found(uri);
+    if (!page.ok()) return ProviderError::resource_not_found(uri);
     const StoredFormat& format = found.value().format;
     return std::vector<ResourceContents>{
         format.base64 ? ResourceContents::blob_of(uri, format.mime_type, std::move(page->text))

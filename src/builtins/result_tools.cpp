@@ -53,14 +53,13 @@ ToolResult read_page(LazyResultStore* results, const json& args, CallContext& co
   const std::string not_found = "No stored result with id " + json(id).dump() +
                                 " for this session: it may have expired or been deleted.";
   if (!results || context.session_id().empty()) return ToolResult::error(not_found);
-  std::string error;
-  ResultStore* store = results->get(error);
-  if (!store) return ToolResult::error("The result store is not available: " + error);
+  const Result<ResultStore*> store = results->get();
+  if (!store.ok())
+    return ToolResult::error("The result store is not available: " + store.message());
 
-  ResultStore::ReadError read_error = ResultStore::ReadError::none;
-  auto page = store->read(context.session_id(), id, offset, max_chars, read_error);
-  if (!page) {
-    if (read_error == ResultStore::ReadError::offset_out_of_range) {
+  auto page = (*store)->read(context.session_id(), id, offset, max_chars);
+  if (!page.ok()) {
+    if (page.status().is_out_of_range()) {
       return ToolResult::error("offset " + std::to_string(offset) +
                                " is past the end of the result");
     }

@@ -76,7 +76,7 @@ CallResult CallResult::cancelled() {
   return {ToolResult::error("cancelled"), CallOutcome::cancelled};
 }
 
-CallResult CallResult::rejected(CallOutcome outcome, ProtocolError error) {
+CallResult CallResult::rejected(CallOutcome outcome, JsonRpcError error) {
   CallResult out{ToolResult::error(error.message), outcome};
   out.protocol_error = std::move(error);
   return out;
@@ -88,7 +88,7 @@ CallResult CallResult::out_of_order(std::string_view stage, std::string_view mis
   message += std::string(stage) + " found no " + std::string(missing) + ", which " +
              std::string(set_by) + " sets when it runs before " + std::string(stage);
   return rejected(CallOutcome::internal_error,
-                  ProtocolError{jsonrpc::kInternalError, message, nullptr});
+                  JsonRpcError{jsonrpc::kInternalError, message, nullptr});
 }
 
 std::string json_quoted(std::string_view s) {

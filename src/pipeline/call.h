@@ -26,6 +26,7 @@
 #include "catalog/tool.h"
 #include "catalog/tool_registry.h"
 #include "src/assembly/tool_catalog.h"
+#include "src/base/jsonrpc_error.h"
 #include "src/base/untrusted_json.h"
 #include "src/session/call_admission.h"
 #include "src/session/session.h"
@@ -70,12 +71,6 @@ struct ToolCall {
   std::shared_ptr<const CallPlace> place;
 };
 
-struct ProtocolError {
-  int code = 0;
-  std::string message;
-  nlohmann::json data;
-};
-
 // The answer to a call. Built by the named constructors below, one per way a
 // call ends; the stages then only adjust the limit fields.
 struct CallResult {
@@ -95,7 +90,7 @@ struct CallResult {
   static CallResult cancelled();
   // Answered with the JSON-RPC error `error` instead of a result; `result`
   // holds the same message as an isError result, for the record.
-  static CallResult rejected(CallOutcome outcome, ProtocolError error);
+  static CallResult rejected(CallOutcome outcome, JsonRpcError error);
   // `stage` found `missing` unset, which `set_by` sets when it runs before:
   // the chain was composed out of order. A -32603 internal error naming them.
   static CallResult out_of_order(std::string_view stage, std::string_view missing,
@@ -104,7 +99,7 @@ struct CallResult {
   ToolResult result;
   CallOutcome outcome = CallOutcome::ok;
   // When set, the call is answered with this JSON-RPC error instead of `result`.
-  std::optional<ProtocolError> protocol_error;
+  std::optional<JsonRpcError> protocol_error;
   // What the tool said, before limits: text, binary data and structuredContent
   // bytes (result_payload_bytes).
   std::size_t bytes_produced = 0;

@@ -19,14 +19,14 @@ CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
       StorePayload store;
       if (results) {
         store = [&](std::string_view payload, const StoredFormat& format) {
-          std::string error;
-          ResultStore* opened = results->get(error);
-          std::string id = opened ? opened->put(call.session_id, payload, format, error) : "";
-          if (id.empty() && call.context) {
+          const Result<ResultStore*> opened = results->get();
+          Result<std::string> id = opened.ok() ? (*opened)->put(call.session_id, payload, format)
+                                               : Result<std::string>(opened.status());
+          if (!id.ok() && call.context) {
             call.context->log(LogLevel::warning,
                               {{"event", "offload_failed"}, {"tool", call.tool->spec.name}});
           }
-          return id;
+          return id.ok() ? std::move(id).value() : std::string();
         };
       }
       const LimitReport report = apply_result_limits(out.result, call.catalog->limits, store);

@@ -57,7 +57,7 @@ CallStage resolve_tool() {
         nlohmann::json data{{"unknownTool", call.requested_name}, {"suggestions", suggestions}};
         return CallResult::rejected(
             CallOutcome::unknown_tool,
-            ProtocolError{jsonrpc::kInvalidParams, std::move(message), std::move(data)});
+            JsonRpcError{jsonrpc::kInvalidParams, std::move(message), std::move(data)});
       }
       return CallResult::unknown_tool(std::move(message));
     };

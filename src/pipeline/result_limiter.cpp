@@ -67,13 +67,9 @@ std::size_t string_json_size(std::string_view s) {
   return size;
 }
 
-// The first bytes of `s`, at most kShownBytes, never inside a character.
-std::string shown(std::string_view s) {
-  if (s.size() <= kShownBytes) return std::string(s);
-  std::size_t end = kShownBytes;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80) --end;
-  return std::string(s.substr(0, end)) + "…";
-}
+// The first bytes of `s`, at most kShownBytes, never inside a character,
+// with "…" when cut.
+std::string shown(std::string_view s) { return clip_for_message(s, kShownBytes); }
 
 // A MIME type worth repeating: printable ASCII, short. "" otherwise.
 std::string shown_mime(const std::string& mime) {
@@ -216,9 +212,9 @@ std::size_t cut_to_json_room(std::string_view text, std::size_t room) {
   std::size_t used = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[pos]);
-    const std::size_t length = lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
-    const std::size_t size = lead < 0x80 ? escaped_size(lead) : length;
+    const std::size_t length = utf8_lead_length(text[pos]);
+    const std::size_t size =
+        length == 1 ? escaped_size(static_cast<unsigned char>(text[pos])) : length;
     if (used + size > room) break;
     used += size;
     pos += length;

@@ -364,7 +364,7 @@ void McpServer::run_call(ToolCall call, const std::shared_ptr<Session>& session,
     context->finish();
     // A cancelled request gets no response (MCP cancellation utility).
     if (out.protocol_error) {
-      const ProtocolError& e = *out.protocol_error;
+      const JsonRpcError& e = *out.protocol_error;
       session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
     } else if (out.outcome != CallOutcome::cancelled) {
       session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);

@@ -33,9 +33,11 @@ SessionManager::SessionManager(SessionLimits limits, SessionStore* store,
       logger_.write(LogLevel::info, "sessions_restored", {{"sessions", sessions_.size()}});
       // Their offloaded results are on disk. Open the store now: resources/list
       // and resources/read never open it, so they would not see them.
-      std::string error;
-      if (results_ && !results_->get(error)) {
-        logger_.write(LogLevel::warning, "result_store_unavailable", {{"reason", error}});
+      if (results_) {
+        if (const auto opened = results_->get(); !opened.ok()) {
+          logger_.write(LogLevel::warning, "result_store_unavailable",
+                        {{"reason", opened.message()}});
+        }
       }
     }
   }
@@ -119,10 +121,9 @@ void SessionManager::forget(const std::shared_ptr<Session>& session, const char*
   if (const auto& sink = session->owned_sink()) sink->session_ended();
   if (store_) store_->delete_session(session->id());
   if (results_) {
-    std::string error;
     // Open the store if need be: results of a session restored after a
     // restart are on disk even when this process has not offloaded yet.
-    if (ResultStore* results = results_->get(error)) results->delete_owner(session->id());
+    if (const auto results = results_->get(); results.ok()) (*results)->delete_owner(session->id());
   }
   logger_.write(LogLevel::info, "session_ended", {{"session", session->label()}, {"why", why}});
 }

@@ -4,9 +4,13 @@
 
 namespace toolmux {
 
-ResultStore* LazyResultStore::get(std::string& error) {
+Result<ResultStore*> LazyResultStore::get() {
   std::lock_guard lock(mutex_);
-  if (!store_) store_ = ResultStore::open(options_, error);
+  if (!store_) {
+    auto opened = ResultStore::open(options_);
+    if (!opened.ok()) return opened.status();
+    store_ = std::move(opened).value();
+  }
   return store_.get();
 }
 

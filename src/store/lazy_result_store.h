@@ -18,9 +18,9 @@ class LazyResultStore {
   // Replaces the options; only before the store is first opened.
   void configure(ResultStoreOptions options);
 
-  // The store, opening it on the first call; null with `error` set when it
-  // cannot be opened (each later call tries again).
-  ResultStore* get(std::string& error);
+  // The store (never null), opening it on the first call; ResultStore::open's
+  // Status when it cannot be opened (each later call tries again).
+  Result<ResultStore*> get();
   // The store if it is open, else null; never opens it.
   ResultStore* if_open();
 

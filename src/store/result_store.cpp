@@ -447,15 +447,13 @@ struct ResultStore::Impl {
   }
 
   // At open: drops unfinished writes and recomputes the counters.
-  bool recover(std::string& error) {
+  Status recover() {
     // Table files of puts that did not reach their ingestion. This process
     // holds the slot, so no put of another process is writing them.
     std::error_code ec;
     fs::remove_all(ingest_folder, ec);
-    if (ec) {
-      error = "could not clear " + ingest_folder.string() + ": " + ec.message();
-      return false;
-    }
+    if (ec)
+      return Status::io_error("could not clear " + ingest_folder.string() + ": " + ec.message());
     bool ok = scan(
         "m/",
         [&](std::string_view, std::string_view value) {
@@ -467,27 +465,25 @@ struct ResultStore::Impl {
           return true;
         },
         false);
-    if (!ok) error = "could not read the result store in " + folder.string();
-    return ok;
+    if (!ok) return Status::io_error("could not read the result store in " + folder.string());
+    return Status::ok_status();
   }
 };
 
 ResultStore::ResultStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ResultStore::~ResultStore() = default;
 
-std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options,
-                                               std::string& error) {
-  error.clear();
+Result<std::unique_ptr<ResultStore>> ResultStore::open(const ResultStoreOptions& options) {
   fs::path base = options.data_dir / "results";
   std::error_code ec;
   fs::create_directories(base, ec);
   if (ec) {
-    error = "could not create the result store folder " + base.string() + ": " + ec.message();
-    return nullptr;
+    return Status::io_error("could not create the result store folder " + base.string() + ": " +
+                            ec.message());
   }
   if (options.max_slots == 0) {
-    error = "no slot allowed for the result store in " + base.string() + " (max_slots is 0)";
-    return nullptr;
+    return Status::resource_exhausted("no slot allowed for the result store in " + base.string() +
+                                      " (max_slots is 0)");
   }
   rocksdb::Options db_opts = db_options();
   std::string first_failure;
@@ -511,27 +507,25 @@ std::unique_ptr<ResultStore> ResultStore::open(const ResultStoreOptions& options
     impl->ingest_folder = folder / "ingest";
     impl->db_options = db_opts;
     impl->db.reset(raw);
-    if (!impl->recover(error)) return nullptr;
+    if (Status recovered = impl->recover(); !recovered.ok()) return recovered;
     std::unique_ptr<ResultStore> store(new ResultStore(std::move(impl)));
     store->expire_old();
     return store;
   }
-  error = "could not open the result store: none of the " + std::to_string(options.max_slots) +
-          " slots in " + base.string() + " is free (" + first_failure + ")";
-  return nullptr;
+  return Status::resource_exhausted("could not open the result store: none of the " +
+                                    std::to_string(options.max_slots) + " slots in " +
+                                    base.string() + " is free (" + first_failure + ")");
 }
 
-std::string ResultStore::put(std::string_view owner, std::string_view text, std::string& error) {
-  return put(owner, text, StoredFormat{}, error);
+Result<std::string> ResultStore::put(std::string_view owner, std::string_view text) {
+  return put(owner, text, StoredFormat{});
 }
 
-std::string ResultStore::put(std::string_view owner, std::string_view text,
-                             const StoredFormat& format, std::string& error) {
-  error.clear();
+Result<std::string> ResultStore::put(std::string_view owner, std::string_view text,
+                                     const StoredFormat& format) {
   if (format.mime_type.size() > StoredFormat::kMaxMimeTypeBytes) {
-    error = "the MIME type is longer than " + std::to_string(StoredFormat::kMaxMimeTypeBytes) +
-            " bytes";
-    return {};
+    return Status::invalid_argument("the MIME type is longer than " +
+                                    std::to_string(StoredFormat::kMaxMimeTypeBytes) + " bytes");
   }
   Impl& s = *impl_;
   constexpr std::int64_t kSweepEveryNs = 60'000'000'000;  // a minute
@@ -540,16 +534,12 @@ std::string ResultStore::put(std::string_view owner, std::string_view text,
   if (now_ns - last >= kSweepEveryNs && s.last_sweep_ns.compare_exchange_strong(last, now_ns)) {
     expire_old();
   }
-  if (!is_valid_utf8(text)) {
-    error = "the result is not valid UTF-8";
-    return {};
-  }
+  if (!is_valid_utf8(text)) return Status::invalid_argument("the result is not valid UTF-8");
   const std::uint64_t total_chars = utf8_length(text);
   if (text.size() > s.options.max_bytes) {
-    error = "result of " + std::to_string(text.size()) +
-            " bytes is larger than the store's limit of " + std::to_string(s.options.max_bytes) +
-            " bytes";
-    return {};
+    return Status::resource_exhausted("result of " + std::to_string(text.size()) +
+                                      " bytes is larger than the store's limit of " +
+                                      std::to_string(s.options.max_bytes) + " bytes");
   }
 
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -557,8 +547,7 @@ std::string ResultStore::put(std::string_view owner, std::string_view text,
     auto id = s.oldest();
     auto m = id ? s.get_meta(*id) : std::nullopt;
     if (!m || !s.remove(*id, *m)) {
-      error = "could not evict old results from " + s.folder.string();
-      return {};
+      return Status::io_error("could not evict old results from " + s.folder.string());
     }
   }
 
@@ -566,8 +555,7 @@ std::string ResultStore::put(std::string_view owner, std::string_view text,
   try {
     id = random_id(kIdBytes);
   } catch (const std::system_error& e) {
-    error = std::string("could not generate a result id: ") + e.what();
-    return {};
+    return Status::io_error(std::string("could not generate a result id: ") + e.what());
   }
 
   Meta m;
@@ -581,20 +569,22 @@ std::string ResultStore::put(std::string_view owner, std::string_view text,
   rocksdb::Status status =
       text.size() > kIngestBytes ? s.write_ingested(id, text, m) : s.write_batch(id, text, m);
   if (!status.ok()) {
-    error = "could not store the result in " + s.folder.string() + ": " + status.ToString();
-    return {};
+    return Status::io_error("could not store the result in " + s.folder.string() + ": " +
+                            status.ToString());
   }
   s.bytes += m.bytes;
   ++s.count;
   return id;
 }
 
-std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_view id,
-                                            std::uint64_t offset_chars, std::size_t max_chars,
-                                            ReadError& error) const {
-  error = ReadError::not_found;
+Result<ResultPage> ResultStore::read(std::string_view owner, std::string_view id,
+                                     std::uint64_t offset_chars, std::size_t max_chars) const {
+  // One answer for an unknown id and another owner's, so ids cannot be probed.
+  const auto not_found = [] {
+    return Status::not_found("no such result (unknown, expired, or another owner's)");
+  };
   const Impl& s = *impl_;
-  if (id.size() != kIdLength) return std::nullopt;
+  if (id.size() != kIdLength) return not_found();
 
   const rocksdb::Snapshot* snapshot = s.db->GetSnapshot();
   struct Release {
@@ -604,10 +594,11 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
   } release{s.db.get(), snapshot};
 
   auto m = s.get_meta(id, snapshot);
-  if (!m || m->owner != owner || s.expired(*m, to_ns(s.options.now()))) return std::nullopt;
+  if (!m || m->owner != owner || s.expired(*m, to_ns(s.options.now()))) return not_found();
   if (offset_chars > m->chars) {
-    error = ReadError::offset_out_of_range;
-    return std::nullopt;
+    return Status::out_of_range("offset " + std::to_string(offset_chars) +
+                                " is past the end of the result (" + std::to_string(m->chars) +
+                                " characters)");
   }
 
   ResultPage page;
@@ -628,7 +619,7 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
     while (taken < want && index < m->chunk_starts.size()) {
       value.Reset();
       if (!s.db->Get(ro, s.db->DefaultColumnFamily(), chunk_key(id, index), &value).ok()) {
-        return std::nullopt;  // deleted meanwhile, or damaged
+        return not_found();  // deleted meanwhile, or damaged
       }
       const char* p = value.data();
       std::size_t n = value.size();
@@ -639,11 +630,10 @@ std::optional<ResultPage> ResultStore::read(std::string_view owner, std::string_
       page.text.append(value.data() + start, std::min(i, n) - start);
       ++index;
     }
-    if (taken < want) return std::nullopt;  // chunks shorter than the metadata says
+    if (taken < want) return not_found();  // chunks shorter than the metadata says
   }
   std::uint64_t next = offset_chars + want;
   if (next < m->chars) page.next_offset = next;
-  error = ReadError::none;
   return page;
 }
 

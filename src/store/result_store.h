@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/base/status.h"
+
 namespace toolmux {
 
 struct ResultStoreOptions {
@@ -64,27 +66,28 @@ struct StoredResult {
 
 class ResultStore {
  public:
-  // Opens the store, creating what is missing. Null with `error` set (naming
-  // the folder and RocksDB's reason) when no slot could be opened.
-  static std::unique_ptr<ResultStore> open(const ResultStoreOptions& options, std::string& error);
+  // Opens the store, creating what is missing. When no slot could be opened,
+  // a Status naming the folder and RocksDB's reason: resource_exhausted when
+  // every slot is taken or max_slots is 0, io_error otherwise.
+  static Result<std::unique_ptr<ResultStore>> open(const ResultStoreOptions& options);
   ~ResultStore();
 
   // Stores `text` (valid UTF-8) for `owner` and returns its new id; evicts the
-  // oldest results when the store would exceed max_bytes. Empty string with
-  // `error` set on a storage failure, or when format.mime_type is longer than
-  // StoredFormat::kMaxMimeTypeBytes. Without a format, text/plain text.
-  std::string put(std::string_view owner, std::string_view text, std::string& error);
-  std::string put(std::string_view owner, std::string_view text, const StoredFormat& format,
-                  std::string& error);
+  // oldest results when the store would exceed max_bytes. Without a format,
+  // text/plain text. Fails with invalid_argument when `text` is not UTF-8 or
+  // format.mime_type is longer than StoredFormat::kMaxMimeTypeBytes,
+  // resource_exhausted when `text` alone is larger than max_bytes, io_error on
+  // a storage failure.
+  Result<std::string> put(std::string_view owner, std::string_view text);
+  Result<std::string> put(std::string_view owner, std::string_view text,
+                          const StoredFormat& format);
 
   // At most `max_chars` characters from `offset_chars` (both count Unicode
-  // characters). nullopt with `error` = not_found when the id is unknown,
-  // expired, or not `owner`'s; with offset_out_of_range when offset_chars is
-  // past the end. An offset equal to the length gives an empty last page.
-  enum class ReadError { none, not_found, offset_out_of_range };
-  std::optional<ResultPage> read(std::string_view owner, std::string_view id,
-                                 std::uint64_t offset_chars, std::size_t max_chars,
-                                 ReadError& error) const;
+  // characters). not_found when the id is unknown, expired, or not `owner`'s
+  // (one answer for all three); out_of_range when offset_chars is past the
+  // end. An offset equal to the length gives an empty last page.
+  Result<ResultPage> read(std::string_view owner, std::string_view id, std::uint64_t offset_chars,
+                          std::size_t max_chars) const;
 
   // The results of `owner` that have not expired, oldest first.
   std::vector<StoredResult> list(std::string_view owner) const;

@@ -83,14 +83,11 @@ struct SessionStore::Impl {
 SessionStore::SessionStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SessionStore::~SessionStore() = default;
 
-std::unique_ptr<SessionStore> SessionStore::open(const fs::path& data_dir, std::string& error) {
+Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_dir) {
   const fs::path folder = data_dir / "sessions";
   std::error_code ec;
   fs::create_directories(folder, ec);
-  if (ec) {
-    error = "cannot create " + folder.string() + ": " + ec.message();
-    return nullptr;
-  }
+  if (ec) return Status::io_error("cannot create " + folder.string() + ": " + ec.message());
   rocksdb::Options options;
   options.create_if_missing = true;
   options.write_buffer_size = 1 << 20;
@@ -103,9 +100,9 @@ std::unique_ptr<SessionStore> SessionStore::open(const fs::path& data_dir, std::
   rocksdb::DB* raw = nullptr;
   rocksdb::Status status = rocksdb::DB::Open(options, folder.string(), &raw);
   if (!status.ok()) {
-    error = "cannot open the session store in " + folder.string() + " (is another toolmux " +
-            "serving HTTP on this data directory?): " + status.ToString();
-    return nullptr;
+    return Status::io_error(
+        "cannot open the session store in " + folder.string() +
+        " (is another toolmux serving HTTP on this data directory?): " + status.ToString());
   }
   auto impl = std::make_unique<Impl>();
   impl->db.reset(raw);

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/status.h"
 #include "transports/event_log.h"
 
 namespace toolmux {
@@ -29,9 +30,9 @@ namespace toolmux {
 // The transport's event log (transports/event_log.h), kept on disk.
 class SessionStore final : public EventLog {
  public:
-  // Null with `error` set when the database cannot be opened.
-  static std::unique_ptr<SessionStore> open(const std::filesystem::path& data_dir,
-                                            std::string& error);
+  // io_error naming the folder and RocksDB's reason when the database cannot
+  // be opened.
+  static Result<std::unique_ptr<SessionStore>> open(const std::filesystem::path& data_dir);
   ~SessionStore();
 
   void put_session(std::string_view id, const nlohmann::json& record);

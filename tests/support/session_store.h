@@ -12,11 +12,10 @@ namespace toolmux::testing {
 
 // Opens the store in `dir` (its "sessions" folder); the test fails when it cannot.
 inline std::unique_ptr<SessionStore> open_session_store(const TempDir& dir) {
-  std::string error;
-  auto store = SessionStore::open(dir.path(), error);
-  INFO(error);
-  REQUIRE(store);
-  return store;
+  auto store = SessionStore::open(dir.path());
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
 }
 
 }  // namespace toolmux::testing

@@ -35,8 +35,9 @@ struct Gate {
           ready.push_back(std::move(c));
           changed.notify_all();
         }) {
-    std::string error;
-    REQUIRE(gate.start(error));
+    const toolmux::Status started = gate.start();
+    INFO(started.message());
+    REQUIRE(started.ok());
   }
 
   // Connects from `from` and gives the server side to the gate.

@@ -87,8 +87,9 @@ struct TestUpstream {
     HttpOptions options;
     options.tokens = std::move(tokens);
     http = std::make_unique<HttpServer>(*sessions, metrics, logger, options);
-    std::string error;
-    REQUIRE(http->bind(error));
+    const toolmux::Status bound = http->bind();
+    INFO(bound.message());
+    REQUIRE(bound.ok());
     runner = std::thread([this] { http->run(); });
   }
   ~TestUpstream() {

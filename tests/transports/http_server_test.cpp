@@ -29,8 +29,9 @@ struct FrontDoor {
                                                            nullptr, nullptr, quiet.logger);
     http =
         std::make_unique<toolmux::HttpServer>(*sessions, metrics, quiet.logger, std::move(options));
-    std::string error;
-    REQUIRE(http->bind(error));
+    const toolmux::Status bound = http->bind();
+    INFO(bound.message());
+    REQUIRE(bound.ok());
     runner = std::thread([this] { http->run(); });
   }
   FrontDoor(const FrontDoor&) = delete;
@@ -93,11 +94,14 @@ std::string trickle_until_answered(toolmux::testing::TcpClient& client,
   return answer + client.receive(1s, "}}");
 }
 
-// parse_tokens on `text`; `error` gets its error.
+// parse_tokens on `text`; `error` gets its message. A refusal is always
+// invalid_argument.
 bool parse(const std::string& text, Tokens& tokens, std::string& error) {
   tokens.clear();
-  error.clear();
-  return parse_tokens(text, tokens, error);
+  const toolmux::Status parsed = parse_tokens(text, tokens);
+  error = parsed.message();
+  if (!parsed.ok()) CHECK(parsed.is_invalid_argument());
+  return parsed.ok();
 }
 
 }  // namespace

@@ -38,12 +38,12 @@ struct Fixture {
   }
   // Stores `text` for `owner`; returns its resource URI.
   std::string put(const std::string& owner, const std::string& text) {
-    std::string error;
-    auto* opened = store->get(error);
-    REQUIRE(opened);
-    const std::string id = opened->put(owner, text, error);
-    REQUIRE(!id.empty());
-    return std::string(toolmux::kResultUriPrefix) + id;
+    auto opened = store->get();
+    REQUIRE(opened.ok());
+    const auto id = (*opened)->put(owner, text);
+    REQUIRE(id.ok());
+    REQUIRE(!id->empty());
+    return std::string(toolmux::kResultUriPrefix) + *id;
   }
 };
 
@@ -91,17 +91,17 @@ TEST_CASE("a stored result reads whole for its session and is not found for any 
 
 TEST_CASE("a stored image reads back as a blob of its type, stored blocks as JSON") {
   Fixture f;
-  std::string error;
-  toolmux::ResultStore* store = f.store->get(error);
-  REQUIRE(store);
+  auto opened = f.store->get();
+  REQUIRE(opened.ok());
+  toolmux::ResultStore* store = *opened;
   const std::string png = "iVBORw0KGgo=";
   const std::string blocks = R"([{"type":"text","text":"x"}])";
   const std::string png_uri =
       std::string(toolmux::kResultUriPrefix) +
-      store->put("session-a", png, toolmux::StoredFormat{"image/png", true}, error);
+      store->put("session-a", png, toolmux::StoredFormat{"image/png", true}).value();
   const std::string blocks_uri =
       std::string(toolmux::kResultUriPrefix) +
-      store->put("session-a", blocks, toolmux::StoredFormat{"application/json", false}, error);
+      store->put("session-a", blocks, toolmux::StoredFormat{"application/json", false}).value();
   SessionContext a("session-a");
   auto listing = f.router->list_resources(a);
   REQUIRE(listing.items.size() == 2);

@@ -25,23 +25,23 @@ struct Store {
   Store() {
     ResultStoreOptions options;
     options.data_dir = dir.path();
-    std::string error;
-    store = ResultStore::open(options, error);
-    REQUIRE(store);
+    auto opened = ResultStore::open(options);
+    INFO(opened.message());
+    REQUIRE(opened.ok());
+    store = std::move(opened).value();
   }
 
   StorePayload payload() {
     return [this](std::string_view text, const StoredFormat& format) {
-      std::string error;
       formats.push_back(format);
-      return store->put("owner", text, format, error);
+      auto id = store->put("owner", text, format);
+      return id.ok() ? std::move(id).value() : std::string();
     };
   }
 
   std::string read(const std::string& id) const {
-    ResultStore::ReadError error = ResultStore::ReadError::none;
-    auto page = store->read("owner", id, 0, std::size_t{1} << 30, error);
-    REQUIRE(page);
+    auto page = store->read("owner", id, 0, std::size_t{1} << 30);
+    REQUIRE(page.ok());
     return page->text;
   }
 };

@@ -29,7 +29,7 @@
 using toolmux::ResultStore;
 using toolmux::ResultStoreOptions;
 using toolmux::testing::TempDir;
-using ReadError = toolmux::ResultStore::ReadError;
+using Code = toolmux::Status::Code;
 
 namespace {
 
@@ -51,21 +51,20 @@ ResultStoreOptions options_for(const TempDir& dir) {
 }
 
 std::unique_ptr<ResultStore> open_store(const ResultStoreOptions& options) {
-  std::string error;
-  auto store = ResultStore::open(options, error);
-  INFO(error);
-  REQUIRE(store);
-  CHECK(error.empty());
-  return store;
+  auto store = ResultStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  CHECK(store.message().empty());
+  return std::move(store).value();
 }
 
 std::string put(ResultStore& store, std::string_view owner, std::string_view text) {
-  std::string error;
-  std::string id = store.put(owner, text, error);
-  INFO(error);
-  REQUIRE(!id.empty());
-  CHECK(error.empty());
-  return id;
+  auto id = store.put(owner, text);
+  INFO(id.message());
+  REQUIRE(id.ok());
+  REQUIRE(!id->empty());
+  CHECK(id.message().empty());
+  return std::move(id).value();
 }
 
 // Appends the UTF-8 encoding of code point `cp`.
@@ -122,9 +121,8 @@ std::optional<std::string> read_back_unless_evicted(const ResultStore& store,
   std::string back;
   std::uint64_t offset = 0;
   for (;;) {
-    ReadError read_error = ReadError::none;
-    auto page = store.read(owner, id, offset, max_chars, read_error);
-    if (!page) return std::nullopt;
+    auto page = store.read(owner, id, offset, max_chars);
+    if (!page.ok()) return std::nullopt;
     back += page->text;
     if (!page->next_offset) return back;
     offset = *page->next_offset;
@@ -138,10 +136,9 @@ std::string read_all(const ResultStore& store, std::string_view owner, std::stri
   std::uint64_t offset = 0;
   std::size_t pages = 0;
   for (;;) {
-    ReadError error = ReadError::none;
-    auto page = store.read(owner, id, offset, max_chars, error);
-    REQUIRE(page);
-    REQUIRE(error == ReadError::none);
+    auto page = store.read(owner, id, offset, max_chars);
+    REQUIRE(page.ok());
+    REQUIRE(page.status().code() == Code::kOk);
     REQUIRE(page->offset == offset);
     REQUIRE(page->total_chars == total_chars);
     REQUIRE(starts_on_boundary(page->text));
@@ -161,12 +158,11 @@ std::string read_all(const ResultStore& store, std::string_view owner, std::stri
   return all;
 }
 
-ReadError read_error(const ResultStore& store, std::string_view owner, std::string_view id,
-                     std::uint64_t offset = 0, std::size_t max_chars = 100) {
-  ReadError error = ReadError::none;
-  auto page = store.read(owner, id, offset, max_chars, error);
-  if (page) CHECK(error == ReadError::none);
-  return page ? ReadError::none : error;
+// The code read() answers with: kOk, kNotFound or kOutOfRange.
+Code read_error(const ResultStore& store, std::string_view owner, std::string_view id,
+                std::uint64_t offset = 0, std::size_t max_chars = 100) {
+  auto page = store.read(owner, id, offset, max_chars);
+  return page.status().code();
 }
 
 std::uint64_t vm_hwm_kib() {
@@ -202,9 +198,8 @@ TEST_CASE("a result reads back page by page, byte for byte, with multi-byte char
     for (int i = 0; i < 300; ++i) {
       std::size_t offset = offset_dist(rng);
       std::size_t max_chars = size_dist(rng);
-      ReadError error = ReadError::none;
-      auto page = store->read("session-1", id, offset, max_chars, error);
-      REQUIRE(page);
+      auto page = store->read("session-1", id, offset, max_chars);
+      REQUIRE(page.ok());
       std::size_t end_char = std::min(offset + max_chars, starts.size());
       std::size_t from = offset == starts.size() ? text.size() : starts[offset];
       std::size_t to = end_char == starts.size() ? text.size() : starts[end_char];
@@ -238,9 +233,8 @@ TEST_CASE("tiny pages cross chunk boundaries without splitting characters") {
     std::size_t near = starts[c] % 65536;
     if (starts[c] < 65536 || (near > 64 && near < 65536 - 64)) continue;
     for (std::size_t max_chars : {1u, 2u}) {
-      ReadError error = ReadError::none;
-      auto page = store->read("o", id, c, max_chars, error);
-      REQUIRE(page);
+      auto page = store->read("o", id, c, max_chars);
+      REQUIRE(page.ok());
       std::size_t end = std::min(c + max_chars, total);
       REQUIRE(page->text == text.substr(starts[c], starts[end] - starts[c]));
     }
@@ -253,45 +247,43 @@ TEST_CASE("the ends of a result: last page, empty page at the end, offset past t
   std::string text = "h\xc3\xa9llo \xe4\xb8\xad \xf0\x9f\x98\x80!";  // "héllo 中 😀!"
   std::string id = put(*store, "o", text);
 
-  ReadError error = ReadError::none;
-  auto first = store->read("o", id, 0, 5, error);
-  REQUIRE(first);
+  auto first = store->read("o", id, 0, 5);
+  REQUIRE(first.ok());
   CHECK(first->text == "h\xc3\xa9llo");
   CHECK(first->next_offset == 5u);
   CHECK(first->total_chars == 10);
 
-  auto last = store->read("o", id, 5, 100, error);
-  REQUIRE(last);
+  auto last = store->read("o", id, 5, 100);
+  REQUIRE(last.ok());
   CHECK(last->text == " \xe4\xb8\xad \xf0\x9f\x98\x80!");
   CHECK_FALSE(last->next_offset);
 
-  auto exact = store->read("o", id, 5, 5, error);
-  REQUIRE(exact);
+  auto exact = store->read("o", id, 5, 5);
+  REQUIRE(exact.ok());
   CHECK(exact->text == " \xe4\xb8\xad \xf0\x9f\x98\x80!");
   CHECK_FALSE(exact->next_offset);
 
-  auto at_end = store->read("o", id, 10, 100, error);
-  REQUIRE(at_end);
-  CHECK(error == ReadError::none);
+  auto at_end = store->read("o", id, 10, 100);
+  REQUIRE(at_end.ok());
+  CHECK(at_end.status().code() == Code::kOk);
   CHECK(at_end->text.empty());
   CHECK(at_end->offset == 10);
   CHECK_FALSE(at_end->next_offset);
 
-  CHECK(read_error(*store, "o", id, 11) == ReadError::offset_out_of_range);
-  CHECK(read_error(*store, "o", id, ~std::uint64_t{0}) == ReadError::offset_out_of_range);
+  CHECK(read_error(*store, "o", id, 11) == Code::kOutOfRange);
+  CHECK(read_error(*store, "o", id, ~std::uint64_t{0}) == Code::kOutOfRange);
 }
 
 TEST_CASE("an empty result has one empty page") {
   TempDir dir;
   auto store = open_store(options_for(dir));
   std::string id = put(*store, "o", "");
-  ReadError error = ReadError::none;
-  auto page = store->read("o", id, 0, 100, error);
-  REQUIRE(page);
+  auto page = store->read("o", id, 0, 100);
+  REQUIRE(page.ok());
   CHECK(page->text.empty());
   CHECK(page->total_chars == 0);
   CHECK_FALSE(page->next_offset);
-  CHECK(read_error(*store, "o", id, 1) == ReadError::offset_out_of_range);
+  CHECK(read_error(*store, "o", id, 1) == Code::kOutOfRange);
 }
 
 TEST_CASE("invalid UTF-8 is refused") {
@@ -300,9 +292,10 @@ TEST_CASE("invalid UTF-8 is refused") {
   for (const std::string& bad :
        {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
         std::string("\xc0\xaf"), std::string("\x80x")}) {
-    std::string error;
-    CHECK(store->put("o", bad, error).empty());
-    CHECK(error == "the result is not valid UTF-8");
+    auto refused = store->put("o", bad);
+    CHECK_FALSE(refused.ok());
+    CHECK(refused.status().is_invalid_argument());
+    CHECK(refused.message() == "the result is not valid UTF-8");
   }
   CHECK(store->stored_count() == 0);
 }
@@ -322,33 +315,32 @@ TEST_CASE("ids are random base64url, used exactly as given, and owned") {
   CHECK(ids.size() == 200);
 
   std::string id = put(*store, "alice", "secret");
-  CHECK(read_error(*store, "alice", id) == ReadError::none);
+  CHECK(read_error(*store, "alice", id) == Code::kOk);
 
   // Someone else's id answers exactly like an unknown one, at any offset.
-  ReadError wrong_owner = ReadError::none;
-  ReadError unknown = ReadError::none;
-  auto a = store->read("bob", id, 0, 100, wrong_owner);
-  auto b = store->read("bob", std::string(43, 'A'), 0, 100, unknown);
-  CHECK_FALSE(a);
-  CHECK_FALSE(b);
-  CHECK(wrong_owner == ReadError::not_found);
-  CHECK(unknown == ReadError::not_found);
-  CHECK(read_error(*store, "bob", id, 1000) == ReadError::not_found);
-  CHECK(read_error(*store, "", id) == ReadError::not_found);
-  CHECK(read_error(*store, "alice ", id) == ReadError::not_found);
+  auto a = store->read("bob", id, 0, 100);
+  auto b = store->read("bob", std::string(43, 'A'), 0, 100);
+  CHECK_FALSE(a.ok());
+  CHECK_FALSE(b.ok());
+  CHECK(a.status().code() == Code::kNotFound);
+  CHECK(b.status().code() == Code::kNotFound);
+  CHECK(a.message() == b.message());
+  CHECK(read_error(*store, "bob", id, 1000) == Code::kNotFound);
+  CHECK(read_error(*store, "", id) == Code::kNotFound);
+  CHECK(read_error(*store, "alice ", id) == Code::kNotFound);
 
   std::string upper = id;
   std::string lower = id;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (upper != id) CHECK(read_error(*store, "alice", upper) == ReadError::not_found);
-  if (lower != id) CHECK(read_error(*store, "alice", lower) == ReadError::not_found);
-  CHECK(read_error(*store, "alice", id + " ") == ReadError::not_found);
-  CHECK(read_error(*store, "alice", " " + id) == ReadError::not_found);
-  CHECK(read_error(*store, "alice", id.substr(0, 42)) == ReadError::not_found);
-  CHECK(read_error(*store, "alice", "") == ReadError::not_found);
+  if (upper != id) CHECK(read_error(*store, "alice", upper) == Code::kNotFound);
+  if (lower != id) CHECK(read_error(*store, "alice", lower) == Code::kNotFound);
+  CHECK(read_error(*store, "alice", id + " ") == Code::kNotFound);
+  CHECK(read_error(*store, "alice", " " + id) == Code::kNotFound);
+  CHECK(read_error(*store, "alice", id.substr(0, 42)) == Code::kNotFound);
+  CHECK(read_error(*store, "alice", "") == Code::kNotFound);
   // An id is no key prefix of anything else: "m/" + id + more is not it.
-  CHECK(read_error(*store, "alice", id + "A") == ReadError::not_found);
+  CHECK(read_error(*store, "alice", id + "A") == Code::kNotFound);
 }
 
 TEST_CASE("results survive closing and reopening the store") {
@@ -380,16 +372,16 @@ TEST_CASE("a result's format is kept: listed, and across a reopen") {
   std::string long_mime;
   {
     auto store = open_store(options);
-    std::string error;
-    png = store->put("a", "iVBORw0K", toolmux::StoredFormat{"image/png", true}, error);
+    png = store->put("a", "iVBORw0K", toolmux::StoredFormat{"image/png", true}).value();
     REQUIRE(png.size() == 43);
-    REQUIRE(
-        !store->put("a", "[1]", toolmux::StoredFormat{"application/json", false}, error).empty());
+    REQUIRE(store->put("a", "[1]", toolmux::StoredFormat{"application/json", false}).ok());
     put(*store, "a", "plain");
     // A MIME type of more than 255 bytes is refused; 255 bytes are kept.
-    CHECK(store->put("a", "x", toolmux::StoredFormat{std::string(256, 'm'), false}, error).empty());
-    CHECK(error == "the MIME type is longer than 255 bytes");
-    long_mime = store->put("a", "x", toolmux::StoredFormat{std::string(255, 'm'), false}, error);
+    auto too_long = store->put("a", "x", toolmux::StoredFormat{std::string(256, 'm'), false});
+    CHECK_FALSE(too_long.ok());
+    CHECK(too_long.status().is_invalid_argument());
+    CHECK(too_long.message() == "the MIME type is longer than 255 bytes");
+    long_mime = store->put("a", "x", toolmux::StoredFormat{std::string(255, 'm'), false}).value();
     CHECK(long_mime.size() == 43);
   }
   auto store = open_store(options);
@@ -420,17 +412,17 @@ TEST_CASE("results expire after the retention, also across a reopen") {
   std::string new_id = put(*store, "o", "new");
 
   clock.advance(std::chrono::minutes(30) - std::chrono::seconds(1));
-  CHECK(read_error(*store, "o", old_id) == ReadError::none);
+  CHECK(read_error(*store, "o", old_id) == Code::kOk);
   CHECK(store->expire_old() == 0);
 
-  clock.advance(std::chrono::seconds(1));  // old: created + retention == now
-  CHECK(read_error(*store, "o", old_id) == ReadError::not_found);  // not yet deleted
+  clock.advance(std::chrono::seconds(1));                     // old: created + retention == now
+  CHECK(read_error(*store, "o", old_id) == Code::kNotFound);  // not yet deleted
   CHECK(store->stored_count() == 2);
   CHECK(store->expire_old() == 1);
   CHECK(store->stored_count() == 1);
   CHECK(store->stored_bytes() == 3);
-  CHECK(read_error(*store, "o", old_id) == ReadError::not_found);
-  CHECK(read_error(*store, "o", new_id) == ReadError::none);
+  CHECK(read_error(*store, "o", old_id) == Code::kNotFound);
+  CHECK(read_error(*store, "o", new_id) == Code::kOk);
 
   // Closed while new_id's time runs out: open() expires it.
   store.reset();
@@ -438,7 +430,7 @@ TEST_CASE("results expire after the retention, also across a reopen") {
   store = open_store(options);
   CHECK(store->stored_count() == 0);
   CHECK(store->stored_bytes() == 0);
-  CHECK(read_error(*store, "o", new_id) == ReadError::not_found);
+  CHECK(read_error(*store, "o", new_id) == Code::kNotFound);
 }
 
 TEST_CASE("a later put sweeps out expired results, so their space comes back") {
@@ -471,18 +463,18 @@ TEST_CASE("past max_bytes the oldest results are evicted first") {
   std::string r4 = put(*store, "o", std::string(300, '4'));
   CHECK(store->stored_count() == 3);
   CHECK(store->stored_bytes() == 900);
-  CHECK(read_error(*store, "o", r1) == ReadError::not_found);
-  CHECK(read_error(*store, "p", r2) == ReadError::none);
+  CHECK(read_error(*store, "o", r1) == Code::kNotFound);
+  CHECK(read_error(*store, "p", r2) == Code::kOk);
 
   // Across a reopen the order is kept.
   store.reset();
   store = open_store(options);
   CHECK(store->stored_bytes() == 900);
   std::string r5 = put(*store, "o", std::string(500, '5'));
-  CHECK(read_error(*store, "p", r2) == ReadError::not_found);
-  CHECK(read_error(*store, "o", r3) == ReadError::not_found);
-  CHECK(read_error(*store, "o", r4) == ReadError::none);
-  CHECK(read_error(*store, "o", r5) == ReadError::none);
+  CHECK(read_error(*store, "p", r2) == Code::kNotFound);
+  CHECK(read_error(*store, "o", r3) == Code::kNotFound);
+  CHECK(read_error(*store, "o", r4) == Code::kOk);
+  CHECK(read_error(*store, "o", r5) == Code::kOk);
   CHECK(store->stored_bytes() == 800);
   CHECK(store->stored_count() == 2);
 
@@ -490,7 +482,7 @@ TEST_CASE("past max_bytes the oldest results are evicted first") {
   std::string r6 = put(*store, "o", std::string(1000, '6'));
   CHECK(store->stored_count() == 1);
   CHECK(store->stored_bytes() == 1000);
-  CHECK(read_error(*store, "o", r6) == ReadError::none);
+  CHECK(read_error(*store, "o", r6) == Code::kOk);
 }
 
 TEST_CASE("a single result larger than max_bytes is refused") {
@@ -500,11 +492,12 @@ TEST_CASE("a single result larger than max_bytes is refused") {
   auto store = open_store(options);
   std::string kept = put(*store, "o", std::string(400, 'k'));
 
-  std::string error;
-  CHECK(store->put("o", std::string(1001, 'x'), error).empty());
-  CHECK(error == "result of 1001 bytes is larger than the store's limit of 1000 bytes");
+  auto too_big = store->put("o", std::string(1001, 'x'));
+  CHECK_FALSE(too_big.ok());
+  CHECK(too_big.status().is_resource_exhausted());
+  CHECK(too_big.message() == "result of 1001 bytes is larger than the store's limit of 1000 bytes");
   CHECK(store->stored_count() == 1);
-  CHECK(read_error(*store, "o", kept) == ReadError::none);
+  CHECK(read_error(*store, "o", kept) == Code::kOk);
 }
 
 TEST_CASE("delete_owner deletes only that owner's results") {
@@ -518,10 +511,10 @@ TEST_CASE("delete_owner deletes only that owner's results") {
   const std::uint64_t kept_bytes = ab_text.size() + 3;
 
   store->delete_owner("a");
-  CHECK(read_error(*store, "a", a1) == ReadError::not_found);
-  CHECK(read_error(*store, "a", a2) == ReadError::not_found);
-  CHECK(read_error(*store, "ab", ab) == ReadError::none);
-  CHECK(read_error(*store, "b", b1) == ReadError::none);
+  CHECK(read_error(*store, "a", a1) == Code::kNotFound);
+  CHECK(read_error(*store, "a", a2) == Code::kNotFound);
+  CHECK(read_error(*store, "ab", ab) == Code::kOk);
+  CHECK(read_error(*store, "b", b1) == Code::kOk);
   CHECK(store->stored_count() == 2);
   CHECK(store->stored_bytes() == kept_bytes);
 
@@ -542,13 +535,12 @@ TEST_CASE("concurrent puts and reads") {
       std::string owner = "owner-" + std::to_string(t);
       for (int i = 0; i < 20; ++i) {
         std::string text = mixed_text(100'000, nullptr, static_cast<unsigned>(t * 100 + i));
-        std::string error;
-        std::string id = store->put(owner, text, error);
-        if (id.empty()) {
+        auto put_id = store->put(owner, text);
+        if (!put_id.ok()) {
           ++failures;
           continue;
         }
-        auto back = read_back_unless_evicted(*store, owner, id, 20000);
+        auto back = read_back_unless_evicted(*store, owner, *put_id, 20000);
         if (back && *back != text) ++failures;
       }
     });
@@ -628,7 +620,7 @@ TEST_CASE("results either side of 1 MiB: one batch below, an ingested table file
   CHECK(read_all(*store, "b", ingested, 70'000, count_chars(over_limit)) == over_limit);
   CHECK(read_all(*store, "b", small2, 100, 6) == "second");
   CHECK(read_all(*store, "a", big1, 123'457, count_chars(big)) == big);
-  CHECK(read_error(*store, "a", ingested) == ReadError::not_found);  // owned by b
+  CHECK(read_error(*store, "a", ingested) == Code::kNotFound);  // owned by b
 
   // Reopened: all there, counted, with sequence order kept for eviction.
   store.reset();
@@ -640,25 +632,25 @@ TEST_CASE("results either side of 1 MiB: one batch below, an ingested table file
   // 5.5 MB holds two big ones and little else: the oldest go first, small and large
   // alike, and an evicted ingested result is gone for good.
   std::string big2 = put(*store, "b", big);
-  CHECK(read_error(*store, "a", small1) == ReadError::not_found);
-  CHECK(read_error(*store, "a", batch) == ReadError::not_found);
-  CHECK(read_error(*store, "b", ingested) == ReadError::not_found);
-  CHECK(read_error(*store, "b", small2) == ReadError::none);
-  CHECK(read_error(*store, "a", big1) == ReadError::none);
+  CHECK(read_error(*store, "a", small1) == Code::kNotFound);
+  CHECK(read_error(*store, "a", batch) == Code::kNotFound);
+  CHECK(read_error(*store, "b", ingested) == Code::kNotFound);
+  CHECK(read_error(*store, "b", small2) == Code::kOk);
+  CHECK(read_error(*store, "a", big1) == Code::kOk);
   CHECK(store->stored_count() == 3);
   CHECK(store->stored_bytes() == 6 + 2 * big.size());
 
   // delete_owner reaches ingested results.
   store->delete_owner("a");
-  CHECK(read_error(*store, "a", big1) == ReadError::not_found);
+  CHECK(read_error(*store, "a", big1) == Code::kNotFound);
   CHECK(read_all(*store, "b", big2, 500'000, count_chars(big)) == big);
   CHECK(store->stored_count() == 2);
 
   // So does expiry, at the same moment as for a small result.
   clock.advance(std::chrono::hours(1) - std::chrono::seconds(1));
-  CHECK(read_error(*store, "b", big2) == ReadError::none);
+  CHECK(read_error(*store, "b", big2) == Code::kOk);
   clock.advance(std::chrono::seconds(1));
-  CHECK(read_error(*store, "b", big2) == ReadError::not_found);
+  CHECK(read_error(*store, "b", big2) == Code::kNotFound);
   CHECK(store->expire_old() == 2);
   CHECK(store->stored_count() == 0);
   CHECK(store->stored_bytes() == 0);
@@ -682,13 +674,12 @@ TEST_CASE("concurrent puts and reads of large results") {
       for (int i = 0; i < 6; ++i) {
         std::size_t size = i % 2 == 0 ? 1'500'000 : 50'000;
         std::string text = mixed_text(size, nullptr, static_cast<unsigned>(t * 100 + i));
-        std::string error;
-        std::string id = store->put(owner, text, error);
-        if (id.empty()) {
+        auto put_id = store->put(owner, text);
+        if (!put_id.ok()) {
           ++failures;
           continue;
         }
-        auto back = read_back_unless_evicted(*store, owner, id, 100'000);
+        auto back = read_back_unless_evicted(*store, owner, *put_id, 100'000);
         if (back && *back != text) ++failures;
       }
     });
@@ -709,10 +700,10 @@ TEST_CASE("each process takes the lowest free slot") {
 
   std::string in_first = put(*first, "o", "in slot 0");
   std::string in_second = put(*second, "o", "in slot 1");
-  CHECK(read_error(*first, "o", in_first) == ReadError::none);
-  CHECK(read_error(*second, "o", in_second) == ReadError::none);
-  CHECK(read_error(*first, "o", in_second) == ReadError::not_found);
-  CHECK(read_error(*second, "o", in_first) == ReadError::not_found);
+  CHECK(read_error(*first, "o", in_first) == Code::kOk);
+  CHECK(read_error(*second, "o", in_second) == Code::kOk);
+  CHECK(read_error(*first, "o", in_second) == Code::kNotFound);
+  CHECK(read_error(*second, "o", in_first) == Code::kNotFound);
   CHECK(first->stored_count() == 1);
   CHECK(second->stored_count() == 1);
 
@@ -720,15 +711,16 @@ TEST_CASE("each process takes the lowest free slot") {
   first.reset();
   auto third = open_store(options);
   CHECK(third->folder() == dir.path() / "results" / "slot-0");
-  ReadError error = ReadError::none;
-  auto page = third->read("o", in_first, 0, 100, error);
-  REQUIRE(page);
+  auto page = third->read("o", in_first, 0, 100);
+  REQUIRE(page.ok());
   CHECK(page->text == "in slot 0");
 
   // All slots taken: a clear error naming the folder.
   options.max_slots = 2;
-  std::string open_error;
-  CHECK_FALSE(ResultStore::open(options, open_error));
+  auto refused = ResultStore::open(options);
+  CHECK_FALSE(refused.ok());
+  CHECK(refused.status().is_resource_exhausted());
+  const std::string& open_error = refused.message();
   CHECK(open_error.find((dir.path() / "results").string()) != std::string::npos);
   CHECK(open_error.find("slot") != std::string::npos);
 }
@@ -831,12 +823,11 @@ const std::string& small_writer_text() {
 [[noreturn]] void write_until_killed(const std::string& text) {
   ResultStoreOptions options;
   options.data_dir = std::getenv("TOOLMUX_STORE_CHILD_DIR");
-  std::string error;
-  auto store = ResultStore::open(options, error);
-  if (!store) ::_exit(1);
+  auto store = ResultStore::open(options);
+  if (!store.ok()) ::_exit(1);
   for (;;) {
-    std::string id = store->put("w", text, error);
-    if (id.empty() || !write_id(id)) ::_exit(2);
+    auto id = (*store)->put("w", text);
+    if (!id.ok() || !write_id(*id)) ::_exit(2);
   }
 }
 
@@ -847,11 +838,10 @@ TEST_CASE("child: hold slot 0", "[.child]") {
   if (!dir) return;
   ResultStoreOptions options;
   options.data_dir = dir;
-  std::string error;
-  auto store = ResultStore::open(options, error);
-  if (!store || store->folder().filename() != "slot-0") ::_exit(1);
-  std::string id = store->put("child", "from the child", error);
-  if (id.empty() || !write_id(id)) ::_exit(2);
+  auto store = ResultStore::open(options);
+  if (!store.ok() || (*store)->folder().filename() != "slot-0") ::_exit(1);
+  auto id = (*store)->put("child", "from the child");
+  if (!id.ok() || !write_id(*id)) ::_exit(2);
   char byte;
   while (::read(kInFd, &byte, 1) > 0) {
   }
@@ -873,22 +863,21 @@ TEST_CASE("another process holding slot 0 makes this one take slot 1") {
   std::string child_id = next_id(child);
   std::unique_ptr<ResultStore> parent;
   if (!child_id.empty()) {
-    std::string error;
-    parent = ResultStore::open(options, error);
+    auto opened = ResultStore::open(options);
+    if (opened.ok()) parent = std::move(opened).value();
   }
   int status = finish(child, child_id.empty());  // EOF on kInFd: the child exits
   REQUIRE(!child_id.empty());
   CHECK(status == 0);
   REQUIRE(parent);
   CHECK(parent->folder() == dir.path() / "results" / "slot-1");
-  CHECK(read_error(*parent, "child", child_id) == ReadError::not_found);
+  CHECK(read_error(*parent, "child", child_id) == Code::kNotFound);
 
   // The child is gone: slot 0 is free again, with what the child stored.
   auto again = open_store(options);
   CHECK(again->folder() == dir.path() / "results" / "slot-0");
-  ReadError error = ReadError::none;
-  auto page = again->read("child", child_id, 0, 100, error);
-  REQUIRE(page);
+  auto page = again->read("child", child_id, 0, 100);
+  REQUIRE(page.ok());
   CHECK(page->text == "from the child");
 }
 
@@ -972,9 +961,8 @@ TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
   std::size_t bytes = 0;
   std::size_t pages = 0;
   for (;;) {
-    ReadError error = ReadError::none;
-    auto page = store->read("o", id, offset, 20000, error);
-    REQUIRE(page);
+    auto page = store->read("o", id, offset, 20000);
+    REQUIRE(page.ok());
     bytes += page->text.size();
     ++pages;
     if (!page->next_offset) break;

@@ -182,17 +182,16 @@ TEST_CASE("records and events outlive closing and reopening the store") {
 TEST_CASE("a second open of the same data directory fails, naming the folder") {
   TempDir dir;
   auto store = open_session_store(dir);
-  std::string error;
-  auto second = SessionStore::open(dir.path(), error);
-  CHECK_FALSE(second);
-  CHECK(error.find((dir.path() / "sessions").string()) != std::string::npos);
+  auto second = SessionStore::open(dir.path());
+  CHECK_FALSE(second.ok());
+  CHECK(second.status().is_io_error());
+  CHECK(second.message().find((dir.path() / "sessions").string()) != std::string::npos);
 }
 
 TEST_CASE("a data directory that cannot be created is an error") {
   TempDir dir;
   dir.write("file", "not a folder");
-  std::string error;
-  auto store = SessionStore::open(dir / "file", error);
-  CHECK_FALSE(store);
-  CHECK(error.find("cannot create") != std::string::npos);
+  auto store = SessionStore::open(dir / "file");
+  CHECK_FALSE(store.ok());
+  CHECK(store.message().find("cannot create") != std::string::npos);
 }

@@ -28,7 +28,7 @@ export function toolmuxVersion(bin) {
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.on('error', () => resolve(null));
-    child.on('exit', () => resolve(out.trim() || null));
+    child.on('close', () => resolve(out.trim() || null));
   });
 }
 

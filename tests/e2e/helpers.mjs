@@ -354,7 +354,9 @@ export function runCli(args, { timeoutMs = 10000, cwd } = {}) {
       reject(new Error(`toolmux ${args.join(' ')} did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
     }, timeoutMs);
     child.on('error', reject);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': 'exit' can come before the last of stdout and
+    // stderr has been read, and the caller would see the output cut short.
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });

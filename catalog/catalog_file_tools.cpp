@@ -84,6 +84,7 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
   reader.reject_unknown(kToolFields);
   CommandTool tool;
   ToolSpec& spec = tool.spec;
+  spec.returns_by_deadline = true;  // its process is killed at the deadline
   if (auto name = reader.string("name", true)) spec.name = std::move(*name);
   if (auto title = reader.string("title", false)) spec.title = std::move(*title);
   if (auto description = reader.string("description", true)) {

@@ -37,6 +37,12 @@ struct ToolSpec {
   std::string side_effect;  // one of the four SideEffect names; anything else is refused
   std::chrono::milliseconds timeout{0};  // must be > 0
   bool idempotent = false;               // sets annotations.idempotentHint
+  // The handler returns by its deadline on its own: it does not block, or it
+  // returns once context.cancelled() turns true (the deadline passing does
+  // that), as a command tool does by killing its process. Such a tool runs on
+  // the thread that carries its call. Any other runs on a thread of its own,
+  // which the call stops waiting for at the deadline.
+  bool returns_by_deadline = false;
   std::vector<std::string> tags;
   std::string version;  // optional
 };

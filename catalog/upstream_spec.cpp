@@ -46,6 +46,7 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
   spec.output_schema = tool.is_object() ? tool.value("outputSchema", nlohmann::json()) : nullptr;
   spec.side_effect = std::string(side_effect_name(side_effect_from_annotations(annotations)));
   spec.timeout = kUpstreamDefaultTimeout;
+  spec.returns_by_deadline = true;  // the request gives up at the deadline
   spec.idempotent = hint(annotations, "idempotentHint");
   auto override_it = upstream.tools.find(name);
   if (override_it != upstream.tools.end()) {

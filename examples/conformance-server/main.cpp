@@ -60,6 +60,9 @@ NativeTool tool(std::string name, std::string description, toolmux::ToolHandler 
   t.spec.input_schema = std::move(schema);
   t.spec.side_effect = "read_only";
   t.spec.timeout = std::chrono::seconds(60);
+  // Each returns at once, or waits only while its call is not cancelled (the
+  // deadline cancels it) or for the client's answer, which ends there too.
+  t.spec.returns_by_deadline = true;
   t.handler = std::move(handler);
   return t;
 }

@@ -107,6 +107,7 @@ Problems register_tool_search(ToolRegistry& registry,
   spec.side_effect = "read_only";
   spec.idempotent = true;
   spec.timeout = std::chrono::milliseconds(5000);
+  spec.returns_by_deadline = true;  // a search of the in-memory index
   spec.tags = {"discovery"};
   return registry.add(std::move(spec), [holder](const json& args, CallContext& context) {
     return answer(*holder, args, context);

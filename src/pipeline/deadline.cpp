@@ -17,6 +17,42 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
   return [running](CallHandler next) -> CallHandler {
     return [running, next = std::move(next)](ToolCall& call) {
       if (!call.tool) return CallResult::out_of_order("deadline", "tool", "resolve_tool");
+      const auto timeout = call.tool->spec.timeout;
+      call.control->set_deadline(call.received + timeout);
+      const Clock::time_point until = call.control->deadline();
+      auto timed_out = [&] {
+        return CallResult::timed_out(tool_label(call) + " timed out after " +
+                                     std::to_string(timeout.count()) + " ms");
+      };
+      auto stopped = [&] {
+        return CallResult::stopped(tool_label(call) +
+                                   " was stopped before it finished: toolmux is exiting");
+      };
+      // How a call ended once its handler answered at `finished_at`, or did not.
+      auto settle = [&](std::optional<CallResult> result, Clock::time_point finished_at) {
+        if (call.control->cancelled()) return CallResult::cancelled();
+        if (call.control->aborted()) return stopped();
+        // A tool that stopped because its deadline passed (a command is killed
+        // then) answers late: it timed out, whatever it says.
+        if (!result || finished_at >= until) return timed_out();
+        return std::move(*result);
+      };
+
+      if (call.tool->spec.returns_by_deadline) {
+        // Nothing to abandon: the handler runs here, on the carrying thread.
+        struct Entered {
+          RunningHandlers& running;
+          ~Entered() { running.leave(); }
+        };
+        running->enter();
+        std::optional<CallResult> result;
+        {
+          Entered entered{*running};
+          result = next(call);
+        }
+        return settle(std::move(result), Clock::now());
+      }
+
       // The run is shared with its thread: if we stop waiting, the thread still
       // owns what it touches and its late result goes nowhere.
       struct Run {
@@ -28,8 +64,6 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       };
       auto run = std::make_shared<Run>();
       run->call = call;
-      const auto timeout = call.tool->spec.timeout;
-      call.control->set_deadline(call.received + timeout);
 
       running->enter();
       const bool posted = call_threads().post([run, next, running]() mutable {
@@ -55,15 +89,6 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
             "again later");
       }
 
-      auto timed_out = [&] {
-        return CallResult::timed_out(tool_label(call) + " timed out after " +
-                                     std::to_string(timeout.count()) + " ms");
-      };
-      auto stopped = [&] {
-        return CallResult::stopped(tool_label(call) +
-                                   " was stopped before it finished: toolmux is exiting");
-      };
-      const Clock::time_point until = call.control->deadline();
       std::optional<CallResult> result;
       Clock::time_point finished_at;
       {
@@ -85,12 +110,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
           finished_at = run->finished_at;
         }
       }
-      if (call.control->cancelled()) return CallResult::cancelled();
-      if (call.control->aborted()) return stopped();
-      // A tool that stopped because its deadline passed (a command is killed
-      // then) answers late: it timed out, whatever it says.
-      if (!result || finished_at >= until) return timed_out();
-      return std::move(*result);
+      return settle(std::move(result), finished_at);
     };
   };
 }

@@ -1,9 +1,13 @@
-// The deadline stage (handler): runs the rest of the chain on a thread of its
-// own (call_threads()) and returns when that finishes, the call is cancelled
-// (a cancelled answer) or aborted (stopped: toolmux is exiting), or the tool's
-// timeout, counted from when the call was received, passes (timed_out, "timed
-// out after N ms"; an answer that comes after the deadline is late too). It
-// sets the call's deadline on its CallControl first. An abandoned run is told
+// The deadline stage (handler). It sets the call's deadline on its
+// CallControl first: the tool's timeout, counted from when the call was
+// received. A tool whose spec says returns_by_deadline runs the rest of the
+// chain on this thread; what it answers after the deadline is timed_out, and
+// a call cancelled or aborted meanwhile ends so as below. Any other tool runs
+// the rest of the chain on a thread of its own (call_threads()), and the
+// stage returns when that finishes, the call is cancelled
+// (a cancelled answer) or aborted (stopped: toolmux is exiting), or the
+// deadline passes (timed_out, "timed out after N ms"; an answer that comes
+// after the deadline is late too). An abandoned run is told
 // to stop through its context and its result dropped; `running` counts it
 // until it has really stopped, and it keeps the call's place. When no thread
 // can be had, the call is answered stopped and next is not called. Needs

@@ -1,5 +1,6 @@
 // The deadline stage: the rest of the chain on its own thread, until it
-// finishes, the call is cancelled or aborted, or the tool's timeout passes.
+// finishes, the call is cancelled or aborted, or the tool's timeout passes;
+// on the carrying thread for a tool that returns by its deadline.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -103,4 +104,69 @@ TEST_CASE("a cancelled call ends early with the cancelled outcome") {
   canceller.join();
   CHECK(r.outcome == CallOutcome::cancelled);
   CHECK(Clock::now() - start < std::chrono::seconds(1));
+}
+
+namespace {
+
+// The echo tool as a tool that says it returns by its deadline (a command
+// tool, an upstream's, a built-in), with a timeout of 300 ms.
+RegisteredTool on_time(const PipelineFixture& f) {
+  RegisteredTool tool = *f.catalog->registry->find("echo");
+  tool.spec.returns_by_deadline = true;
+  tool.spec.timeout = std::chrono::milliseconds(300);
+  return tool;
+}
+
+}  // namespace
+
+TEST_CASE("a tool that returns by its deadline runs on the carrying thread") {
+  PipelineFixture f;
+  const RegisteredTool tool = on_time(f);
+  StubNext next;
+  std::thread::id ran_on;
+  next.answer = [&ran_on](ToolCall&) {
+    ran_on = std::this_thread::get_id();
+    return CallResult::answered(ToolResult::text("done"));
+  };
+  ToolCall call = f.make_call("echo", "{}");
+  call.tool = &tool;
+  CallResult r = stages::deadline(f.running)(next.handler())(call);
+  CHECK(text_at(r) == "done");
+  CHECK(ran_on == std::this_thread::get_id());
+  CHECK(call.control->deadline() == call.received + std::chrono::milliseconds(300));
+  CHECK(f.running->wait_until_idle(std::chrono::seconds(0)));
+}
+
+TEST_CASE("a tool that returns by its deadline times out at it, and may be cancelled or aborted") {
+  PipelineFixture f;
+  const RegisteredTool tool = on_time(f);
+  StubNext next;
+  next.answer = until_stopped;  // returns once its deadline or a cancel says stop
+  ToolCall call = f.make_call("echo", "{}");
+  call.tool = &tool;
+  const auto start = Clock::now();
+  CallResult r = stages::deadline(f.running)(next.handler())(call);
+  CHECK(r.outcome == CallOutcome::timed_out);
+  CHECK(text_at(r) == "Tool \"echo\" timed out after 300 ms");
+  CHECK(Clock::now() - start < std::chrono::seconds(2));
+
+  ToolCall cancelled = f.make_call("echo", "{}");
+  cancelled.tool = &tool;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancelled.control->cancel();
+  });
+  CallResult c = stages::deadline(f.running)(next.handler())(cancelled);
+  canceller.join();
+  CHECK(c.outcome == CallOutcome::cancelled);
+
+  ToolCall aborted = f.make_call("echo", "{}");
+  aborted.tool = &tool;
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    aborted.control->abort();
+  });
+  CallResult s = stages::deadline(f.running)(next.handler())(aborted);
+  aborter.join();
+  CHECK(s.outcome == CallOutcome::stopped);
 }

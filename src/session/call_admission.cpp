@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <stop_token>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -129,22 +130,39 @@ std::shared_ptr<const CallPlace> take_place(const std::shared_ptr<CallAdmission:
   return std::make_shared<const CallPlace>(state, session);
 }
 
-// The queued calls that stopped waiting (to drop) or may run now (to start),
-// in the order they came. Under the state's mutex.
-Ready take_ready(const std::shared_ptr<CallAdmission::State>& state) {
+// The queued calls that may run now (to start), in the order they came, and
+// those that stopped waiting (to drop). With `sweep` (the queue watch, woken
+// by a stop or a deadline) it looks at every queued call. Without (a place
+// was freed) it looks only for calls to start, and stops looking once no
+// place is left: among the rest, a call that stopped is the watch's to drop.
+// This is the path every call's end takes, so it must not walk a long queue
+// of one busy session call by call. Under the state's mutex.
+Ready take_ready(const std::shared_ptr<CallAdmission::State>& state, bool sweep) {
   Ready ready;
   auto& queue = state->queue;
+  // The sessions this look found with no place left: once every session with
+  // a queued call is among them, nothing further back may start.
+  std::vector<std::string_view> full;
+  auto is_full = [&full](const std::string& session) {
+    return std::find(full.begin(), full.end(), session) != full.end();
+  };
   for (auto it = queue.begin(); it != queue.end();) {
+    if (!sweep && (state->closed || state->running >= state->limits.max_running ||
+                   full.size() >= state->queued_by_session.size())) {
+      break;
+    }
     const CallAdmission::Call& queued = it->call;
-    if (queued.control->stop_requested()) {
+    const bool startable = !is_full(queued.session) && state->may_start(queued.session);
+    if ((sweep || startable) && queued.control->stop_requested()) {
       auto& [call, busy] =
           ready.drops.emplace_back(CallAdmission::Call{}, state->busy(queued.session));
       it = state->dequeue(it, call, ready.wakers);
-    } else if (state->may_start(queued.session)) {
+    } else if (startable) {
       auto& [call, place] =
           ready.starts.emplace_back(CallAdmission::Call{}, take_place(state, queued.session));
       it = state->dequeue(it, call, ready.wakers);
     } else {
+      if (!is_full(queued.session)) full.push_back(queued.session);
       ++it;
     }
   }
@@ -157,10 +175,11 @@ void run(Ready& ready) {
   for (auto& [call, place] : ready.starts) call.start(std::move(place));
 }
 
-// Starts what may start and drops what stopped waiting. A place freed by a
-// start on this thread (its call could not get a thread) makes the loop go
-// round again instead of recursing: the queue is untrusted input.
-void pump(const std::shared_ptr<CallAdmission::State>& state) {
+// Starts what may start and drops what stopped waiting (take_ready). A
+// place freed by a start on this thread (its call could not get a thread)
+// makes the loop go round again instead of recursing: the queue is untrusted
+// input.
+void pump(const std::shared_ptr<CallAdmission::State>& state, bool sweep) {
   thread_local const CallAdmission::State* pumping = nullptr;
   std::unique_lock lock(state->mutex);
   if (pumping == state.get()) {
@@ -173,7 +192,7 @@ void pump(const std::shared_ptr<CallAdmission::State>& state) {
   } reset;
   do {
     state->pump_again = false;
-    Ready ready = take_ready(state);
+    Ready ready = take_ready(state, sweep);
     lock.unlock();
     run(ready);
     ready = Ready{};  // what the calls captured goes outside the lock
@@ -203,7 +222,7 @@ void watch_queue(const std::shared_ptr<CallAdmission::State>& state) {
     if (state->closed) break;
     state->stop_pending = false;
     lock.unlock();
-    pump(state);
+    pump(state, true);
     lock.lock();
   }
 }
@@ -218,7 +237,7 @@ CallPlace::~CallPlace() {
     state_->publish();
     if (state_->queue.empty()) return;
   }
-  pump(state_);
+  pump(state_, false);
 }
 
 CallAdmission::CallAdmission(CallLimits limits, Metrics* metrics)

@@ -1,24 +1,84 @@
 #include "src/base/logger.h"
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <string>
+
+#include "src/base/utf8.h"
 
 namespace toolmux {
 namespace {
 
-std::string utc_timestamp() {
+// Appends the wall-clock time as 2026-12-02T00:37:21.368Z. The part up to
+// the second is formatted once per second per thread.
+void append_utc_timestamp(std::string& out) {
   const auto now = std::chrono::system_clock::now();
   const std::time_t secs = std::chrono::system_clock::to_time_t(now);
   const auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(millis));
-  return buf;
+  thread_local std::time_t cached_secs = -1;
+  thread_local char cached[64];
+  if (secs != cached_secs) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached_secs = secs;
+  }
+  out += cached;
+  const auto ms = static_cast<int>(millis);
+  out += static_cast<char>('0' + ms / 100);
+  out += static_cast<char>('0' + ms / 10 % 10);
+  out += static_cast<char>('0' + ms % 10);
+  out += 'Z';
+}
+
+// Appends `text` as a JSON string, its bad UTF-8 replaced by U+FFFD.
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x80) {
+      out += '\\';
+      switch (c) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '\n':
+          out += 'n';
+          break;
+        case '\r':
+          out += 'r';
+          break;
+        case '\t':
+          out += 't';
+          break;
+        default:
+          out += "u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+      }
+      ++i;
+    } else {
+      const Utf8Char ch = decode_utf8(text, i);
+      if (ch.valid) {
+        out.append(text.substr(i, ch.length));
+      } else {
+        out += kUtf8Replacement;
+      }
+      i += ch.length;
+    }
+  }
+  out += '"';
 }
 
 }  // namespace
@@ -66,21 +126,73 @@ void Logger::write_out_locked() {
   last_out_ = std::chrono::steady_clock::now();
 }
 
+void LogFields::key(std::string_view key) {
+  text_ += ',';
+  append_json_string(text_, key);
+  text_ += ':';
+}
+
+LogFields& LogFields::add(std::string_view key, std::string_view value) {
+  this->key(key);
+  append_json_string(text_, value);
+  return *this;
+}
+
+LogFields& LogFields::add(std::string_view key, double value) {
+  this->key(key);
+  if (!std::isfinite(value)) {
+    text_ += "null";
+    return *this;
+  }
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  text_.append(buf, ec == std::errc() ? end : buf);
+  return *this;
+}
+
+LogFields& LogFields::add(std::string_view key, std::uint64_t value) {
+  this->key(key);
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  text_.append(buf, ec == std::errc() ? end : buf);
+  return *this;
+}
+
+LogFields& LogFields::add(std::string_view key, bool value) {
+  this->key(key);
+  text_ += value ? "true" : "false";
+  return *this;
+}
+
 void Logger::write(LogLevel level, std::string_view event, const nlohmann::json& fields) {
-  append(level, event, fields, false);
-}
-
-void Logger::write_batched(LogLevel level, std::string_view event, const nlohmann::json& fields) {
-  append(level, event, fields, true);
-}
-
-void Logger::append(LogLevel level, std::string_view event, const nlohmann::json& fields,
-                    bool may_wait) {
   if (!enabled(level)) return;
-  nlohmann::json line{{"ts", utc_timestamp()}, {"level", log_level_name(level)}, {"event", event}};
+  // One object with its keys in order (ts, level and event among them): the
+  // lines of the server's life read as they always have.
+  std::string ts;
+  append_utc_timestamp(ts);
+  nlohmann::json line{{"ts", ts}, {"level", log_level_name(level)}, {"event", event}};
   if (fields.is_object()) line.update(fields);
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text += '\n';
+  push(level, text, false);
+}
+
+void Logger::write_batched(LogLevel level, std::string_view event, const LogFields& fields) {
+  if (!enabled(level)) return;
+  std::string text;
+  text.reserve(64 + event.size() + fields.text().size());
+  text += "{\"ts\":\"";
+  append_utc_timestamp(text);
+  text += "\",\"level\":";
+  append_json_string(text, log_level_name(level));
+  text += ",\"event\":";
+  append_json_string(text, event);
+  text += fields.text();
+  text += "}\n";
+  push(level, text, true);
+}
+
+void Logger::push(LogLevel level, const std::string& text, bool may_wait) {
   bool first = false;
   {
     std::lock_guard lock(mutex_);

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -30,6 +31,27 @@
 
 namespace toolmux {
 
+// The fields of a record of the hot path, written as JSON text as they are
+// added, with no JSON tree between: a call's record costs a few appends.
+// Strings that are not valid UTF-8 have their bad bytes replaced by U+FFFD;
+// a number that is not finite is written as null. Not thread-safe.
+class LogFields {
+ public:
+  LogFields& add(std::string_view key, std::string_view value);
+  LogFields& add(std::string_view key, const char* value) {
+    return add(key, std::string_view(value));
+  }
+  LogFields& add(std::string_view key, double value);
+  LogFields& add(std::string_view key, std::uint64_t value);
+  LogFields& add(std::string_view key, bool value);
+  // ,"key":value,... (empty when none was added)
+  std::string_view text() const { return text_; }
+
+ private:
+  void key(std::string_view key);
+  std::string text_;
+};
+
 class Logger {
  public:
   static constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
@@ -41,10 +63,11 @@ class Logger {
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;
 
-  // {"ts":"...","level":"info","event":"<event>", ...fields}
+  // {"ts":"...","level":"info","event":"<event>", ...fields}, its keys in order
   void write(LogLevel level, std::string_view event, const nlohmann::json& fields = {});
-  // The same, for a record of the hot path that may wait (see above).
-  void write_batched(LogLevel level, std::string_view event, const nlohmann::json& fields = {});
+  // {"ts":"...","level":"info","event":"<event>", ...fields} in that order,
+  // for a record of the hot path, which may wait (see above).
+  void write_batched(LogLevel level, std::string_view event, const LogFields& fields = {});
   bool enabled(LogLevel level) const { return level >= min_level_; }
 
   // From now on, batched records below warning wait up to `interval` (see above).
@@ -54,7 +77,8 @@ class Logger {
   void flush();
 
  private:
-  void append(LogLevel level, std::string_view event, const nlohmann::json& fields, bool may_wait);
+  // Writes or buffers one whole line, by the rules above.
+  void push(LogLevel level, const std::string& text, bool may_wait);
   void write_out_locked();
 
   std::FILE* out_;

@@ -1,6 +1,7 @@
 #include "src/pipeline/record.h"
 
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "src/pipeline/result_limiter.h"
@@ -35,15 +36,16 @@ CallStage record(Logger& logger, Metrics& metrics) {
       // A tool that answers with an error did its job; a call that broke
       // (bad arguments, a throw, a timeout, a bad result) deserves attention.
       logger.write_batched(answered(out.outcome) ? LogLevel::info : LogLevel::warning, "tool_call",
-                           {{"tool", record.tool},
-                            {"owner", call.principal},
-                            {"session", call.session_label},
-                            {"outcome", record.outcome},
-                            {"duration_ms", seconds * 1000.0},
-                            {"bytes_produced", record.bytes_produced},
-                            {"bytes_returned", record.bytes_returned},
-                            {"truncated", record.truncated},
-                            {"offloaded", record.offloaded}});
+                           LogFields()
+                               .add("tool", record.tool)
+                               .add("owner", call.principal)
+                               .add("session", call.session_label)
+                               .add("outcome", record.outcome)
+                               .add("duration_ms", seconds * 1000.0)
+                               .add("bytes_produced", std::uint64_t{record.bytes_produced})
+                               .add("bytes_returned", std::uint64_t{record.bytes_returned})
+                               .add("truncated", record.truncated)
+                               .add("offloaded", record.offloaded));
       if (out.outcome != CallOutcome::cancelled && call.context) {
         const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
                                : out.outcome == CallOutcome::tool_error ? LogLevel::info

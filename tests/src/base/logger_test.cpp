@@ -2,27 +2,35 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
+using toolmux::LogFields;
 using toolmux::Logger;
 using toolmux::LogLevel;
 using namespace std::chrono_literals;
 
 namespace {
 
-// What has been written to `file` so far: the events, in order.
-std::vector<std::string> events_in(std::FILE* file) {
+// The records written to `file` so far, parsed, in order.
+std::vector<nlohmann::json> records_in(std::FILE* file) {
   std::fflush(file);
   std::rewind(file);
-  std::vector<std::string> events;
+  std::vector<nlohmann::json> records;
   char line[4096];
-  while (std::fgets(line, sizeof line, file)) {
-    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
-  }
+  while (std::fgets(line, sizeof line, file)) records.push_back(nlohmann::json::parse(line));
   std::fseek(file, 0, SEEK_END);
+  return records;
+}
+
+// Their events, in order.
+std::vector<std::string> events_in(std::FILE* file) {
+  std::vector<std::string> events;
+  for (const auto& record : records_in(file)) events.push_back(record["event"].get<std::string>());
   return events;
 }
 
@@ -77,7 +85,7 @@ TEST_CASE("buffered records go out on the timer, when enough wait, and at the en
     const std::string filler(1000, 'x');
     std::size_t records = 0;
     while (records * filler.size() < Logger::kBufferBytes + filler.size()) {
-      logger.write_batched(LogLevel::info, "bulk", {{"filler", filler}});
+      logger.write_batched(LogLevel::info, "bulk", LogFields().add("filler", filler));
       ++records;
     }
     CHECK_FALSE(events_in(out.file).empty());
@@ -107,4 +115,42 @@ TEST_CASE("buffered, a record written with write() goes out at once, after what 
   logger.write(LogLevel::info, "catalog_reloaded");
   CHECK(events_in(out.file) ==
         std::vector<std::string>{"call one", "call two", "catalog_reloaded"});
+}
+
+TEST_CASE("a record is one JSON object: ts, level, event and the fields, any text made safe") {
+  TempFile out;
+  Logger logger(out.file, LogLevel::debug);
+  logger.write_batched(LogLevel::info, "tool_call",
+                       LogFields()
+                           .add("tool", "say \"hi\"\\ now\n\t\x01")
+                           .add("bad_utf8", std::string_view("ok\xff\xfe!"))
+                           .add("accented", "caf\xc3\xa9")
+                           .add("duration_ms", 1.25)
+                           .add("not_a_number", std::nan(""))
+                           .add("bytes", std::uint64_t{18446744073709551615ULL})
+                           .add("truncated", true));
+  logger.write(LogLevel::warning, "reloaded", {{"tools", 3}, {"name", "x\xc3"}});
+  const auto records = records_in(out.file);
+  REQUIRE(records.size() == 2);
+  const nlohmann::json& call = records[0];
+  CHECK(call["level"] == "info");
+  CHECK(call["event"] == "tool_call");
+  CHECK(call["tool"] == "say \"hi\"\\ now\n\t\x01");
+  CHECK(call["bad_utf8"] == "ok\xEF\xBF\xBD\xEF\xBF\xBD!");
+  CHECK(call["accented"] == "caf\xc3\xa9");
+  CHECK(call["duration_ms"] == 1.25);
+  CHECK(call["not_a_number"].is_null());
+  CHECK(call["bytes"] == 18446744073709551615ULL);
+  CHECK(call["truncated"] == true);
+  // 2026-12-02T00:37:21.368Z
+  const std::string ts = call["ts"];
+  REQUIRE(ts.size() == 24);
+  CHECK(ts[4] == '-');
+  CHECK(ts[10] == 'T');
+  CHECK(ts[19] == '.');
+  CHECK(ts[23] == 'Z');
+  CHECK(records[1]["event"] == "reloaded");
+  CHECK(records[1]["level"] == "warning");
+  CHECK(records[1]["tools"] == 3);
+  CHECK(records[1]["name"] == "x\xEF\xBF\xBD");
 }

@@ -2,9 +2,7 @@
 
 namespace toolmux {
 
-std::string pointer_token(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
+void append_pointer_token(std::string& out, std::string_view token) {
   for (char c : token) {
     if (c == '~') {
       out += "~0";
@@ -14,6 +12,12 @@ std::string pointer_token(std::string_view token) {
       out += c;
     }
   }
+}
+
+std::string pointer_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  append_pointer_token(out, token);
   return out;
 }
 

@@ -21,6 +21,8 @@ using Problems = std::vector<Problem>;
 
 // Escapes one reference token for use in a JSON pointer ("~" -> "~0", "/" -> "~1").
 std::string pointer_token(std::string_view token);
+// The same, appended to `out`.
+void append_pointer_token(std::string& out, std::string_view token);
 
 // Returns `problems` with `prefix` put in front of every pointer.
 Problems with_prefix(Problems problems, std::string_view prefix);

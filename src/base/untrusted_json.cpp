@@ -171,7 +171,7 @@ class Parser {
       ++pos_;
       skip_ws();
       pointer += '/';
-      pointer += pointer_token(key);
+      append_pointer_token(pointer, key);
       if (live && out.contains(key)) {
         violation(pointer, "repeated object key \"" + key + "\"");
         json ignored;
@@ -333,7 +333,7 @@ class Parser {
       }
       pos_ += character.length;
     }
-    if (!live) return;
+    if (!live || (!bad_utf8 && !lone_surrogate)) return;
     const std::string where = is_key ? pointer + "/" + pointer_token(out) : pointer;
     if (bad_utf8) violation(where, "invalid UTF-8 in string");
     if (lone_surrogate) violation(where, "escaped lone surrogate " + hex4(*lone_surrogate));
@@ -483,7 +483,33 @@ std::size_t json_depth(const nlohmann::json& value) {
   return deepest;
 }
 
+namespace {
+
+// True when unserializable_json has something to say: the same walk, without
+// the pointers, which cost a string per value of every result that is fine.
+bool serializable_json(const nlohmann::json& value) {
+  std::vector<const nlohmann::json*> stack{&value};
+  while (!stack.empty()) {
+    const nlohmann::json* node = stack.back();
+    stack.pop_back();
+    if (node->is_number_float() && !std::isfinite(node->get<double>())) return false;
+    if (node->is_string() && !is_valid_utf8(node->get_ref<const std::string&>())) return false;
+    if (node->is_object()) {
+      for (const auto& [key, child] : node->items()) {
+        if (!is_valid_utf8(key)) return false;
+        stack.push_back(&child);
+      }
+    } else if (node->is_array()) {
+      for (const auto& child : *node) stack.push_back(&child);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> unserializable_json(const nlohmann::json& value) {
+  if (serializable_json(value)) return std::nullopt;
   std::vector<std::pair<const nlohmann::json*, std::string>> stack{{&value, ""}};
   while (!stack.empty()) {
     auto [node, pointer] = stack.back();

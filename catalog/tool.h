@@ -65,6 +65,11 @@ class CallContext {
   // discarded.
   virtual bool cancelled() const = 0;
   virtual std::chrono::steady_clock::time_point deadline() const = 0;
+  // Stops when the call is cancelled or aborted (not when its deadline
+  // passes: wait until deadline() for that), for a handler that waits on
+  // something else and would rather be woken than look at cancelled() now and
+  // then. The default cannot stop: such a handler must look.
+  virtual std::stop_token stop_token() const { return {}; }
   // Sends notifications/progress when the request carried a progress token;
   // otherwise does nothing. `progress` must increase from call to call.
   virtual void report_progress(double progress, std::optional<double> total,

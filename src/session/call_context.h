@@ -27,6 +27,7 @@ class SessionCallContext final : public CallContext {
 
   bool cancelled() const override { return control_->stop_requested(); }
   std::chrono::steady_clock::time_point deadline() const override { return control_->deadline(); }
+  std::stop_token stop_token() const override { return control_->stop_token(); }
   void report_progress(double progress, std::optional<double> total,
                        std::string_view message) override;
   void log(LogLevel level, const nlohmann::json& data) override;

@@ -1,5 +1,6 @@
 #include "src/upstream/mcp_client.h"
 
+#include <stop_token>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -14,7 +15,8 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr const char* kProtocolVersion = "2025-11-25";
-// How often a wait looks at its call's cancellation.
+// How often a wait looks at its call's cancellation when the call's context
+// has no stop token to wake it.
 constexpr std::chrono::milliseconds kCancelPoll{20};
 
 std::string error_text(const json& error) {
@@ -139,6 +141,15 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
     return {std::nullopt, Failure::gone, gone_reason(), nullptr};
   }
 
+  // Woken by the answer, the upstream going, the call's cancellation (its
+  // stop token; registered before the lock is taken, as a callback for a call
+  // stopped already runs at once and takes the lock), or the deadline. Only a
+  // context without a stop token is looked at every kCancelPoll.
+  const std::stop_token stop = context ? context->stop_token() : std::stop_token();
+  std::stop_callback wake(stop, [this] {
+    std::lock_guard guard(mutex_);
+    answered_.notify_all();
+  });
   std::unique_lock lock(mutex_);
   bool stopped = false;
   while (!pending->response && pending->refused.empty() && !gone_) {
@@ -146,7 +157,11 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
       stopped = true;
       break;
     }
-    answered_.wait_for(lock, kCancelPoll);
+    if (stop.stop_possible()) {
+      answered_.wait_until(lock, deadline);
+    } else {
+      answered_.wait_for(lock, kCancelPoll);
+    }
   }
   const bool alone = context && only_call_locked() == pending;
   pending_.erase(id);

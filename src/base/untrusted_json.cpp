@@ -483,52 +483,53 @@ std::size_t json_depth(const nlohmann::json& value) {
   return deepest;
 }
 
-namespace {
-
-// True when unserializable_json has something to say: the same walk, without
-// the pointers, which cost a string per value of every result that is fine.
-bool serializable_json(const nlohmann::json& value) {
-  std::vector<const nlohmann::json*> stack{&value};
-  while (!stack.empty()) {
-    const nlohmann::json* node = stack.back();
-    stack.pop_back();
-    if (node->is_number_float() && !std::isfinite(node->get<double>())) return false;
-    if (node->is_string() && !is_valid_utf8(node->get_ref<const std::string&>())) return false;
-    if (node->is_object()) {
-      for (const auto& [key, child] : node->items()) {
-        if (!is_valid_utf8(key)) return false;
-        stack.push_back(&child);
-      }
-    } else if (node->is_array()) {
-      for (const auto& child : *node) stack.push_back(&child);
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 std::optional<std::string> unserializable_json(const nlohmann::json& value) {
-  if (serializable_json(value)) return std::nullopt;
-  std::vector<std::pair<const nlohmann::json*, std::string>> stack{{&value, ""}};
-  while (!stack.empty()) {
-    auto [node, pointer] = stack.back();
-    stack.pop_back();
-    const std::string where = pointer.empty() ? "/" : pointer;
-    if (node->is_number_float() && !std::isfinite(node->get<double>())) {
-      return "a number that is not finite at " + where;
-    }
-    if (node->is_string() && !is_valid_utf8(node->get_ref<const std::string&>())) {
-      return "a string that is not valid UTF-8 at " + where;
-    }
-    if (node->is_object()) {
-      for (const auto& [key, child] : node->items()) {
-        if (!is_valid_utf8(key)) return "a key that is not valid UTF-8 in " + where;
-        stack.emplace_back(&child, pointer + "/" + pointer_token(key));
+  // Depth first, with the path to the node at hand kept as the steps taken
+  // (keys and indexes into the value itself): the pointer is spelled out only
+  // for what is reported, not for every value of a result that is fine.
+  struct Step {
+    const nlohmann::json* node;
+    std::size_t depth;  // 0 for `value` itself
+    bool in_array;
+    std::string_view key;
+    std::size_t index;
+  };
+  std::vector<Step> stack{{&value, 0, false, {}, 0}};
+  std::vector<Step> path;  // the steps from `value` down to the node at hand
+  auto where = [&path] {
+    std::string pointer;
+    for (const Step& step : path) {
+      pointer += '/';
+      if (step.in_array) {
+        pointer += std::to_string(step.index);
+      } else {
+        append_pointer_token(pointer, step.key);
       }
-    } else if (node->is_array()) {
-      for (std::size_t i = 0; i < node->size(); ++i) {
-        stack.emplace_back(&(*node)[i], pointer + "/" + std::to_string(i));
+    }
+    return pointer.empty() ? std::string("/") : pointer;
+  };
+  while (!stack.empty()) {
+    const Step step = stack.back();
+    stack.pop_back();
+    if (step.depth > 0) {
+      path.resize(step.depth - 1);
+      path.push_back(step);
+    }
+    const nlohmann::json& node = *step.node;
+    if (node.is_number_float() && !std::isfinite(node.get<double>())) {
+      return "a number that is not finite at " + where();
+    }
+    if (node.is_string() && !is_valid_utf8(node.get_ref<const std::string&>())) {
+      return "a string that is not valid UTF-8 at " + where();
+    }
+    if (node.is_object()) {
+      for (const auto& [key, child] : node.items()) {
+        if (!is_valid_utf8(key)) return "a key that is not valid UTF-8 in " + where();
+        stack.push_back({&child, step.depth + 1, false, key, 0});
+      }
+    } else if (node.is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        stack.push_back({&node[i], step.depth + 1, true, {}, i});
       }
     }
   }

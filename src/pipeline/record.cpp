@@ -35,17 +35,20 @@ CallStage record(Logger& logger, Metrics& metrics) {
       metrics.record_call(record);
       // A tool that answers with an error did its job; a call that broke
       // (bad arguments, a throw, a timeout, a bad result) deserves attention.
-      logger.write_batched(answered(out.outcome) ? LogLevel::info : LogLevel::warning, "tool_call",
-                           LogFields()
-                               .add("tool", record.tool)
-                               .add("owner", call.principal)
-                               .add("session", call.session_label)
-                               .add("outcome", record.outcome)
-                               .add("duration_ms", seconds * 1000.0)
-                               .add("bytes_produced", std::uint64_t{record.bytes_produced})
-                               .add("bytes_returned", std::uint64_t{record.bytes_returned})
-                               .add("truncated", record.truncated)
-                               .add("offloaded", record.offloaded));
+      const LogLevel record_level = answered(out.outcome) ? LogLevel::info : LogLevel::warning;
+      if (logger.enabled(record_level)) {
+        logger.write_batched(record_level, "tool_call",
+                             LogFields()
+                                 .add("tool", record.tool)
+                                 .add("owner", call.principal)
+                                 .add("session", call.session_label)
+                                 .add("outcome", record.outcome)
+                                 .add("duration_ms", seconds * 1000.0)
+                                 .add("bytes_produced", std::uint64_t{record.bytes_produced})
+                                 .add("bytes_returned", std::uint64_t{record.bytes_returned})
+                                 .add("truncated", record.truncated)
+                                 .add("offloaded", record.offloaded));
+      }
       if (out.outcome != CallOutcome::cancelled && call.context) {
         const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
                                : out.outcome == CallOutcome::tool_error ? LogLevel::info

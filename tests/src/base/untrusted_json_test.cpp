@@ -246,3 +246,17 @@ TEST_CASE("json_depth") {
   CHECK(json_depth(json::parse("[[1]]")) == 2);
   CHECK(json_depth(json::parse(R"({"a":[1,{"b":{}}],"c":2})")) == 4);
 }
+
+TEST_CASE("unserializable_json names what cannot be written and where, by JSON pointer") {
+  CHECK_FALSE(unserializable_json(json::parse(R"({"a":[1,2.5,"x",{"b":null}],"c":true})")));
+  CHECK(*unserializable_json(json(std::nan(""))) == "a number that is not finite at /");
+  json deep = json::parse(R"({"a/b":[0,{"t~x":[1,2,3]}],"ok":"fine"})");
+  deep["a/b"][1]["t~x"][2] = std::numeric_limits<double>::infinity();
+  CHECK(*unserializable_json(deep) == "a number that is not finite at /a~1b/1/t~0x/2");
+  json text = json::parse(R"({"content":[{"type":"text","text":"ok"},{"type":"text"}]})");
+  text["content"][1]["text"] = std::string("bad \xff");
+  CHECK(*unserializable_json(text) == "a string that is not valid UTF-8 at /content/1/text");
+  json key = json::parse(R"({"outer":{"inner":{}}})");
+  key["outer"]["inner"][std::string("k\xfe")] = 1;
+  CHECK(*unserializable_json(key) == "a key that is not valid UTF-8 in /outer/inner");
+}

@@ -22,6 +22,18 @@ CallResult until_stopped(ToolCall& call) {
   return CallResult::answered(ToolResult::text("stopped late"));
 }
 
+// Runs `handler` on `call` while another thread, 50 ms in, stops the call with
+// `stop` (&CallControl::cancel or &CallControl::abort).
+CallResult run_stopped_by(void (CallControl::*stop)(), const CallHandler& handler, ToolCall& call) {
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    (call.control.get()->*stop)();
+  });
+  CallResult result = handler(call);
+  stopper.join();
+  return result;
+}
+
 }  // namespace
 
 TEST_CASE("deadline runs next on another thread and returns its answer") {
@@ -46,24 +58,16 @@ TEST_CASE("deadline answers a cancelled call at once, and an aborted one as stop
   StubNext next;
   next.answer = until_stopped;
   ToolCall call = f.resolved_call("echo", "{}");
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    call.control->cancel();
-  });
-  CallResult r = stages::deadline(f.running)(next.handler())(call);
-  canceller.join();
+  CallResult r =
+      run_stopped_by(&CallControl::cancel, stages::deadline(f.running)(next.handler()), call);
   CHECK(r.outcome == CallOutcome::cancelled);
   CHECK(f.running->wait_until_idle(std::chrono::seconds(5)));
 
   StubNext after;
   after.answer = until_stopped;
   ToolCall aborted = f.resolved_call("echo", "{}");
-  std::thread aborter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    aborted.control->abort();
-  });
-  CallResult s = stages::deadline(f.running)(after.handler())(aborted);
-  aborter.join();
+  CallResult s =
+      run_stopped_by(&CallControl::abort, stages::deadline(f.running)(after.handler()), aborted);
   CHECK(s.outcome == CallOutcome::stopped);
   CHECK(text_at(s) == "Tool \"echo\" was stopped before it finished: toolmux is exiting");
   CHECK(f.running->wait_until_idle(std::chrono::seconds(5)));
@@ -95,13 +99,8 @@ TEST_CASE("a tool that runs past its timeout gives 'timed out after N ms' prompt
 TEST_CASE("a cancelled call ends early with the cancelled outcome") {
   PipelineFixture f;
   ToolCall call = f.make_call("slow", R"({"ms":5000})");
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    call.control->cancel();
-  });
   const auto start = Clock::now();
-  CallResult r = f.pipeline(call);
-  canceller.join();
+  CallResult r = run_stopped_by(&CallControl::cancel, f.pipeline, call);
   CHECK(r.outcome == CallOutcome::cancelled);
   CHECK(Clock::now() - start < std::chrono::seconds(1));
 }
@@ -152,21 +151,13 @@ TEST_CASE("a tool that returns by its deadline times out at it, and may be cance
 
   ToolCall cancelled = f.make_call("echo", "{}");
   cancelled.tool = &tool;
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    cancelled.control->cancel();
-  });
-  CallResult c = stages::deadline(f.running)(next.handler())(cancelled);
-  canceller.join();
+  CallResult c =
+      run_stopped_by(&CallControl::cancel, stages::deadline(f.running)(next.handler()), cancelled);
   CHECK(c.outcome == CallOutcome::cancelled);
 
   ToolCall aborted = f.make_call("echo", "{}");
   aborted.tool = &tool;
-  std::thread aborter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    aborted.control->abort();
-  });
-  CallResult s = stages::deadline(f.running)(next.handler())(aborted);
-  aborter.join();
+  CallResult s =
+      run_stopped_by(&CallControl::abort, stages::deadline(f.running)(next.handler()), aborted);
   CHECK(s.outcome == CallOutcome::stopped);
 }

@@ -48,10 +48,17 @@ struct ToolSpec {
 };
 
 // What the client answered to a request the server sent it while serving a
-// call (elicitation, sampling): its result, or why there is none.
+// call (elicitation, sampling, roots): its result, or why there is none.
 struct ClientAnswer {
   std::optional<json> result;
   std::string error;  // set when there is no result: the client's error, a timeout, ...
+  // No result yet, and none will come during this run of the call: the client
+  // speaks the 2026-07-28 protocol, where the question goes back in the call's
+  // answer (an input_required result) and the client retries the call with
+  // its answer (MRTR). The call is stopped (CallContext::cancelled() turns
+  // true); what the handler returns now is discarded, and the retry runs it
+  // again from the start, when this ask_client returns the answer at once.
+  bool pending = false;
 };
 
 // The handler's view of the call it serves. Implemented by the server; every
@@ -93,13 +100,20 @@ class CallContext {
   // The capabilities the client declared at initialize ({} when unknown):
   // ask_client may only use what is there ("elicitation", "sampling", ...).
   virtual json client_capabilities() const { return json::object(); }
-  // Sends the client a request (e.g. "elicitation/create",
-  // "sampling/createMessage") on the call's own stream and waits for the
-  // answer, at most until the call's deadline, its cancellation, or `stop`
-  // (a relay gives up once what it relays for has ended).
+  // Asks the client (e.g. "elicitation/create", "sampling/createMessage",
+  // "roots/list"). A legacy-era client gets a request on the call's own stream
+  // and the call waits for the answer, at most until its deadline, its
+  // cancellation, or `stop` (a relay gives up once what it relays for has
+  // ended). A 2026-07-28 client gets the question in an input_required result
+  // (see ClientAnswer::pending): a handler that asks must do nothing it could
+  // not do twice before its last question. `key` names the question among the
+  // call's questions ("" = "input-N", N counting this run's questions from 1);
+  // a handler that asks several questions at once asks them all before it
+  // looks at the answers, so that they go to the client together.
   virtual ClientAnswer ask_client(const std::string& method, const json& /*params*/,
-                                  const std::stop_token& /*stop*/ = {}) {
-    return {std::nullopt, "this call cannot send " + method + " to the client"};
+                                  const std::stop_token& /*stop*/ = {},
+                                  const std::string& /*key*/ = {}) {
+    return {std::nullopt, "this call cannot send " + method + " to the client", false};
   }
   // Asks the transport to close the connection that carries this call's
   // messages now; the client reconnects and gets the rest (Streamable HTTP's

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "src/app/session_directory.h"
+#include "src/app/state_key.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
 #include "src/store/session_store.h"
@@ -85,8 +86,10 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   // These are left to process exit when a connection thread outlives the
   // drain (see the end): held by pointer, not on the stack.
   const std::shared_ptr<const Catalog> catalog = host.current();
+  ServerOptions server_options = server_options_for(options, results);
+  server_options.state_key = state_key_for(options, logger);
   auto server_holder =
-      std::make_unique<McpServer>(catalog, server_options_for(options, results), logger, metrics);
+      std::make_unique<McpServer>(catalog, std::move(server_options), logger, metrics);
   McpServer& server = *server_holder;
   // A reload or an upstream's change: served from then on, clients told.
   const int listener = host.add_listener(
@@ -141,6 +144,8 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
     kill(getpid(), SIGTERM);
   }
   signal_waiter.join();
+  // Listens end at once (with their result); other calls may finish.
+  server.end_listens();
 
   // Running calls get the grace period to finish, then are cancelled.
   const auto grace = std::chrono::seconds(options.shutdown_grace_seconds);

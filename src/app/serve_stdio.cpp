@@ -4,6 +4,7 @@
 #include <csignal>
 #include <memory>
 
+#include "src/app/state_key.h"
 #include "src/base/random_id.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session.h"
@@ -40,7 +41,9 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
 
   Metrics metrics;
   const std::shared_ptr<const Catalog> catalog = host.current();
-  McpServer server(catalog, server_options_for(options, results), logger, metrics);
+  ServerOptions server_options = server_options_for(options, results);
+  server_options.state_key = state_key_for(options, logger);
+  McpServer server(catalog, std::move(server_options), logger, metrics);
   // A reload or an upstream's change: served from then on, the client told.
   const int listener = host.add_listener(
       [&server](std::shared_ptr<const Catalog> next) { server.replace_catalog(std::move(next)); });
@@ -55,6 +58,8 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
 
   SessionPeer peer(server, session);
   transport.serve(peer, server.json_limits());
+  // A listen stays open until it is ended: end them before waiting for calls.
+  server.end_listens();
 
   // End of input: the calls already read are still answered. They run until
   // they finish or their own timeout, for --shutdown-grace at most; those

@@ -28,6 +28,8 @@ std::string_view call_outcome_name(CallOutcome outcome) {
       return "bad_result";
     case CallOutcome::stopped:
       return "stopped";
+    case CallOutcome::input_required:
+      return "input_required";
     case CallOutcome::internal_error:
       return "internal_error";
   }
@@ -66,6 +68,12 @@ CallResult CallResult::bad_result(std::string message) {
 CallResult CallResult::bad_result(ToolResult error) {
   error.is_error = true;
   return {std::move(error), CallOutcome::bad_result};
+}
+
+CallResult CallResult::input_required() {
+  return {ToolResult::error("The call asked its client a question; it is answered with the "
+                            "question, and the client retries it with the answer."),
+          CallOutcome::input_required};
 }
 
 CallResult CallResult::stopped(std::string message) {

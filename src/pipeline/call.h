@@ -43,8 +43,9 @@ enum class CallOutcome {
   cancelled,
   crashed,
   bad_result,
-  stopped,        // toolmux stopped the call (it exits), or had no thread to run it on
-  internal_error  // the pipeline was composed out of order (a bug of toolmux)
+  stopped,         // toolmux stopped the call (it exits), or had no thread to run it on
+  input_required,  // it asked a 2026-07-28 client a question: answered with the question
+  internal_error   // the pipeline was composed out of order (a bug of toolmux)
 };
 std::string_view call_outcome_name(CallOutcome outcome);
 
@@ -88,6 +89,10 @@ struct CallResult {
   static CallResult stopped(std::string message);
   // The call was cancelled: the client gets no response.
   static CallResult cancelled();
+  // The handler asked a 2026-07-28 client a question (CallControl::
+  // input_requested): the call is answered with its questions
+  // (SessionCallContext::input_exchange), whatever the handler returned.
+  static CallResult input_required();
   // Answered with the JSON-RPC error `error` instead of a result; `result`
   // holds the same message as an isError result, for the record.
   static CallResult rejected(CallOutcome outcome, JsonRpcError error);

@@ -25,7 +25,10 @@ CallStage check_result() {
     return [next = std::move(next)](ToolCall& call) {
       if (!call.tool) return CallResult::out_of_order("check_result", "tool", "resolve_tool");
       CallResult out = next(call);
-      if (out.outcome == CallOutcome::cancelled) return out;
+      // No result to judge: none goes out, or the question does instead.
+      if (out.outcome == CallOutcome::cancelled || out.outcome == CallOutcome::input_required) {
+        return out;
+      }
       ToolResult& r = out.result;
       if (!r.content.is_array()) {
         return CallResult::bad_result(tool_label(call) + " returned content that is not a list");

@@ -32,6 +32,7 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       auto settle = [&](std::optional<CallResult> result, Clock::time_point finished_at) {
         if (call.control->cancelled()) return CallResult::cancelled();
         if (call.control->aborted()) return stopped();
+        if (call.control->input_requested()) return CallResult::input_required();
         // A tool that stopped because its deadline passed (a command is killed
         // then) answers late: it timed out, whatever it says.
         if (!result || finished_at >= until) return timed_out();

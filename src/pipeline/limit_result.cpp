@@ -13,7 +13,8 @@ CallStage limit_result(std::shared_ptr<LazyResultStore> results) {
       if (!call.tool) return CallResult::out_of_order("limit_result", "tool", "resolve_tool");
       CallResult out = next(call);
       out.bytes_produced = result_payload_bytes(out.result);
-      if (out.outcome == CallOutcome::cancelled || call.tool->spec.name == kReadToolResult) {
+      if (out.outcome == CallOutcome::cancelled || out.outcome == CallOutcome::input_required ||
+          call.tool->spec.name == kReadToolResult) {
         return out;
       }
       StorePayload store;

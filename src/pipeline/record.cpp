@@ -12,7 +12,7 @@ namespace {
 
 bool answered(CallOutcome outcome) {
   return outcome == CallOutcome::ok || outcome == CallOutcome::tool_error ||
-         outcome == CallOutcome::cancelled;
+         outcome == CallOutcome::cancelled || outcome == CallOutcome::input_required;
 }
 
 }  // namespace
@@ -49,7 +49,8 @@ CallStage record(Logger& logger, Metrics& metrics) {
                                  .add("truncated", record.truncated)
                                  .add("offloaded", record.offloaded));
       }
-      if (out.outcome != CallOutcome::cancelled && call.context) {
+      if (out.outcome != CallOutcome::cancelled && out.outcome != CallOutcome::input_required &&
+          call.context) {
         const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
                                : out.outcome == CallOutcome::tool_error ? LogLevel::info
                                                                         : LogLevel::warning;

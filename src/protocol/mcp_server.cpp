@@ -6,8 +6,10 @@
 #include <utility>
 
 #include "src/base/elastic_threads.h"
+#include "src/protocol/modern.h"
 #include "src/protocol/tool_list_cursor.h"
 #include "src/session/call_context.h"
+#include "src/session/input_exchange.h"
 
 namespace toolmux {
 
@@ -19,6 +21,19 @@ namespace {
 void respond_error(Session& session, const json& id, int code, std::string_view message,
                    json data = nullptr) {
   session.send_related(jsonrpc::make_error(id, code, message, std::move(data)), id);
+}
+
+void respond_error(Session& session, const json& id, const JsonRpcError& e) {
+  respond_error(session, id, e.code, e.message, e.data);
+}
+
+// Lists may be shared by every caller unless the operator's access rules
+// name principals: then what one sees depends on who asks.
+std::string list_cache_scope(const Catalog& catalog) {
+  for (const auto& [principal, rule] : catalog.policy.access) {
+    if (principal != "*") return "private";
+  }
+  return "public";
 }
 
 // Violations outside the arguments of a tools/call make the whole message
@@ -56,6 +71,8 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       logger_(logger),
       metrics_(metrics),
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
+      state_key_(options_.state_key ? options_.state_key
+                                    : std::make_shared<const SealingKey>(SealingKey::random())),
       pipeline_(build_call_pipeline(logger, metrics, running_, options_.results)) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
@@ -73,9 +90,13 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   methods_.emplace("tools/call", [this](Message& m, const std::shared_ptr<Session>& s,
                                         Carrier carrier) { call_tool(m, s, carrier); });
   methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
-  provider_methods_ =
-      std::make_unique<ProviderMethods>([this] { return this->catalog(); }, options_.page_size,
-                                        options_.provider_timeout, logger_, *admission_);
+  methods_.emplace("server/discover", bind(&McpServer::discover));
+  // Served by handle_modern itself (it needs the carrying session).
+  methods_.emplace("subscriptions/listen",
+                   [](Message&, const std::shared_ptr<Session>&, Carrier) {});
+  provider_methods_ = std::make_unique<ProviderMethods>(
+      [this] { return this->catalog(); }, options_.page_size, options_.provider_timeout, logger_,
+      *admission_, state_key_);
   for (auto& [name, handler] : provider_methods_->handlers()) {
     methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
                                                Carrier) { handler(m, s); });
@@ -83,7 +104,10 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
 }
 
-McpServer::~McpServer() { admission_->close(); }
+McpServer::~McpServer() {
+  listeners_.end_all();
+  admission_->close();
+}
 
 void McpServer::handle(Message m, const std::shared_ptr<Session>& session, Carrier carrier) {
   switch (m.kind) {
@@ -116,8 +140,12 @@ void McpServer::handle_request(Message& m, const std::shared_ptr<Session>& sessi
                   "Invalid request: " + v->message + " at " + v->pointer);
     return;
   }
+  if (modern::is_modern(m)) {
+    handle_modern(m, session, carrier);
+    return;
+  }
   auto it = methods_.find(m.method);
-  if (it == methods_.end()) {
+  if (it == methods_.end() || m.method == "server/discover" || m.method == "subscriptions/listen") {
     respond_error(*session, m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method);
     return;
   }
@@ -137,6 +165,93 @@ void McpServer::handle_request(Message& m, const std::shared_ptr<Session>& sessi
     logger_.write(LogLevel::error, "internal_error", {{"method", m.method}, {"what", e.what()}});
     respond_error(*session, m.id, jsonrpc::kInternalError, "Internal error");
   }
+}
+
+void McpServer::handle_modern(Message& m, const std::shared_ptr<Session>& carrier_session,
+                              Carrier carrier) {
+  auto meta = modern::read_meta(m);
+  if (const auto* e = std::get_if<JsonRpcError>(&meta)) {
+    respond_error(*carrier_session, m.id, *e);
+    return;
+  }
+  auto it = methods_.find(m.method);
+  if (!modern::has_method(m.method) || it == methods_.end()) {
+    const bool legacy_only = it != methods_.end();
+    respond_error(*carrier_session, m.id, jsonrpc::kMethodNotFound,
+                  "Method not found: " + m.method +
+                      (legacy_only ? " (the 2026-07-28 protocol has no such method; it is served "
+                                     "only after initialize)"
+                                   : ""));
+    return;
+  }
+  const std::string scope = m.method == "resources/read" ? "private" : list_cache_scope(*catalog());
+  // What the request's calls store belongs to whoever carries it: the stdio
+  // process, or the principal of an HTTP request (transports/http_sessions.h).
+  auto view = Session::for_request(
+      carrier_session, std::get<RequestMeta>(std::move(meta)), carrier_session->id(),
+      std::make_shared<modern::ModernSink>(carrier_session, m.method, scope));
+  try {
+    it->second(m, view, carrier);
+  } catch (const std::exception& e) {
+    logger_.write(LogLevel::error, "internal_error", {{"method", m.method}, {"what", e.what()}});
+    respond_error(*view, m.id, jsonrpc::kInternalError, "Internal error");
+  }
+}
+
+void McpServer::discover(const Message& m, const std::shared_ptr<Session>& session) {
+  json result{
+      {"supportedVersions", modern::supported_versions()},
+      {"capabilities",
+       {{"tools", {{"listChanged", true}}},
+        {"resources", {{"subscribe", true}, {"listChanged", true}}},
+        {"prompts", {{"listChanged", true}}},
+        {"completions", json::object()},
+        {"logging", json::object()}}},
+      {"serverInfo", modern::server_info()},
+      {"instructions", server_instructions(*catalog())},
+  };
+  session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
+}
+
+void McpServer::listen(const Message& m, const std::shared_ptr<Session>& carrier_session,
+                       RequestMeta meta) {
+  auto read = Listeners::read_filter(m.params);
+  if (const auto* bad = std::get_if<std::string>(&read)) {
+    respond_error(*carrier_session, m.id, jsonrpc::kInvalidParams, "Invalid params: " + *bad);
+    return;
+  }
+  ListenFilter filter = std::get<ListenFilter>(std::move(read));
+  auto control = carrier_session->begin_call(m.id);
+  if (!control) {
+    carrier_session->send_related(duplicate_request_error(m.id), m.id);
+    return;
+  }
+  auto listener = Session::for_request(carrier_session, std::move(meta), carrier_session->id(),
+                                       std::make_shared<ListenSink>(carrier_session, m.id, filter));
+  const bool added = listeners_.add(m.id, listener, control, [carrier_session, id = m.id] {
+    carrier_session->request_finished(id);  // cancelled: no response
+    carrier_session->end_call(id);
+  });
+  if (!added) {
+    carrier_session->end_call(m.id);
+    respond_error(*carrier_session, m.id, jsonrpc::kServerBusy,
+                  "toolmux is busy: " + std::to_string(Listeners::kMaxListeners) +
+                      " subscriptions/listen requests are open (the limit); try again later");
+    return;
+  }
+  logger_.write(LogLevel::info, "listening",
+                {{"session", carrier_session->label()}, {"notifications", filter.to_json()}});
+  // The acknowledgment goes first; changes are told from then on.
+  listener->send_related(jsonrpc::make_notification("notifications/subscriptions/acknowledged",
+                                                    {{"notifications", filter.to_json()}}),
+                         m.id);
+  if (filter.tools) {
+    std::lock_guard lock(catalog_mutex_);
+    sessions_.push_back(listener);
+  }
+  auto& subscriptions = *provider_methods_->subscriptions();
+  if (filter.prompts || filter.resources) subscriptions.add_session(listener);
+  for (const std::string& uri : filter.uris) subscriptions.subscribe(listener, uri);
 }
 
 void McpServer::handle_notification(const Message& m, const std::shared_ptr<Session>& session) {
@@ -232,6 +347,8 @@ void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& ses
   for (const json& tool : catalog->published) {
     const std::string& name = tool["name"].get_ref<const std::string&>();
     if (catalog->policy.denial(session->principal(), name)) continue;
+    // A 2026-07-28 request's list is the same for every connection: the
+    // pinned tools; what a search finds is called by name.
     if (catalog->discovery && !catalog->always_listed.count(name) && !session->discovered(name)) {
       continue;
     }
@@ -289,8 +406,23 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
     progress_token = params["_meta"].value("progressToken", json(nullptr));
   }
   const std::string name = params["name"].get<std::string>();
+  // A 2026-07-28 request asks its client through its answer (MRTR): a retry
+  // brings the state and the answers.
+  std::shared_ptr<InputExchange> exchange;
+  if (session->request_meta()) {
+    auto opened = InputExchange::open(
+        params,
+        RequestBinding{session->id(), "tools/call", name, params.value("arguments", json(nullptr))},
+        state_key_);
+    if (const auto* e = std::get_if<JsonRpcError>(&opened)) {
+      respond_error(*session, m.id, *e);
+      session->end_call(m.id);
+      return;
+    }
+    exchange = std::get<std::shared_ptr<InputExchange>>(std::move(opened));
+  }
   auto context = std::make_shared<SessionCallContext>(session, control, m.id, progress_token,
-                                                      "toolmux/" + name);
+                                                      "toolmux/" + name, std::move(exchange));
   ToolCall call;
   call.session_id = session->id();
   call.session_label = session->label();
@@ -363,7 +495,14 @@ void McpServer::run_call(ToolCall call, const std::shared_ptr<Session>& session,
     CallResult out = pipeline_(admitted);
     context->finish();
     // A cancelled request gets no response (MCP cancellation utility).
-    if (out.protocol_error) {
+    if (out.outcome == CallOutcome::input_required && context->input_exchange()) {
+      auto asked = context->input_exchange()->input_required_result();
+      if (const auto* e = std::get_if<JsonRpcError>(&asked)) {
+        session->send_related(jsonrpc::make_error(id, e->code, e->message, e->data), id);
+      } else {
+        session->send_related(jsonrpc::make_result(id, std::get<json>(std::move(asked))), id);
+      }
+    } else if (out.protocol_error) {
       const JsonRpcError& e = *out.protocol_error;
       session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
     } else if (out.outcome != CallOutcome::cancelled) {

@@ -36,8 +36,10 @@
 #include "src/base/jsonrpc.h"
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
+#include "src/base/sealed_box.h"
 #include "src/base/untrusted_json.h"
 #include "src/pipeline/call_pipeline.h"
+#include "src/protocol/listeners.h"
 #include "src/protocol/provider_methods.h"
 #include "src/session/call_admission.h"
 #include "src/session/call_context.h"
@@ -54,6 +56,10 @@ struct ServerOptions {
   std::chrono::milliseconds provider_timeout{60000};
   // How many calls run at once, and wait (src/session/call_admission.h).
   CallLimits call_limits;
+  // Seals the requestState of 2026-07-28 requests that ask their client
+  // (src/session/input_exchange.h); null = a new random key, which states
+  // made before a restart do not open with.
+  std::shared_ptr<const SealingKey> state_key;
 };
 
 // The options `toolmux serve` runs the server with, over either transport.
@@ -82,6 +88,10 @@ class McpServer {
     return running_->wait_until_idle(timeout);
   }
 
+  // Ends every subscriptions/listen with its result: before a shutdown waits
+  // for the calls in flight, of which they are. Any thread.
+  void end_listens() { listeners_.end_all(); }
+
   // The catalog requests are served from now. Any thread.
   std::shared_ptr<const Catalog> catalog() const {
     std::lock_guard lock(catalog_mutex_);
@@ -99,6 +109,14 @@ class McpServer {
 
   void handle_request(jsonrpc::Message& m, const std::shared_ptr<Session>& session,
                       Carrier carrier);
+  // A request of the 2026-07-28 protocol (src/protocol/modern.h), carried by
+  // `carrier_session`: served with a Session of its own (Session::for_request).
+  void handle_modern(jsonrpc::Message& m, const std::shared_ptr<Session>& carrier_session,
+                     Carrier carrier);
+  void discover(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  // subscriptions/listen (src/protocol/listeners.h), carried by `carrier_session`.
+  void listen(const jsonrpc::Message& m, const std::shared_ptr<Session>& carrier_session,
+              RequestMeta meta);
   // Registers the session for catalog notifications, once.
   void watch(const std::shared_ptr<Session>& session);
   void handle_notification(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
@@ -126,10 +144,12 @@ class McpServer {
   Metrics& metrics_;
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
   std::unique_ptr<CallAdmission> admission_;
+  const std::shared_ptr<const SealingKey> state_key_;
   CallHandler pipeline_;
   std::map<std::string, Method, std::less<>> methods_;
   // resources/*, prompts/*, completion/complete, from the catalog's providers.
   std::unique_ptr<ProviderMethods> provider_methods_;
+  Listeners listeners_;
 };
 
 // A session's way into the server, as its transport holds it.

@@ -6,6 +6,7 @@
 #include "src/base/elastic_threads.h"
 #include "src/protocol/tool_list_cursor.h"
 #include "src/session/call_context.h"
+#include "src/session/input_exchange.h"
 
 namespace toolmux {
 
@@ -81,12 +82,14 @@ std::vector<json> to_json_all(const std::vector<T>& items) {
 
 ProviderMethods::ProviderMethods(std::function<std::shared_ptr<const Catalog>()> catalog,
                                  std::size_t page_size, std::chrono::milliseconds timeout,
-                                 Logger& logger, CallAdmission& admission)
+                                 Logger& logger, CallAdmission& admission,
+                                 std::shared_ptr<const SealingKey> state_key)
     : catalog_(std::move(catalog)),
       page_size_(page_size),
       timeout_(timeout),
       logger_(logger),
-      admission_(admission) {
+      admission_(admission),
+      state_key_(std::move(state_key)) {
   // The last subscriber of a URI left: the provider of the catalog served now
   // may stop watching it.
   subscriptions_ =
@@ -120,14 +123,32 @@ void ProviderMethods::run(const Message& m, const std::shared_ptr<Session>& sess
     return;
   }
   control->set_deadline(std::chrono::steady_clock::now() + timeout_);
-  // A session restored after a restart did not initialize here: it joins now.
-  subscriptions_->add_session(session);
+  // A session restored after a restart did not initialize here: it joins
+  // now. A 2026-07-28 request has no session to tell of changes.
+  if (!session->request_meta()) subscriptions_->add_session(session);
   json progress_token = nullptr;
   if (m.params.is_object() && m.params.contains("_meta") && m.params["_meta"].is_object()) {
     progress_token = m.params["_meta"].value("progressToken", json(nullptr));
   }
+  // A 2026-07-28 prompts/get or resources/read may ask its client through its
+  // answer (MRTR), as a tools/call may.
+  std::shared_ptr<InputExchange> exchange;
+  if (session->request_meta() && (m.method == "prompts/get" || m.method == "resources/read")) {
+    const bool prompt = m.method == "prompts/get";
+    RequestBinding binding{
+        session->id(), m.method, string_param(m.params, prompt ? "name" : "uri").value_or(""),
+        prompt && m.params.is_object() ? m.params.value("arguments", json(nullptr))
+                                       : json(nullptr)};
+    auto opened = InputExchange::open(m.params, std::move(binding), state_key_);
+    if (const auto* e = std::get_if<JsonRpcError>(&opened)) {
+      respond_error(*session, m.id, e->code, e->message, e->data);
+      session->end_call(m.id);
+      return;
+    }
+    exchange = std::get<std::shared_ptr<InputExchange>>(std::move(opened));
+  }
   auto context = std::make_shared<SessionCallContext>(session, control, m.id, progress_token,
-                                                      "toolmux/" + m.method);
+                                                      "toolmux/" + m.method, std::move(exchange));
   // Answers a request that ends without running, unless it was cancelled.
   auto unrun = [this, session, context, control, id = m.id, method = m.method](
                    int code, const std::string& outcome, const std::string& why) {
@@ -171,6 +192,13 @@ void ProviderMethods::run(const Message& m, const std::shared_ptr<Session>& sess
       context->finish();
       if (control->cancelled()) {
         session->request_finished(id);  // a cancelled request gets no response
+      } else if (const InputExchange* asked = context->input_exchange()) {
+        auto answer = asked->input_required_result();
+        if (const auto* e = std::get_if<JsonRpcError>(&answer)) {
+          respond_error(*session, id, e->code, e->message, e->data);
+        } else {
+          session->send_related(jsonrpc::make_result(id, std::get<json>(std::move(answer))), id);
+        }
       } else if (control->aborted()) {
         respond_error(*session, id, jsonrpc::kInternalError,
                       method + " was stopped before it finished: toolmux is exiting");

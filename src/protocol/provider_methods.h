@@ -23,6 +23,7 @@
 #include "src/assembly/tool_catalog.h"
 #include "src/base/jsonrpc.h"
 #include "src/base/logger.h"
+#include "src/base/sealed_box.h"
 #include "src/protocol/resource_subscriptions.h"
 #include "src/session/call_admission.h"
 #include "src/session/session.h"
@@ -35,8 +36,11 @@ class ProviderMethods {
 
   // `catalog` gives the snapshot to serve each request from (it may change
   // between requests). `page_size`: entries per list page, 0 = all.
+  // `state_key` seals the requestState of a 2026-07-28 prompts/get or
+  // resources/read that asks its client (src/session/input_exchange.h).
   ProviderMethods(std::function<std::shared_ptr<const Catalog>()> catalog, std::size_t page_size,
-                  std::chrono::milliseconds timeout, Logger& logger, CallAdmission& admission);
+                  std::chrono::milliseconds timeout, Logger& logger, CallAdmission& admission,
+                  std::shared_ptr<const SealingKey> state_key);
 
   // Method name and handler, for the server's method table.
   std::vector<std::pair<std::string, Handler>> handlers();
@@ -69,6 +73,7 @@ class ProviderMethods {
   const std::chrono::milliseconds timeout_;
   Logger& logger_;
   CallAdmission& admission_;
+  const std::shared_ptr<const SealingKey> state_key_;
   std::shared_ptr<ResourceSubscriptions> subscriptions_;
 };
 

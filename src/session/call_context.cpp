@@ -10,12 +10,14 @@ namespace toolmux {
 SessionCallContext::SessionCallContext(std::shared_ptr<Session> session,
                                        std::shared_ptr<CallControl> control,
                                        nlohmann::json request_id, nlohmann::json progress_token,
-                                       std::string logger_name)
+                                       std::string logger_name,
+                                       std::shared_ptr<InputExchange> exchange)
     : session_(std::move(session)),
       control_(std::move(control)),
       request_id_(std::move(request_id)),
       progress_token_(std::move(progress_token)),
-      logger_name_(std::move(logger_name)) {}
+      logger_name_(std::move(logger_name)),
+      exchange_(std::move(exchange)) {}
 
 void SessionCallContext::report_progress(double progress, std::optional<double> total,
                                          std::string_view message) {
@@ -33,7 +35,7 @@ void SessionCallContext::report_progress(double progress, std::optional<double> 
 }
 
 void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
-  if (level < session_->log_level()) return;
+  if (!session_->wants_log(level)) return;
   session_->send_related(
       jsonrpc::make_notification(
           "notifications/message",
@@ -42,10 +44,16 @@ void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
 }
 
 ClientAnswer SessionCallContext::ask_client(const std::string& method, const nlohmann::json& params,
-                                            const std::stop_token& stop) {
+                                            const std::stop_token& stop, const std::string& key) {
   {
     std::lock_guard lock(mutex_);
-    if (finished_) return {std::nullopt, "the call has already ended"};
+    if (finished_) return {std::nullopt, "the call has already ended", false};
+  }
+  if (exchange_) {
+    // Asked in the answer: the call stops now and is run again with the answer.
+    ClientAnswer answer = exchange_->ask(method, params, key, session_->client_capabilities());
+    if (answer.pending) control_->request_input();
+    return answer;
   }
   // The wait ends with the call: its deadline or its cancellation.
   const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(

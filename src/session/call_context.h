@@ -1,5 +1,8 @@
 // The CallContext a handler gets when its call came from a client session:
-// progress and log messages go to that session as notifications.
+// progress and log messages go to that session as notifications. A question
+// to the client (ask_client) goes to a legacy session as a request the call
+// waits for; a request of the 2026-07-28 protocol asks it through its
+// InputExchange (src/session/input_exchange.h) instead.
 //
 // Once finish() has returned, nothing more is sent for the call: the spec
 // forbids progress after the response, and the server calls finish() before it
@@ -13,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/tool.h"
+#include "src/session/input_exchange.h"
 #include "src/session/session.h"
 
 namespace toolmux {
@@ -23,7 +27,7 @@ class SessionCallContext final : public CallContext {
   // belongs to it (on HTTP, its stream).
   SessionCallContext(std::shared_ptr<Session> session, std::shared_ptr<CallControl> control,
                      nlohmann::json request_id, nlohmann::json progress_token,
-                     std::string logger_name);
+                     std::string logger_name, std::shared_ptr<InputExchange> exchange = nullptr);
 
   bool cancelled() const override { return control_->stop_requested(); }
   std::chrono::steady_clock::time_point deadline() const override { return control_->deadline(); }
@@ -38,11 +42,15 @@ class SessionCallContext final : public CallContext {
   }
   nlohmann::json client_capabilities() const override { return session_->client_capabilities(); }
   ClientAnswer ask_client(const std::string& method, const nlohmann::json& params,
-                          const std::stop_token& stop = {}) override;
+                          const std::stop_token& stop = {}, const std::string& key = {}) override;
   void release_stream() override { session_->close_request_stream(request_id_); }
 
   void finish();
   const nlohmann::json& request_id() const { return request_id_; }
+  // The request's questions to a 2026-07-28 client, when it has asked one.
+  const InputExchange* input_exchange() const {
+    return exchange_ && exchange_->input_required() ? exchange_.get() : nullptr;
+  }
 
  private:
   std::shared_ptr<Session> session_;
@@ -50,6 +58,7 @@ class SessionCallContext final : public CallContext {
   const nlohmann::json request_id_;
   const nlohmann::json progress_token_;  // null: the client asked for no progress
   const std::string logger_name_;
+  const std::shared_ptr<InputExchange> exchange_;  // null: a legacy session's call
   std::mutex mutex_;
   bool finished_ = false;
   std::optional<double> last_progress_;

@@ -9,27 +9,43 @@
 
 namespace toolmux {
 
+std::shared_ptr<Session> Session::for_request(std::shared_ptr<Session> carrier, RequestMeta meta,
+                                              std::string owner,
+                                              std::shared_ptr<MessageSink> sink) {
+  auto view = std::make_shared<Session>(std::move(owner), carrier->principal(), carrier->label(),
+                                        std::move(sink));
+  view->meta_ = std::make_shared<const RequestMeta>(std::move(meta));
+  view->carrier_ = std::move(carrier);
+  view->initialized_ = true;
+  return view;
+}
+
 bool Session::initialized() const {
   std::lock_guard lock(mutex_);
   return initialized_;
 }
 
 std::string Session::protocol_version() const {
+  if (meta_) return meta_->protocol_version;
   std::lock_guard lock(mutex_);
   return protocol_version_;
 }
 
 nlohmann::json Session::client_info() const {
+  if (meta_) return meta_->client_info;
   std::lock_guard lock(mutex_);
   return client_info_;
 }
 
 nlohmann::json Session::client_capabilities() const {
+  if (meta_) return meta_->client_capabilities;
   std::lock_guard lock(mutex_);
   return client_capabilities_;
 }
 
 bool Session::client_may_be_asked() const {
+  // A 2026-07-28 client is asked in the call's answer, never while it runs.
+  if (meta_) return false;
   std::lock_guard lock(mutex_);
   return client_capabilities_.is_object() && (client_capabilities_.contains("elicitation") ||
                                               client_capabilities_.contains("sampling"));
@@ -94,7 +110,7 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
   if (control && control->carried()) {
     // Its request would reach the client only after the call ended. A call is
     // carried only for a client that declared nothing it could be asked.
-    return {std::nullopt, "the client did not declare that it can answer " + method};
+    return {std::nullopt, "the client did not declare that it can answer " + method, false};
   }
   auto pending = std::make_shared<PendingAnswer>();
   nlohmann::json id;
@@ -164,6 +180,7 @@ bool Session::deliver_response(const nlohmann::json& id, const nlohmann::json& m
 }
 
 std::shared_ptr<CallControl> Session::begin_call(const nlohmann::json& request_id) {
+  if (carrier_) return carrier_->begin_call(request_id);
   std::lock_guard lock(mutex_);
   auto [it, inserted] = calls_.try_emplace(request_id.dump(), nullptr);
   if (!inserted) return nullptr;
@@ -172,6 +189,10 @@ std::shared_ptr<CallControl> Session::begin_call(const nlohmann::json& request_i
 }
 
 void Session::end_call(const nlohmann::json& request_id) {
+  if (carrier_) {
+    carrier_->end_call(request_id);
+    return;
+  }
   {
     std::lock_guard lock(mutex_);
     calls_.erase(request_id.dump());
@@ -182,6 +203,10 @@ void Session::end_call(const nlohmann::json& request_id) {
 // The calls are stopped outside the lock: stopping one runs the callbacks of
 // whoever waits for it (CallControl::stop_token), which may take it.
 void Session::cancel_call(const nlohmann::json& request_id) {
+  if (carrier_) {
+    carrier_->cancel_call(request_id);
+    return;
+  }
   std::shared_ptr<CallControl> control;
   {
     std::lock_guard lock(mutex_);
@@ -212,11 +237,14 @@ bool Session::wait_for_calls(std::chrono::milliseconds timeout) {
 }
 
 bool Session::discovered(std::string_view tool) const {
+  if (meta_) return false;
   std::lock_guard lock(mutex_);
   return discovered_.find(tool) != discovered_.end();
 }
 
 void Session::add_discovered(const std::vector<std::string>& tools) {
+  // A 2026-07-28 client calls what its search found by name: there is no list to grow.
+  if (meta_) return;
   bool notify = false;
   bool changed = false;
   {

@@ -1,5 +1,9 @@
 // One client's connection to the server: its lifecycle state (legacy era,
 // opened by initialize), its logging level, and the calls it has in flight.
+// Or one request of the 2026-07-28 protocol (Session::for_request), which has
+// no session: what it needs to know (version, client capabilities, log level)
+// comes with it, and its calls are registered with the session of the
+// transport that carries it, so that cancellation and shutdown reach them.
 //
 // A Session is shared (std::shared_ptr) by the transport that reads for it and
 // by every call running for it; all members are thread-safe. Sending goes
@@ -41,6 +45,13 @@ namespace toolmux {
 // polls stop_requested() (through its CallContext). Thread-safe.
 class CallControl {
  public:
+  // The call asked a 2026-07-28 client a question (ClientAnswer::pending): it
+  // stops, and is answered with the questions instead of a result.
+  void request_input() {
+    input_requested_.store(true);
+    stop_.request_stop();
+  }
+  bool input_requested() const { return input_requested_.load(); }
   void cancel() {
     cancelled_.store(true);
     stop_.request_stop();
@@ -66,15 +77,26 @@ class CallControl {
         std::chrono::steady_clock::duration(deadline_ns_.load()));
   }
   bool expired() const { return std::chrono::steady_clock::now() >= deadline(); }
-  bool stop_requested() const { return cancelled() || aborted() || expired(); }
+  bool stop_requested() const { return cancelled() || aborted() || input_requested() || expired(); }
 
  private:
+  std::atomic<bool> input_requested_{false};
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> aborted_{false};
   std::atomic<bool> carried_{false};
   std::stop_source stop_;
   std::atomic<std::chrono::steady_clock::rep> deadline_ns_{
       std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
+};
+
+// What a request of the 2026-07-28 protocol says of itself in its _meta.
+struct RequestMeta {
+  std::string protocol_version;
+  nlohmann::json client_capabilities = nlohmann::json::object();
+  nlohmann::json client_info = nlohmann::json::object();
+  // The least level of notifications/message the client wants for this
+  // request; none: it wants none (the spec forbids them then).
+  std::optional<LogLevel> log_level;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -95,6 +117,18 @@ class Session : public std::enable_shared_from_this<Session> {
         label_(std::move(label)),
         owned_sink_(std::move(sink)),
         sink_(*owned_sink_) {}
+
+  // A request of the 2026-07-28 protocol carried by `carrier` (the stdio
+  // process's session, or one made for the HTTP request): messages go to
+  // `sink` (which shapes them for that protocol and passes them on to the
+  // carrier), calls are registered with the carrier. `owner` keys what the
+  // request's calls store (offloaded results): the principal's, not a
+  // session's. It is initialized, never asked anything (client_may_be_asked),
+  // and keeps no discovered tools.
+  static std::shared_ptr<Session> for_request(std::shared_ptr<Session> carrier, RequestMeta meta,
+                                              std::string owner, std::shared_ptr<MessageSink> sink);
+  // A request of the 2026-07-28 protocol (for_request); null for a session.
+  const RequestMeta* request_meta() const { return meta_.get(); }
 
   const std::string& id() const { return id_; }
   const std::string& label() const { return label_; }
@@ -149,6 +183,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // The level set by logging/setLevel; notifications/message below it are not sent.
   LogLevel log_level() const { return log_level_.load(); }
+  // Whether a notifications/message at `level` goes to the client.
+  bool wants_log(LogLevel level) const {
+    if (meta_) return meta_->log_level && level >= *meta_->log_level;
+    return level >= log_level();
+  }
   void set_log_level(LogLevel level) {
     log_level_.store(level);
     state_changed();
@@ -179,6 +218,9 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string id_;
   const std::string principal_;
   const std::string label_;
+  // Set for a request of the 2026-07-28 protocol (for_request).
+  std::shared_ptr<const RequestMeta> meta_;
+  std::shared_ptr<Session> carrier_;
   const std::shared_ptr<MessageSink> owned_sink_;
   MessageSink& sink_;
   std::atomic<LogLevel> log_level_{LogLevel::warning};

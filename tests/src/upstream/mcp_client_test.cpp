@@ -254,13 +254,14 @@ struct SlowClient : TestContext {
   std::atomic<int> asked{0};
   std::atomic<bool> may_answer{false};
   ClientAnswer ask_client(const std::string& /*method*/, const json& /*params*/,
-                          const std::stop_token& stop) override {
+                          const std::stop_token& stop, const std::string& /*key*/) override {
     ++asked;
     while (!may_answer && !cancelled() && !stop.stop_requested()) {
       std::this_thread::sleep_for(5ms);
     }
-    if (!may_answer) return {std::nullopt, "no answer"};
-    return {json{{"role", "assistant"}, {"content", {{"type", "text"}, {"text", "hm"}}}}, ""};
+    if (!may_answer) return {std::nullopt, "no answer", false};
+    return {json{{"role", "assistant"}, {"content", {{"type", "text"}, {"text", "hm"}}}}, "",
+            false};
   }
 };
 

@@ -1,0 +1,18 @@
+// The requestState key `toolmux serve` runs with (src/store/state_key.h).
+#pragma once
+
+#include <memory>
+
+#include "src/assembly/serve_options.h"
+#include "src/base/logger.h"
+#include "src/base/sealed_box.h"
+
+namespace toolmux {
+
+// The key in the data directory (made there when missing). When it can be
+// neither read nor made, a warning says why and a key for this process only
+// is used: 2026-07-28 requests still ask their clients, but a question asked
+// before a restart must be asked again after it.
+std::shared_ptr<const SealingKey> state_key_for(const ServeOptions& options, Logger& logger);
+
+}  // namespace toolmux

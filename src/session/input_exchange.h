@@ -1,0 +1,91 @@
+// The questions a request of the 2026-07-28 protocol asks its client, and the
+// answers it has (Multi Round-Trip Requests, basic/patterns/mrtr.mdx). A
+// handler that asks (CallContext::ask_client) is run again from the start on
+// each retry of its request; a question it asked before is answered at once
+// from what the retry brought, and a new one ends the run: the request is
+// answered with an input_required result carrying every new question and a
+// requestState that the client sends back, unread, with its answers.
+//
+// requestState is sealed (src/base/sealed_box.h) with the server's key: the
+// client can neither read nor change it. It holds what the request was (its
+// method, the name or URI it named, a digest of its arguments), whose it was
+// (the owner: the principal's results key), when it lapses, the questions
+// last asked (each as a digest, with its method) and the answers so far. A
+// state that does not open, lapsed, or came with another request or from
+// another owner is refused with -32602; an answer to no question asked is
+// ignored, one of the wrong shape refused with -32602 naming it.
+//
+// One InputExchange per run of a request; thread-safe (a handler may ask from
+// threads of its own).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/tool.h"
+#include "src/base/jsonrpc_error.h"
+#include "src/base/sealed_box.h"
+#include "src/base/status.h"
+
+namespace toolmux {
+
+// What a requestState is bound to.
+struct RequestBinding {
+  std::string owner;         // whose request (Session::id of the request's view)
+  std::string method;        // "tools/call", "prompts/get", "resources/read"
+  std::string name;          // the tool or prompt name, or the resource URI
+  nlohmann::json arguments;  // the request's arguments (null when it has none)
+};
+
+class InputExchange {
+ public:
+  // How long a requestState may be sent back: a person may take a while to answer.
+  static constexpr std::chrono::minutes kStateLifetime{15};
+  // Questions one run may ask, and answers a state may carry.
+  static constexpr std::size_t kMaxQuestions = 16;
+  static constexpr std::size_t kMaxAnswers = 64;
+  // The largest requestState made or accepted, in bytes of its text.
+  static constexpr std::size_t kMaxStateBytes = 256 * 1024;
+
+  // The exchange of a request with `params` (its requestState and
+  // inputResponses, if any), or the -32602 error that refuses them.
+  static std::variant<std::shared_ptr<InputExchange>, JsonRpcError> open(
+      const nlohmann::json& params, RequestBinding binding, std::shared_ptr<const SealingKey> key,
+      std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
+  // CallContext::ask_client for a 2026-07-28 client whose declared capabilities
+  // are `capabilities`: the answer when the retry brought one to this very
+  // question, else the question is kept for the input_required result and
+  // the answer is ClientAnswer::pending.
+  ClientAnswer ask(const std::string& method, const nlohmann::json& params, const std::string& key,
+                   const nlohmann::json& capabilities);
+
+  // A question is waiting: the request is answered with input_required_result().
+  bool input_required() const;
+  // {"resultType": "input_required", "inputRequests": {...}, "requestState": "..."};
+  // a JsonRpcError (-32603) when the state would be over kMaxStateBytes.
+  std::variant<nlohmann::json, JsonRpcError> input_required_result(
+      std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const;
+
+ private:
+  InputExchange(RequestBinding binding, std::shared_ptr<const SealingKey> key)
+      : binding_(std::move(binding)), key_(std::move(key)) {}
+
+  const RequestBinding binding_;
+  const std::shared_ptr<const SealingKey> key_;
+  mutable std::mutex mutex_;
+  // key -> {"d": digest of the question, "r": the answer}
+  nlohmann::json answers_ = nlohmann::json::object();
+  // This run's new questions: key -> {"method": ..., "params": ...}
+  nlohmann::json questions_ = nlohmann::json::object();
+  std::size_t asked_ = 0;  // ask() calls this run (for "input-N" keys)
+};
+
+}  // namespace toolmux

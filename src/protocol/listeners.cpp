@@ -117,6 +117,8 @@ bool Listeners::add(const json& id, std::shared_ptr<Session> listener,
                              entries_.erase(it);
                              graveyard_.push_back(gone);
                            }
+                           // Its session goes now: those that hold it weakly tell it nothing more.
+                           std::shared_ptr<Session> leaving = std::move(gone->listener);
                            if (gone->ended) gone->ended();
                          }));
   return true;

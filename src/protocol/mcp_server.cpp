@@ -184,6 +184,10 @@ void McpServer::handle_modern(Message& m, const std::shared_ptr<Session>& carrie
                                    : ""));
     return;
   }
+  if (m.method == "subscriptions/listen") {
+    listen(m, carrier_session, std::get<RequestMeta>(std::move(meta)));
+    return;
+  }
   const std::string scope = m.method == "resources/read" ? "private" : list_cache_scope(*catalog());
   // What the request's calls store belongs to whoever carries it: the stdio
   // process, or the principal of an HTTP request (transports/http_sessions.h).

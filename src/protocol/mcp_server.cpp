@@ -211,7 +211,6 @@ void McpServer::discover(const Message& m, const std::shared_ptr<Session>& sessi
         {"prompts", {{"listChanged", true}}},
         {"completions", json::object()},
         {"logging", json::object()}}},
-      {"serverInfo", modern::server_info()},
       {"instructions", server_instructions(*catalog())},
   };
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
@@ -230,15 +229,61 @@ void McpServer::listen(const Message& m, const std::shared_ptr<Session>& carrier
     carrier_session->send_related(duplicate_request_error(m.id), m.id);
     return;
   }
+  if (filter.uris.empty()) {
+    open_listen(m.id, carrier_session, std::move(meta), control, std::move(filter));
+    return;
+  }
+  // The providers of the URIs are asked to watch them first (an upstream may
+  // take a while): on a call thread. A URI no provider has is left out of
+  // what is agreed.
+  const bool posted = call_threads().post([this, id = m.id, carrier_session, control,
+                                           meta = std::move(meta),
+                                           filter = std::move(filter)]() mutable {
+    auto served = catalog();
+    SessionCallContext context(carrier_session, control, id, nullptr,
+                               "toolmux/subscriptions/listen");
+    for (auto it = filter.uris.begin(); it != filter.uris.end() && !control->stop_requested();) {
+      ProviderStatus watched = served->providers
+                                   ? served->providers->subscribe(*it, context)
+                                   : ProviderStatus(ProviderError::resource_not_found(*it));
+      if (watched.ok()) {
+        ++it;
+        continue;
+      }
+      logger_.write(LogLevel::info, "listen_uri_left_out",
+                    {{"session", carrier_session->label()},
+                     {"uri", *it},
+                     {"reason", watched.error().message}});
+      it = filter.uris.erase(it);
+    }
+    context.finish();
+    if (control->stop_requested()) {
+      carrier_session->request_finished(id);  // cancelled meanwhile: no response
+      carrier_session->end_call(id);
+      return;
+    }
+    open_listen(id, carrier_session, std::move(meta), control, std::move(filter));
+  });
+  if (!posted) {
+    carrier_session->end_call(m.id);
+    respond_error(*carrier_session, m.id, jsonrpc::kServerBusy,
+                  "toolmux is busy: no thread could be started for subscriptions/listen (the "
+                  "system refused one); try again later");
+  }
+}
+
+void McpServer::open_listen(const json& id, const std::shared_ptr<Session>& carrier_session,
+                            RequestMeta meta, const std::shared_ptr<CallControl>& control,
+                            ListenFilter filter) {
   auto listener = Session::for_request(carrier_session, std::move(meta), carrier_session->id(),
-                                       std::make_shared<ListenSink>(carrier_session, m.id, filter));
-  const bool added = listeners_.add(m.id, listener, control, [carrier_session, id = m.id] {
+                                       std::make_shared<ListenSink>(carrier_session, id, filter));
+  const bool added = listeners_.add(id, listener, control, [carrier_session, id] {
     carrier_session->request_finished(id);  // cancelled: no response
     carrier_session->end_call(id);
   });
   if (!added) {
-    carrier_session->end_call(m.id);
-    respond_error(*carrier_session, m.id, jsonrpc::kServerBusy,
+    carrier_session->end_call(id);
+    respond_error(*carrier_session, id, jsonrpc::kServerBusy,
                   "toolmux is busy: " + std::to_string(Listeners::kMaxListeners) +
                       " subscriptions/listen requests are open (the limit); try again later");
     return;
@@ -248,7 +293,7 @@ void McpServer::listen(const Message& m, const std::shared_ptr<Session>& carrier
   // The acknowledgment goes first; changes are told from then on.
   listener->send_related(jsonrpc::make_notification("notifications/subscriptions/acknowledged",
                                                     {{"notifications", filter.to_json()}}),
-                         m.id);
+                         id);
   if (filter.tools) {
     std::lock_guard lock(catalog_mutex_);
     sessions_.push_back(listener);

@@ -117,6 +117,10 @@ class McpServer {
   // subscriptions/listen (src/protocol/listeners.h), carried by `carrier_session`.
   void listen(const jsonrpc::Message& m, const std::shared_ptr<Session>& carrier_session,
               RequestMeta meta);
+  // Holds the listen, acknowledges `filter` and registers it for the changes it asked for.
+  void open_listen(const nlohmann::json& id, const std::shared_ptr<Session>& carrier_session,
+                   RequestMeta meta, const std::shared_ptr<CallControl>& control,
+                   ListenFilter filter);
   // Registers the session for catalog notifications, once.
   void watch(const std::shared_ptr<Session>& session);
   void handle_notification(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);

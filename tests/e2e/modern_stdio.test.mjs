@@ -136,15 +136,24 @@ async function rawExample(t) {
     'io.modelcontextprotocol/protocolVersion': MODERN,
     'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
   };
-  return async (id, method, params) => {
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } })}\n`);
+  const send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  const waitFor = async (predicate, what) => {
     for (let waited = 0; waited < 5000; waited += 5) {
-      const found = messages.find((m) => m.id === id);
+      const found = messages.find(predicate);
       if (found) return found;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    throw new Error(`no answer to ${id}: ${JSON.stringify(messages)}`);
+    throw new Error(`no ${what}: ${JSON.stringify(messages)}`);
   };
+  const request = (id, method, params) => {
+    send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } });
+    return waitFor((m) => m.id === id && !m.method, `answer to ${id}`);
+  };
+  request.send = send;
+  request.waitFor = waitFor;
+  request.messages = messages;
+  request.meta = meta;
+  return request;
 }
 
 test('modern over stdio: a tampered or misplaced requestState is refused with -32602', async (t) => {
@@ -163,6 +172,31 @@ test('modern over stdio: a tampered or misplaced requestState is refused with -3
   const good = await request(4, 'tools/call', { ...call, inputResponses: answer, requestState: first.result.requestState });
   assert.equal(good.result.resultType, 'complete');
   assert.match(good.result.content[0].text, /action=accept/);
+});
+
+test('modern over stdio: subscriptions/listen is acknowledged, carries the resource updates and list changes asked for, and ends when cancelled', async (t) => {
+  const request = await rawExample(t);
+  const subscription = 'listen-1';
+  request.send({
+    jsonrpc: '2.0', id: subscription, method: 'subscriptions/listen',
+    params: { _meta: request.meta, notifications: { resourceSubscriptions: ['test://watched-resource', 'test://nowhere'], promptsListChanged: true } },
+  });
+  const ack = await request.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged', 'acknowledgment');
+  assert.equal(ack.params._meta['io.modelcontextprotocol/subscriptionId'], subscription);
+  // A URI no provider has is left out of what is agreed.
+  assert.deepEqual(ack.params.notifications, { promptsListChanged: true, resourceSubscriptions: ['test://watched-resource'] });
+  const changed = await request(2, 'tools/call', { name: 'update_watched_resource', arguments: { text: 'new text' } });
+  assert.equal(changed.result.isError, false);
+  const updated = await request.waitFor((m) => m.method === 'notifications/resources/updated', 'resources/updated');
+  assert.equal(updated.params.uri, 'test://watched-resource');
+  assert.equal(updated.params._meta['io.modelcontextprotocol/subscriptionId'], subscription);
+  // Cancelled: no answer, and nothing more on it.
+  request.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: subscription } });
+  await request(3, 'tools/list', {});
+  await request(4, 'tools/call', { name: 'update_watched_resource', arguments: { text: 'newer' } });
+  await request(5, 'tools/list', {});
+  assert.equal(request.messages.filter((m) => m.method === 'notifications/resources/updated').length, 1);
+  assert.equal(request.messages.filter((m) => m.id === subscription).length, 0);
 });
 
 test("modern over stdio: a legacy stdio upstream's elicitation reaches the modern client and its answer completes the call", async (t) => {

@@ -2,7 +2,11 @@
 // HTTP benchmark: tools/call of a trivial tool over Streamable HTTP, toolmux
 // (its conformance example, which serves `test_simple_text` natively) beside a
 // server on @modelcontextprotocol/sdk (sdk_server.mjs) and a bare cpp-httplib
-// endpoint (bare_endpoint.cpp, the ceiling), in the same run.
+// endpoint (bare_endpoint.cpp, the ceiling), in the same run. toolmux runs
+// twice: in a legacy session (`toolmux`, 2025-06-18, as the others) and with
+// the 2026-07-28 protocol's stateless requests (`toolmux_modern`: no session,
+// each POST carrying its _meta and the MCP-Protocol-Version, Mcp-Method and
+// Mcp-Name headers), the same binary and tool.
 //
 // Each server runs pinned to core 0, wrk (Debian's) to core 1. Per
 // repetition, per concurrency (1, 16, 64 connections; wrk threads: 1 for one
@@ -18,7 +22,8 @@
 //
 // Usage: node run.mjs [--build DIR] [--reps N] [--duration S] [--warmup S]
 //                     [--connections 1,16,64] [--memory-calls 100000,1000000]
-//                     [--memory-seconds S] [--only bare,toolmux,sdk] [--no-memory]
+//                     [--memory-seconds S] [--only bare,toolmux,toolmux_modern,sdk]
+//                     [--no-memory]
 
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -44,7 +49,7 @@ function parseArgs(argv) {
     connections: [1, 16, 64],
     memoryCalls: [100000, 1000000],
     memorySeconds: 1200,
-    only: ['bare', 'toolmux', 'sdk'],
+    only: ['bare', 'toolmux', 'toolmux_modern', 'sdk'],
     memory: true,
   };
   const list = (v) => v.split(',').filter(Boolean);
@@ -75,7 +80,12 @@ function servers(options) {
   const toolmux = path.join(options.build, 'examples/conformance-server/toolmux-conformance-server');
   const bare = path.join(options.build, 'bench/http/bare_endpoint');
   const sdkEntry = path.join(HERE, 'sdk_server.mjs');
-  const need = { toolmux: [toolmux], bare: [bare], sdk: [path.join(HERE, 'node_modules/@modelcontextprotocol/sdk/package.json')] };
+  const need = {
+    toolmux: [toolmux],
+    toolmux_modern: [toolmux],
+    bare: [bare],
+    sdk: [path.join(HERE, 'node_modules/@modelcontextprotocol/sdk/package.json')],
+  };
   for (const name of options.only) {
     for (const file of need[name] ?? []) {
       if (fs.existsSync(file)) continue;
@@ -91,10 +101,16 @@ function servers(options) {
       command: toolmux,
       args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
     },
+    toolmux_modern: {
+      name: 'toolmux_modern',
+      modern: true,
+      command: toolmux,
+      args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
+    },
     sdk: { name: 'sdk', command: process.execPath, args: () => [sdkEntry, '--port', '0'] },
   };
   return options.only.map((name) => {
-    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, sdk)`);
+    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk)`);
     return all[name];
   });
 }
@@ -171,8 +187,31 @@ function post(url, body, headers = {}) {
   });
 }
 
-/** initialize + notifications/initialized, then one checked tools/call: the session id. */
-async function openSession(url) {
+const MODERN_VERSION = '2026-07-28';
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'http-bench', version: '0' },
+};
+
+/**
+ * initialize + notifications/initialized, then one checked tools/call: the
+ * session id. For a 2026-07-28 server, no session: one checked stateless
+ * tools/call, and the "session" is the word "modern" (tools_call.lua then
+ * sends stateless requests).
+ */
+async function openSession(url, modern = false) {
+  if (modern) {
+    const call = await post(
+      url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: MODERN_META } },
+      { 'MCP-Protocol-Version': MODERN_VERSION, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'test_simple_text' },
+    );
+    if (call.status !== 200 || !call.body.includes(TOOL_TEXT) || call.headers['mcp-session-id']) {
+      throw new Error(`modern tools/call: ${call.status} ${JSON.stringify(call.headers)} ${call.body}`);
+    }
+    return 'modern';
+  }
   const init = await post(url, {
     jsonrpc: '2.0',
     id: 0,
@@ -269,7 +308,7 @@ async function measureThroughput(list, options, log) {
     const live = [];
     for (const s of list) {
       const handle = await start(s);
-      handle.session = await openSession(handle.url);
+      handle.session = await openSession(handle.url, s.modern);
       live.push({ server: s, handle });
     }
     try {
@@ -282,7 +321,7 @@ async function measureThroughput(list, options, log) {
           const r = await wrk({ ...common, seconds: options.duration, sampleAtS: Math.max(options.duration - 1.5, options.duration / 2) });
           r.check = connectionCheck(r);
           results[server.name][connections].push(r);
-          log(`rep ${rep + 1} ${server.name.padEnd(7)} c=${String(connections).padStart(2)}: ` +
+          log(`rep ${rep + 1} ${server.name.padEnd(14)} c=${String(connections).padStart(2)}: ` +
             `${Math.round(r.rps)} req/s, p50 ${(r.latency_us.p50 / 1000).toFixed(2)} ms, ` +
             `p99 ${(r.latency_us.p99 / 1000).toFixed(2)} ms, non-2xx ${r.errors.status}, wrong ${r.wrong}, ` +
             `socket errors ${r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout}, ` +
@@ -301,7 +340,7 @@ async function measureMemory(list, options, log) {
   for (const s of list) {
     const handle = await start(s);
     try {
-      const session = await openSession(handle.url);
+      const session = await openSession(handle.url, s.modern);
       const points = [];
       let calls = 0;
       // Read every few seconds too: a server that dies (out of memory) leaves its last reading.
@@ -375,11 +414,11 @@ function printReport(table, memory, load) {
   const names = Object.keys(table);
   const cs = Object.keys(table[names[0]]);
   console.log('\nmedians of the repetitions (server on core 0, wrk on core 1)');
-  console.log('server   conns   req/s    p50 ms   p99 ms  non-2xx  sock-err  wrong  all conns served');
+  console.log('server         conns   req/s    p50 ms   p99 ms  non-2xx  sock-err  wrong  all conns served');
   for (const name of names) {
     for (const c of cs) {
       const t = table[name][c];
-      console.log(`${name.padEnd(8)} ${String(c).padStart(5)} ${String(t.rps).padStart(7)} ${t.p50Ms.toFixed(3).padStart(9)} ` +
+      console.log(`${name.padEnd(14)} ${String(c).padStart(5)} ${String(t.rps).padStart(7)} ${t.p50Ms.toFixed(3).padStart(9)} ` +
         `${t.p99Ms.toFixed(3).padStart(8)} ${String(t.non2xx).padStart(8)} ${String(t.socketErrors).padStart(9)} ` +
         `${String(t.wrong).padStart(6)}  ${t.allConnectionsServed ? 'yes' : `NO (${t.served})`} (min share ${t.minShare})`);
     }
@@ -402,6 +441,15 @@ function printReport(table, memory, load) {
         `p99 toolmux/bare ${verdict(r.p99VsBare, (x) => x <= 1.5)}`);
     }
   }
+  if (table.toolmux && table.toolmux_modern) {
+    console.log('\nthe 2026-07-28 path beside the legacy one (same binary, same tool): modern/legacy req/s, p99');
+    for (const c of cs) {
+      const legacy = table.toolmux[c];
+      const modern = table.toolmux_modern[c];
+      ratios[`modern_${c}`] = { rps: round(modern.rps / legacy.rps, 2), p99: round(modern.p99Ms / legacy.p99Ms, 2) };
+      console.log(`c=${String(c).padStart(2)}: modern/legacy req/s ${ratios[`modern_${c}`].rps}, p99 ${ratios[`modern_${c}`].p99}`);
+    }
+  }
   if (memory) {
     console.log('\nmemory at 16 connections (VmRSS / VmHWM, MB)');
     for (const [name, points] of Object.entries(memory)) {
@@ -412,7 +460,7 @@ function printReport(table, memory, load) {
         ? `died after ~${p.calls} (${p.died}), last read ${(p.rssKb / 1024).toFixed(1)} / ${(p.hwmKb / 1024).toFixed(1)}`
         : `after ${p.calls}: ${(p.rssKb / 1024).toFixed(1)} / ${(p.hwmKb / 1024).toFixed(1)}`);
       const flat = !last.died && Math.abs(growth) <= 0.1;
-      console.log(`${name.padEnd(8)} ${shown.join(', ')}` + (growth === null ? '' : `; RSS growth ${(growth * 100).toFixed(1)}%`) +
+      console.log(`${name.padEnd(14)} ${shown.join(', ')}` + (growth === null ? '' : `; RSS growth ${(growth * 100).toFixed(1)}%`) +
         (name === 'toolmux' ? (flat ? ' (met)' : ' (MISSED)') : ''));
     }
   }

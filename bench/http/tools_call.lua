@@ -1,4 +1,7 @@
--- wrk script: POSTs tools/call of test_simple_text within one MCP session.
+-- wrk script: POSTs tools/call of test_simple_text within one MCP session,
+-- or, with SESSION_ID "modern", as stateless 2026-07-28 requests (each
+-- carrying its _meta and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+-- headers; no session).
 --
 --   wrk ... -s tools_call.lua URL -- SESSION_ID [LIMIT_PER_THREAD]
 --
@@ -19,12 +22,28 @@ end
 function init(args)
   local session = args[1]
   limit = tonumber(args[2] or "0")
-  headers = {
-    ["Content-Type"] = "application/json",
-    ["Accept"] = "application/json, text/event-stream",
-    ["MCP-Protocol-Version"] = "2025-06-18",
-    ["Mcp-Session-Id"] = session,
-  }
+  modern = session == "modern"
+  if modern then
+    headers = {
+      ["Content-Type"] = "application/json",
+      ["Accept"] = "application/json, text/event-stream",
+      ["MCP-Protocol-Version"] = "2026-07-28",
+      ["Mcp-Method"] = "tools/call",
+      ["Mcp-Name"] = "test_simple_text",
+    }
+    params = '{"name":"test_simple_text","arguments":{},"_meta":{' ..
+      '"io.modelcontextprotocol/protocolVersion":"2026-07-28",' ..
+      '"io.modelcontextprotocol/clientCapabilities":{},' ..
+      '"io.modelcontextprotocol/clientInfo":{"name":"http-bench","version":"0"}}}'
+  else
+    headers = {
+      ["Content-Type"] = "application/json",
+      ["Accept"] = "application/json, text/event-stream",
+      ["MCP-Protocol-Version"] = "2025-06-18",
+      ["Mcp-Session-Id"] = session,
+    }
+    params = '{"name":"test_simple_text","arguments":{}}'
+  end
   sent = 0
   answered = 0
   wrong = 0
@@ -35,7 +54,7 @@ function request()
   local id = string.format("%d", index * 1000000000 + sent)
   return wrk.format("POST", nil, headers,
     '{"jsonrpc":"2.0","id":' .. id ..
-    ',"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}')
+    ',"method":"tools/call","params":' .. params .. '}')
 end
 
 function response(status, headers, body)

@@ -459,10 +459,10 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   // brings the state and the answers.
   std::shared_ptr<InputExchange> exchange;
   if (session->request_meta()) {
-    auto opened = InputExchange::open(
-        params,
-        RequestBinding{session->id(), "tools/call", name, params.value("arguments", json(nullptr))},
-        state_key_);
+    auto opened = InputExchange::open(params,
+                                      RequestBinding{session->principal(), "tools/call", name,
+                                                     params.value("arguments", json(nullptr))},
+                                      state_key_);
     if (const auto* e = std::get_if<JsonRpcError>(&opened)) {
       respond_error(*session, m.id, *e);
       session->end_call(m.id);

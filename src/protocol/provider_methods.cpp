@@ -135,10 +135,11 @@ void ProviderMethods::run(const Message& m, const std::shared_ptr<Session>& sess
   std::shared_ptr<InputExchange> exchange;
   if (session->request_meta() && (m.method == "prompts/get" || m.method == "resources/read")) {
     const bool prompt = m.method == "prompts/get";
-    RequestBinding binding{
-        session->id(), m.method, string_param(m.params, prompt ? "name" : "uri").value_or(""),
-        prompt && m.params.is_object() ? m.params.value("arguments", json(nullptr))
-                                       : json(nullptr)};
+    RequestBinding binding{session->principal(), m.method,
+                           string_param(m.params, prompt ? "name" : "uri").value_or(""),
+                           prompt && m.params.is_object()
+                               ? m.params.value("arguments", json(nullptr))
+                               : json(nullptr)};
     auto opened = InputExchange::open(m.params, std::move(binding), state_key_);
     if (const auto* e = std::get_if<JsonRpcError>(&opened)) {
       respond_error(*session, m.id, e->code, e->message, e->data);

@@ -9,11 +9,12 @@
 // requestState is sealed (src/base/sealed_box.h) with the server's key: the
 // client can neither read nor change it. It holds what the request was (its
 // method, the name or URI it named, a digest of its arguments), whose it was
-// (the owner: the principal's results key), when it lapses, the questions
-// last asked (each as a digest, with its method) and the answers so far. A
-// state that does not open, lapsed, or came with another request or from
-// another owner is refused with -32602; an answer to no question asked is
-// ignored, one of the wrong shape refused with -32602 naming it.
+// (the principal the operator's access rules know the caller as), when it
+// lapses, the questions last asked (each as a digest, with its method) and
+// the answers so far. A state that does not open, lapsed, or came with
+// another request or from another principal is refused with -32602; an
+// answer to no question asked is ignored, one of the wrong shape refused with
+// -32602 naming it.
 //
 // One InputExchange per run of a request; thread-safe (a handler may ask from
 // threads of its own).

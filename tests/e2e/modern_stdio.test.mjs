@@ -116,8 +116,8 @@ test("modern over stdio: a native tool's elicitation is answered through input_r
 });
 
 /** The example over a raw pipe: one JSON-RPC message per line, for what the SDK hides. */
-async function rawExample(t) {
-  const child = spawn(EXAMPLE_BIN, ['serve', '--data-dir', makeTempDir('toolmux-example-')], { stdio: ['pipe', 'pipe', 'pipe'] });
+async function rawExample(t, dataDir = makeTempDir('toolmux-example-')) {
+  const child = spawn(EXAMPLE_BIN, ['serve', '--data-dir', dataDir], { stdio: ['pipe', 'pipe', 'pipe'] });
   t.after(async () => {
     child.stdin.end();
     await once(child, 'exit');
@@ -172,6 +172,19 @@ test('modern over stdio: a tampered or misplaced requestState is refused with -3
   const good = await request(4, 'tools/call', { ...call, inputResponses: answer, requestState: first.result.requestState });
   assert.equal(good.result.resultType, 'complete');
   assert.match(good.result.content[0].text, /action=accept/);
+});
+
+test('modern over stdio: a requestState opens after a restart on the same data directory, not on another', async (t) => {
+  const dataDir = makeTempDir('toolmux-example-');
+  const call = { name: 'test_elicitation', arguments: { message: 'Still there?' } };
+  const first = await (await rawExample(t, dataDir))(1, 'tools/call', call);
+  const [key] = Object.keys(first.result.inputRequests);
+  const retry = { ...call, inputResponses: { [key]: { action: 'decline' } }, requestState: first.result.requestState };
+  const again = await (await rawExample(t, dataDir))(2, 'tools/call', retry);
+  assert.equal(again.result?.resultType, 'complete', JSON.stringify(again));
+  assert.match(again.result.content[0].text, /action=decline/);
+  const elsewhere = await (await rawExample(t))(3, 'tools/call', retry);
+  assert.equal(elsewhere.error?.code, -32602);
 });
 
 test('modern over stdio: subscriptions/listen is acknowledged, carries the resource updates and list changes asked for, and ends when cancelled', async (t) => {

@@ -132,8 +132,9 @@ TEST_CASE("a changed, foreign, lapsed or misplaced requestState is refused with 
         std::string::npos);
 }
 
-TEST_CASE("an answer of the wrong shape is refused naming its question; one never asked is ignored",
-          "[input_exchange]") {
+TEST_CASE(
+    "an answer of the wrong shape is refused naming its question, and one never asked is ignored",
+    "[input_exchange]") {
   auto key = std::make_shared<const SealingKey>(SealingKey::random());
   const json r1 = first_round(key);
   CHECK(refusal({{"requestState", r1["requestState"]}, {"inputResponses", {{"user_name", 12345}}}},

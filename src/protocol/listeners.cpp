@@ -90,7 +90,7 @@ struct Listeners::Entry {
 };
 
 bool Listeners::add(const json& id, std::shared_ptr<Session> listener,
-                    std::shared_ptr<CallControl> control, std::function<void()> ended) {
+                    const std::shared_ptr<CallControl>& control, std::function<void()> ended) {
   auto entry = std::make_shared<Entry>();
   entry->id = id;
   entry->listener = std::move(listener);

@@ -72,7 +72,7 @@ class Listeners {
   // `control` is stopped (the client cancelled it); then `ended` runs, once,
   // on the thread that stopped it. False when kMaxListeners are open.
   bool add(const nlohmann::json& id, std::shared_ptr<Session> listener,
-           std::shared_ptr<CallControl> control, std::function<void()> ended);
+           const std::shared_ptr<CallControl>& control, std::function<void()> ended);
   // Ends every listen with its result (toolmux stops).
   void end_all();
   std::size_t size() const;

@@ -230,7 +230,7 @@ void McpServer::listen(const Message& m, const std::shared_ptr<Session>& carrier
     return;
   }
   if (filter.uris.empty()) {
-    open_listen(m.id, carrier_session, std::move(meta), control, std::move(filter));
+    open_listen(m.id, carrier_session, std::move(meta), control, filter);
     return;
   }
   // The providers of the URIs are asked to watch them first (an upstream may
@@ -262,7 +262,7 @@ void McpServer::listen(const Message& m, const std::shared_ptr<Session>& carrier
       carrier_session->end_call(id);
       return;
     }
-    open_listen(id, carrier_session, std::move(meta), control, std::move(filter));
+    open_listen(id, carrier_session, std::move(meta), control, filter);
   });
   if (!posted) {
     carrier_session->end_call(m.id);
@@ -274,7 +274,7 @@ void McpServer::listen(const Message& m, const std::shared_ptr<Session>& carrier
 
 void McpServer::open_listen(const json& id, const std::shared_ptr<Session>& carrier_session,
                             RequestMeta meta, const std::shared_ptr<CallControl>& control,
-                            ListenFilter filter) {
+                            const ListenFilter& filter) {
   auto listener = Session::for_request(carrier_session, std::move(meta), carrier_session->id(),
                                        std::make_shared<ListenSink>(carrier_session, id, filter));
   const bool added = listeners_.add(id, listener, control, [carrier_session, id] {

@@ -120,7 +120,7 @@ class McpServer {
   // Holds the listen, acknowledges `filter` and registers it for the changes it asked for.
   void open_listen(const nlohmann::json& id, const std::shared_ptr<Session>& carrier_session,
                    RequestMeta meta, const std::shared_ptr<CallControl>& control,
-                   ListenFilter filter);
+                   const ListenFilter& filter);
   // Registers the session for catalog notifications, once.
   void watch(const std::shared_ptr<Session>& session);
   void handle_notification(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);

@@ -53,7 +53,7 @@ class InputExchange {
   static constexpr std::size_t kMaxQuestions = 16;
   static constexpr std::size_t kMaxAnswers = 64;
   // The largest requestState made or accepted, in bytes of its text.
-  static constexpr std::size_t kMaxStateBytes = 256 * 1024;
+  static constexpr std::size_t kMaxStateBytes = std::size_t{256} * 1024;
 
   // The exchange of a request with `params` (its requestState and
   // inputResponses, if any), or the -32602 error that refuses them.

@@ -71,9 +71,13 @@ std::variant<std::shared_ptr<InputExchange>, JsonRpcError> InputExchange::open(
   if (responses && !responses->is_null() && !responses->is_object()) {
     return refuse("\"inputResponses\" must be an object (question key -> answer)");
   }
-  // Answers are taken only to questions a state of ours says were asked: a
-  // retry without one (or a first request with answers) is asked afresh.
-  if (!state_text || state_text->is_null()) return exchange;
+  // Without a state of ours, answers are offered, not known to answer our
+  // questions: each is taken only when the run asks a question of that key
+  // and it has the shape of that question's answer; otherwise it is asked.
+  if (!state_text || state_text->is_null()) {
+    if (responses && responses->is_object()) exchange->offered_ = *responses;
+    return exchange;
+  }
   const std::string refused_state =
       "\"requestState\" was not made by this server for this request, or was changed; call "
       "again without it and without \"inputResponses\"";
@@ -145,6 +149,10 @@ ClientAnswer InputExchange::ask(const std::string& method, const json& params,
   const std::string d = question_digest(method, params);
   if (auto it = answers_.find(question); it != answers_.end() && it->value("d", "") == d) {
     return {(*it)["r"], "", false};
+  }
+  if (auto it = offered_.find(question);
+      it != offered_.end() && answer_problem(method, *it).empty()) {
+    return {*it, "", false};
   }
   if (questions_.contains(question)) {
     return {std::nullopt, "question " + json(question).dump() + " was asked twice in one run",

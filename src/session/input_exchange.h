@@ -14,7 +14,9 @@
 // the answers so far. A state that does not open, lapsed, or came with
 // another request or from another principal is refused with -32602; an
 // answer to no question asked is ignored, one of the wrong shape refused with
-// -32602 naming it.
+// -32602 naming it. Answers that come without a state (a client that
+// answers before it is asked) are taken for the questions of their keys when
+// they have the right shape; the others are asked.
 //
 // One InputExchange per run of a request; thread-safe (a handler may ask from
 // threads of its own).
@@ -84,6 +86,8 @@ class InputExchange {
   mutable std::mutex mutex_;
   // key -> {"d": digest of the question, "r": the answer}
   nlohmann::json answers_ = nlohmann::json::object();
+  // inputResponses that came without a requestState: key -> answer.
+  nlohmann::json offered_ = nlohmann::json::object();
   // This run's new questions: key -> {"method": ..., "params": ...}
   nlohmann::json questions_ = nlohmann::json::object();
   std::size_t asked_ = 0;  // ask() calls this run (for "input-N" keys)

@@ -143,10 +143,16 @@ TEST_CASE(
         "object");
   CHECK(refusal({{"requestState", r1["requestState"]}, {"inputResponses", "no"}}, binding(), key)
             .find("\"inputResponses\" must be an object") != std::string::npos);
-  // Without a state of ours, answers are not taken: the question is asked.
-  auto unsolicited =
-      opened({{"inputResponses", {{"user_name", {{"action", "accept"}}}}}}, binding(), key);
-  CHECK(unsolicited->ask("elicitation/create", kElicit, "user_name", kCanElicit).pending);
+  // Without a state of ours, an answer of the right shape is taken for the
+  // question of its key; one of the wrong shape, or to another key, is not.
+  auto unsolicited = opened(
+      {{"inputResponses", {{"user_name", {{"action", "accept"}}}, {"age", 12345}, {"x", "y"}}}},
+      binding(), key);
+  ClientAnswer taken = unsolicited->ask("elicitation/create", kElicit, "user_name", kCanElicit);
+  CHECK_FALSE(taken.pending);
+  CHECK(taken.result == json{{"action", "accept"}});
+  CHECK(unsolicited->ask("elicitation/create", kElicit, "age", kCanElicit).pending);
+  CHECK(unsolicited->ask("elicitation/create", kElicit, "other", kCanElicit).pending);
 }
 
 TEST_CASE("a client is never asked what it did not declare it can answer", "[input_exchange]") {

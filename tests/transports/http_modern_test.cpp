@@ -75,9 +75,13 @@ struct Door {
   }
   Door(const Door&) = delete;
   Door& operator=(const Door&) = delete;
+  // As `toolmux serve --http` stops: the calls still running (a cancelled
+  // one finishing on its call thread) end before the server they use goes.
   ~Door() {
     http->stop();
     runner.join();
+    for (const auto& session : sessions->all()) session->wait_for_calls(10s);
+    server->wait_for_running_tools(10s);
   }
 
   std::unique_ptr<TcpClient> connect() const {

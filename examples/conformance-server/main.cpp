@@ -657,10 +657,19 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
       [](const json& args, CallContext&) {
         return ToolResult::text("JSON Schema 2020-12 tool called with: " + args.dump());
       },
+      // The conformance suite's JSON_SCHEMA_2020_12_FIXTURE (the SEP-1613
+      // keywords and SEP-2106's allOf/anyOf, if/then/else) but for $anchor in
+      // $defs.address, which toolmux refuses at registration: its validator
+      // does not enforce it.
       json::parse(R"json({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-        "$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},
-                                                         "city":{"type":"string"}}}},
-        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},
+        "$defs":{"address":{"type":"object",
+                            "properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},
+                      "contactMethod":{"type":"string","enum":["phone","email"]},
+                      "phone":{"type":"string"},"email":{"type":"string"}},
+        "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+        "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},
+        "then":{"required":["phone"]},"else":{"required":["email"]},
         "additionalProperties":false})json")));
   tools.push_back(
       tool("test_reconnection",

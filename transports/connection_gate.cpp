@@ -200,6 +200,12 @@ std::size_t GatedConnection::head_end() const {
 
 bool GatedConnection::has_complete_head() const { return head_end() != std::string::npos; }
 
+std::string_view GatedConnection::head() const {
+  const std::size_t end = head_end();
+  if (end == std::string::npos) return {};
+  return std::string_view(ahead_).substr(ahead_pos_, end - ahead_pos_);
+}
+
 void GatedConnection::drop_consumed() {
   ahead_.erase(0, ahead_pos_);
   searched_ -= std::min(searched_, ahead_pos_);

@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "src/base/status.h"
 
@@ -87,6 +88,9 @@ class GatedConnection {
   bool timed_out() const { return timed_out_; }
   // The bytes read ahead hold a whole request head.
   bool has_complete_head() const;
+  // That head, as the client sent it (up to its blank line), while no read()
+  // has taken its bytes yet; empty when it is not all there.
+  std::string_view head() const;
 
  private:
   friend class ConnectionGate;

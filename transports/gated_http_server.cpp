@@ -24,6 +24,7 @@ struct ServedRequest {
   explicit ServedRequest(const GatedConnection& c) : connection(c) {}
 
   const GatedConnection& connection;
+  std::string head;  // as sent (header_as_sent)
   bool head_read = false;
   std::uint64_t body_start = 0;
   std::optional<std::uint64_t> content_length;
@@ -181,6 +182,32 @@ void GatedHttpServer::note_body_read() {
 
 bool GatedHttpServer::body_timed_out() { return t_request && t_request->timed_out; }
 
+int GatedHttpServer::current_socket() { return t_request ? t_request->connection.socket() : -1; }
+
+std::vector<std::string> GatedHttpServer::header_as_sent(std::string_view name) {
+  std::vector<std::string> values;
+  if (!t_request) return values;
+  const std::string_view head = t_request->head;
+  // The request line first, then a field a line ("name: value"), each line
+  // ending in CRLF (a bare LF is taken too, as cpp-httplib takes it).
+  std::size_t at = head.find('\n');
+  while (at != std::string_view::npos && at + 1 < head.size()) {
+    const std::size_t start = at + 1;
+    at = head.find('\n', start);
+    std::string_view line =
+        head.substr(start, (at == std::string_view::npos ? head.size() : at) - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t colon = line.find(':');
+    if (colon != name.size() || strncasecmp(line.data(), name.data(), name.size()) != 0) continue;
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    values.emplace_back(value);
+  }
+  return values;
+}
+
 bool GatedHttpServer::process_and_close_socket(socket_t sock) {
   gate_.admit(sock);
   return true;
@@ -191,6 +218,7 @@ void GatedHttpServer::serve(std::shared_ptr<GatedConnection> connection) {
   const auto write_timeout = to_ms(write_timeout_sec_, write_timeout_usec_);
   for (;;) {
     ServedRequest request(*connection);
+    request.head = connection->head();
     GatedStream stream(*connection, request, Clock::now() + limits_.body_timeout, quiet,
                        write_timeout);
     const bool stopping = svr_sock_ == INVALID_SOCKET;

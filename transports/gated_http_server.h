@@ -27,6 +27,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "transports/connection_gate.h"
 
@@ -62,6 +64,15 @@ class GatedHttpServer : public httplib::Server {
   static void note_body_read();
   // The request's body did not arrive within body_timeout.
   static bool body_timed_out();
+  // The socket of the connection the request came on (-1 when the calling
+  // thread serves none): to watch for the client going away, not to read or
+  // write (cpp-httplib does).
+  static int current_socket();
+  // Every value of the header `name` (matched in any case) in the request's
+  // head, as the client sent it: around it the spaces and tabs trimmed,
+  // nothing else changed (cpp-httplib's Request percent-decodes header
+  // values: "a%20b" comes out "a b"). Empty when absent.
+  static std::vector<std::string> header_as_sent(std::string_view name);
 
  private:
   bool process_and_close_socket(socket_t sock) override;

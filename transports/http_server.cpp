@@ -14,8 +14,10 @@
 #include "src/base/elastic_threads.h"
 #include "src/base/jsonrpc.h"
 #include "transports/byte_budget.h"
+#include "transports/closure_watch.h"
 #include "transports/gated_http_server.h"
 #include "transports/http_streams.h"
+#include "transports/modern_http.h"
 
 namespace toolmux {
 
@@ -91,6 +93,9 @@ struct TrimAfter {
 struct HttpServer::Routes {
   HttpServer& self;
 
+  // Which protocol a POST speaks, by its MCP-Protocol-Version header.
+  enum class Era { legacy, modern, unsupported };
+
   // Host and Origin: a page on another site must not reach a local server
   // through a name that resolves to 127.0.0.1 (DNS rebinding).
   bool origin_allowed(const httplib::Request& req, std::string& why) const {
@@ -159,16 +164,28 @@ struct HttpServer::Routes {
                             : "Unauthorized: this server needs an Authorization: Bearer token");
       return false;
     }
-    if (req.has_header("MCP-Protocol-Version")) {
-      const std::string version = req.get_header_value("MCP-Protocol-Version");
-      if (!supported_protocol_version(version)) {
-        reply(res, 400,
-              transport_error("Bad Request: unsupported MCP-Protocol-Version \"" + version +
-                              "\" (supported: " + supported_protocol_versions_text() + ")"));
-        return false;
-      }
-    }
     principal_out = *principal_name;
+    return true;
+  }
+
+  // GET and DELETE are of the legacy era only: a version it does not speak
+  // is refused (400; 405 for 2026-07-28, which has only POST). False when
+  // `res` is already the answer.
+  bool legacy_version_refused(const httplib::Request& req, httplib::Response& res) const {
+    if (!req.has_header("MCP-Protocol-Version")) return false;
+    const std::string version = req.get_header_value("MCP-Protocol-Version");
+    if (version == modern_http::kVersion) {
+      res.set_header("Allow", "POST");
+      reply(res, 405,
+            transport_error("Method Not Allowed: the 2026-07-28 protocol has no " + req.method +
+                            "; POST each request"));
+      return true;
+    }
+    if (supported_protocol_version(version)) return false;
+    reply(res, 400,
+          transport_error("Bad Request: unsupported MCP-Protocol-Version \"" + version +
+                          "\" (supported: " + supported_protocol_versions_text() + ", " +
+                          modern_http::kVersion + ")"));
     return true;
   }
 
@@ -187,24 +204,33 @@ struct HttpServer::Routes {
   }
 
   // Writes the stream at `cursor` as SSE until it ends, the connection
-  // drops, or the server stops. While it is open the session does not idle out.
-  void stream(httplib::Response& res, const HttpSession& session, StreamCursor cursor) {
+  // drops, or the server stops. While it is open the session does not idle
+  // out. A 2026-07-28 stream (`modern`) is not resumable: its events carry
+  // no ids, it has no priming event, and it belongs to no session; `watch`
+  // (its client going away cancels its request) is kept while it is written.
+  void stream(httplib::Response& res, const HttpSession& session, StreamCursor cursor,
+              bool modern = false, ClosureWatch::Watch watch = {}) {
     struct Writer {
       std::string session_id;
       std::shared_ptr<SessionStreams> streams;
       StreamCursor cursor;
+      bool modern = false;
+      ClosureWatch::Watch watch;
       bool primed = false;
     };
-    auto writer = std::make_shared<Writer>(Writer{session.peer->id(), session.streams, cursor});
-    self.sessions_.hold(writer->session_id);
+    auto writer = std::make_shared<Writer>(
+        Writer{session.peer->id(), session.streams, cursor, modern, std::move(watch)});
+    if (!modern) self.sessions_.hold(writer->session_id);
     ++self.open_streams_;
     res.status = 200;
     res.set_header("Cache-Control", "no-cache");
+    // Proxies (nginx) would hold events back otherwise.
+    if (modern) res.set_header("X-Accel-Buffering", "no");
     res.set_chunked_content_provider(
         "text/event-stream",
         [this, writer](std::size_t, httplib::DataSink& sink) {
           std::string out;
-          if (!writer->primed) {
+          if (!writer->primed && !writer->modern) {
             // An id before anything else, so the client can resume this
             // stream from here; retry says when to reconnect.
             writer->primed = true;
@@ -215,7 +241,8 @@ struct HttpServer::Routes {
           auto next = writer->streams->next(writer->cursor, std::chrono::seconds(15),
                                             self.stopping_.get_token());
           for (const auto& e : next.events) {
-            out += "id: " + format_event_id(e.stream, e.seq) + "\ndata: " + e.data + "\n\n";
+            if (!writer->modern) out += "id: " + format_event_id(e.stream, e.seq) + "\n";
+            out += "data: " + e.data + "\n\n";
           }
           if (out.empty() && !next.end) out = ": keep-alive\n\n";
           if (!out.empty() && !sink.write(out.data(), out.size())) return false;
@@ -227,8 +254,9 @@ struct HttpServer::Routes {
           return true;
         },
         [this, writer](bool) {
+          writer->watch.reset();  // before the connection goes on to its next request
           writer->streams->detach(writer->cursor.stream);
-          self.sessions_.release(writer->session_id);
+          if (!writer->modern) self.sessions_.release(writer->session_id);
           --self.open_streams_;
         });
   }
@@ -287,7 +315,11 @@ struct HttpServer::Routes {
     // 19 digits or more (10^18 bytes and up) are over any limit.
     if (text.size() < 19 && std::stoull(text) <= self.options_.max_body_bytes) return false;
     std::string principal;
-    if (req.path == self.options_.path && !admit(req, res, principal)) return true;
+    if (req.path == self.options_.path &&
+        (!admit(req, res, principal) ||
+         (req.method != "POST" && legacy_version_refused(req, res)))) {
+      return true;
+    }
     reply(res, 413,
           transport_error("Payload Too Large: the request body is " + text +
                           " bytes, over the limit of " +
@@ -315,7 +347,19 @@ struct HttpServer::Routes {
                             "and text/event-stream"));
       return;
     }
-    const bool names_session = req.has_header("Mcp-Session-Id");
+    // The era is the header's: 2026-07-28 is served statelessly (a session
+    // the request names is ignored); a version toolmux does not speak is
+    // answered -32022 once the body tells the request's id; none, or a
+    // legacy one, is the legacy era.
+    const std::vector<std::string> versions =
+        GatedHttpServer::header_as_sent("MCP-Protocol-Version");
+    Era era = Era::legacy;
+    if (!versions.empty() && versions.front() == modern_http::kVersion) {
+      era = Era::modern;
+    } else if (!versions.empty() && !supported_protocol_version(versions.front())) {
+      era = Era::unsupported;
+    }
+    const bool names_session = era == Era::legacy && req.has_header("Mcp-Session-Id");
     HttpSession session;
     if (names_session) {
       session = session_for(req, res, principal);
@@ -367,11 +411,41 @@ struct HttpServer::Routes {
       reply(res, 400, jsonrpc::make_error(m.id, m.error_code, m.error));
       return;
     }
+    const bool request = m.kind == jsonrpc::Message::Kind::request;
+    if (era == Era::unsupported) {
+      const JsonRpcError e = modern_http::unsupported_version(versions.front());
+      reply(res, 400, jsonrpc::make_error(request ? m.id : json(), e.code, e.message, e.data));
+      return;
+    }
     // Stopping: no new work (a request on a connection kept alive from before
     // would start a call during the drain), but notifications and responses
     // still reach the calls being drained (cancellation, elicitation answers).
-    if (self.stopping_.stop_requested() && m.kind == jsonrpc::Message::Kind::request) {
+    if (self.stopping_.stop_requested() && request) {
       reply(res, 503, transport_error("Service Unavailable: the server is shutting down", m.id));
+      return;
+    }
+    if (era == Era::modern) {
+      post_modern(res, principal, std::move(m), versions, held, trim);
+      return;
+    }
+    // A request the body says is 2026-07-28 must say so in its header too:
+    // an intermediary may have routed it by the header.
+    if (request && modern_http::body_is_modern(m)) {
+      const json& body_version = m.params["_meta"][modern_http::kProtocolVersionKey];
+      const std::string why =
+          versions.empty()
+              ? "the MCP-Protocol-Version header is missing (it must be the body's _meta "
+                "protocol version, " +
+                    body_version.dump(-1, ' ', false, json::error_handler_t::replace) + ")"
+              : "MCP-Protocol-Version header value \"" + versions.front() +
+                    "\" does not match body value _meta[\"" + modern_http::kProtocolVersionKey +
+                    "\"] " + body_version.dump(-1, ' ', false, json::error_handler_t::replace);
+      reply(
+          res, 400,
+          jsonrpc::make_error(m.id, modern_http::kHeaderMismatch, "Header mismatch: " + why,
+                              {{"header", "MCP-Protocol-Version"},
+                               {"headerValue", versions.empty() ? json() : json(versions.front())},
+                               {"bodyValue", body_version}}));
       return;
     }
     bool created = false;
@@ -440,9 +514,85 @@ struct HttpServer::Routes {
     }
   }
 
+  // A message of the 2026-07-28 protocol, read and parsed: a request whose
+  // headers agree with it is served on a carrier of its own (no session),
+  // its answer JSON or SSE as it takes shape; its client going away cancels
+  // it. A notification has no session to go to: accepted, and dropped.
+  void post_modern(httplib::Response& res, const std::string& principal, jsonrpc::Message m,
+                   const std::vector<std::string>& versions, ByteBudget::Hold& held,
+                   TrimAfter& trim) {
+    if (m.kind == jsonrpc::Message::Kind::notification) {
+      res.status = 202;
+      return;
+    }
+    if (m.kind != jsonrpc::Message::Kind::request) {
+      reply(res, 400,
+            jsonrpc::make_error(m.id, jsonrpc::kInvalidRequest,
+                                "Invalid request: a client of the 2026-07-28 protocol sends no "
+                                "responses (answers to input requests go in the retried "
+                                "request's inputResponses)"));
+      return;
+    }
+    const modern_http::SentHeaders sent{versions, GatedHttpServer::header_as_sent("Mcp-Method"),
+                                        GatedHttpServer::header_as_sent("Mcp-Name")};
+    if (auto refused = modern_http::check_request(sent, m)) {
+      reply(res, 400, jsonrpc::make_error(m.id, refused->code, refused->message, refused->data));
+      return;
+    }
+    const HttpSession carrier = self.sessions_.carrier(principal);
+    const std::shared_ptr<SessionStreams> streams = carrier.streams;
+    auto exchange = streams->open_exchange(m.id);  // its streams are its own: never taken
+    const json id = m.id;
+    // Closing the connection cancels the request, and nothing more is sent
+    // for it: its call is stopped, and its exchange ends, which frees this
+    // thread if it waits for the answer.
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = [peer = carrier.peer, id] {
+      jsonrpc::Message cancelled;
+      cancelled.kind = jsonrpc::Message::Kind::notification;
+      cancelled.method = "notifications/cancelled";
+      cancelled.params = {{"requestId", id}, {"reason", "the client closed the response stream"}};
+      peer->deliver(std::move(cancelled), Carrier::hand_off);
+    };
+    ClosureWatch::Watch watch =
+        self.closures_->watch(GatedHttpServer::current_socket(), [cancel, gone, streams, id] {
+          gone->store(true);
+          cancel();
+          streams->request_finished(id);
+        });
+    held.release();
+    carrier.peer->deliver(std::move(m), Carrier::carry);
+    // A call handed to a thread of its own is registered by now: one the
+    // client left before it began is cancelled now.
+    if (gone->load()) cancel();
+    trim.now();
+    auto decision = streams->await_decision(exchange);
+    switch (decision.kind) {
+      case SessionStreams::Decision::Kind::json_body:
+        watch.reset();
+        res.status = modern_http::status_for(decision.error_code);
+        res.set_content(decision.body, "application/json");
+        return;
+      case SessionStreams::Decision::Kind::sse:
+        stream(res, carrier, decision.cursor, true, std::move(watch));
+        return;
+      case SessionStreams::Decision::Kind::none:
+        watch.reset();
+        if (self.stopping_.stop_requested()) {
+          reply(res, 503,
+                transport_error("Service Unavailable: the server stopped before the request "
+                                "finished",
+                                id));
+          return;
+        }
+        res.status = 202;  // its client has gone: nobody reads this
+        return;
+    }
+  }
+
   void get(const httplib::Request& req, httplib::Response& res) {
     std::string principal;
-    if (!admit(req, res, principal)) return;
+    if (!admit(req, res, principal) || legacy_version_refused(req, res)) return;
     if (self.stopping_.stop_requested()) {
       reply(res, 503, transport_error("Service Unavailable: the server is shutting down"));
       return;
@@ -491,7 +641,7 @@ struct HttpServer::Routes {
 
   void del(const httplib::Request& req, httplib::Response& res) {
     std::string principal;
-    if (!admit(req, res, principal)) return;
+    if (!admit(req, res, principal) || legacy_version_refused(req, res)) return;
     const HttpSession session = session_for(req, res, principal);
     if (!session) return;
     self.sessions_.end(session.peer->id(), principal);
@@ -545,6 +695,7 @@ struct HttpServer::Routes {
 HttpServer::HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger,
                        HttpOptions options)
     : threads_(std::make_shared<ElasticThreads>(options.max_connections)),
+      closures_(std::make_unique<ClosureWatch>()),
       sessions_(sessions),
       metrics_(metrics),
       logger_(logger),
@@ -614,7 +765,10 @@ HttpServer::HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger,
 HttpServer::~HttpServer() {
   // A connection thread still running uses the server object: leave it to
   // process exit rather than free it under the thread.
-  if (threads_->threads() > 0) static_cast<void>(http_.release());
+  if (threads_->threads() > 0) {
+    static_cast<void>(http_.release());
+    static_cast<void>(closures_.release());
+  }
 }
 
 Status HttpServer::bind() {

@@ -1,22 +1,41 @@
-// Streamable HTTP (MCP 2025-11-25, legacy era) over cpp-httplib: one endpoint
-// (POST, GET, DELETE), plus /health for probes and /metrics (Prometheus text).
+// Streamable HTTP over cpp-httplib: one endpoint (POST, GET, DELETE), plus
+// /health for probes and /metrics (Prometheus text). Both protocol eras on
+// it: the legacy one (2025-11-25 and before: sessions made by initialize,
+// named by Mcp-Session-Id) and the 2026-07-28 one (transports/modern_http.h:
+// a POST whose MCP-Protocol-Version says so, served statelessly).
 //
 // What it checks before a message reaches the server, in order, all but the
 // last before reading the body: Host and Origin against the allow-lists (DNS
 // rebinding: 403; /metrics too), the bearer token when tokens are configured
-// (401 with WWW-Authenticate), MCP-Protocol-Version (400 when unsupported),
-// the Content-Length (413, as soon as the head is read), the session when
-// the request names one (404 when unknown, ended, or another principal's),
-// a share of the body budget (503 with Retry-After when the bodies being read
-// and parsed already fill it), then the body (413 past max_body_bytes, chunked
-// or not: never held in memory past it; 408 when slower than body_timeout)
-// and its JSON (at most JsonLimits::max_values values). A request without a
-// session must be an initialize (400). A message that passes is delivered to
-// its session's ServerPeer (transports/server_transport.h): a request with
-// Carrier::carry, so the connection's thread, which waits for the answer
-// anyway, runs it; notifications and responses are answered 202. Sessions
-// are kept above the transport (HttpSessions), streams in each session's
-// SessionStreams.
+// (401 with WWW-Authenticate), the Content-Length (413, as soon as the head
+// is read), the session when a legacy request names one (404 when unknown,
+// ended, or another principal's), a share of the body budget (503 with
+// Retry-After when the bodies being read and parsed already fill it), then
+// the body (413 past max_body_bytes, chunked or not: never held in memory
+// past it; 408 when slower than body_timeout) and its JSON (at most
+// JsonLimits::max_values values). Then the era: an MCP-Protocol-Version
+// toolmux does not speak is 400 with -32022 (data.supported, .requested); a
+// request whose _meta names the 2026-07-28 protocol without the header saying
+// so is 400 with -32020.
+//
+// Legacy: a request without a session must be an initialize (400). A message
+// that passes is delivered to its session's ServerPeer (transports/
+// server_transport.h): a request with Carrier::carry, so the connection's
+// thread, which waits for the answer anyway, runs it; notifications and
+// responses are answered 202. Sessions are kept above the transport
+// (HttpSessions), streams in each session's SessionStreams.
+//
+// 2026-07-28: the request's Mcp-Method, Mcp-Name and MCP-Protocol-Version must
+// agree with its body (400 with -32020 naming the header and both values;
+// -32602 when _meta lacks the protocol version or the client capabilities).
+// It is carried like a legacy request, by a carrier of its own
+// (HttpSessions::carrier); no session id is minted or read. Its answer is
+// JSON (404 for -32601, 400 for -32020, -32021, -32022, else 200) or an SSE
+// stream without event ids; its client closing the connection while it is
+// served cancels it (ClosureWatch), and nothing more is sent for it. A
+// notification is answered 202 (there is no session to give it to), a
+// response 400. GET and DELETE stay legacy (405 with MCP-Protocol-Version
+// 2026-07-28).
 //
 // Connections (GatedHttpServer): one waiting for a request head holds no
 // thread; a request is served on a thread of its own (threads come and go,
@@ -44,6 +63,7 @@
 namespace toolmux {
 
 class ByteBudget;
+class ClosureWatch;
 class ElasticThreads;
 class GatedHttpServer;
 
@@ -97,6 +117,8 @@ class HttpServer {
   std::unique_ptr<ByteBudget> budget_;  // before http_: outlives the threads serving requests
   std::atomic<std::uint64_t> busy_refusals_{0};
   std::shared_ptr<ElasticThreads> threads_;
+  // Before http_, like budget_: the requests being served watch with it.
+  std::unique_ptr<ClosureWatch> closures_;
   std::unique_ptr<GatedHttpServer> http_;
   HttpSessions& sessions_;
   Metrics& metrics_;

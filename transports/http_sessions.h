@@ -1,7 +1,8 @@
 // The sessions the Streamable HTTP transport serves, as it needs them: made by
 // initialize, found again by their Mcp-Session-Id, ended by DELETE. They are
 // kept above the transport (src/app/session_directory.h, on SessionManager),
-// which also ends them when idle and keeps them across a restart.
+// which also ends them when idle and keeps them across a restart. And the
+// carrier of one request of the 2026-07-28 protocol, which has no session.
 //
 // A session belongs to the principal that created it: find() and end() treat
 // another principal's session as unknown. Every member may be called from any
@@ -42,6 +43,16 @@ class HttpSessions {
   virtual void release(const std::string& id) = 0;
   // Sessions open now (for /metrics).
   virtual std::size_t count() const = 0;
+
+  // A carrier for one request of the 2026-07-28 protocol from `principal`:
+  // a session of its own that is never registered, so nothing finds it
+  // again, counts it, keeps it, idles it out or ends it (what its calls store
+  // outlives it). Its id, "principal:" + principal, keys what those calls
+  // store (offloaded results): over HTTP they belong to the bearer token's
+  // principal; without tokens every client is "local", and a result belongs
+  // to whoever holds its unguessable id. Its streams carry that request's
+  // answer. Never empty.
+  virtual HttpSession carrier(const std::string& principal) = 0;
 };
 
 }  // namespace toolmux

@@ -25,6 +25,7 @@ struct Exchange {
   enum class Mode { undecided, json_body, sse, ended } mode = Mode::undecided;
   std::deque<std::pair<std::string, bool>> pending;  // undecided: (text, final)
   std::uint64_t stream = 0;                          // sse
+  int error_code = 0;  // the response is an error with this code (0: a result, or none yet)
   // Its POST waits on this alone: a session-wide condition would wake every
   // POST of the session for each answer (64 connections, 64 wake-ups a call).
   std::condition_variable changed;
@@ -101,6 +102,15 @@ void SessionStreams::send(const json& message, const json& related_request) {
       auto it = exchanges_.find(related_request.dump());
       if (it != exchanges_.end()) {
         woken = it->second;
+        if (final) {
+          auto error = message.find("error");
+          if (error != message.end() && error->is_object()) {
+            auto code = error->find("code");
+            if (code != error->end() && code->is_number_integer()) {
+              woken->error_code = code->get<int>();
+            }
+          }
+        }
         if (woken->mode == Exchange::Mode::undecided) {
           woken->pending.emplace_back(text, final);
         } else if (woken->mode == Exchange::Mode::sse) {
@@ -168,15 +178,18 @@ SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Ex
   for (;;) {
     if (closed_ || exchange->mode == Exchange::Mode::ended) break;
     if (exchange->mode == Exchange::Mode::sse) {
-      return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
+      return {Decision::Kind::sse, {}, 0, {exchange->stream, exchange->stream}};
     }
     if (!exchange->pending.empty()) {
       if (exchange->pending.front().second) {
         exchange->mode = Exchange::Mode::json_body;
-        return {Decision::Kind::json_body, std::move(exchange->pending.front().first), {}};
+        return {Decision::Kind::json_body,
+                std::move(exchange->pending.front().first),
+                exchange->error_code,
+                {}};
       }
       switch_to_sse(*exchange);
-      return {Decision::Kind::sse, {}, {exchange->stream, exchange->stream}};
+      return {Decision::Kind::sse, {}, 0, {exchange->stream, exchange->stream}};
     }
     // Every change of the exchange notifies it (send, request_finished,
     // close_request_stream, session_ended).

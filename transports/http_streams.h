@@ -67,6 +67,7 @@ class SessionStreams final : public MessageSink {
   struct Decision {
     enum class Kind { json_body, sse, none } kind = Kind::none;
     std::string body;     // json
+    int error_code = 0;   // json: the response's error code; 0 for a result
     StreamCursor cursor;  // sse: from the stream's start
   };
   Decision await_decision(const std::shared_ptr<Exchange>& exchange);

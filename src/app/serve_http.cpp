@@ -151,14 +151,17 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   const auto grace = std::chrono::seconds(options.shutdown_grace_seconds);
   const auto until = std::chrono::steady_clock::now() + grace;
   bool drained = true;
-  for (const auto& session : sessions.all()) {
+  // The sessions', and the calls of 2026-07-28 requests still being served.
+  for (const auto& session : sessions_holder->all()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     drained &= session->wait_for_calls(std::max(left, std::chrono::milliseconds(0)));
   }
   if (!drained) {
-    for (const auto& session : sessions.all()) session->cancel_all_calls();
-    for (const auto& session : sessions.all()) session->wait_for_calls(std::chrono::seconds(2));
+    for (const auto& session : sessions_holder->all()) session->cancel_all_calls();
+    for (const auto& session : sessions_holder->all()) {
+      session->wait_for_calls(std::chrono::seconds(2));
+    }
   }
   server.wait_for_running_tools(std::chrono::seconds(2));
   store->flush();

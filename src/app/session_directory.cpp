@@ -1,5 +1,6 @@
 #include "src/app/session_directory.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace toolmux {
@@ -34,6 +35,29 @@ HttpSession SessionDirectory::entry(std::shared_ptr<Session> session) {
 
 HttpSession SessionDirectory::create(const std::string& principal) {
   return entry(manager_->create(principal));
+}
+
+HttpSession SessionDirectory::carrier(const std::string& principal) {
+  // No event log: a 2026-07-28 stream is not resumable.
+  auto streams = std::make_shared<SessionStreams>("principal:" + principal, nullptr);
+  std::lock_guard lock(mutex_);
+  auto session = std::make_shared<Session>("principal:" + principal, principal,
+                                           "modern-" + std::to_string(++carried_), streams);
+  if (carriers_.size() >= sweep_at_) {
+    std::erase_if(carriers_, [](const auto& carrier) { return carrier.expired(); });
+    sweep_at_ = std::max<std::size_t>(64, 2 * carriers_.size());
+  }
+  carriers_.push_back(session);
+  return {std::make_shared<SessionPeer>(server_, std::move(session)), std::move(streams)};
+}
+
+std::vector<std::shared_ptr<Session>> SessionDirectory::all() {
+  std::vector<std::shared_ptr<Session>> out = manager_->all();
+  std::lock_guard lock(mutex_);
+  for (const auto& weak : carriers_) {
+    if (auto carrier = weak.lock()) out.push_back(std::move(carrier));
+  }
+  return out;
 }
 
 HttpSession SessionDirectory::find(const std::string& id, const std::string& principal) {

@@ -3,15 +3,20 @@
 // with the SessionStreams its messages go on and its way into the McpServer.
 //
 // Sessions restored from `store` when this is made get their streams at once.
+// The carriers of 2026-07-28 requests (carrier()) are Sessions of their own,
+// outside SessionManager, with streams that keep no events; this keeps them
+// (weakly) only so that a shutdown reaches their calls (all()).
 // Thread-safe, like SessionManager. `server`, `store` and `logger` must
 // outlive it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
@@ -32,8 +37,12 @@ class SessionDirectory final : public HttpSessions {
   void hold(const std::string& id) override { manager_->hold(id); }
   void release(const std::string& id) override { manager_->release(id); }
   std::size_t count() const override { return manager_->count(); }
+  HttpSession carrier(const std::string& principal) override;
 
   SessionManager& manager() { return *manager_; }
+  // The sessions open now and the carriers of the requests being served:
+  // what a shutdown waits for, then cancels.
+  std::vector<std::shared_ptr<Session>> all();
 
  private:
   HttpSession entry(std::shared_ptr<Session> session);
@@ -43,6 +52,11 @@ class SessionDirectory final : public HttpSessions {
   // its sink), this finds them again. Entries of ended sessions expire.
   std::mutex mutex_;
   std::map<std::string, std::weak_ptr<SessionStreams>, std::less<>> streams_;
+  // Carriers made, the gone ones swept as new ones come (amortized: when
+  // the list has doubled since the last sweep).
+  std::vector<std::weak_ptr<Session>> carriers_;
+  std::size_t sweep_at_ = 64;
+  std::uint64_t carried_ = 0;  // carriers made, for their labels
   // Made last: restoring sessions makes their streams, recorded above.
   std::optional<SessionManager> manager_;
 };

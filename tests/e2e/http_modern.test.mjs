@@ -1,0 +1,105 @@
+// Streamable HTTP in the 2026-07-28 protocol (`toolmux serve --http`), seen by
+// the official v2 client (@modelcontextprotocol/client 2.4.0) pinned to
+// 2026-07-28: no session, tools listed and called, an offloaded result read
+// back page by page over separate requests (it belongs to the principal, not
+// to a session), a legacy 1.x client on the same endpoint at the same time,
+// and an aborted call cancelled by its closed stream.
+//
+// The catalog (tests/data/e2e/http/catalog.json) has discovery on, with
+// gen_chars and two sleepers pinned, and offloads results over 8192 bytes.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+
+import {
+  HTTP_CATALOG,
+  HTTP_PINNED,
+  HttpServer,
+  connectHttp,
+  genCharsText,
+  offloadChars,
+  readStoredResult,
+  textOf,
+  toolNames,
+  short,
+} from './helpers.mjs';
+
+/** The v2 client pinned to 2026-07-28 over Streamable HTTP; closed after the test. */
+async function connectModern(t, url) {
+  const transport = new ModernTransport(new URL(url));
+  const client = new ModernClient(
+    { name: 'toolmux-e2e-modern', version: '0.0.0' },
+    { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** The value of the gauge `name` in /metrics. */
+async function gauge(server, name) {
+  const text = await (await fetch(`${server.origin}/metrics`)).text();
+  const match = text.match(new RegExp(`^${name} (\\d+)$`, 'm'));
+  assert.ok(match, `${name} not in /metrics:\n${text}`);
+  return Number(match[1]);
+}
+
+test('the v2 client pinned to 2026-07-28 lists the tools and calls one, with no session', async (t) => {
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
+  const { client, transport } = await connectModern(t, server.url);
+  assert.equal(transport.sessionId, undefined, 'a session id was minted');
+  const { tools } = await client.listTools();
+  assert.deepEqual(toolNames(tools), HTTP_PINNED);
+  const result = await client.callTool({ name: 'gen_chars', arguments: { count: 12 } });
+  assert.notEqual(result.isError, true, short(result));
+  assert.equal(textOf(result), genCharsText(12));
+  assert.equal(await gauge(server, 'toolmux_http_sessions'), 0);
+});
+
+test('a modern client reads its offloaded result back page by page, request after request', async (t) => {
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
+  const { client } = await connectModern(t, server.url);
+  const count = 12000;
+  const id = await offloadChars(assert, client, count);
+  // Each page is a request of its own: the result is the principal's, not a session's.
+  const read = await readStoredResult(assert, client, id, { maxChars: 5000 });
+  assert.equal(read.pages, 3);
+  assert.ok(read.text === genCharsText(count), `read back ${read.totalChars} characters, not the ${count} made`);
+});
+
+test('a legacy 1.x client and a modern client on one endpoint at once', async (t) => {
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
+  const legacy = await connectHttp(t, server.url);
+  const modern = await connectModern(t, server.url);
+  assert.ok(legacy.transport.sessionId, 'the legacy client has no session');
+  const [legacyCall, modernCall, legacyList, modernList] = await Promise.all([
+    legacy.client.callTool({ name: 'slow_call', arguments: {} }),
+    modern.client.callTool({ name: 'slow_call', arguments: {} }),
+    legacy.client.listTools(),
+    modern.client.listTools(),
+  ]);
+  assert.equal(textOf(legacyCall).trim(), 'finished', short(legacyCall));
+  assert.equal(textOf(modernCall).trim(), 'finished', short(modernCall));
+  assert.deepEqual(toolNames(legacyList.tools), HTTP_PINNED);
+  assert.deepEqual(toolNames(modernList.tools), HTTP_PINNED);
+  // One session: the legacy client's.
+  assert.equal(await gauge(server, 'toolmux_http_sessions'), 1);
+  // Its session goes on after the modern client's requests.
+  const again = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: 3 } });
+  assert.equal(textOf(again), genCharsText(3));
+});
+
+test("a modern call aborted by its client is cancelled: its stream's closing is the signal", async (t) => {
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
+  const { client } = await connectModern(t, server.url);
+  const controller = new AbortController();
+  const call = client.callTool({ name: 'sleep_long', arguments: {} }, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 500);
+  await assert.rejects(call);
+  // sleep_long sleeps 30 s: cancelled, it ends long before.
+  const record = await server.waitForLog((l) => l.event === 'tool_call' && l.tool === 'sleep_long', 15000);
+  assert.equal(record.outcome, 'cancelled', JSON.stringify(record));
+  assert.ok(record.duration_ms < 20000, JSON.stringify(record));
+});

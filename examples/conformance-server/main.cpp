@@ -15,8 +15,9 @@
 // the server-stateless diagnostics) ask their questions with ask_client and a
 // key: a 2026-07-28 client gets them in an input_required result and retries
 // with the answers (MRTR), a legacy client as requests on the call's stream.
-// test_trigger_tool_change reloads the catalog (SIGHUP): run the server with
-// --catalog for it to change anything.
+// test_trigger_tool_change changes the tool list by adding or removing the
+// command tool test_toggled_tool in the catalog file (serve --catalog FILE),
+// then reloading it (SIGHUP).
 //
 //   toolmux-conformance-server serve --http 127.0.0.1:8931
 //
@@ -24,8 +25,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -337,6 +341,63 @@ void add_large_result_tools(std::vector<NativeTool>& tools) {
             {"required", {"size", "binary"}}}));
 }
 
+// The catalog file of `serve --catalog FILE` (or --catalog=FILE) in `args`; "" without one.
+std::string catalog_file_of(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--catalog" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--catalog=", 0) == 0) return args[i].substr(10);
+  }
+  return "";
+}
+
+// Adds the command tool test_toggled_tool to the catalog file `file`, or
+// removes it, and has toolmux reload the file (its thread takes SIGHUP,
+// src/app/catalog_host.h): the clients are told the tool list changed.
+ToolResult toggle_catalog_tool(const std::string& file) {
+  static std::mutex mutex;  // one toggle at a time: each reads what the last wrote
+  if (file.empty()) {
+    return ToolResult::error(
+        "test_trigger_tool_change changes the tool list through the catalog file: serve "
+        "--catalog FILE");
+  }
+  std::lock_guard lock(mutex);
+  json catalog;
+  {
+    std::ifstream in(file);
+    catalog = json::parse(in, nullptr, false);
+  }
+  if (!catalog.is_object()) return ToolResult::error(file + " is not a JSON object");
+  if (!catalog["tools"].is_array()) catalog["tools"] = json::array();
+  json& listed = catalog["tools"];
+  auto it = std::find_if(listed.begin(), listed.end(), [](const json& t) {
+    return t.is_object() && t.value("name", "") == "test_toggled_tool";
+  });
+  const bool adding = it == listed.end();
+  if (adding) {
+    listed.push_back({{"name", "test_toggled_tool"},
+                      {"description", "Added and removed by test_trigger_tool_change."},
+                      {"inputSchema", kNoArguments},
+                      {"sideEffect", "read_only"},
+                      {"timeoutMs", 5000},
+                      {"command", {{"argv", {"true"}}}}});
+  } else {
+    listed.erase(it);
+  }
+  // Replaced whole (rename), so that a reload never reads half a file.
+  const std::string next = file + ".next";
+  {
+    std::ofstream out(next, std::ios::trunc);
+    out << catalog.dump(2) << "\n";
+    if (!out) return ToolResult::error("cannot write " + next);
+  }
+  std::error_code ec;
+  std::filesystem::rename(next, file, ec);
+  if (ec) return ToolResult::error("cannot replace " + file + ": " + ec.message());
+  ::kill(::getpid(), SIGHUP);
+  return ToolResult::text(std::string(adding ? "Added" : "Removed") +
+                          " test_toggled_tool: the tool list changed");
+}
+
 // What a handler returns once it has asked a 2026-07-28 client (the answer
 // is pending): discarded, the call being answered with the questions.
 ToolResult asked() { return {}; }
@@ -344,7 +405,8 @@ ToolResult asked() { return {}; }
 // The fixtures of the 2026-07-28 scenarios (MRTR, server-stateless); see the
 // top of the file.
 void add_modern_tools(std::vector<NativeTool>& tools,
-                      const std::shared_ptr<FixturePrompts>& prompts) {
+                      const std::shared_ptr<FixturePrompts>& prompts,
+                      const std::string& catalog_file) {
   tools.push_back(tool("test_input_required_result_elicitation",
                        "Asks the user's name (elicitation, key user_name) and greets them.",
                        [](const json&, CallContext& context) {
@@ -513,14 +575,13 @@ void add_modern_tools(std::vector<NativeTool>& tools,
                          context.log(toolmux::LogLevel::info, "Diagnostic trace logging activated");
                          return ToolResult::text("Logging evaluated");
                        }));
-  tools.push_back(tool("test_trigger_tool_change",
-                       "Reloads the catalog (as SIGHUP does): the clients are told the tool "
-                       "list changed. Needs serve --catalog.",
-                       [](const json&, CallContext&) {
-                         // The catalog host's thread takes SIGHUP (src/app/catalog_host.h).
-                         ::kill(::getpid(), SIGHUP);
-                         return ToolResult::text("Tool list change triggered (catalog reload)");
-                       }));
+  NativeTool trigger =
+      tool("test_trigger_tool_change",
+           "Changes the tool list: adds test_toggled_tool to the catalog file, or removes it, and "
+           "reloads the catalog. Needs serve --catalog.",
+           [catalog_file](const json&, CallContext&) { return toggle_catalog_tool(catalog_file); });
+  trigger.spec.side_effect = "local_mutation";  // it rewrites the catalog file
+  tools.push_back(std::move(trigger));
   tools.push_back(tool("test_trigger_prompt_change", "Tells the clients the prompt list changed.",
                        [prompts](const json&, CallContext&) {
                          prompts->events().prompts_list_changed();
@@ -529,7 +590,8 @@ void add_modern_tools(std::vector<NativeTool>& tools,
 }
 
 std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& resources,
-                                      const std::shared_ptr<FixturePrompts>& prompts) {
+                                      const std::shared_ptr<FixturePrompts>& prompts,
+                                      const std::string& catalog_file) {
   std::vector<NativeTool> tools;
   tools.push_back(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
     return ToolResult::text("This is a simple text response for testing.");
@@ -693,7 +755,7 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
             {"properties", {{"text", {{"type", "string"}, {"description", "The new text"}}}}},
             {"required", {"text"}}}));
   add_large_result_tools(tools);
-  add_modern_tools(tools, prompts);
+  add_modern_tools(tools, prompts, catalog_file);
   return tools;
 }
 
@@ -705,8 +767,9 @@ int main(int argc, char** argv) {
   toolmux::NativeProviders providers;
   providers.resources.push_back(resources);
   providers.prompts.push_back(prompts);
-  const int code = toolmux::run_toolmux(std::vector<std::string>(argv + 1, argv + argc),
-                                        fixture_tools(resources, prompts), providers);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const int code = toolmux::run_toolmux(
+      args, fixture_tools(resources, prompts, catalog_file_of(args)), providers);
   std::fflush(nullptr);
   _exit(code);
 }

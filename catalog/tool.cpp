@@ -50,4 +50,17 @@ json ToolResult::to_json() const {
   return out;
 }
 
+MissingClientCapability::MissingClientCapability(json missing)
+    : std::runtime_error("the client did not declare the capabilities " + missing.dump()),
+      missing_(std::move(missing)) {}
+
+void require_client_capabilities(const CallContext& context, const json& required) {
+  const json declared = context.client_capabilities();
+  json missing = json::object();
+  for (const auto& [name, value] : required.items()) {
+    if (!declared.is_object() || !declared.contains(name)) missing[name] = value;
+  }
+  if (!missing.empty()) throw MissingClientCapability(std::move(missing));
+}
+
 }  // namespace toolmux

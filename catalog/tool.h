@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -132,8 +133,29 @@ struct ToolResult {
   json to_json() const;
 };
 
+// Thrown by a handler that cannot serve its call without client capabilities
+// the client did not declare (CallContext::client_capabilities()): the call is
+// answered with the JSON-RPC error -32021 (MissingRequiredClientCapability,
+// 2026-07-28) whose data.requiredCapabilities is `missing`, e.g.
+// {"sampling": {}}, in either protocol era. A handler that can do without the
+// capability should rather do without it (ask_client answers with an error).
+class MissingClientCapability : public std::runtime_error {
+ public:
+  explicit MissingClientCapability(json missing);
+  const json& missing() const { return missing_; }
+
+ private:
+  json missing_;
+};
+
+// Throws MissingClientCapability naming those of `required`'s capabilities
+// (an object: {"sampling": {}, "elicitation": {}}) that the client of
+// `context` did not declare; returns when it declared them all.
+void require_client_capabilities(const CallContext& context, const json& required);
+
 // Runs a tool on arguments that already passed the argument check. May throw:
-// the call pipeline turns an exception into an isError result.
+// the call pipeline turns an exception into an isError result, except
+// MissingClientCapability (above).
 using ToolHandler = std::function<ToolResult(const json& arguments, CallContext& context)>;
 
 }  // namespace toolmux

@@ -10,13 +10,26 @@
 // large as asked, for toolmux's own end-to-end tests of its result limits
 // (tests/e2e/result_blocks.test.mjs).
 //
+// The fixtures of the 2026-07-28 scenarios (test_input_required_result_*,
+// the prompt test_input_required_result_prompt, test_missing_capability and
+// the server-stateless diagnostics) ask their questions with ask_client and a
+// key: a 2026-07-28 client gets them in an input_required result and retries
+// with the answers (MRTR), a legacy client as requests on the call's stream.
+// test_trigger_tool_change changes the tool list by adding or removing the
+// command tool test_toggled_tool in the catalog file (serve --catalog FILE),
+// then reloading it (SIGHUP).
+//
 //   toolmux-conformance-server serve --http 127.0.0.1:8931
 //
 // What each scenario expects of these tools: tests/conformance/SCENARIOS.md.
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +44,7 @@
 namespace {
 
 using toolmux::CallContext;
+using toolmux::ClientAnswer;
 using toolmux::Completion;
 using toolmux::CompletionRequest;
 using toolmux::json;
@@ -93,6 +107,27 @@ ToolResult elicit(CallContext& context, const std::string& message, json schema,
   const json& r = *answer.result;
   return ToolResult::text(prefix + "action=" + r.value("action", std::string("?")) +
                           ", content=" + r.value("content", json::object()).dump());
+}
+
+// An elicitation/create form asking for one string field, `name`.
+json form(const std::string& message, const std::string& name) {
+  return {
+      {"message", message},
+      {"requestedSchema",
+       {{"type", "object"}, {"properties", {{name, {{"type", "string"}}}}}, {"required", {name}}}}};
+}
+
+// The text of an accepted form's field, or "" (declined, or not a string).
+std::string field(const json& elicit_result, const std::string& name) {
+  const json content = elicit_result.value("content", json::object());
+  auto it = content.find(name);
+  return it != content.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The text an answer to sampling/createMessage carries, or "".
+std::string sampled_text(const json& sampling_result) {
+  const json content = sampling_result.value("content", json::object());
+  return content.is_object() ? content.value("text", std::string()) : std::string();
 }
 
 // The fixture resources: two static ones, one that update_watched_resource
@@ -172,7 +207,7 @@ class FixtureResources final : public toolmux::ResourceProvider {
 class FixturePrompts final : public toolmux::PromptProvider {
  public:
   Outcome<std::vector<Prompt>> list_prompts(CallContext&) override {
-    std::vector<Prompt> out(4);
+    std::vector<Prompt> out(5);
     out[0].name = "test_simple_prompt";
     out[0].description = "A simple prompt without arguments";
     out[1].name = "test_prompt_with_arguments";
@@ -184,12 +219,14 @@ class FixturePrompts final : public toolmux::PromptProvider {
     out[2].arguments = {{"resourceUri", "", "URI of the resource to embed", true}};
     out[3].name = "test_prompt_with_image";
     out[3].description = "A prompt that includes image content";
+    out[4].name = "test_input_required_result_prompt";
+    out[4].description = "A prompt that asks the user for its context first (elicitation)";
     return out;
   }
 
   Outcome<PromptResult> get_prompt(const std::string& name,
                                    const std::map<std::string, std::string>& args,
-                                   CallContext&) override {
+                                   CallContext& context) override {
     auto text = [](std::string t) { return json{{"type", "text"}, {"text", std::move(t)}}; };
     PromptResult r;
     if (name == "test_simple_prompt") {
@@ -208,6 +245,13 @@ class FixturePrompts final : public toolmux::PromptProvider {
     } else if (name == "test_prompt_with_image") {
       r.messages = {{"user", {{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}},
                     {"user", text("Please analyze the image above.")}};
+    } else if (name == "test_input_required_result_prompt") {
+      auto answer = context.ask_client("elicitation/create",
+                                       form("What context should the prompt use?", "context"), {},
+                                       "user_context");
+      if (answer.pending) return r;  // asked in the answer; this run's result is discarded
+      if (!answer.result) return ProviderError::unavailable("Elicitation failed: " + answer.error);
+      r.messages = {{"user", text("Prompt with context: " + field(*answer.result, "context"))}};
     } else {
       return ProviderError::invalid_params("unknown prompt \"" + name + "\"");
     }
@@ -297,7 +341,257 @@ void add_large_result_tools(std::vector<NativeTool>& tools) {
             {"required", {"size", "binary"}}}));
 }
 
-std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& resources) {
+// The catalog file of `serve --catalog FILE` (or --catalog=FILE) in `args`; "" without one.
+std::string catalog_file_of(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--catalog" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--catalog=", 0) == 0) return args[i].substr(10);
+  }
+  return "";
+}
+
+// Adds the command tool test_toggled_tool to the catalog file `file`, or
+// removes it, and has toolmux reload the file (its thread takes SIGHUP,
+// src/app/catalog_host.h): the clients are told the tool list changed.
+ToolResult toggle_catalog_tool(const std::string& file) {
+  static std::mutex mutex;  // one toggle at a time: each reads what the last wrote
+  if (file.empty()) {
+    return ToolResult::error(
+        "test_trigger_tool_change changes the tool list through the catalog file: serve "
+        "--catalog FILE");
+  }
+  std::lock_guard lock(mutex);
+  json catalog;
+  {
+    std::ifstream in(file);
+    catalog = json::parse(in, nullptr, false);
+  }
+  if (!catalog.is_object()) return ToolResult::error(file + " is not a JSON object");
+  if (!catalog["tools"].is_array()) catalog["tools"] = json::array();
+  json& listed = catalog["tools"];
+  auto it = std::find_if(listed.begin(), listed.end(), [](const json& t) {
+    return t.is_object() && t.value("name", "") == "test_toggled_tool";
+  });
+  const bool adding = it == listed.end();
+  if (adding) {
+    listed.push_back({{"name", "test_toggled_tool"},
+                      {"description", "Added and removed by test_trigger_tool_change."},
+                      {"inputSchema", kNoArguments},
+                      {"sideEffect", "read_only"},
+                      {"timeoutMs", 5000},
+                      {"command", {{"argv", {"true"}}}}});
+  } else {
+    listed.erase(it);
+  }
+  // Replaced whole (rename), so that a reload never reads half a file.
+  const std::string next = file + ".next";
+  {
+    std::ofstream out(next, std::ios::trunc);
+    out << catalog.dump(2) << "\n";
+    if (!out) return ToolResult::error("cannot write " + next);
+  }
+  std::error_code ec;
+  std::filesystem::rename(next, file, ec);
+  if (ec) return ToolResult::error("cannot replace " + file + ": " + ec.message());
+  ::kill(::getpid(), SIGHUP);
+  return ToolResult::text(std::string(adding ? "Added" : "Removed") +
+                          " test_toggled_tool: the tool list changed");
+}
+
+// What a handler returns once it has asked a 2026-07-28 client (the answer
+// is pending): discarded, the call being answered with the questions.
+ToolResult asked() { return {}; }
+
+// The fixtures of the 2026-07-28 scenarios (MRTR, server-stateless); see the
+// top of the file.
+void add_modern_tools(std::vector<NativeTool>& tools,
+                      const std::shared_ptr<FixturePrompts>& prompts,
+                      const std::string& catalog_file) {
+  tools.push_back(tool("test_input_required_result_elicitation",
+                       "Asks the user's name (elicitation, key user_name) and greets them.",
+                       [](const json&, CallContext& context) {
+                         auto answer = context.ask_client("elicitation/create",
+                                                          form("What is your name?", "name"), {},
+                                                          "user_name");
+                         if (answer.pending) return asked();
+                         if (!answer.result) {
+                           return ToolResult::error("Elicitation failed: " + answer.error);
+                         }
+                         return ToolResult::text("Hello, " + field(*answer.result, "name") + "!");
+                       }));
+  tools.push_back(
+      tool("test_input_required_result_sampling",
+           "Asks the client's model the capital of France (sampling, key capital_question).",
+           [](const json&, CallContext& context) {
+             auto answer = context.ask_client(
+                 "sampling/createMessage",
+                 {{"messages",
+                   {{{"role", "user"},
+                     {"content", {{"type", "text"}, {"text", "What is the capital of France?"}}}}}},
+                  {"maxTokens", 100}},
+                 {}, "capital_question");
+             if (answer.pending) return asked();
+             if (!answer.result) return ToolResult::error("Sampling failed: " + answer.error);
+             return ToolResult::text("Sampling result: " + sampled_text(*answer.result));
+           }));
+  tools.push_back(tool("test_input_required_result_list_roots",
+                       "Asks the client for its roots (roots/list, key client_roots).",
+                       [](const json&, CallContext& context) {
+                         auto answer =
+                             context.ask_client("roots/list", json::object(), {}, "client_roots");
+                         if (answer.pending) return asked();
+                         if (!answer.result) {
+                           return ToolResult::error("roots/list failed: " + answer.error);
+                         }
+                         const json roots = answer.result->value("roots", json::array());
+                         return ToolResult::text("Found " + std::to_string(roots.size()) +
+                                                 " root(s): " + roots.dump());
+                       }));
+  tools.push_back(tool(
+      "test_input_required_result_request_state",
+      "Asks for a confirmation (key confirm); answers state-ok once it comes back.",
+      [](const json&, CallContext& context) {
+        json ask = {{"message", "Please confirm"},
+                    {"requestedSchema",
+                     {{"type", "object"},
+                      {"properties", {{"ok", {{"type", "boolean"}}}}},
+                      {"required", {"ok"}}}}};
+        auto answer = context.ask_client("elicitation/create", ask, {}, "confirm");
+        if (answer.pending) return asked();
+        if (!answer.result) return ToolResult::error("Elicitation failed: " + answer.error);
+        const json content = answer.result->value("content", json::object());
+        if (answer.result->value("action", "") != "accept" || content.value("ok", false) != true) {
+          return ToolResult::error("not confirmed: " + answer.result->dump());
+        }
+        return ToolResult::text("state-ok: the confirmation came back with the request's state");
+      }));
+  tools.push_back(tool(
+      "test_input_required_result_multiple_inputs",
+      "Asks for a name (elicitation), a greeting (sampling) and the roots (roots/list) at once.",
+      [](const json&, CallContext& context) {
+        // All three are asked before any answer is looked at: a 2026-07-28
+        // client gets them in one input_required result.
+        auto name = context.ask_client("elicitation/create", form("What is your name?", "name"), {},
+                                       "user_name");
+        auto greeting = context.ask_client(
+            "sampling/createMessage",
+            {{"messages",
+              {{{"role", "user"},
+                {"content", {{"type", "text"}, {"text", "Generate a greeting"}}}}}},
+             {"maxTokens", 50}},
+            {}, "greeting");
+        auto roots = context.ask_client("roots/list", json::object(), {}, "client_roots");
+        if (name.pending || greeting.pending || roots.pending) return asked();
+        for (const auto* answer : {&name, &greeting, &roots}) {
+          if (!answer->result) return ToolResult::error("A question failed: " + answer->error);
+        }
+        return ToolResult::text("Hello, " + field(*name.result, "name") +
+                                "; greeting: " + sampled_text(*greeting.result) + "; " +
+                                std::to_string(roots.result->value("roots", json::array()).size()) +
+                                " root(s)");
+      }));
+  tools.push_back(tool(
+      "test_input_required_result_multi_round",
+      "Asks for a name (key step1), then for a favourite colour (key step2): two rounds.",
+      [](const json&, CallContext& context) {
+        auto step1 = context.ask_client("elicitation/create",
+                                        form("Step 1: What is your name?", "name"), {}, "step1");
+        if (step1.pending) return asked();
+        if (!step1.result) return ToolResult::error("Step 1 failed: " + step1.error);
+        auto step2 =
+            context.ask_client("elicitation/create",
+                               form("Step 2: What is your favorite color?", "color"), {}, "step2");
+        if (step2.pending) return asked();
+        if (!step2.result) return ToolResult::error("Step 2 failed: " + step2.error);
+        return ToolResult::text("name=" + field(*step1.result, "name") +
+                                ", color=" + field(*step2.result, "color"));
+      }));
+  tools.push_back(
+      tool("test_input_required_result_tampered_state",
+           "Asks for a confirmation (key confirm); a changed requestState is refused by toolmux.",
+           [](const json&, CallContext& context) {
+             json ask = {{"message", "Please confirm"},
+                         {"requestedSchema",
+                          {{"type", "object"},
+                           {"properties", {{"ok", {{"type", "boolean"}}}}},
+                           {"required", {"ok"}}}}};
+             auto answer = context.ask_client("elicitation/create", ask, {}, "confirm");
+             if (answer.pending) return asked();
+             if (!answer.result) return ToolResult::error("Elicitation failed: " + answer.error);
+             return ToolResult::text("integrity-ok: state verified");
+           }));
+  tools.push_back(tool(
+      "test_input_required_result_capabilities",
+      "Asks only what the client declared it can answer: elicitation and/or sampling.",
+      [](const json&, CallContext& context) {
+        const json declared = context.client_capabilities();
+        std::vector<std::pair<std::string, ClientAnswer>> answers;
+        if (declared.contains("elicitation")) {
+          answers.emplace_back(
+              "elicit_input",
+              context.ask_client("elicitation/create", form("Elicitation input", "value"), {},
+                                 "elicit_input"));
+        }
+        if (declared.contains("sampling")) {
+          answers.emplace_back(
+              "sample_input",
+              context.ask_client("sampling/createMessage",
+                                 {{"messages",
+                                   {{{"role", "user"},
+                                     {"content", {{"type", "text"}, {"text", "Sample request"}}}}}},
+                                  {"maxTokens", 50}},
+                                 {}, "sample_input"));
+        }
+        if (answers.empty()) return ToolResult::text("No supported capabilities declared");
+        std::string received;
+        for (const auto& [key, answer] : answers) {
+          if (answer.pending) return asked();
+          if (!answer.result) return ToolResult::error(key + " failed: " + answer.error);
+          received += (received.empty() ? "" : ",") + key;
+        }
+        return ToolResult::text("capabilities-ok: received " + received);
+      }));
+  tools.push_back(
+      tool("test_missing_capability", "Needs the client's sampling capability: without it, -32021.",
+           [](const json&, CallContext& context) {
+             toolmux::require_client_capabilities(context, {{"sampling", json::object()}});
+             return ToolResult::text("Success: the client declared sampling");
+           }));
+  tools.push_back(tool("test_streaming_elicitation",
+                       "Asks a question while it runs: a 2026-07-28 client gets it in the "
+                       "answer, never as a request on the response stream.",
+                       [](const json&, CallContext& context) {
+                         auto answer = context.ask_client(
+                             "elicitation/create", form("Anything to add?", "note"), {}, "note");
+                         if (answer.pending) return asked();
+                         if (!answer.result) {
+                           return ToolResult::error("Elicitation failed: " + answer.error);
+                         }
+                         return ToolResult::text("Streaming complete");
+                       }));
+  tools.push_back(tool("test_logging_tool",
+                       "Logs one info message: sent only to a client that asked for logs.",
+                       [](const json&, CallContext& context) {
+                         context.log(toolmux::LogLevel::info, "Diagnostic trace logging activated");
+                         return ToolResult::text("Logging evaluated");
+                       }));
+  NativeTool trigger =
+      tool("test_trigger_tool_change",
+           "Changes the tool list: adds test_toggled_tool to the catalog file, or removes it, and "
+           "reloads the catalog. Needs serve --catalog.",
+           [catalog_file](const json&, CallContext&) { return toggle_catalog_tool(catalog_file); });
+  trigger.spec.side_effect = "local_mutation";  // it rewrites the catalog file
+  tools.push_back(std::move(trigger));
+  tools.push_back(tool("test_trigger_prompt_change", "Tells the clients the prompt list changed.",
+                       [prompts](const json&, CallContext&) {
+                         prompts->events().prompts_list_changed();
+                         return ToolResult::text("Prompt list change triggered");
+                       }));
+}
+
+std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& resources,
+                                      const std::shared_ptr<FixturePrompts>& prompts,
+                                      const std::string& catalog_file) {
   std::vector<NativeTool> tools;
   tools.push_back(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
     return ToolResult::text("This is a simple text response for testing.");
@@ -425,10 +719,19 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
       [](const json& args, CallContext&) {
         return ToolResult::text("JSON Schema 2020-12 tool called with: " + args.dump());
       },
+      // The conformance suite's JSON_SCHEMA_2020_12_FIXTURE (the SEP-1613
+      // keywords and SEP-2106's allOf/anyOf, if/then/else) but for $anchor in
+      // $defs.address, which toolmux refuses at registration: its validator
+      // does not enforce it.
       json::parse(R"json({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-        "$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},
-                                                         "city":{"type":"string"}}}},
-        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},
+        "$defs":{"address":{"type":"object",
+                            "properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},
+                      "contactMethod":{"type":"string","enum":["phone","email"]},
+                      "phone":{"type":"string"},"email":{"type":"string"}},
+        "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+        "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},
+        "then":{"required":["phone"]},"else":{"required":["email"]},
         "additionalProperties":false})json")));
   tools.push_back(
       tool("test_reconnection",
@@ -452,6 +755,7 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
             {"properties", {{"text", {{"type", "string"}, {"description", "The new text"}}}}},
             {"required", {"text"}}}));
   add_large_result_tools(tools);
+  add_modern_tools(tools, prompts, catalog_file);
   return tools;
 }
 
@@ -459,11 +763,13 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
 
 int main(int argc, char** argv) {
   auto resources = std::make_shared<FixtureResources>();
+  auto prompts = std::make_shared<FixturePrompts>();
   toolmux::NativeProviders providers;
   providers.resources.push_back(resources);
-  providers.prompts.push_back(std::make_shared<FixturePrompts>());
-  const int code = toolmux::run_toolmux(std::vector<std::string>(argv + 1, argv + argc),
-                                        fixture_tools(resources), providers);
+  providers.prompts.push_back(prompts);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const int code = toolmux::run_toolmux(
+      args, fixture_tools(resources, prompts, catalog_file_of(args)), providers);
   std::fflush(nullptr);
   _exit(code);
 }

@@ -20,6 +20,8 @@ struct JsonRpcError {
   static constexpr int kResourceNotFound = -32002;
   static constexpr int kInvalidParams = jsonrpc::kInvalidParams;
   static constexpr int kInternalError = jsonrpc::kInternalError;
+  // MissingRequiredClientCapabilityError (2026-07-28, basic/index.mdx).
+  static constexpr int kMissingClientCapability = -32021;
 
   int code = kInternalError;
   std::string message;
@@ -38,6 +40,16 @@ struct JsonRpcError {
   // deadline passed, ...).
   static JsonRpcError unavailable(std::string why) {
     return {kInternalError, std::move(why), nullptr};
+  }
+  // -32021: serving the request needs the client capabilities `missing` (an
+  // object, {"sampling": {}}), which the client did not declare; data
+  // {"requiredCapabilities": missing}.
+  static JsonRpcError missing_client_capability(const nlohmann::json& missing) {
+    std::string names;
+    for (const auto& [name, value] : missing.items()) names += (names.empty() ? "" : ", ") + name;
+    return {kMissingClientCapability,
+            "Missing required client capability: the client did not declare " + names,
+            {{"requiredCapabilities", missing}}};
   }
   bool is_not_found() const { return code == kResourceNotFound; }
 };

@@ -13,6 +13,10 @@ CallStage catch_tool_exceptions() {
       }
       try {
         return next(call);
+      } catch (const MissingClientCapability& e) {
+        // Not the tool failing: the request needs what the client cannot do.
+        return CallResult::rejected(CallOutcome::tool_error,
+                                    JsonRpcError::missing_client_capability(e.missing()));
       } catch (const std::exception& e) {
         return CallResult::crashed(tool_label(call) + " failed: " + e.what());
       } catch (...) {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The conformance suite as the test command runs it: starts the example
 # server (examples/conformance-server) on a free port with a fresh data
-# directory, runs tests/conformance/run.sh against it, then stops it with
-# SIGTERM and checks that it exits 0.
+# directory and a catalog of its own (no tools, discovery off: its
+# test_trigger_tool_change reloads it), runs tests/conformance/run.sh against
+# it (both revisions), then stops it with SIGTERM and checks that it exits 0.
 #
 # With --aggregate, the server on that port is toolmux (TOOLMUX_BINARY
 # serve --http) instead, with a catalog whose one stdio upstream is the
-# example (prefix "", discovery off): the suite then runs through toolmux's
-# relay to the example.
+# example (prefix "", discovery off), itself started as above: the suite then
+# runs through toolmux's relay to the example, against the expected failures
+# of the "aggregated" setup (CONFORMANCE_SETUP).
 #
 # Usage: tests/conformance/serve_and_run.sh [--aggregate TOOLMUX_BINARY] SERVER_BINARY [SCENARIO...]
 set -euo pipefail
@@ -29,7 +31,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The example's own catalog: its tools are native; discovery off keeps them
+# all in tools/list, however many they are.
+cat >"$work/example.json" <<JSON
+{"tools": [], "discovery": {"mode": "off"}}
+JSON
 if [[ -n "$toolmux" ]]; then
+  export CONFORMANCE_SETUP=aggregated
   # JSON strings: the paths come from CMake and mktemp, without quotes or backslashes.
   cat >"$work/catalog.json" <<JSON
 {
@@ -37,7 +45,7 @@ if [[ -n "$toolmux" ]]; then
   "upstreams": {
     "conformance": {
       "command": "$server",
-      "args": ["serve", "--data-dir", "$work/upstream-data"],
+      "args": ["serve", "--data-dir", "$work/upstream-data", "--catalog", "$work/example.json"],
       "prefix": ""
     }
   },
@@ -47,7 +55,9 @@ JSON
   "$toolmux" serve --http 127.0.0.1:0 --data-dir "$work/data" --catalog "$work/catalog.json" \
     2>"$work/server.log" &
 else
-  "$server" serve --http 127.0.0.1:0 --data-dir "$work/data" 2>"$work/server.log" &
+  export CONFORMANCE_SETUP=direct
+  "$server" serve --http 127.0.0.1:0 --data-dir "$work/data" --catalog "$work/example.json" \
+    2>"$work/server.log" &
 fi
 pid=$!
 url=""

@@ -92,6 +92,7 @@ async function promptsAndCompletion(client) {
     'test_prompt_with_arguments',
     'test_prompt_with_embedded_resource',
     'test_prompt_with_image',
+    'test_input_required_result_prompt',
   ]);
   assert.deepEqual(prompts[1].arguments, [
     { name: 'arg1', description: 'First test argument', required: true },

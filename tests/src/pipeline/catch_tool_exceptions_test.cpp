@@ -42,3 +42,34 @@ TEST_CASE("a tool that throws gives an isError result naming the tool") {
   CHECK(r.result.is_error);
   CHECK(text_at(r) == "Tool \"throws\" failed: disk on fire");
 }
+
+TEST_CASE(
+    "a handler that needs a capability the client did not declare gets -32021 naming it, not an "
+    "isError result") {
+  PipelineFixture f;
+  StubNext next;
+  next.answer = [](ToolCall& call) -> CallResult {
+    require_client_capabilities(
+        *call.context, {{"sampling", json::object()}, {"elicitation", {{"form", json::object()}}}});
+    return CallResult::answered(ToolResult::text("asked"));
+  };
+  ToolCall call = f.resolved_call("echo", "{}");
+
+  SECTION("the client declared only elicitation: sampling is what it lacks") {
+    f.session->set_initialized("2025-11-25", {{"elicitation", json::object()}}, json::object());
+    CallResult r = stages::catch_tool_exceptions()(next.handler())(call);
+    REQUIRE(r.protocol_error);
+    CHECK(r.protocol_error->code == -32021);
+    CHECK(r.protocol_error->data == json{{"requiredCapabilities", {{"sampling", json::object()}}}});
+    CHECK(r.protocol_error->message ==
+          "Missing required client capability: the client did not declare sampling");
+  }
+  SECTION("the client declared both: the handler goes on") {
+    f.session->set_initialized("2025-11-25",
+                               {{"elicitation", json::object()}, {"sampling", json::object()}},
+                               json::object());
+    CallResult r = stages::catch_tool_exceptions()(next.handler())(call);
+    CHECK_FALSE(r.protocol_error);
+    CHECK(text_at(r) == "asked");
+  }
+}

@@ -502,7 +502,7 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   auto submitting = std::make_shared<std::atomic<bool>>(true);
   const std::thread::id submitter = std::this_thread::get_id();
   CallAdmission::Call admitted;
-  admitted.session = session->id();
+  admitted.session = session->admission_key();
   admitted.control = control;
   admitted.start = [this, session, context, may_carry, submitting, submitter,
                     call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {

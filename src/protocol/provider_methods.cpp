@@ -168,7 +168,7 @@ void ProviderMethods::run(const Message& m, const std::shared_ptr<Session>& sess
   };
 
   CallAdmission::Call admitted;
-  admitted.session = session->id();
+  admitted.session = session->admission_key();
   admitted.control = control;
   admitted.start = [this, session, control, context, unrun, id = m.id, method = m.method,
                     work = std::move(work)](std::shared_ptr<const CallPlace> place) mutable {

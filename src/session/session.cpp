@@ -14,6 +14,8 @@ std::shared_ptr<Session> Session::for_request(std::shared_ptr<Session> carrier, 
                                               std::shared_ptr<MessageSink> sink) {
   auto view = std::make_shared<Session>(std::move(owner), carrier->principal(), carrier->label(),
                                         std::move(sink));
+  static std::atomic<std::uint64_t> next_request{0};
+  view->admission_key_ = "request-" + std::to_string(++next_request);
   view->meta_ = std::make_shared<const RequestMeta>(std::move(meta));
   view->carrier_ = std::move(carrier);
   view->initialized_ = true;

@@ -129,6 +129,11 @@ class Session : public std::enable_shared_from_this<Session> {
                                               std::string owner, std::shared_ptr<MessageSink> sink);
   // A request of the 2026-07-28 protocol (for_request); null for a session.
   const RequestMeta* request_meta() const { return meta_.get(); }
+  // What the per-session call limits count this session's calls under
+  // (src/session/call_admission.h): its id; a request of the 2026-07-28
+  // protocol has no session, so only the server-wide limits apply to it, and
+  // each gets a key of its own.
+  const std::string& admission_key() const { return admission_key_.empty() ? id_ : admission_key_; }
 
   const std::string& id() const { return id_; }
   const std::string& label() const { return label_; }
@@ -221,6 +226,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Set for a request of the 2026-07-28 protocol (for_request).
   std::shared_ptr<const RequestMeta> meta_;
   std::shared_ptr<Session> carrier_;
+  std::string admission_key_;  // "" = id_
   const std::shared_ptr<MessageSink> owned_sink_;
   MessageSink& sink_;
   std::atomic<LogLevel> log_level_{LogLevel::warning};

@@ -44,8 +44,10 @@ std::shared_ptr<Catalog> modern_catalog() {
 }
 
 struct Fixture {
-  Fixture() {
-    server = std::make_unique<McpServer>(modern_catalog(), ServerOptions{}, logger, metrics);
+  explicit Fixture(CallLimits limits = {}) {
+    ServerOptions options;
+    options.call_limits = limits;
+    server = std::make_unique<McpServer>(modern_catalog(), options, logger, metrics);
   }
   ~Fixture() {
     server->end_listens();
@@ -247,4 +249,27 @@ TEST_CASE("a malformed listen filter is -32602 naming what is wrong", "[modern][
   CHECK(r["error"]["code"] == -32602);
   CHECK(r["error"]["message"] ==
         "Invalid params: \"notifications.toolsListChanged\" must be a boolean");
+}
+
+TEST_CASE("the per-session call limits do not apply to modern requests, which have no session",
+          "[modern]") {
+  CallLimits limits;
+  limits.max_running_per_session = 1;
+  limits.max_queued_per_session = 0;
+  Fixture f(limits);
+  auto slow = [&](const json& id, const json& meta) {
+    json params{{"name", "slow"}, {"arguments", {{"ms", 300}}}};
+    if (!meta.is_null()) params["_meta"] = meta;
+    f.send({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}});
+  };
+  slow("m1", kMeta);
+  slow("m2", kMeta);
+  CHECK(f.sink.response("m1")["result"]["content"][0]["text"] == "done");
+  CHECK(f.sink.response("m2")["result"]["content"][0]["text"] == "done");
+  // The legacy session's second call finds its one place taken and no room to wait.
+  f.request("init", "initialize", {{"protocolVersion", "2025-11-25"}}, nullptr);
+  slow("l1", nullptr);
+  slow("l2", nullptr);
+  CHECK(f.sink.response("l2")["error"]["code"] == -32000);
+  CHECK(f.sink.response("l1")["result"]["content"][0]["text"] == "done");
 }

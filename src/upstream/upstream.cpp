@@ -466,6 +466,13 @@ void Upstream::supervise() {
         delay_ = std::min(delay_ * 2, spec_.lifecycle.restart_max);
       }
       changed_.notify_all();
+      if (client) {
+        // Started while toolmux stopped it: closing it joins its threads,
+        // whose callbacks take mutex_. Never under it.
+        lock.unlock();
+        client.reset();
+        lock.lock();
+      }
       continue;
     }
     if (!client_ && wanted_) {

@@ -141,6 +141,32 @@ TEST_CASE("resource subscriptions of one upstream are bounded, the refusal namin
   CHECK(s.upstream->subscribe_resource("file:///r0").ok());  // one it has
 }
 
+TEST_CASE("stopping an upstream while it starts returns: the client it started is closed") {
+  // The probe waits for a server that does not answer it: stop() comes while
+  // the start is under way. The client that start made was closed under the
+  // upstream's lock, while its reader thread waited for that lock to say the
+  // child had exited: stop() never returned.
+  TempDir dir;
+  QuietLogger quiet;
+  UpstreamSpec spec;
+  spec.name = "up";
+  spec.argv = {(fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh").string()};
+  spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + (dir.path() / "received").string(),
+              "DISCOVER=silent"};
+  spec.lifecycle.probe_timeout = 500ms;
+  auto upstream = Upstream::create(spec, quiet.logger, {}, {});
+  upstream->start();
+  std::this_thread::sleep_for(100ms);
+  auto stopped = std::make_shared<std::atomic<bool>>(false);
+  std::thread([upstream, stopped] {
+    upstream->stop();
+    *stopped = true;
+  }).detach();
+  // (When it hangs, the upstream is left to the detached thread.)
+  REQUIRE(eventually([&] { return stopped->load(); }, 10s));
+  CHECK(upstream->state() == "stopped");
+}
+
 TEST_CASE("a legacy upstream is probed once: a restart goes straight to initialize") {
   Served s("scripted.sh");
   REQUIRE(s.upstream->wait_started(10s));

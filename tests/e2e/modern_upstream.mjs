@@ -1,8 +1,10 @@
 // A real 2026-07-28 upstream for tests/e2e/upstreams_modern.test.mjs: the
 // TypeScript SDK v2 server (@modelcontextprotocol/server, pinned in
 // package.json) over stdio, through serveStdio (dual-era: server/discover
-// selects the 2026-07-28 protocol). Its questions go back in input_required
-// results (MRTR); it never sends a request of its own.
+// selects the 2026-07-28 protocol); with --http, over Streamable HTTP through
+// createMcpHandler (modern only, one server instance per request), its port
+// printed on stdout. Its questions go back in input_required results (MRTR);
+// it never sends a request of its own.
 //
 // Tools:
 //   confirm {what}  asks "Do <what>?" (elicitation "confirm"); with the
@@ -12,12 +14,15 @@
 //   grow {}         registers the tool "grown" (a list change, told on the
 //                   subscriptions/listen stream)
 
-import { acceptedContent, fromJsonSchema, inputRequired, McpServer } from '@modelcontextprotocol/server';
+import http from 'node:http';
+import { Readable } from 'node:stream';
+
+import { acceptedContent, createMcpHandler, fromJsonSchema, inputRequired, McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
 const object = (properties = {}, required = []) => fromJsonSchema({ type: 'object', properties, required });
 
-serveStdio(() => {
+function makeServer() {
   const server = new McpServer({ name: 'modern-fixture', version: '2.4.0' }, { capabilities: { tools: { listChanged: true } } });
 
   server.registerTool(
@@ -65,4 +70,28 @@ serveStdio(() => {
   });
 
   return server;
-});
+}
+
+if (process.argv[2] === '--http') {
+  // Streamable HTTP on 127.0.0.1 and a free port (printed on stdout), through
+  // the SDK's web-standard handler; closing a response stream aborts its request.
+  const handler = createMcpHandler(makeServer, { legacy: 'reject', onerror: (e) => process.stderr.write(`${e}\n`) });
+  const server = http.createServer(async (req, res) => {
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers: req.headers,
+      body: req.method === 'POST' ? Readable.toWeb(req) : undefined,
+      duplex: 'half',
+      signal: abort.signal,
+    });
+    const response = await handler.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (!response.body) return res.end();
+    Readable.fromWeb(response.body).on('error', () => res.destroy()).pipe(res);
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
+} else {
+  serveStdio(makeServer);
+}

@@ -4,9 +4,12 @@
 // the server/discover probe; its input_required questions reach the legacy
 // client as elicitation requests, whose answers complete the call; its list
 // changes come through subscriptions/listen; progress and cancellation cross
-// the eras.
+// the eras. Over Streamable HTTP too: the probe, a question, and a
+// cancellation that is the closing of the request's stream.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -18,11 +21,15 @@ import { listAllTools, makeTempDir, startClient, textOf, waitUntil } from './hel
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'modern_upstream.mjs');
 
-/** toolmux aggregating the modern fixture (prefix "modern_"), and a legacy client declaring `capabilities`. */
-async function serveModern(t, clientCapabilities = {}) {
+/**
+ * toolmux aggregating the modern fixture (prefix "modern_") over stdio, or at
+ * `url` over Streamable HTTP; and a legacy client declaring `capabilities`.
+ */
+async function serveModern(t, clientCapabilities = {}, url = null) {
   const dir = makeTempDir('toolmux-modern-');
   const catalog = path.join(dir, 'catalog.json');
-  fs.writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { modern: { command: process.execPath, args: [FIXTURE] } } }));
+  const upstream = url ? { url } : { command: process.execPath, args: [FIXTURE] };
+  fs.writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { modern: upstream } }));
   return startClient(t, {
     args: ['serve', '--root', dir, '--catalog', catalog, '--data-dir', path.join(dir, 'data')],
     clientCapabilities,
@@ -98,4 +105,30 @@ test("a modern upstream's progress reaches the client, and the client's cancella
   assert.equal(progress.length, 1);
   assert.equal(progress[0].progress, 1);
   await waitUntil(() => /slow: cancelled/.test(stderr()), 10000, 'the upstream told of the cancellation');
+});
+
+test('over Streamable HTTP: the probe, a question relayed, and a cancellation that closes the request\'s stream', async (t) => {
+  // The fixture over HTTP (modern only: it refuses initialize with -32022).
+  const fixture = spawn(process.execPath, [FIXTURE, '--http'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => fixture.kill());
+  let fixtureErr = '';
+  fixture.stderr.on('data', (chunk) => {
+    fixtureErr += chunk.toString();
+  });
+  const [port] = await once(fixture.stdout, 'data');
+  const { client, stderr } = await serveModern(t, { elicitation: {} }, `http://127.0.0.1:${String(port).trim()}/mcp`);
+
+  assert.match(stderr(), /"era":"modern","event":"upstream_started"[^\n]*"protocol":"2026-07-28"/);
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: false } }));
+  const result = await client.callTool({ name: 'modern_confirm', arguments: { what: 'it' } });
+  assert.equal(textOf(result), 'confirmed {"ok":false} (state asked-about-it)');
+
+  const controller = new AbortController();
+  const call = client.callTool({ name: 'modern_slow', arguments: {} }, undefined, {
+    signal: controller.signal,
+    onprogress: () => controller.abort(),
+  });
+  await assert.rejects(call);
+  // No notifications/cancelled over HTTP: the closed stream told the upstream.
+  await waitUntil(() => /slow: cancelled/.test(fixtureErr), 10000, 'the upstream saw its stream closed');
 });

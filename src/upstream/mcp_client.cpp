@@ -184,8 +184,10 @@ McpClient::Outcome McpClient::modern_request(const std::string& method, json par
               nullptr};
     }
     if (context->cancelled()) {
+      // The upstream answered: whatever the client did, it is not the
+      // upstream's failure (the breaker counts it neither way).
       const bool timed_out = Clock::now() >= deadline;
-      return {std::nullopt, timed_out ? Failure::timed_out : Failure::cancelled,
+      return {std::nullopt, Failure::cancelled,
               method + " to upstream \"" + name_ + "\" " +
                   (timed_out ? "timed out" : "was cancelled") +
                   " while its client was asked for input",

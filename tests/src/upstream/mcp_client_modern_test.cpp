@@ -355,6 +355,27 @@ TEST_CASE("a question needing a capability the client did not declare fails the 
         json::parse(R"({"elicitation":{}})"));
 }
 
+TEST_CASE(
+    "a client that does not answer before the call's deadline ends it, not the upstream's fault") {
+  // (Failure::cancelled: the circuit breaker counts it neither way.)
+  struct SlowToAnswer : AskingContext {
+    SlowToAnswer() : AskingContext(json{{"elicitation", json::object()}}, 500ms) {}
+    ClientAnswer ask_client(const std::string&, const json&, const std::stop_token&,
+                            const std::string&) override {
+      while (!cancelled()) std::this_thread::sleep_for(10ms);
+      return {std::nullopt, "the call's deadline passed", false};
+    }
+  };
+  Child up(kModern);
+  REQUIRE(up.client->connect(5s, 5s).ok());
+  SlowToAnswer context;
+  McpClient::Outcome outcome = up.client->call_tool("ask", json::object(), context);
+  CHECK(outcome.failure == McpClient::Failure::cancelled);
+  CHECK(outcome.error ==
+        "tools/call to upstream \"up\" timed out while its client was asked for input");
+  CHECK(up.requests("tools/call").size() == 1);
+}
+
 TEST_CASE("a resultType toolmux does not know fails the request, naming it") {
   Child up(kModern);
   REQUIRE(up.client->connect(5s, 5s).ok());

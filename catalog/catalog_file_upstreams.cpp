@@ -29,6 +29,7 @@ const std::vector<std::string_view> kUpstreamFields = {"$comment",
                                                        "tools",
                                                        "start",
                                                        "startTimeoutMs",
+                                                       "probeTimeoutMs",
                                                        "restart",
                                                        "circuitBreaker",
                                                        "readOnlyRetries"};
@@ -228,6 +229,9 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
   constexpr std::uint64_t kMaxMs = 24ull * 3600 * 1000;
   if (auto ms = reader.integer("startTimeoutMs", false, 1, kMaxMs)) {
     upstream.lifecycle.start_timeout = std::chrono::milliseconds(*ms);
+  }
+  if (auto ms = reader.integer("probeTimeoutMs", false, 1, kMaxMs)) {
+    upstream.lifecycle.probe_timeout = std::chrono::milliseconds(*ms);
   }
   if (auto retries = reader.integer("readOnlyRetries", false, 0, 5)) {
     upstream.lifecycle.read_only_retries = static_cast<int>(*retries);

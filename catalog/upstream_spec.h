@@ -39,6 +39,9 @@ struct UpstreamToolOverride {
 struct UpstreamLifecycle {
   bool lazy = false;  // "start": "lazy": started by the first call to one of its tools
   std::chrono::milliseconds start_timeout{30000};  // for initialize, and again for tools/list
+  // How long the era probe (server/discover) waits before taking the upstream
+  // for a legacy one (src/upstream/protocol_era.h).
+  std::chrono::milliseconds probe_timeout{5000};
   // After a crash or a failed start, the next attempt waits initial, then
   // twice as long each time up to max; back to initial once it served 30 s.
   std::chrono::milliseconds restart_initial{500};

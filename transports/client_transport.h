@@ -24,6 +24,7 @@
 //   calls it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -44,7 +45,16 @@ class ClientTransport {
 
   // Told once initialize has been answered: the protocol version the two
   // agreed on (HTTP sends it in MCP-Protocol-Version on every later request).
+  // A 2026-07-28 request carries its version in its own _meta instead.
   virtual void set_protocol_version(const std::string& /*version*/) {}
+
+  // Ends the response stream of request `id` when the transport carries the
+  // request on a stream of its own whose closing cancels it: a 2026-07-28
+  // request over Streamable HTTP (basic/patterns/cancellation.mdx). True when
+  // it did (nothing more of it is handed over); false when there is no such
+  // stream (stdio, a legacy request), and the caller sends
+  // notifications/cancelled. May be called from any thread.
+  virtual bool end_request_stream(std::int64_t /*id*/) { return false; }
 
   // What it is, for log lines and error messages: "stdio: npx ..." or the URL.
   virtual std::string describe() const = 0;

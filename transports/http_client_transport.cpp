@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/jsonrpc.h"
+#include "transports/modern_http_headers.h"
 #include "transports/sse_parser.h"
 #include "transports/url.h"
 
@@ -114,12 +115,15 @@ struct Outgoing {
   bool request = false;
   json id;
   std::string method;
+  // A 2026-07-28 request: its headers, no session, its stream its own.
+  std::optional<ModernHeaders> modern;
 };
 
 Outgoing classify(const std::string& text) {
   Outgoing out;
   const json m = json::parse(text, nullptr, false);
   if (!m.is_object()) return out;
+  out.modern = modern_headers(m);
   if (const auto method = m.find("method"); method != m.end() && method->is_string()) {
     out.method = method->get<std::string>();
     if (const auto id = m.find("id"); id != m.end() && !id->is_null()) {
@@ -157,6 +161,19 @@ std::string server_says(const std::string& body) {
   return text;
 }
 
+// The error object of an HTTP error's body when it is a JSON-RPC error
+// response (a 2026-07-28 server answers -32022, -32020, -32601 so); null
+// otherwise.
+json error_of(const std::string& body) {
+  const json m = json::parse(body, nullptr, false);
+  if (!m.is_object() || !m.contains("error")) return nullptr;
+  const json& error = m["error"];
+  if (!error.is_object() || !error.contains("code") || !error["code"].is_number_integer()) {
+    return nullptr;
+  }
+  return error;
+}
+
 }  // namespace
 
 struct HttpClientTransport::State : std::enable_shared_from_this<State> {
@@ -165,6 +182,10 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
     bool one_way = false;                     // POSTs a notification or a response
     bool done = false;                        // under mutex
     std::shared_ptr<httplib::Client> client;  // its request in flight, under mutex
+    // A 2026-07-28 request's POST: its id, and whether end_request_stream
+    // ended it (nothing more of it is handed over).
+    json modern_id;
+    std::atomic<bool> ended{false};
   };
 
   // What one HTTP exchange brought back.
@@ -252,7 +273,8 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   // response) when max_notifications_in_flight of them are under way: the
   // upstream decides how many requests toolmux answers, and how long each
   // answer's POST takes.
-  bool spawn(std::function<void(const std::shared_ptr<Worker>&)> job, bool one_way = false) {
+  bool spawn(std::function<void(const std::shared_ptr<Worker>&)> job, bool one_way = false,
+             const json& modern_id = nullptr) {
     std::vector<std::shared_ptr<Worker>> finished;
     {
       std::lock_guard lock(mutex);
@@ -270,6 +292,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       if (one_way && one_way_running >= options.max_notifications_in_flight) return false;
       auto worker = std::make_shared<Worker>();
       worker->one_way = one_way;
+      worker->modern_id = modern_id;
       try {
         worker->thread = std::thread([self = shared_from_this(), worker, job = std::move(job)] {
           try {
@@ -305,23 +328,48 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
     client->set_keep_alive(false);
     if (!url.user.empty()) client->set_basic_auth(url.user, url.password);
     std::lock_guard lock(mutex);
-    if (closing || gone) return nullptr;
+    if (closing || gone || worker->ended) return nullptr;
     worker->client = client;
     return client;
   }
 
+  // end_request_stream: stops the POST of 2026-07-28 request `id`.
+  bool end_stream(const json& id) {
+    std::shared_ptr<httplib::Client> client;
+    {
+      std::lock_guard lock(mutex);
+      auto it = std::find_if(workers.begin(), workers.end(), [&](const auto& w) {
+        return !w->modern_id.is_null() && w->modern_id == id;
+      });
+      if (it == workers.end()) return false;
+      (*it)->ended = true;
+      client = (*it)->client;
+    }
+    if (client) client->stop();
+    return true;
+  }
+
   // The configured headers and the session's; `with_session` says whether
-  // the session id went with them.
-  httplib::Headers headers(bool& with_session) const {
+  // the session id went with them. A 2026-07-28 request (`modern`) has no
+  // session and carries its own version, method and name.
+  httplib::Headers headers(bool& with_session, const ModernHeaders* modern = nullptr) const {
     httplib::Headers h;
     for (const auto& [name, value] : options.headers) {
       // The transport's own headers are not the configuration's to set.
       bool ours = false;
       for (std::string_view own :
-           {"content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"}) {
+           {"content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id",
+            "mcp-method", "mcp-name"}) {
         ours |= iequals(name, own);
       }
       if (!ours) h.emplace(name, value);
+    }
+    if (modern != nullptr) {
+      with_session = false;
+      h.emplace("MCP-Protocol-Version", modern->protocol_version);
+      h.emplace("Mcp-Method", modern->method);
+      if (modern->name) h.emplace("Mcp-Name", *modern->name);
+      return h;
     }
     std::lock_guard lock(mutex);
     with_session = !session_id.empty();
@@ -333,11 +381,12 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   // A request to the endpoint with the configured and session headers;
   // `accept` is what it takes back, `last_id` resumes a stream (GET).
   httplib::Request request_to_endpoint(const char* method, const char* accept,
-                                       const std::string& last_id, bool& with_session) const {
+                                       const std::string& last_id, bool& with_session,
+                                       const ModernHeaders* modern = nullptr) const {
     httplib::Request req;
     req.method = method;
     req.path = url.path;
-    req.headers = headers(with_session);
+    req.headers = headers(with_session, modern);
     req.headers.emplace("Accept", accept);
     if (!last_id.empty()) req.headers.emplace("Last-Event-ID", last_id);
     return req;
@@ -395,8 +444,10 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
 
   // The event handler of a request's stream: every message goes on, and the
   // request's own response is noticed.
-  std::function<bool(const SseEvent&)> events_of(const Outgoing& out, bool& answered) {
-    return [this, &out, &answered](const SseEvent& e) {
+  std::function<bool(const SseEvent&)> events_of(const Outgoing& out, bool& answered,
+                                                 const Worker& worker) {
+    return [this, &out, &answered, &worker](const SseEvent& e) {
+      if (worker.ended) return false;
       if (!e.type.empty() && e.type != "message") return true;
       if (out.request && !answered && is_response_to(e.data, out.id)) answered = true;
       return deliver(e.data);
@@ -438,15 +489,15 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
     auto client = client_for(worker, kPostReadTimeout);
     if (!client) return;
     bool with_session = false;
-    httplib::Request req =
-        request_to_endpoint("POST", "application/json, text/event-stream", "", with_session);
+    httplib::Request req = request_to_endpoint("POST", "application/json, text/event-stream", "",
+                                               with_session, out.modern ? &*out.modern : nullptr);
     req.headers.emplace("Content-Type", "application/json");
     req.body = text;
     bool answered = false;
     SseParser parser(options.max_message_bytes);
-    const Reception r =
-        exchange(*client, req, parser, events_of(out, answered), out.method == "initialize");
-    if (stopping) return;
+    const Reception r = exchange(*client, req, parser, events_of(out, answered, *worker),
+                                 out.method == "initialize");
+    if (stopping || worker->ended) return;
     const std::string doing = out.request ? "to " + request_name(out) : "to " + out.method;
     if (r.status == 0) {
       switch (r.error) {
@@ -463,6 +514,12 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       }
     }
     if (!success(r.status)) {
+      // A 2026-07-28 server says why in a JSON-RPC error (-32022 with the
+      // versions it supports, -32020, -32601 with 404): that is the answer.
+      if (json error = out.modern ? error_of(r.text) : json(); !error.is_null()) {
+        deliver(json{{"jsonrpc", "2.0"}, {"id", out.id}, {"error", std::move(error)}}.dump());
+        return;
+      }
       http_error(out, r, with_session, doing);
       return;
     }
@@ -486,6 +543,13 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
         return;
       case Reception::Body::sse:
         if (out.request && !answered) {
+          if (out.modern) {
+            // 2026-07-28 streams are not resumable.
+            fail(out, r.status,
+                 "the event stream from " + url.shown + " for " + request_name(out) +
+                     " ended before the response");
+            return;
+          }
           resume(worker, out, parser.last_event_id(), parser.retry(), answered);
         }
         return;
@@ -526,7 +590,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       bool with_session = false;
       httplib::Request req = request_to_endpoint("GET", "text/event-stream", last_id, with_session);
       SseParser parser(options.max_message_bytes);
-      const Reception r = exchange(*client, req, parser, events_of(out, answered), false);
+      const Reception r = exchange(*client, req, parser, events_of(out, answered, *worker), false);
       if (stopping) return;
       if (r.status == 0) {
         ++failures;
@@ -713,11 +777,16 @@ bool HttpClientTransport::send(const std::string& text) {
   }
   Outgoing out = classify(text);
   const bool one_way = !out.request;
+  const json modern_id = out.modern ? out.id : json();
   return state_->spawn(
       [state = state_, text, out = std::move(out)](const std::shared_ptr<State::Worker>& worker) {
         state->post(worker, text, out);
       },
-      one_way);
+      one_way, modern_id);
+}
+
+bool HttpClientTransport::end_request_stream(std::int64_t id) {
+  return state_->end_stream(json(id));
 }
 
 void HttpClientTransport::close() { state_->close(); }

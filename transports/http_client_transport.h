@@ -1,5 +1,6 @@
-// The Streamable HTTP client transport (MCP 2025-11-25, legacy era, with
-// sessions): toolmux as the client of an upstream MCP server reached at a URL.
+// The Streamable HTTP client transport (MCP 2025-11-25, the legacy era with
+// sessions, and 2026-07-28 requests beside it): toolmux as the client of an
+// upstream MCP server reached at a URL.
 // See transports/client_transport.h for the contract every transport keeps.
 //
 // Each send() is one POST of its own, made on a thread of its own, so send()
@@ -26,6 +27,13 @@
 // (code -32000, the message names the HTTP status, data.httpStatus holds it),
 // so the caller never waits for an answer that will not come; for a
 // notification or a response: on_warning.
+//
+// A 2026-07-28 request (its params._meta names its protocol version) goes
+// without the session: its POST carries MCP-Protocol-Version, Mcp-Method and
+// Mcp-Name taken from its body (transports/modern_http_headers.h); an HTTP
+// error whose body is a JSON-RPC error is that request's answer, as the
+// server gave it (-32022 with the versions it supports); its event stream is
+// not resumed; and end_request_stream() closes it, which cancels it.
 //
 // Header values (they may hold secrets) never appear in messages, warnings
 // or describe(); neither do credentials or the query of the URL.
@@ -79,6 +87,9 @@ class HttpClientTransport final : public ClientTransport {
   bool send(const std::string& text) override;
   void close() override;
   void set_protocol_version(const std::string& version) override;
+  // Stops the POST of 2026-07-28 request `id` (closing its response stream is
+  // its cancellation); false for any other request.
+  bool end_request_stream(std::int64_t id) override;
   // scheme://host:port/path: no credentials, no query.
   std::string describe() const override;
 

@@ -7,6 +7,7 @@
 
 #include "catalog/tool_result_shape.h"
 #include "src/base/jsonrpc.h"
+#include "src/upstream/input_rounds.h"
 
 namespace toolmux {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr const char* kProtocolVersion = "2025-11-25";
 // How often a wait looks at its call's cancellation when the call's context
 // has no stop token to wake it.
 constexpr std::chrono::milliseconds kCancelPoll{20};
@@ -105,13 +105,111 @@ void McpClient::on_closed(const std::string& reason) {
     std::lock_guard lock(mutex_);
     gone_ = true;
     gone_reason_ = reason.empty() ? "has gone" : reason;
+    listen_id_ = 0;  // the subscription went with it
+    listen_ended_ = nullptr;
   }
   answered_.notify_all();
   if (events_.on_closed) events_.on_closed(reason);
 }
 
+ProtocolEra McpClient::era() const { return modern_ ? ProtocolEra::modern : ProtocolEra::legacy; }
+
+std::string McpClient::protocol_version() const {
+  std::lock_guard lock(mutex_);
+  return protocol_version_;
+}
+
+std::string McpClient::legacy_reason() const {
+  std::lock_guard lock(mutex_);
+  return legacy_reason_;
+}
+
 McpClient::Outcome McpClient::request(const std::string& method, json params,
                                       Clock::time_point deadline, CallContext* context) {
+  if (modern_) return modern_request(method, std::move(params), deadline, context);
+  return send_request(method, std::move(params), deadline, context);
+}
+
+McpClient::Outcome McpClient::modern_request(const std::string& method, json params,
+                                             Clock::time_point deadline, CallContext* context) {
+  const std::string who = "upstream \"" + name_ + "\"";
+  // What the upstream may ask: what the calling client can answer.
+  const json capabilities =
+      context ? relayed_capabilities(context->client_capabilities()) : relayed_capabilities();
+  const bool log_debug = server_capabilities_.contains("logging");
+  if (!params.is_object()) params = json::object();
+  for (int round = 0;; ++round) {
+    json sent = params;
+    add_modern_meta(sent, capabilities, log_debug);
+    Outcome outcome = send_request(method, std::move(sent), deadline, context);
+    if (!outcome.result || !outcome.result->is_object()) return outcome;
+    const json type = outcome.result->value("resultType", json("complete"));
+    if (type == "complete") return outcome;
+    auto refuse = [&](const std::string& why) {
+      return Outcome{std::nullopt, Failure::invalid, who + " answered " + method + " with " + why,
+                     nullptr};
+    };
+    if (type != "input_required") {
+      return refuse("resultType " + type.dump() + ", which toolmux does not know");
+    }
+    // MRTR's supported requests (basic/patterns/mrtr.mdx).
+    if (method != "tools/call" && method != "prompts/get" && method != "resources/read") {
+      return refuse(
+          "input_required, which MCP allows only on tools/call, prompts/get and "
+          "resources/read");
+    }
+    if (context == nullptr) return refuse("input_required, with no client to ask");
+    if (round >= kMaxInputRounds) {
+      const std::string why = who + " still asked for input after " +
+                              std::to_string(kMaxInputRounds) + " rounds of " + method +
+                              "; toolmux relays at most " + std::to_string(kMaxInputRounds);
+      return {std::nullopt, Failure::error, why,
+              json{{"code", jsonrpc::kInternalError}, {"message", why}}};
+    }
+    Result<InputRequired> required = read_input_required(*outcome.result);
+    if (!required.ok()) {
+      return refuse("an input_required result MCP does not allow: " + required.message());
+    }
+    logger_.write(LogLevel::info, "upstream_input_required",
+                  {{"upstream", name_},
+                   {"method", method},
+                   {"round", round + 1},
+                   {"questions", required->requests.size()}});
+    InputAnswers answers = answer_input_requests(*required, *context, name_);
+    if (answers.kind == InputAnswers::Kind::pending) {
+      // The client answers in a retry of its own call, which runs this again.
+      return {std::nullopt, Failure::cancelled,
+              method + " to upstream \"" + name_ +
+                  "\" waits for its client's input, which comes with a retry of the call",
+              nullptr};
+    }
+    if (context->cancelled()) {
+      // The upstream answered: whatever the client did, it is not the
+      // upstream's failure (the breaker counts it neither way).
+      const bool timed_out = Clock::now() >= deadline;
+      return {std::nullopt, Failure::cancelled,
+              method + " to upstream \"" + name_ + "\" " +
+                  (timed_out ? "timed out" : "was cancelled") +
+                  " while its client was asked for input",
+              nullptr};
+    }
+    if (answers.kind == InputAnswers::Kind::failed) {
+      return {std::nullopt, Failure::error, answers.error.value("message", std::string()),
+              answers.error};
+    }
+    // The retry: the original params, this round's answers and the upstream's
+    // own state, exactly as it came (and none when it sent none).
+    params["inputResponses"] = std::move(answers.responses);
+    if (required->request_state) {
+      params["requestState"] = *required->request_state;
+    } else {
+      params.erase("requestState");
+    }
+  }
+}
+
+McpClient::Outcome McpClient::send_request(const std::string& method, json params,
+                                           Clock::time_point deadline, CallContext* context) {
   auto pending = std::make_shared<Pending>(method);
   pending->context = context;
   std::int64_t id = 0;
@@ -179,18 +277,31 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
   }
   if (stopped) {
     const bool cancelled = context && context->cancelled() && Clock::now() < deadline;
+    const bool input_pending = pending->input_pending;
     logger_.write(LogLevel::info, "upstream_request_cancelled",
                   {{"upstream", name_},
                    {"method", method},
                    {"request", id},
-                   {"reason", cancelled ? "cancelled" : "timed out"}});
+                   {"reason", input_pending ? "its client answers in a retry of the call"
+                              : cancelled   ? "cancelled"
+                                            : "timed out"}});
     // initialize is never cancelled (MCP cancellation utility); the upstream is
-    // then left out anyway.
-    if (method != "initialize") {
+    // then left out anyway. Nor is the probe: a legacy server that kept silent
+    // knows no request before initialize. A 2026-07-28 request over
+    // Streamable HTTP is cancelled by closing its stream.
+    if (method != "initialize" && !transport_->end_request_stream(id) &&
+        method != "server/discover") {
       send(jsonrpc::make_notification(
           "notifications/cancelled",
           {{"requestId", id},
            {"reason", cancelled ? "cancelled by toolmux's client" : "timed out"}}));
+    }
+    if (input_pending) {
+      return {std::nullopt, Failure::cancelled,
+              method + " to upstream \"" + name_ +
+                  "\" was stopped: its client answers the upstream's question in a retry of "
+                  "the call",
+              nullptr};
     }
     if (cancelled) {
       return {std::nullopt, Failure::cancelled,
@@ -211,13 +322,68 @@ McpClient::Outcome McpClient::request(const std::string& method, json params,
   return {response["result"], Failure::none, "", nullptr};
 }
 
+Status McpClient::connect(std::chrono::milliseconds timeout,
+                          std::chrono::milliseconds probe_timeout, bool probe) {
+  std::string legacy_reason = "it spoke a legacy version when it last ran";
+  if (probe) {
+    const ProbeVerdict verdict = discover(probe_timeout);
+    if (verdict.kind == ProbeVerdict::Kind::modern) return Status::ok_status();
+    if (verdict.kind == ProbeVerdict::Kind::refused) return Status::unavailable(verdict.reason);
+    legacy_reason = verdict.reason;
+  }
+  json refused;
+  Status initialized = handshake(timeout, refused);
+  if (!initialized.ok() && supports_modern(refused)) {
+    // A modern server after all, which did not answer the probe in time (or
+    // was taken for a legacy one when it last ran).
+    const ProbeVerdict verdict = discover(timeout);
+    if (verdict.kind == ProbeVerdict::Kind::modern) return Status::ok_status();
+    return Status::unavailable(verdict.kind == ProbeVerdict::Kind::refused ? verdict.reason
+                                                                           : initialized.message());
+  }
+  if (initialized.ok()) {
+    std::lock_guard lock(mutex_);
+    legacy_reason_ = legacy_reason;
+  }
+  return initialized;
+}
+
+ProbeVerdict McpClient::discover(std::chrono::milliseconds timeout) {
+  json params = json::object();
+  add_modern_meta(params, relayed_capabilities(), false);
+  Outcome outcome =
+      send_request("server/discover", std::move(params), Clock::now() + timeout, nullptr);
+  if (outcome.failure == Failure::gone) return {ProbeVerdict::Kind::refused, outcome.error};
+  const json result = outcome.result ? *outcome.result : json();
+  const json error = outcome.failure == Failure::error ? outcome.error_object : json();
+  ProbeVerdict verdict = judge_probe(name_, result, error, outcome.error);
+  if (verdict.kind != ProbeVerdict::Kind::modern) return verdict;
+  const json capabilities = result.value("capabilities", json::object());
+  server_capabilities_ = capabilities.is_object() ? capabilities : json::object();
+  const json meta = result.value("_meta", json::object());
+  const json info = meta.is_object() ? meta.value(kMetaServerInfo, json()) : json();
+  server_info_ = info.is_object() ? info : json::object();
+  {
+    std::lock_guard lock(mutex_);
+    protocol_version_ = kModernProtocolVersion;
+  }
+  modern_ = true;
+  return verdict;
+}
+
 Status McpClient::initialize(std::chrono::milliseconds timeout) {
+  json refused;
+  return handshake(timeout, refused);
+}
+
+Status McpClient::handshake(std::chrono::milliseconds timeout, json& error) {
   // Elicitation and sampling are relayed to the calling client (which may
   // still refuse them); roots are not offered.
-  json params = {{"protocolVersion", kProtocolVersion},
+  json params = {{"protocolVersion", kLegacyProtocolVersion},
                  {"capabilities", {{"elicitation", json::object()}, {"sampling", json::object()}}},
                  {"clientInfo", {{"name", "toolmux"}, {"version", TOOLMUX_VERSION}}}};
-  Outcome outcome = request("initialize", std::move(params), Clock::now() + timeout, nullptr);
+  Outcome outcome = send_request("initialize", std::move(params), Clock::now() + timeout, nullptr);
+  if (outcome.failure == Failure::error) error = outcome.error_object;
   if (!outcome.result) return Status::unavailable(outcome.error);
   if (!outcome.result->is_object()) {
     return Status::unavailable("upstream \"" + name_ +
@@ -226,14 +392,18 @@ Status McpClient::initialize(std::chrono::milliseconds timeout) {
   server_info_ = outcome.result->value("serverInfo", json::object());
   server_capabilities_ = outcome.result->value("capabilities", json::object());
   const json version = outcome.result->value("protocolVersion", json());
-  if (version.is_string()) transport_->set_protocol_version(version.get<std::string>());
+  if (version.is_string()) {
+    transport_->set_protocol_version(version.get<std::string>());
+    std::lock_guard lock(mutex_);
+    protocol_version_ = version.get<std::string>();
+  }
   send(jsonrpc::make_notification("notifications/initialized", json::object()));
   if (server_capabilities_.contains("logging")) {
     // Every level: toolmux filters each relayed message at its calling
     // client's own level (many servers send nothing below their default
     // until asked).
     Outcome set =
-        request("logging/setLevel", {{"level", "debug"}}, Clock::now() + timeout, nullptr);
+        send_request("logging/setLevel", {{"level", "debug"}}, Clock::now() + timeout, nullptr);
     if (!set.result) {
       logger_.write(LogLevel::warning, "upstream_set_log_level_failed",
                     {{"upstream", name_}, {"reason", set.error}});
@@ -315,9 +485,25 @@ void McpClient::on_message(std::string_view text) {
                       {{"upstream", name_}, {"error", reason}, {"failed_requests", failed}});
         break;
       }
-      std::lock_guard lock(mutex_);
       if (!message.id.is_number_integer()) break;
-      auto it = pending_.find(message.id.get<std::int64_t>());
+      const std::int64_t id = message.id.get<std::int64_t>();
+      std::unique_lock lock(mutex_);
+      if (id == listen_id_ && listen_id_ != 0) {
+        // The subscription's only answer: it has ended.
+        lock.unlock();
+        const json& error = message.response.value("error", json());
+        if (error.is_null()) {
+          listen_ended(id, "upstream \"" + name_ + "\" ended its subscriptions/listen", false);
+        } else {
+          const json code = error.is_object() ? error.value("code", json()) : json();
+          listen_ended(id,
+                       "upstream \"" + name_ +
+                           "\" answered subscriptions/listen with an error: " + error_text(error),
+                       code == jsonrpc::kMethodNotFound || code == jsonrpc::kInvalidParams);
+        }
+        break;
+      }
+      auto it = pending_.find(id);
       if (it == pending_.end()) break;  // late, after a cancellation or timeout
       it->second->response = std::move(message.response);
       answered_.notify_all();
@@ -392,7 +578,88 @@ std::shared_ptr<McpClient::Pending> McpClient::only_call_locked() {
   return found;
 }
 
+void McpClient::listen(json filter, ListenEnded on_end) {
+  end_listen();
+  std::int64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (gone_) return;
+    id = next_id_++;
+    listen_id_ = id;
+    listen_ended_ = std::move(on_end);
+  }
+  json params = {{"notifications", std::move(filter)}};
+  add_modern_meta(params, relayed_capabilities(), false);
+  logger_.write(LogLevel::info, "upstream_listen",
+                {{"upstream", name_}, {"request", id}, {"notifications", params["notifications"]}});
+  json message = {{"jsonrpc", "2.0"},
+                  {"id", id},
+                  {"method", "subscriptions/listen"},
+                  {"params", std::move(params)}};
+  // Not sent: the transport has gone, and on_closed says so.
+  static_cast<void>(transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+void McpClient::end_listen() {
+  std::int64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    id = listen_id_;
+    listen_id_ = 0;
+    listen_ended_ = nullptr;
+    if (gone_) return;
+  }
+  if (id == 0) return;
+  // Closing its stream ends it (Streamable HTTP); on stdio, the cancellation
+  // names it (basic/patterns/subscriptions.mdx, "Cancellation").
+  if (!transport_->end_request_stream(id)) {
+    send(jsonrpc::make_notification(
+        "notifications/cancelled",
+        {{"requestId", id}, {"reason", "toolmux no longer listens on this subscription"}}));
+  }
+}
+
+void McpClient::listen_ended(std::int64_t id, const std::string& why, bool refused) {
+  ListenEnded tell;
+  {
+    std::lock_guard lock(mutex_);
+    if (id == 0 || id != listen_id_) return;
+    listen_id_ = 0;
+    tell = std::move(listen_ended_);
+    listen_ended_ = nullptr;
+  }
+  if (tell) tell(why, refused);
+}
+
 void McpClient::on_notification(const std::string& method, const json& params) {
+  // A notification of a subscription: only the current one's count
+  // (subscriptionId is the listen request's id).
+  const json meta = params.is_object() ? params.value("_meta", json()) : json();
+  const json subscription = meta.is_object() ? meta.value(kMetaSubscriptionId, json()) : json();
+  if (!subscription.is_null()) {
+    std::int64_t current = 0;
+    {
+      std::lock_guard lock(mutex_);
+      current = listen_id_;
+    }
+    if (current == 0 || subscription != current) return;  // one toolmux has ended
+    if (method == "notifications/subscriptions/acknowledged") {
+      logger_.write(LogLevel::info, "upstream_listening",
+                    {{"upstream", name_},
+                     {"request", current},
+                     {"notifications", params.value("notifications", json())}});
+      return;
+    }
+  }
+  if (method == "notifications/cancelled" && params.is_object()) {
+    // A server ends a subscription on stdio so; it cancels nothing else of ours.
+    const json request = params.value("requestId", json());
+    if (request.is_number_integer()) {
+      listen_ended(request.get<std::int64_t>(),
+                   "upstream \"" + name_ + "\" cancelled its subscriptions/listen", false);
+    }
+    return;
+  }
   if (method == "notifications/progress" && params.is_object()) {
     const json token = params.value("progressToken", json());
     const json progress = params.value("progress", json());
@@ -504,15 +771,24 @@ void McpClient::on_request(const json& id, const std::string& method, const json
     ClientAnswer reply{std::nullopt, "the call has already ended"};
     if (context) {
       reply = context->ask_client(method, params, pending->relay_stop.get_token());
+      if (reply.pending) {
+        // A 2026-07-28 client: it gets the question in its call's answer and
+        // retries the call, which asks the upstream again. This call is
+        // stopped (the wait for the upstream ends now, cancelling it there).
+        pending->input_pending = true;
+        reply.error = "toolmux's client answers " + method +
+                      " in a retry of its call (2026-07-28 protocol); this call is cancelled";
+      }
       {
         std::lock_guard use(pending->use);
         --pending->relays;
       }
       pending->relays_done.notify_all();
     }
-    self->logger_.write(
-        LogLevel::info, "upstream_client_request",
-        {{"upstream", self->name_}, {"method", method}, {"answered", reply.result.has_value()}});
+    json fields = {
+        {"upstream", self->name_}, {"method", method}, {"answered", reply.result.has_value()}};
+    if (reply.pending) fields["answered_in_retry"] = true;
+    self->logger_.write(LogLevel::info, "upstream_client_request", fields);
     answer(reply.result ? jsonrpc::make_result(id, *reply.result)
                         : jsonrpc::make_error(id, jsonrpc::kInternalError, reply.error));
     std::lock_guard lock(self->mutex_);

@@ -1,17 +1,32 @@
-// toolmux as the client of an upstream MCP server (legacy era, protocol
-// 2025-11-25) over a ClientTransport (stdio child or Streamable HTTP): the
-// initialize handshake, tools/list with its pages, any other request, and
-// tools/call relayed on behalf of a call toolmux serves.
+// toolmux as the client of an upstream MCP server over a ClientTransport
+// (stdio child or Streamable HTTP), in either era (src/upstream/protocol_era.h):
+// connect() probes with server/discover and falls back to the initialize
+// handshake (legacy, protocol 2025-11-25); then tools/list with its pages, any
+// other request, and tools/call relayed on behalf of a call toolmux serves.
+//
+// To a modern upstream (2026-07-28) every request carries the modern _meta
+// (protocol version, the capabilities toolmux relays for the calling client,
+// client info); nothing else is sent between requests (no
+// notifications/initialized, no ping). A result's resultType "complete" (or
+// none) is the answer; "input_required" on tools/call, prompts/get or
+// resources/read has its questions put to the calling client
+// (src/upstream/input_rounds.h) and the request sent again, under a new id,
+// with the answers and the upstream's requestState, at most kMaxInputRounds
+// times. List changes come through one subscriptions/listen request (listen()).
 //
 // While a relayed call runs, the upstream's notifications/progress for it
 // reach the call's CallContext (a progress token is always sent upstream), and
-// the call's cancellation or deadline sends notifications/cancelled upstream.
+// the call's cancellation or deadline cancels it upstream: notifications/cancelled,
+// or, for a modern request over Streamable HTTP, closing its response stream.
 // An upstream's log messages and its requests to the client
 // (elicitation/create, sampling/createMessage) carry no request they belong
 // to: they are relayed to the calling client when exactly one relayed call is
 // in flight, otherwise log messages go to toolmux's log only and requests are
-// answered with an error (see kMaxRelayedRequests for how many at once). ping is answered; other
-// requests are -32601. Other notifications (list_changed, resources/updated) go to
+// answered with an error (see kMaxRelayedRequests for how many at once). A
+// client that will answer only in a retry of its call (a 2026-07-28 client:
+// ClientAnswer::pending) stops the call at once; the upstream's request is
+// answered with an error saying so. ping is answered; other requests are
+// -32601. Other notifications (list_changed, resources/updated) go to
 // Events::on_notification.
 //
 // What an upstream sends is bounded before it costs anything: log messages
@@ -34,6 +49,7 @@
 // it); destroying it closes the transport.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -54,6 +70,7 @@
 #include "src/base/log_rate_limit.h"
 #include "src/base/logger.h"
 #include "src/base/status.h"
+#include "src/upstream/protocol_era.h"
 #include "transports/client_transport.h"
 
 namespace toolmux {
@@ -92,6 +109,9 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // A relayed log message's data is cut to this in toolmux's own log.
   static constexpr std::size_t kMaxLoggedData = 4096;
   static constexpr int kMaxRelayedRequests = 8;
+  // Rounds of input_required one request of a modern upstream may go
+  // through; the next input_required fails it, naming the limit.
+  static constexpr int kMaxInputRounds = 8;
 
   // `name` names the upstream in log lines and error messages. The transport
   // is started here.
@@ -102,6 +122,17 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   McpClient(const McpClient&) = delete;
   McpClient& operator=(const McpClient&) = delete;
 
+  // Finds the upstream's era and readies it for requests (the spec's
+  // basic/versioning.mdx, "Backward Compatibility"): server/discover with the
+  // modern _meta, waiting at most `probe_timeout`; a DiscoverResult naming
+  // 2026-07-28 makes it modern (capabilities and server info from it); a modern
+  // error toolmux cannot get past makes it unavailable, saying why (naming
+  // both lists of versions); any other answer, or none, falls back to
+  // initialize(), as does `probe` false (it spoke a legacy version before).
+  // An initialize refused with -32022 naming 2026-07-28 probes once more
+  // (a server slower to start than the probe's wait).
+  Status connect(std::chrono::milliseconds timeout, std::chrono::milliseconds probe_timeout,
+                 bool probe = true);
   // initialize, then notifications/initialized, then (when the server
   // declares logging) logging/setLevel "debug", whose failure is only logged.
   // ok when done, else unavailable with why not, naming the upstream.
@@ -109,9 +140,23 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // Every page of tools/list, or unavailable with why not, naming the upstream.
   Result<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout);
   // Sends `method` and waits for the answer, the deadline, or `context`'s
-  // cancellation (when given: it also gets the request's progress).
+  // cancellation (when given: it also gets the request's progress, and a
+  // modern upstream's questions). A request whose calling client will answer
+  // the upstream's question only in a retry of its call ends at once as
+  // Failure::cancelled: the call is stopped, and what it returns is discarded.
   Outcome request(const std::string& method, nlohmann::json params,
                   std::chrono::steady_clock::time_point deadline, CallContext* context);
+  // subscriptions/listen for `filter` (SubscriptionFilter: toolsListChanged,
+  // resourceSubscriptions, ...) to a modern upstream: the notifications it
+  // brings go to Events::on_notification. One at a time: listen() ends the
+  // one before (upstream too), as end_listen() does. `on_end` is told, on a
+  // transport thread, when the subscription ends without toolmux ending it:
+  // the upstream answered the request (it ended it, or `refused` it with
+  // -32601 or -32602) or sent notifications/cancelled for it, or its stream
+  // broke; `why` names the upstream. Not when the transport closes (on_closed is).
+  using ListenEnded = std::function<void(const std::string& why, bool refused)>;
+  void listen(nlohmann::json filter, ListenEnded on_end);
+  void end_listen();
   // tools/call, until the upstream answers or `context` is cancelled (its
   // deadline included). `result` holds the tool's result (isError or not);
   // a failure leaves it empty.
@@ -120,6 +165,12 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   static ToolResult tool_result(const Outcome& outcome);
 
   const std::string& name() const { return name_; }
+  // Known once connect() or initialize() has succeeded.
+  ProtocolEra era() const;
+  // kModernProtocolVersion, or the version initialize agreed on; "" before.
+  std::string protocol_version() const;
+  // Why connect() took the upstream for a legacy one (the probe's answer); "" otherwise.
+  std::string legacy_reason() const;
   const nlohmann::json& server_info() const { return server_info_; }
   const nlohmann::json& server_capabilities() const { return server_capabilities_; }
   bool gone() const;
@@ -142,6 +193,9 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
     CallContext* context = nullptr;
     int relays = 0;
     std::stop_source relay_stop;
+    // A relayed question's client answers only in a retry of its call (the
+    // call is stopped for it, not cancelled by its client).
+    std::atomic<bool> input_pending{false};
     // Under mutex_: the answer, or why it could not be read.
     std::optional<nlohmann::json> response;  // {"result": ...} or {"error": ...}
     std::string refused;
@@ -149,6 +203,19 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
 
   McpClient(std::string name, std::unique_ptr<ClientTransport> transport, Logger& logger,
             Events events);
+  // One request, one answer: sends `method` as it is (request() adds the era's
+  // _meta and makes the rounds of input_required).
+  Outcome send_request(const std::string& method, nlohmann::json params,
+                       std::chrono::steady_clock::time_point deadline, CallContext* context);
+  Outcome modern_request(const std::string& method, nlohmann::json params,
+                         std::chrono::steady_clock::time_point deadline, CallContext* context);
+  // server/discover and its verdict; a modern verdict makes the client modern.
+  ProbeVerdict discover(std::chrono::milliseconds timeout);
+  // initialize and the rest of the legacy handshake; `error` gets
+  // initialize's JSON-RPC error object when it was refused.
+  Status handshake(std::chrono::milliseconds timeout, nlohmann::json& error);
+  // The subscription's end (`why`), when `id` is the one listening.
+  void listen_ended(std::int64_t id, const std::string& why, bool refused);
   void on_message(std::string_view text);
   // A message the JSON boundary refused (`reason`): it fails the request it
   // answers, or every request in flight when which one cannot be read.
@@ -187,7 +254,13 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   int relayed_requests_ = 0;  // client requests being relayed
   LogRateLimit log_limit_{kLogMessagesPerSecond, kLogBurst, kLogSummaryEvery};
   bool gone_ = false;
-  std::string gone_reason_;  // set with gone_ by the transport
+  std::string gone_reason_;          // set with gone_ by the transport
+  std::atomic<bool> modern_{false};  // set once, by connect(), before any other request
+  // Under mutex_.
+  std::string protocol_version_;
+  std::string legacy_reason_;
+  std::int64_t listen_id_ = 0;  // the subscriptions/listen in flight; 0 = none
+  ListenEnded listen_ended_;
 };
 
 }  // namespace toolmux

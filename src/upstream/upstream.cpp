@@ -20,6 +20,11 @@ using std::chrono::milliseconds;
 constexpr milliseconds kHealthyAfter{30000};
 constexpr double kRetryTokensMax = 10;
 constexpr double kRetryTokensPerAnswer = 0.1;
+// A modern upstream's subscription that ended is opened again after this,
+// doubling up to the maximum; one that lasted kListenHealthyAfter starts over.
+constexpr milliseconds kListenRetryInitial{1000};
+constexpr milliseconds kListenRetryMax{60000};
+constexpr milliseconds kListenHealthyAfter{60000};
 
 // A stdio upstream's stderr, line by line, into the log at a bounded rate: a
 // server that floods its stderr costs a counter, not a log line a line. The
@@ -177,10 +182,94 @@ std::string Upstream::state() const {
     return "circuit open after " + std::to_string(consecutive_failures_) +
            " failed calls in a row; next probe in " + seconds_text(breaker_until_ - now);
   }
-  if (client_) return "serving";
+  if (client_)
+    return era_ == ProtocolEra::modern ? "serving (protocol " + protocol_ + ")" : "serving";
   if (!wanted_) return "not started (starts on first use)";
   if (down_reason_.empty()) return "starting";
   return "restarting: " + down_reason_ + "; next attempt in " + seconds_text(next_attempt_ - now);
+}
+
+ProtocolEra Upstream::era() const {
+  std::lock_guard lock(mutex_);
+  return era_;
+}
+
+std::string Upstream::protocol() const {
+  std::lock_guard lock(mutex_);
+  return protocol_;
+}
+
+Status Upstream::subscribe_resource(const std::string& uri) {
+  {
+    std::lock_guard lock(mutex_);
+    const std::string who = "upstream \"" + spec_.name + "\"";
+    if (listen_refused_) {
+      return Status::unavailable(who + " refused subscriptions/listen: no subscription to " + uri);
+    }
+    if (resource_subscriptions_.count(uri) > 0) return Status::ok_status();
+    if (resource_subscriptions_.size() >= kMaxResourceSubscriptions) {
+      return Status::resource_exhausted("toolmux subscribes to at most " +
+                                        std::to_string(kMaxResourceSubscriptions) +
+                                        " resources of " + who + "; " + uri + " is one too many");
+    }
+    resource_subscriptions_.insert(uri);
+    listen_wanted_ = true;
+    listen_at_ = Clock::now();
+  }
+  changed_.notify_all();
+  return Status::ok_status();
+}
+
+void Upstream::unsubscribe_resource(const std::string& uri) {
+  {
+    std::lock_guard lock(mutex_);
+    if (resource_subscriptions_.erase(uri) == 0) return;
+    listen_wanted_ = true;
+    listen_at_ = Clock::now();
+  }
+  changed_.notify_all();
+}
+
+json Upstream::listen_filter_locked() const {
+  json filter = json::object();
+  auto declares = [&](const char* capability, const char* flag) {
+    const json declared = capabilities_.value(capability, json());
+    return declared.is_object() && declared.value(flag, json(false)) == json(true);
+  };
+  if (declares("tools", "listChanged")) filter["toolsListChanged"] = true;
+  if (declares("prompts", "listChanged")) filter["promptsListChanged"] = true;
+  if (declares("resources", "listChanged")) filter["resourcesListChanged"] = true;
+  if (declares("resources", "subscribe") && !resource_subscriptions_.empty()) {
+    filter["resourceSubscriptions"] = resource_subscriptions_;
+  }
+  return filter;
+}
+
+void Upstream::listen_ended(const McpClient* client, const std::string& why, bool refused) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || client_.get() != client) return;  // an earlier start's
+    if (refused) {
+      listen_refused_ = true;
+      logger_.write(LogLevel::warning, "upstream_listen_refused",
+                    {{"upstream", spec_.name}, {"reason", why}});
+      return;
+    }
+    const auto now = Clock::now();
+    if (now - listening_since_ >= kListenHealthyAfter) listen_failures_ = 0;
+    milliseconds delay = kListenRetryInitial;
+    for (int i = 0; i < listen_failures_ && delay < kListenRetryMax; ++i) delay *= 2;
+    delay = std::min(delay, kListenRetryMax);
+    ++listen_failures_;
+    listen_wanted_ = true;
+    listen_at_ = now + delay;
+    // What changed meanwhile was not told: the tools are listed again.
+    relist_after_listen_ = true;
+    logger_.write(
+        LogLevel::warning, "upstream_listen_ended",
+        {{"upstream", spec_.name}, {"reason", why}, {"listen_again_in_ms", delay.count()}});
+  }
+  changed_.notify_all();
 }
 
 Result<Upstream::Connected> Upstream::connect() {
@@ -236,8 +325,17 @@ Result<Upstream::Connected> Upstream::connect() {
     self->changed_.notify_all();
   };
   auto client = McpClient::create(spec.name, std::move(transport), logger_, std::move(events));
-  if (Status initialized = client->initialize(spec.lifecycle.start_timeout); !initialized.ok()) {
-    return initialized;
+  bool probe = true;
+  {
+    std::lock_guard lock(mutex_);
+    probe = !legacy_known_;
+  }
+  if (Status ready =
+          client->connect(spec.lifecycle.start_timeout, spec.lifecycle.probe_timeout, probe);
+      !ready.ok()) {
+    std::lock_guard lock(mutex_);
+    legacy_known_ = false;  // the next start finds the era again
+    return ready;
   }
   Result<std::vector<json>> listed = client->list_tools(spec.lifecycle.start_timeout);
   if (!listed.ok()) return listed.status();
@@ -295,6 +393,26 @@ void Upstream::supervise() {
       lock.lock();
       continue;
     }
+    if (client_ && !client_closed_ && listen_wanted_ && Clock::now() >= listen_at_) {
+      listen_wanted_ = false;
+      const json filter = listen_filter_locked();
+      const bool relist_now = relist_after_listen_;
+      relist_after_listen_ = false;
+      listening_since_ = Clock::now();
+      auto client = client_;
+      std::weak_ptr<Upstream> weak = weak_from_this();
+      lock.unlock();
+      if (filter.empty()) {
+        client->end_listen();
+      } else {
+        client->listen(filter, [weak, raw = client.get()](const std::string& why, bool refused) {
+          if (auto self = weak.lock()) self->listen_ended(raw, why, refused);
+        });
+      }
+      if (relist_now) relist(client);
+      lock.lock();
+      continue;
+    }
     if (client_ && relist_wanted_) {
       relist_wanted_ = false;
       auto client = client_;
@@ -309,10 +427,14 @@ void Upstream::supervise() {
       std::shared_ptr<McpClient> client;
       if (connected.ok()) {
         client = std::move(connected->client);
-        logger_.write(LogLevel::info, "upstream_started",
-                      {{"upstream", name()},
-                       {"server", client->server_info()},
-                       {"tools", connected->tools.size()}});
+        const bool modern = client->era() == ProtocolEra::modern;
+        json started = {{"upstream", name()},
+                        {"server", client->server_info()},
+                        {"tools", connected->tools.size()},
+                        {"era", modern ? "modern" : "legacy"},
+                        {"protocol", client->protocol_version()}};
+        if (!modern) started["why_legacy"] = client->legacy_reason();
+        logger_.write(LogLevel::info, "upstream_started", started);
         set_tools(connected->tools);
       } else {
         logger_.write(LogLevel::error, "upstream_failed",
@@ -325,6 +447,15 @@ void Upstream::supervise() {
         client_ = std::move(client);
         client_closed_ = client_->gone();
         capabilities_ = client_->server_capabilities();
+        era_ = client_->era();
+        protocol_ = client_->protocol_version();
+        legacy_known_ = era_ == ProtocolEra::legacy;
+        // A modern upstream tells its changes only on a subscription.
+        listen_wanted_ = era_ == ProtocolEra::modern;
+        listen_at_ = Clock::now();
+        listen_failures_ = 0;
+        listen_refused_ = false;
+        relist_after_listen_ = false;
         serving_since_ = Clock::now();
         attempts_ = 0;
         down_reason_.clear();
@@ -335,10 +466,19 @@ void Upstream::supervise() {
         delay_ = std::min(delay_ * 2, spec_.lifecycle.restart_max);
       }
       changed_.notify_all();
+      if (client) {
+        // Started while toolmux stopped it: closing it joins its threads,
+        // whose callbacks take mutex_. Never under it.
+        lock.unlock();
+        client.reset();
+        lock.lock();
+      }
       continue;
     }
     if (!client_ && wanted_) {
       changed_.wait_until(lock, next_attempt_);
+    } else if (client_ && !client_closed_ && listen_wanted_) {
+      changed_.wait_until(lock, listen_at_);
     } else {
       changed_.wait(lock);
     }

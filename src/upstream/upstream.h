@@ -17,6 +17,14 @@
 //   bucket: 10 tokens, each retry takes one, each answered call gives back
 //   0.1). Nothing else is ever retried.
 //
+// Each start finds the upstream's era (McpClient::connect: the server/discover
+// probe, then initialize for a legacy one). A legacy era is remembered: a
+// restart goes straight to initialize, and probes again only when that
+// fails. A modern upstream's list changes (and the resources toolmux's
+// clients subscribed to) come through one subscriptions/listen, opened after
+// each start and opened again, with backoff (1 s doubling to 60 s; tools are
+// listed again each time, in case a change was missed), when it ends.
+//
 // One supervisor thread per upstream starts, restarts and re-lists it;
 // on_tools_changed is called from that thread after each listing that
 // differs from the last (the first included). Every public method may be
@@ -33,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,9 +93,22 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   std::vector<nlohmann::json> tools() const;
   // The upstream's declared capabilities (initialize result), {} until started.
   nlohmann::json capabilities() const;
-  // "serving", "starting", "not started (starts on first use)", "restarting: ...",
+  // "serving" ("serving (protocol 2026-07-28)" for a modern upstream),
+  // "starting", "not started (starts on first use)", "restarting: ...",
   // "circuit open after ...", "stopped".
   std::string state() const;
+  // The era it spoke when it last served (legacy before it ever did).
+  ProtocolEra era() const;
+  // The protocol version it last spoke ("2026-07-28", "2025-11-25"); "" before.
+  std::string protocol() const;
+
+  // A modern upstream's resource subscriptions, for toolmux's clients: the
+  // URIs go in its subscriptions/listen filter (which is opened anew with
+  // them). At most kMaxResourceSubscriptions; past it, or when the upstream
+  // refused to listen, resource_exhausted / unavailable naming why.
+  static constexpr std::size_t kMaxResourceSubscriptions = 1000;
+  Status subscribe_resource(const std::string& uri);
+  void unsubscribe_resource(const std::string& uri);
 
   McpClient::Outcome call_tool(const std::string& tool, const nlohmann::json& arguments,
                                CallContext& context, SideEffect effect);
@@ -105,6 +127,11 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   // One start: transport, initialize, tools/list; or why it failed.
   Result<Connected> connect();
   void relist(const std::shared_ptr<McpClient>& client);
+  // The subscriptions/listen filter for what toolmux wants of the upstream
+  // now (empty: nothing to listen for). Under mutex_.
+  nlohmann::json listen_filter_locked() const;
+  // Told by `client` that its subscription ended.
+  void listen_ended(const McpClient* client, const std::string& why, bool refused);
   void set_tools(const std::vector<nlohmann::json>& tools);
   // Admission: the client to send on, or a failure outcome. `probe` is set when
   // this call is the breaker's probe.
@@ -138,6 +165,17 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   std::vector<nlohmann::json> tools_;
   bool tools_known_ = false;
   nlohmann::json capabilities_ = nlohmann::json::object();
+  ProtocolEra era_ = ProtocolEra::legacy;
+  std::string protocol_;
+  bool legacy_known_ = false;  // it spoke a legacy version: restarts skip the probe
+  // A modern upstream's subscription.
+  bool listen_wanted_ = false;  // (re)open it at listen_at_
+  Clock::time_point listen_at_{};
+  Clock::time_point listening_since_{};
+  int listen_failures_ = 0;  // ended in a row, for the backoff
+  bool listen_refused_ = false;
+  bool relist_after_listen_ = false;
+  std::set<std::string> resource_subscriptions_;
   // Breaker.
   int consecutive_failures_ = 0;
   bool breaker_open_ = false;

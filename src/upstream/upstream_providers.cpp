@@ -177,12 +177,23 @@ class UpstreamResources final : public ResourceProvider {
       return ProviderError::invalid_params("upstream \"" + upstream_->name() +
                                            "\" offers no subscriptions to " + uri);
     }
+    if (upstream_->era() == ProtocolEra::modern) {
+      // No resources/subscribe in 2026-07-28: the URI joins its subscription.
+      if (Status subscribed = upstream_->subscribe_resource(uri); !subscribed.ok()) {
+        return ProviderError::invalid_params(subscribed.message());
+      }
+      return success();
+    }
     Outcome<json> answer = ask(*upstream_, "resources/subscribe", {{"uri", uri}}, context);
     if (!answer.ok()) return answer.error();
     return success();
   }
 
   void unsubscribe(const std::string& uri) override {
+    if (upstream_->era() == ProtocolEra::modern) {
+      upstream_->unsubscribe_resource(uri);
+      return;
+    }
     upstream_->request("resources/unsubscribe", {{"uri", uri}}, Clock::now() + kUnsubscribeTimeout,
                        nullptr);
   }

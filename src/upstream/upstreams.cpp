@@ -122,9 +122,11 @@ void UpstreamSet::update(const std::vector<UpstreamSpec>& specs) {
   }
   for (const auto& upstream : retired) upstream->stop();
   for (const auto& upstream : started) upstream->start();
-  // All at once: each waits its own start timeout at most.
+  // All at once: each waits its own start at most (the era probe, then
+  // initialize and tools/list).
   for (const auto& upstream : started) {
-    upstream->wait_started(upstream->spec().lifecycle.start_timeout * 2);
+    const UpstreamLifecycle& lifecycle = upstream->spec().lifecycle;
+    upstream->wait_started(lifecycle.probe_timeout + lifecycle.start_timeout * 2);
   }
 }
 

@@ -788,6 +788,7 @@ TEST_CASE(
   CHECK(later.name == "later");
   CHECK(later.lifecycle.lazy);
   CHECK(later.lifecycle.start_timeout == 5000ms);
+  CHECK(later.lifecycle.probe_timeout == 1500ms);
   CHECK(later.lifecycle.restart_initial == 100ms);
   CHECK(later.lifecycle.restart_max == 2000ms);
   CHECK(later.lifecycle.breaker_failures == 5);  // the defaults
@@ -804,6 +805,7 @@ TEST_CASE(
   CHECK(remote.lifecycle.breaker_failures == 3);
   CHECK(remote.lifecycle.breaker_cooldown == 10000ms);
   CHECK(remote.lifecycle.read_only_retries == 2);
+  CHECK(remote.lifecycle.probe_timeout == 5000ms);  // the default
 }
 
 TEST_CASE("problems of HTTP upstreams and lifecycle settings are reported, secrets never") {

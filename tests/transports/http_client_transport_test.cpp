@@ -1,5 +1,7 @@
 // HttpClientTransport against toolmux's own Streamable HTTP server, run in
-// this process on a free port.
+// this process on a free port; and, for what that server never sends or
+// shows (a fixed body, the headers of a request), against small servers on
+// raw sockets.
 #include "transports/http_client_transport.h"
 
 #include <netinet/in.h>
@@ -7,13 +9,16 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -594,4 +599,237 @@ TEST_CASE("a batch body nested deep is handed over member by member, as it came"
   transport->close();
   CHECK(texts[0] == first);
   CHECK(texts[1] == second);
+}
+
+// --- 2026-07-28 requests (basic/transports/streamable-http.mdx) ---
+
+namespace {
+
+// A server on 127.0.0.1 that records each request (its head and body) and
+// answers it as `answer` says: a whole HTTP response, or nullopt to hold an
+// event stream open until the client closes it (then `closed` counts it).
+// Each connection on a thread of its own.
+class RecordingServer {
+ public:
+  struct Request {
+    std::map<std::string, std::string> headers;  // names lowercased
+    json body;
+  };
+  using Answer = std::function<std::optional<std::string>(const Request&)>;
+
+  explicit RecordingServer(Answer answer) : answer_(std::move(answer)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    socklen_t size = sizeof address;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~RecordingServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    acceptor_.join();
+    {
+      std::lock_guard lock(mutex_);
+      for (int client : clients_) ::shutdown(client, SHUT_RDWR);
+    }
+    for (auto& t : connections_) t.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
+
+  std::vector<Request> requests() {
+    std::lock_guard lock(mutex_);
+    return requests_;
+  }
+  int closed() {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+
+  static std::string response(int status, const std::string& reason, const std::string& body) {
+    return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
+  }
+
+ private:
+  void accept_loop() {
+    while (true) {
+      const int client = ::accept(fd_, nullptr, nullptr);
+      if (client < 0) return;
+      std::lock_guard lock(mutex_);
+      clients_.push_back(client);
+      connections_.emplace_back([this, client] { serve(client); });
+    }
+  }
+
+  void serve(int client) {
+    std::string raw;
+    char chunk[4096];
+    std::size_t needed = std::string::npos;
+    std::size_t head_end = std::string::npos;
+    while (raw.size() < needed) {
+      const ssize_t n = ::read(client, chunk, sizeof chunk);
+      if (n <= 0) break;
+      raw.append(chunk, static_cast<std::size_t>(n));
+      head_end = raw.find("\r\n\r\n");
+      if (head_end == std::string::npos) continue;
+      std::size_t length = 0;
+      std::istringstream lines(raw.substr(0, head_end));
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("Content-Length: ", 0) == 0) length = std::stoul(line.substr(16));
+      }
+      needed = head_end + 4 + length;
+    }
+    Request request;
+    if (head_end != std::string::npos) {
+      std::istringstream lines(raw.substr(0, head_end));
+      std::string line;
+      std::getline(lines, line);  // the request line
+      while (std::getline(lines, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string name = line.substr(0, colon);
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        request.headers[name] = line.substr(colon + 2);
+      }
+      request.body = json::parse(raw.substr(head_end + 4), nullptr, false);
+    }
+    {
+      std::lock_guard lock(mutex_);
+      requests_.push_back(request);
+    }
+    const std::optional<std::string> answer = answer_(request);
+    const std::string out =
+        answer ? *answer : "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: open\n\n";
+    for (std::size_t sent = 0; sent < out.size();) {
+      const ssize_t n = ::write(client, out.data() + sent, out.size() - sent);
+      if (n <= 0) break;
+      sent += static_cast<std::size_t>(n);
+    }
+    if (!answer) {
+      // Held until the client closes its end.
+      while (::read(client, chunk, sizeof chunk) > 0) {
+      }
+      std::lock_guard lock(mutex_);
+      ++closed_;
+    }
+    ::close(client);
+  }
+
+  Answer answer_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread acceptor_;
+  std::mutex mutex_;
+  std::vector<int> clients_;
+  std::vector<std::thread> connections_;
+  std::vector<Request> requests_;
+  int closed_ = 0;
+};
+
+// A 2026-07-28 request: its _meta names the protocol version.
+std::string modern_request(const json& id, const std::string& method,
+                           json params = json::object()) {
+  params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                     {"io.modelcontextprotocol/clientCapabilities", json::object()},
+                     {"io.modelcontextprotocol/clientInfo", {{"name", "t"}, {"version", "1"}}}};
+  return request(id, method, std::move(params));
+}
+
+// Answers a request with an empty result for its id.
+std::optional<std::string> empty_result(const RecordingServer::Request& r) {
+  return RecordingServer::response(
+      200, "OK", json{{"jsonrpc", "2.0"}, {"id", r.body["id"]}, {"result", json::object()}}.dump());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a 2026-07-28 request carries MCP-Protocol-Version, Mcp-Method and Mcp-Name, no session") {
+  RecordingServer server(empty_result);
+  HttpClientOptions options;
+  options.url = server.url();
+  // The transport's own headers are not the configuration's to set.
+  options.headers = {{"Mcp-Method", "evil"}, {"X-Team", "tools"}};
+  auto transport = make_transport(std::move(options));
+  Received received;
+  received.start(*transport);
+
+  REQUIRE(transport->send(modern_request(1, "tools/call", {{"name", "get weather"}})));
+  REQUIRE(received.response(1).contains("result"));
+  REQUIRE(transport->send(modern_request(2, "resources/read", {{"uri", "file:///é.txt"}})));
+  REQUIRE(received.response(2).contains("result"));
+  REQUIRE(transport->send(modern_request(3, "tools/list")));
+  REQUIRE(received.response(3).contains("result"));
+  // A legacy request beside them: its own version, no Mcp-Method.
+  transport->set_protocol_version("2025-11-25");
+  REQUIRE(transport->send(request(4, "tools/list")));
+  REQUIRE(received.response(4).contains("result"));
+
+  const auto requests = server.requests();
+  REQUIRE(requests.size() == 4);
+  const auto header = [&](std::size_t i, const std::string& name) -> std::string {
+    auto it = requests[i].headers.find(name);
+    return it == requests[i].headers.end() ? "(none)" : it->second;
+  };
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(header(i, "mcp-protocol-version") == "2026-07-28");
+    CHECK(header(i, "mcp-session-id") == "(none)");
+    CHECK(header(i, "x-team") == "tools");
+  }
+  CHECK(header(0, "mcp-method") == "tools/call");
+  CHECK(header(0, "mcp-name") == "get weather");
+  CHECK(header(1, "mcp-method") == "resources/read");
+  CHECK(header(1, "mcp-name") == "=?base64?ZmlsZTovLy/DqS50eHQ=?=");
+  CHECK(header(2, "mcp-method") == "tools/list");
+  CHECK(header(2, "mcp-name") == "(none)");
+  CHECK(header(3, "mcp-protocol-version") == "2025-11-25");
+  CHECK(header(3, "mcp-method") == "(none)");
+  transport->close();
+}
+
+TEST_CASE("an HTTP error whose body is a JSON-RPC error is a 2026-07-28 request's answer") {
+  const std::string unsupported =
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2027-01-01"],"requested":"2026-07-28"}}})";
+  RecordingServer server([&](const RecordingServer::Request&) {
+    return RecordingServer::response(400, "Bad Request", unsupported);
+  });
+  auto transport = make_transport(server.url());
+  Received received;
+  received.start(*transport);
+  REQUIRE(transport->send(modern_request(1, "server/discover")));
+  const json modern = received.response(1);
+  CHECK(modern["error"] == json::parse(unsupported)["error"]);
+  // A legacy request's HTTP error is told as before: -32000 naming the status.
+  REQUIRE(transport->send(request(2, "tools/list")));
+  const json legacy = received.response(2);
+  CHECK(legacy["error"]["code"] == -32000);
+  CHECK(legacy["error"]["data"]["httpStatus"] == 400);
+  transport->close();
+}
+
+TEST_CASE("end_request_stream closes a 2026-07-28 request's stream, which cancels it") {
+  RecordingServer server([](const RecordingServer::Request&) { return std::nullopt; });
+  auto transport = make_transport(server.url());
+  Received received;
+  received.start(*transport);
+  REQUIRE(transport->send(modern_request(7, "tools/call", {{"name", "slow"}})));
+  REQUIRE(transport->send(request(8, "tools/call", {{"name", "slow"}})));
+  REQUIRE(eventually([&] { return server.requests().size() == 2; }, 5s));
+  // A legacy request is cancelled with notifications/cancelled, not so.
+  CHECK_FALSE(transport->end_request_stream(8));
+  CHECK_FALSE(transport->end_request_stream(9));  // no such request
+  CHECK(transport->end_request_stream(7));
+  CHECK(eventually([&] { return server.closed() == 1; }, 5s));
+  // Nothing of it is handed over: no error response for a stream toolmux closed.
+  std::this_thread::sleep_for(300ms);
+  CHECK(received.response(7, 0ms).is_null());
+  CHECK(received.count() == 0);
+  transport->close();
 }

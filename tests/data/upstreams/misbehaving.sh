@@ -32,6 +32,8 @@ while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
   head='{"jsonrpc":"2.0","id":'"$id"',"result":'
   case "$line" in
+    *'"method":"server/discover"'*)  # a legacy server: the era probe's method is unknown
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
     *'"method":"initialize"'*)
       printf '%s{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"misbehaving","version":"1.0"}}}\n' "$head" ;;
     *'"method":"tools/list"'*)

@@ -6,13 +6,16 @@
 # space, a schema that refers outside itself). The tool "slow" reports
 # progress and never answers; "talks" sends a log message, a ping and a
 # roots/list request before it answers; "asks_many" sends ten
-# elicitation/create requests, then answers half a second later. For
+# elicitation/create requests, then answers half a second later;
+# "asks_and_waits" sends one elicitation/create and never answers. For
 # tests/src/upstream/upstream_test.cpp:
 # "crash" exits at once; "crash_once" exits the first time it is called (a
 # marker file beside $RECEIVED remembers) and answers after; "hang" never
 # answers; "change" says notifications/tools/list_changed, after which
 # tools/list also holds "third". With LOGGING set it also declares the
-# logging capability (and answers logging/setLevel).
+# logging capability (and answers logging/setLevel). server/discover (the
+# 2026-07-28 era probe) gets -32601, as a legacy server answers a method it
+# does not know; with DISCOVER=silent it gets no answer at all.
 changed=0
 capabilities='{"tools":{}}'
 [ -n "${LOGGING:-}" ] && capabilities='{"tools":{},"logging":{}}'
@@ -20,6 +23,9 @@ while IFS= read -r line; do
   printf '%s\n' "$line" >> "$RECEIVED"
   id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
   case "$line" in
+    *'"method":"server/discover"'*)
+      [ "${DISCOVER:-}" = silent ] && continue
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
     *'"method":"initialize"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":%s,"serverInfo":{"name":"scripted","version":"1.0"}}}\n' "$id" "$capabilities" ;;
     *'"method":"logging/setLevel"'*)
@@ -44,6 +50,8 @@ while IFS= read -r line; do
       done
       sleep 0.5
       printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"asked"}]}}\n' "$id" ;;
+    *'"method":"tools/call"'*'"name":"asks_and_waits"'*)
+      printf '{"jsonrpc":"2.0","id":"ask-w","method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}\n' ;;
     *'"method":"tools/call"'*'"name":"crash"'*)
       exit 1 ;;
     *'"method":"tools/call"'*'"name":"crash_once"'*)

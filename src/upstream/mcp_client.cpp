@@ -458,6 +458,21 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
 }
 
 ToolResult McpClient::tool_result(const Outcome& outcome) {
+  // The upstream needs a capability the calling client did not declare: the
+  // client gets the same protocol error (-32021) and what is missing, not a
+  // tool error, so that it can tell (catch_tool_exceptions answers it).
+  if (outcome.failure == Failure::error && outcome.error_object.is_object() &&
+      outcome.error_object.value("code", 0) == kMissingRequiredClientCapabilityCode) {
+    json missing = json::object();
+    if (const auto data = outcome.error_object.find("data");
+        data != outcome.error_object.end() && data->is_object()) {
+      if (auto required = data->find("requiredCapabilities");
+          required != data->end() && required->is_object()) {
+        missing = *required;
+      }
+    }
+    throw MissingClientCapability(std::move(missing));
+  }
   if (!outcome.result) return ToolResult::error(outcome.error);
   Result<ToolResult> read = read_tool_result(*outcome.result);
   // call_tool has checked it; a result from elsewhere is refused the same way.

@@ -162,6 +162,7 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // a failure leaves it empty.
   Outcome call_tool(const std::string& tool, const nlohmann::json& arguments, CallContext& context);
   // The result of a tools/call as toolmux returns it.
+  // Throws MissingClientCapability when the upstream answered -32021.
   static ToolResult tool_result(const Outcome& outcome);
 
   const std::string& name() const { return name_; }

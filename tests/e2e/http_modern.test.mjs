@@ -3,7 +3,9 @@
 // 2026-07-28: no session, tools listed and called, an offloaded result read
 // back page by page over separate requests (it belongs to the principal, not
 // to a session), a legacy 1.x client on the same endpoint at the same time,
-// and an aborted call cancelled by its closed stream.
+// an aborted call cancelled by its closed stream, tool_search and a found tool
+// called by name, and a native tool's elicitation through MRTR (input_required
+// and the retry) with a tampered requestState refused.
 //
 // The catalog (tests/data/e2e/http/catalog.json) has discovery on, with
 // gen_chars and two sleepers pinned, and offloads results over 8192 bytes.
@@ -20,7 +22,9 @@ import {
   connectHttp,
   genCharsText,
   offloadChars,
+  rawPost,
   readStoredResult,
+  startExampleHttp,
   textOf,
   toolNames,
   short,
@@ -102,4 +106,53 @@ test("a modern call aborted by its client is cancelled: its stream's closing is 
   const record = await server.waitForLog((l) => l.event === 'tool_call' && l.tool === 'sleep_long', 15000);
   assert.equal(record.outcome, 'cancelled', JSON.stringify(record));
   assert.ok(record.duration_ms < 20000, JSON.stringify(record));
+});
+
+test('over HTTP, tool_search finds a tool that is not listed, and the modern client calls it by name', async (t) => {
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG });
+  const { client } = await connectModern(t, server.url);
+  const search = await client.callTool({ name: 'tool_search', arguments: { query: 'list the files in a directory', limit: 3 } });
+  const found = search.structuredContent.tools.map((tool) => tool.name);
+  assert.ok(found.includes('list_directory'), found.join(', '));
+  assert.ok(!toolNames((await client.listTools()).tools).includes('list_directory'), 'the list grew');
+  const listing = await client.callTool({ name: 'list_directory', arguments: { path: '.' } });
+  assert.notEqual(listing.isError, true, short(listing));
+});
+
+test("over HTTP, a native tool's elicitation is answered through input_required, and a tampered requestState is refused", async (t) => {
+  const url = await startExampleHttp(t);
+  const asked = [];
+  const transport = new ModernTransport(new URL(url));
+  const client = new ModernClient(
+    { name: 'toolmux-e2e-modern', version: '0.0.0' },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => {
+    asked.push(request.params);
+    return { action: 'accept', content: { username: 'lin', email: 'lin@example.com' } };
+  });
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(transport);
+  const result = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Name?' } });
+  assert.notEqual(result.isError, true, short(result));
+  assert.match(textOf(result), /"username":"lin"/);
+  assert.equal(asked.length, 1);
+
+  // The same round trip by hand, with the state changed on the way back.
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+  };
+  const headers = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'test_elicitation' };
+  const params = { name: 'test_elicitation', arguments: { message: 'Name?' }, _meta: meta };
+  const first = await (await rawPost(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params }, headers)).json();
+  assert.equal(first.result.resultType, 'input_required', JSON.stringify(first));
+  const [key] = Object.keys(first.result.inputRequests);
+  const tampered = await rawPost(url, {
+    jsonrpc: '2.0', id: 2, method: 'tools/call',
+    params: { ...params, inputResponses: { [key]: { action: 'decline' } }, requestState: `${first.result.requestState}x` },
+  }, headers);
+  const body = await tampered.json();
+  assert.equal(body.error?.code, -32602, JSON.stringify(body));
+  assert.match(body.error.message, /requestState/);
 });

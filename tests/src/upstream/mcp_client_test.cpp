@@ -430,3 +430,22 @@ TEST_CASE("a long log message reaches the client whole, and toolmux's log cut") 
   // The first 4096 bytes of its JSON text ("aaa...), then "...".
   CHECK(logged[0]["data"] == "\"" + data.substr(0, McpClient::kMaxLoggedData - 1) + "...");
 }
+
+TEST_CASE(
+    "an upstream's -32021 reaches the client as that protocol error, naming what is missing") {
+  McpClient::Outcome outcome;
+  outcome.failure = McpClient::Failure::error;
+  outcome.error = "upstream \"u\" answered tools/call with an error";
+  outcome.error_object = {{"code", -32021},
+                          {"message", "Missing required client capability"},
+                          {"data", {{"requiredCapabilities", {{"sampling", json::object()}}}}}};
+  try {
+    McpClient::tool_result(outcome);
+    FAIL("no MissingClientCapability thrown");
+  } catch (const MissingClientCapability& e) {
+    CHECK(e.missing() == json{{"sampling", json::object()}});
+  }
+  // Any other error is the tool's error, as before.
+  outcome.error_object["code"] = -32603;
+  CHECK(McpClient::tool_result(outcome).is_error);
+}

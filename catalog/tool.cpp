@@ -50,8 +50,10 @@ json ToolResult::to_json() const {
   return out;
 }
 
-MissingClientCapability::MissingClientCapability(json missing)
-    : std::runtime_error("the client did not declare the capabilities " + missing.dump()),
+MissingClientCapability::MissingClientCapability(json missing, const std::string& message)
+    : std::runtime_error(message.empty()
+                             ? "the client did not declare the capabilities " + missing.dump()
+                             : message),
       missing_(std::move(missing)) {}
 
 void require_client_capabilities(const CallContext& context, const json& required) {

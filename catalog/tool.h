@@ -141,7 +141,9 @@ struct ToolResult {
 // capability should rather do without it (ask_client answers with an error).
 class MissingClientCapability : public std::runtime_error {
  public:
-  explicit MissingClientCapability(json missing);
+  // `message` says what happened, for a legacy-era client (which gets it as
+  // the tool's error); "" = "the client did not declare the capabilities ...".
+  explicit MissingClientCapability(json missing, const std::string& message = "");
   const json& missing() const { return missing_; }
 
  private:

@@ -47,6 +47,9 @@ std::optional<std::string> open_sealed(const SealingKey& key, std::string_view t
   ensure_sodium();
   std::optional<std::string> raw = base64url_decode(text);
   if (!raw || raw->size() < kNonce + kTag) return std::nullopt;
+  // Only the one spelling seal() writes: a character added or changed where
+  // the decoder would ignore it is a changed text all the same.
+  if (base64url_encode(*raw) != text) return std::nullopt;
   const auto* bytes = reinterpret_cast<const unsigned char*>(raw->data());
   std::string plain(raw->size() - kNonce - kTag, '\0');
   unsigned long long length = 0;

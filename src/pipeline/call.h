@@ -53,6 +53,7 @@ struct ToolCall {
   std::string session_id;      // owner of what the call stores
   std::string session_label;   // for logs (the id itself is a secret)
   std::string principal;       // whom the access rules apply to
+  bool modern = false;         // a request of the 2026-07-28 protocol
   std::string requested_name;  // as the client sent it (may be an alias); the
                                // tool call_tool names once unwrap_call_tool ran
   // The catalog the call runs against; keeps `tool` alive for as long as any

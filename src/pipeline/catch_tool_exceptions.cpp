@@ -15,6 +15,9 @@ CallStage catch_tool_exceptions() {
         return next(call);
       } catch (const MissingClientCapability& e) {
         // Not the tool failing: the request needs what the client cannot do.
+        // The 2026-07-28 protocol has an error for it; the legacy era has not,
+        // and its client gets the tool's error.
+        if (!call.modern) return CallResult::answered(ToolResult::error(e.what()));
         return CallResult::rejected(CallOutcome::tool_error,
                                     JsonRpcError::missing_client_capability(e.missing()));
       } catch (const std::exception& e) {

@@ -476,6 +476,7 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   call.session_id = session->id();
   call.session_label = session->label();
   call.principal = session->principal();
+  call.modern = session->request_meta() != nullptr;
   call.requested_name = name;
   call.catalog = catalog();
   // Moved, not copied: a large message's arguments are held once.

@@ -471,7 +471,7 @@ ToolResult McpClient::tool_result(const Outcome& outcome) {
         missing = *required;
       }
     }
-    throw MissingClientCapability(std::move(missing));
+    throw MissingClientCapability(std::move(missing), outcome.error);
   }
   if (!outcome.result) return ToolResult::error(outcome.error);
   Result<ToolResult> read = read_tool_result(*outcome.result);

@@ -27,6 +27,9 @@ TEST_CASE("a sealed text changed anywhere, cut short or lengthened does not open
   }
   CHECK(open_sealed(key, sealed.substr(0, sealed.size() - 1)) == std::nullopt);
   CHECK(open_sealed(key, sealed + "-TAMPERED") == std::nullopt);
+  // One character more (6 bits the decoder would drop) is a change too.
+  CHECK(open_sealed(key, sealed + "x") == std::nullopt);
+  CHECK(open_sealed(key, sealed + "xx") == std::nullopt);
   CHECK(open_sealed(key, "") == std::nullopt);
   CHECK(open_sealed(key, "not base64url!") == std::nullopt);
 }

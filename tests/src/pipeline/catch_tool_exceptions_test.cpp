@@ -54,6 +54,7 @@ TEST_CASE(
     return CallResult::answered(ToolResult::text("asked"));
   };
   ToolCall call = f.resolved_call("echo", "{}");
+  call.modern = true;
 
   SECTION("the client declared only elicitation: sampling is what it lacks") {
     f.session->set_initialized("2025-11-25", {{"elicitation", json::object()}}, json::object());
@@ -72,4 +73,18 @@ TEST_CASE(
     CHECK_FALSE(r.protocol_error);
     CHECK(text_at(r) == "asked");
   }
+}
+
+TEST_CASE("a legacy-era client that lacks a capability a handler needs gets the tool's error") {
+  PipelineFixture f;
+  StubNext next;
+  next.answer = [](ToolCall&) -> CallResult {
+    throw MissingClientCapability({{"sampling", json::object()}},
+                                  "upstream \"u\" answered tools/call with an error (code -32021)");
+  };
+  ToolCall call = f.resolved_call("echo", "{}");
+  CallResult r = stages::catch_tool_exceptions()(next.handler())(call);
+  CHECK_FALSE(r.protocol_error);
+  CHECK(r.result.is_error);
+  CHECK(text_at(r) == "upstream \"u\" answered tools/call with an error (code -32021)");
 }

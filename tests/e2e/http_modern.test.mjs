@@ -11,17 +11,20 @@
 // gen_chars and two sleepers pinned, and offloads results over 8192 bytes.
 
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
 
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 
 import {
+  DATA_DIR,
   HTTP_CATALOG,
   HTTP_PINNED,
   HttpServer,
   connectHttp,
   genCharsText,
   offloadChars,
+  parseOffloadNotice,
   rawPost,
   readStoredResult,
   startExampleHttp,
@@ -155,4 +158,31 @@ test("over HTTP, a native tool's elicitation is answered through input_required,
   const body = await tampered.json();
   assert.equal(body.error?.code, -32602, JSON.stringify(body));
   assert.match(body.error.message, /requestState/);
+});
+
+test("a modern request's offloaded result is its principal's: another principal gets the answer of an id that never existed", async (t) => {
+  const tokens = path.join(DATA_DIR, 'http', 'tokens.txt');
+  const server = await HttpServer.start(t, { catalog: HTTP_CATALOG, args: ['--tokens-file', tokens] });
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const call = async (token, id, name, args) => {
+    const response = await rawPost(server.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: meta } }, {
+      authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name,
+    });
+    assert.equal(response.status, 200);
+    return (await response.json()).result;
+  };
+  const alice = 'alice-token-0123456789abcdef';
+  const bob = 'bob-token-0123456789abcdef';
+  const big = await call(alice, 1, 'gen_chars', { count: 9000 });
+  const notice = parseOffloadNotice(big.content.find((b) => b.type === 'text').text);
+  assert.ok(notice, short(big));
+  const own = await call(alice, 2, 'read_tool_result', { result_id: notice.id, offset: 0 });
+  assert.notEqual(own.isError, true, short(own));
+  const other = await call(bob, 3, 'read_tool_result', { result_id: notice.id, offset: 0 });
+  const none = await call(bob, 4, 'read_tool_result', { result_id: 'A'.repeat(43), offset: 0 });
+  assert.equal(other.isError, true);
+  assert.equal(textOf(other).replace(notice.id, 'ID'), textOf(none).replace('A'.repeat(43), 'ID'));
 });

@@ -258,7 +258,7 @@ TEST_CASE("the per-session call limits do not apply to modern requests, which ha
   limits.max_queued_per_session = 0;
   Fixture f(limits);
   auto slow = [&](const json& id, const json& meta) {
-    json params{{"name", "slow"}, {"arguments", {{"ms", 300}}}};
+    json params{{"name", "slow"}, {"arguments", {{"ms", 100}}}};
     if (!meta.is_null()) params["_meta"] = meta;
     f.send({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}});
   };

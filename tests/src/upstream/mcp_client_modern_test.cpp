@@ -220,7 +220,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "-32022 naming no version toolmux speaks: the upstream is unavailable, saying both lists") {
+    "a -32022 naming no version toolmux speaks: the upstream is unavailable, saying both lists") {
   Child up(kModern, {"DISCOVER=unsupported", R"(SUPPORTED=["2027-01-01","2027-06-01"])"});
   const toolmux::Status connected = up.client->connect(5s, 5s);
   CHECK(connected.is_unavailable());
@@ -232,7 +232,7 @@ TEST_CASE(
   CHECK(up.requests("initialize").empty());
 }
 
-TEST_CASE("-32022 naming a legacy version falls back to initialize") {
+TEST_CASE("a -32022 naming a legacy version falls back to initialize") {
   Child up(kModern, {"DISCOVER=unsupported", R"(SUPPORTED=["2025-06-18"])", "LEGACY=1"});
   REQUIRE(up.client->connect(5s, 5s).ok());
   CHECK(up.client->era() == ProtocolEra::legacy);

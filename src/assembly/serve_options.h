@@ -17,6 +17,14 @@ struct ServeOptions {
   std::vector<std::filesystem::path> roots;  // empty = the working directory
   std::filesystem::path data_dir;            // empty = $XDG_STATE_HOME/toolmux
   bool allow_writes = false;
+  // --read-only: every tool but read_only ones is refused and left out of
+  // tools/list and tool_search, as under the run-time write freeze
+  // (data_dir/write-freeze, `toolmux freeze`).
+  bool read_only = false;
+  // The journal of mutations and the audit trail (src/store/journal_store.h);
+  // --no-journal turns both off (benchmarks, throwaway servers).
+  bool journal = true;
+  std::size_t audit_retention_days = 30;
   std::size_t page_size = 0;  // 0 = all tools on one page
   std::size_t max_message_bytes = std::size_t{16} << 20;
   LogLevel log_level = LogLevel::info;  // of the stderr log

@@ -5,10 +5,13 @@
 namespace toolmux {
 namespace {
 
-bool hint(const nlohmann::json& annotations, const char* name) {
-  if (!annotations.is_object()) return false;
+// The hint's value when the upstream gave it as a boolean, else `absent`:
+// MCP's defaults are readOnlyHint false, destructiveHint true, idempotentHint
+// false, openWorldHint true.
+bool hint(const nlohmann::json& annotations, const char* name, bool absent = false) {
+  if (!annotations.is_object()) return absent;
   auto it = annotations.find(name);
-  return it != annotations.end() && it->is_boolean() && it->get<bool>();
+  return it != annotations.end() && it->is_boolean() ? it->get<bool>() : absent;
 }
 
 std::string string_field(const nlohmann::json& object, const char* name) {
@@ -21,7 +24,7 @@ std::string string_field(const nlohmann::json& object, const char* name) {
 
 SideEffect side_effect_from_annotations(const nlohmann::json& annotations) {
   if (hint(annotations, "readOnlyHint")) return SideEffect::read_only;
-  if (hint(annotations, "destructiveHint")) return SideEffect::destructive;
+  if (hint(annotations, "destructiveHint", true)) return SideEffect::destructive;
   return SideEffect::remote_mutation;
 }
 

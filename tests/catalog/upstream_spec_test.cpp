@@ -25,8 +25,12 @@ UpstreamSpec upstream_named(const std::string& name) {
 }  // namespace
 
 TEST_CASE("an upstream tool's side effect comes from its annotations") {
-  CHECK(side_effect_from_annotations(nullptr) == SideEffect::remote_mutation);
-  CHECK(side_effect_from_annotations(json::object()) == SideEffect::remote_mutation);
+  // MCP's default for a missing destructiveHint is true: a tool that says
+  // nothing is taken to be destructive.
+  CHECK(side_effect_from_annotations(nullptr) == SideEffect::destructive);
+  CHECK(side_effect_from_annotations(json::object()) == SideEffect::destructive);
+  CHECK(side_effect_from_annotations({{"readOnlyHint", false}}) == SideEffect::destructive);
+  CHECK(side_effect_from_annotations({{"destructiveHint", false}}) == SideEffect::remote_mutation);
   CHECK(side_effect_from_annotations({{"readOnlyHint", true}}) == SideEffect::read_only);
   CHECK(side_effect_from_annotations({{"readOnlyHint", true}, {"destructiveHint", true}}) ==
         SideEffect::read_only);
@@ -34,7 +38,8 @@ TEST_CASE("an upstream tool's side effect comes from its annotations") {
   CHECK(side_effect_from_annotations({{"readOnlyHint", false}, {"destructiveHint", false}}) ==
         SideEffect::remote_mutation);
   // Hints that are not booleans count as absent.
-  CHECK(side_effect_from_annotations({{"readOnlyHint", "true"}}) == SideEffect::remote_mutation);
+  CHECK(side_effect_from_annotations({{"readOnlyHint", "true"}}) == SideEffect::destructive);
+  CHECK(side_effect_from_annotations({{"destructiveHint", "false"}}) == SideEffect::destructive);
 }
 
 TEST_CASE("an upstream tool becomes a spec with the prefix, its fields and a default timeout") {

@@ -1,0 +1,19 @@
+// SHA-256 digests, for what toolmux compares without keeping: the arguments of
+// a journaled call, checked again on a replay or at confirmation time.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace toolmux {
+
+// SHA-256 of `bytes`, as 64 lowercase hex digits.
+std::string sha256_hex(std::string_view bytes);
+// SHA-256 of `value`'s canonical text: nlohmann's dump(), whose objects keep
+// their keys sorted, so equal values have equal digests whatever order their
+// members came in. Invalid UTF-8 in strings is replaced first.
+std::string json_digest(const nlohmann::json& value);
+
+}  // namespace toolmux

@@ -1,0 +1,19 @@
+#include "src/base/digest.h"
+
+#include <catch2/catch.hpp>
+
+using toolmux::json_digest;
+using toolmux::sha256_hex;
+
+TEST_CASE("sha256_hex gives the standard digest") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("json_digest does not depend on the order members came in") {
+  auto a = nlohmann::json::parse(R"({"path": "x", "force": true})");
+  auto b = nlohmann::json::parse(R"({"force": true, "path": "x"})");
+  CHECK(json_digest(a) == json_digest(b));
+  CHECK(json_digest(a) != json_digest(nlohmann::json::parse(R"({"path": "y", "force": true})")));
+  CHECK(json_digest(nullptr) != json_digest(nlohmann::json::object()));
+}

@@ -188,7 +188,7 @@ for (const [kind, label] of KINDS) {
       const notes = path.join(server.dir, 'notes.txt');
 
       const declined = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': 'the notes are out of date' });
-      assertRefused(declined, 'delete_file', /declined/, 'denied');
+      assertRefused(declined, 'delete_file', /the confirmation was declined/, 'denied');
       assert.match(textOf(declined), /\/policy\/confirm\/classes/);
       assert.ok(fs.existsSync(notes), 'a declined delete_file deleted the file');
 
@@ -198,6 +198,7 @@ for (const [kind, label] of KINDS) {
       assert.match(prompt.message, /delete_file/);
       assert.match(prompt.message, /notes\.txt/);
       assert.match(prompt.message, /the notes are out of date/);
+      assert.match(prompt.message, /Caller: /);
       const schema = prompt.requestedSchema;
       assert.deepEqual(Object.keys(schema.properties).sort(), ['approve', 'approver', 'rationale']);
       assert.equal(schema.properties.approve.type, 'boolean');
@@ -215,7 +216,7 @@ for (const [kind, label] of KINDS) {
       }
 
       // Cancelled, not approved, no rationale, a rationale over 500 characters: not run either.
-      for (const why of [/cancel/, /approv/, /rationale/, /rationale/]) {
+      for (const why of [/the confirmation was cancelled/, /did not approve it/, /no rationale/, /a rationale longer than 500 characters/]) {
         const refused = await server.call('delete_file', { path: 'notes.txt' });
         assertRefused(refused, 'delete_file', why, 'denied');
         assert.ok(fs.existsSync(notes), `delete_file ran after an answer refused for ${why}`);

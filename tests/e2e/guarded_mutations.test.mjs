@@ -409,7 +409,18 @@ for (const kind of ['legacy', 'modern']) {
     const text = await runCli(['journal', '--data-dir', dataDir]);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /slow_mark.*interrupted|interrupted.*slow_mark/);
-    assert.match(again.stderr(), /interrupted/);
+    assert.match(again.stderr(), /"call_interrupted".*"slow_mark"|"slow_mark".*"call_interrupted"/);
+    if (kind === 'legacy') {
+      // A legacy session of the same principal is told once it is initialized.
+      const told = await waitUntil(
+        () => again.received.find((m) => m.method === 'notifications/message' && m.params?.data?.event === 'calls_interrupted'),
+        5000,
+        'the calls_interrupted notification',
+      );
+      assert.equal(told.params.level, 'warning');
+      assert.deepEqual(told.params.data.calls.map((c) => c.tool), ['slow_mark']);
+      assert.equal(told.params.data.calls[0].callId, slow[0].call_id, short(told));
+    }
 
     // Past the command's 2 s sleep: it started once. The orphaned first run may
     // have finished ("ran") or not; the restarted server ran nothing.

@@ -60,6 +60,9 @@ struct ServerOptions {
   // (src/session/input_exchange.h); null = a new random key, which states
   // made before a restart do not open with.
   std::shared_ptr<const SealingKey> state_key;
+  // The journal of mutations and the audit trail (src/pipeline/call_journal.h);
+  // null = neither.
+  std::shared_ptr<const CallJournal> journal;
 };
 
 // The options `toolmux serve` runs the server with, over either transport.

@@ -334,11 +334,43 @@ void McpServer::handle_notification(const Message& m, const std::shared_ptr<Sess
       session->cancel_call(m.params["requestId"]);
     }
   } else if (m.method == "notifications/initialized") {
-    // Nothing to do: the session is usable from the initialize response on.
+    // The session is usable from the initialize response on; now it is
+    // ready to hear what happened while toolmux was down.
+    tell_interrupted(session);
   } else {
     logger_.write(LogLevel::debug, "ignored_notification",
                   {{"session", session->label()}, {"method", m.method}});
   }
+}
+
+void McpServer::tell_interrupted(const std::shared_ptr<Session>& session) {
+  if (!options_.journal || !options_.journal->store || !session->wants_log(LogLevel::warning)) {
+    return;
+  }
+  json calls = json::array();
+  {
+    std::lock_guard lock(interrupted_mutex_);
+    const auto& interrupted = options_.journal->store->interrupted();
+    for (const JournalEntry& entry : interrupted) {
+      if (entry.intent.principal != session->principal()) continue;
+      if (!interrupted_told_.insert(entry.intent.call_id).second) continue;
+      calls.push_back({{"callId", entry.intent.call_id},
+                       {"tool", entry.intent.tool},
+                       {"approver", entry.intent.approver}});
+    }
+  }
+  if (calls.empty()) return;
+  session->send({{"jsonrpc", "2.0"},
+                 {"method", "notifications/message"},
+                 {"params",
+                  {{"level", "warning"},
+                   {"logger", "toolmux"},
+                   {"data",
+                    {{"event", "calls_interrupted"},
+                     {"message",
+                      "toolmux stopped while these calls ran; each may or may not have acted, "
+                      "and none was run again (toolmux journal lists them)"},
+                     {"calls", std::move(calls)}}}}}});
 }
 
 void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& session) {

@@ -866,8 +866,7 @@ TEST_CASE("a broken policy.confirm reports every problem with its pointer") {
                     "unknown field \"clases\" (did you mean \"classes\"?)"));
   CHECK(has_problem(p, "/policy/confirm/principals/bob",
                     "expected an object (\"classes\" and \"tools\"), got an array"));
-  CHECK(has_problem(p, "/policy/confirm/timeout",
-                    "unknown field \"timeout\" (did you mean \"timeoutSeconds\"?)"));
+  CHECK(has_problem(p, "/policy/confirm/timeout", "unknown field \"timeout\""));
   CHECK(has_problem(p, "/policy/confirm/timeoutSeconds",
                     "timeoutSeconds must be between 1 and 86400, not 0"));
   CHECK(p.size() == 6);

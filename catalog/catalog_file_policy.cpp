@@ -7,7 +7,59 @@ namespace toolmux::catalog_file {
 namespace {
 
 const std::vector<std::string_view> kPolicyFields = {"$comment", "arguments", "access",
-                                                     "unknownTool"};
+                                                     "unknownTool", "confirm"};
+const std::vector<std::string_view> kConfirmFields = {"$comment", "classes", "tools", "principals",
+                                                      "timeoutSeconds"};
+const std::vector<std::string_view> kConfirmRuleFields = {"$comment", "classes", "tools"};
+
+// A rule's "classes" (side-effect class names) and "tools" (pattern -> bool).
+void read_confirm_rule(ObjectReader& reader, ConfirmRule& rule) {
+  if (auto classes = reader.strings("classes", false)) {
+    std::set<SideEffect> effects;
+    for (std::size_t i = 0; i < classes->size(); ++i) {
+      if (auto effect = side_effect_from_name((*classes)[i])) {
+        effects.insert(*effect);
+      } else {
+        reader.add(reader.pointer("classes") + "/" + std::to_string(i),
+                   json((*classes)[i]).dump() +
+                       " is not a side-effect class (read_only, local_mutation, remote_mutation, "
+                       "destructive)");
+      }
+    }
+    rule.classes = std::move(effects);
+  }
+  if (const json* tools = reader.object("tools", false)) {
+    for (const auto& [pattern, confirm] : tools->items()) {
+      if (!confirm.is_boolean()) {
+        reader.add(
+            reader.pointer("tools") + "/" + pointer_token(pattern),
+            "expected a boolean (whether the tool needs confirmation), got " + type_name(confirm));
+        continue;
+      }
+      rule.tools[pattern] = confirm.get<bool>();
+    }
+  }
+}
+
+ConfirmPolicy read_confirm(const json& value, const std::string& at, Problems& problems) {
+  ConfirmPolicy confirm;
+  ObjectReader reader(value, at, problems);
+  reader.reject_unknown(kConfirmFields);
+  reader.string("$comment", false);
+  read_confirm_rule(reader, confirm.rule);
+  reader.object_members(
+      "principals", "\"classes\" and \"tools\"",
+      [&](const std::string& principal, const json& member, const std::string& member_at) {
+        ObjectReader rule_reader(member, member_at, problems);
+        rule_reader.reject_unknown(kConfirmRuleFields);
+        rule_reader.string("$comment", false);
+        read_confirm_rule(rule_reader, confirm.principals[principal]);
+      });
+  if (auto seconds = reader.integer("timeoutSeconds", false, 1, 24 * 3600)) {
+    confirm.timeout = std::chrono::seconds(*seconds);
+  }
+  return confirm;
+}
 const std::vector<std::string_view> kArgumentPolicyFields = {"$comment", "defaults", "fixed"};
 const std::vector<std::string_view> kAccessRuleFields = {"$comment", "allow", "deny"};
 
@@ -59,6 +111,9 @@ ToolPolicy read_policy(const json& value, Problems& problems) {
       if (auto allow = rule_reader.strings("allow", false)) rule.allow = std::move(*allow);
       if (auto deny = rule_reader.strings("deny", false)) rule.deny = std::move(*deny);
     }
+  }
+  if (const json* confirm = reader.object("confirm", false)) {
+    policy.confirm = read_confirm(*confirm, reader.pointer("confirm"), problems);
   }
   if (auto answer = reader.string("unknownTool", false)) {
     if (*answer == "error") {

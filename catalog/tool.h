@@ -13,6 +13,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -120,6 +121,18 @@ class CallContext {
   // messages now; the client reconnects and gets the rest (Streamable HTTP's
   // SSE polling, for long calls behind proxies). Does nothing on stdio.
   virtual void release_stream() {}
+  // toolmux's id of this call, as its journal and audit trail know it ("" =
+  // none). A call repeated with the same idempotency key after an earlier one
+  // did not finish (it was interrupted, timed out, ...) has the earlier one's
+  // id, so a tool that records its work can recognise its own earlier attempt.
+  // Command tools get it in $TOOLMUX_CALL_ID, upstreams in _meta
+  // "io.toolmux/callId".
+  const std::string& call_id() const { return call_id_; }
+  // Set by the server before the handler runs; not while it runs.
+  void set_call_id(std::string id) { call_id_ = std::move(id); }
+
+ private:
+  std::string call_id_;
 };
 
 // A tools/call result as MCP defines it (CallToolResult).

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/confirm_policy.h"
 #include "catalog/tool_registry.h"
 #include "src/base/problem.h"
 
@@ -38,6 +39,7 @@ struct ToolPolicy {
   std::map<std::string, ArgumentPolicy, std::less<>> arguments;  // by canonical tool name
   std::map<std::string, AccessRule, std::less<>> access;         // by principal; "*" = anyone else
   UnknownToolAnswer unknown_tool = UnknownToolAnswer::protocol_error;
+  ConfirmPolicy confirm;  // which calls a human confirms first
 
   // Why `principal` may not call `tool` (a canonical name), naming the rule
   // by its pointer, or nullopt when allowed. The rule for a principal is

@@ -70,6 +70,8 @@ ToolResult run_command(const CommandSpec& command, const json& arguments, CallCo
     if (const char* value = std::getenv(name.c_str())) request.env.push_back(name + "=" + value);
   }
   for (const auto& [name, value] : command.env) request.env.push_back(name + "=" + value);
+  // The call's id, so that a command can recognise its own earlier attempt.
+  if (!context.call_id().empty()) request.env.push_back("TOOLMUX_CALL_ID=" + context.call_id());
   request.max_stdout_bytes = command.max_output_bytes;
   request.max_stderr_bytes = command.max_stderr_bytes;
   request.deadline = context.deadline();

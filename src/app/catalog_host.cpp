@@ -6,6 +6,8 @@
 #include <csignal>
 #include <utility>
 
+#include "src/app/write_freeze.h"
+
 namespace toolmux {
 namespace {
 
@@ -41,7 +43,8 @@ CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_to
       native_tools_(std::move(native_tools)),
       native_providers_(std::move(native_providers)),
       results_(std::move(results)),
-      logger_(logger) {
+      logger_(logger),
+      data_dir_(data_dir) {
   Upstream::Hooks hooks;
   hooks.on_tools_changed = [this] {
     {
@@ -72,7 +75,27 @@ std::optional<std::string> CatalogHost::file_signature() const {
          std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
 }
 
+ServeOptions CatalogHost::build_options() const {
+  ServeOptions options = options_;
+  std::lock_guard lock(mutex_);
+  options.write_freeze = freeze_;
+  return options;
+}
+
+bool CatalogHost::look_at_freeze() {
+  if (data_dir_.empty()) return false;
+  std::optional<std::string> freeze = read_write_freeze(data_dir_);
+  std::lock_guard lock(mutex_);
+  if (freeze == freeze_) return false;
+  logger_.write(
+      freeze ? LogLevel::warning : LogLevel::info, freeze ? "write_freeze_on" : "write_freeze_off",
+      {{"file", (data_dir_ / kWriteFreezeFile).string()}, {"reason", freeze.value_or("")}});
+  freeze_ = std::move(freeze);
+  return true;
+}
+
 std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
+  look_at_freeze();
   std::optional<CatalogLoad> load;
   if (!options_.catalog_file.empty()) {
     signature_ = file_signature();
@@ -84,7 +107,8 @@ std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
     if (!load->catalog.upstreams.empty()) {
       // Checked whole before any upstream starts (which can take long), as
       // `toolmux check` does; without upstreams, the build below is the check.
-      if (!build_catalog(options_, results_, problems, native_tools_, nullptr, nullptr, &*load)) {
+      if (!build_catalog(build_options(), results_, problems, native_tools_, nullptr, nullptr,
+                         &*load)) {
         return nullptr;
       }
       upstreams_->update(load->catalog.upstreams);
@@ -94,7 +118,7 @@ std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
     std::lock_guard lock(mutex_);
     rebuild_wanted_ = false;  // what the upstreams listed while starting is in the build below
   }
-  auto catalog = build_catalog(options_, results_, problems, native_tools_, upstreams_.get(),
+  auto catalog = build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(),
                                &logger_, load ? &*load : nullptr, native_providers_);
   if (!catalog) return nullptr;
   {
@@ -174,6 +198,10 @@ void CatalogHost::run() {
                       {{"file", options_.catalog_file.string()}});
         reload_wanted_ = true;
       }
+      lock.unlock();
+      const bool freeze_changed = look_at_freeze();
+      lock.lock();
+      if (freeze_changed) rebuild_wanted_ = true;
     }
     if (!reload_wanted_ && !rebuild_wanted_) continue;
     // Let a burst settle (an editor writing, several upstreams restarting).
@@ -205,7 +233,7 @@ void CatalogHost::reload() {
                    {"serving", "the catalog loaded before"}});
   };
   if (problems.empty()) {
-    build_catalog(options_, results_, problems, native_tools_, nullptr, nullptr, &load);
+    build_catalog(build_options(), results_, problems, native_tools_, nullptr, nullptr, &load);
   }
   if (!problems.empty()) {
     reject();
@@ -218,7 +246,7 @@ void CatalogHost::reload() {
     std::lock_guard lock(mutex_);
     rebuild_wanted_ = false;
   }
-  auto catalog = build_catalog(options_, results_, problems, native_tools_, upstreams_.get(),
+  auto catalog = build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(),
                                &logger_, &load, native_providers_);
   if (!catalog) {
     reject();
@@ -241,7 +269,7 @@ void CatalogHost::rebuild() {
     load = loaded_;
   }
   Problems problems;
-  auto catalog = build_catalog(options_, results_, problems, native_tools_, upstreams_.get(),
+  auto catalog = build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(),
                                &logger_, load ? &*load : nullptr, native_providers_);
   if (!catalog) {
     // The same file built before: only an upstream's tools can be at fault.

@@ -9,7 +9,9 @@
 //   (upstreams started, stopped or restarted to match), an invalid one is
 //   refused with the check report in the log, and the old one keeps serving;
 // - an upstream's tools change (it started, restarted, or said
-//   list_changed): the snapshot is rebuilt from the last valid file.
+//   list_changed): the snapshot is rebuilt from the last valid file;
+// - the write freeze is switched on or off (data_dir/write-freeze, looked at
+//   every second: src/app/write_freeze.h): rebuilt likewise.
 // Requests coming close together are served by one rebuild.
 //
 // One thread of its own does every reload and rebuild, and another takes
@@ -72,12 +74,17 @@ class CatalogHost {
   void rebuild();
   void replace(const std::shared_ptr<const Catalog>& catalog);
   std::optional<std::string> file_signature() const;
+  // options_ with the write freeze as it is now.
+  ServeOptions build_options() const;
+  // Reads data_dir/write-freeze; true when the freeze changed (logged).
+  bool look_at_freeze();
 
   const ServeOptions options_;
   const std::vector<NativeTool> native_tools_;
   const NativeProviders native_providers_;
   const std::shared_ptr<LazyResultStore> results_;
   Logger& logger_;
+  const std::filesystem::path data_dir_;
   std::unique_ptr<UpstreamSet> upstreams_;
 
   mutable std::mutex mutex_;
@@ -85,6 +92,7 @@ class CatalogHost {
   std::shared_ptr<const Catalog> current_;
   std::optional<CatalogLoad> loaded_;  // the last valid file (guarded by mutex_)
   std::optional<std::string> signature_;
+  std::optional<std::string> freeze_;  // the write freeze's reason while it is on
   bool reload_wanted_ = false;
   bool rebuild_wanted_ = false;
   bool stopping_ = false;

@@ -10,12 +10,18 @@
 #include <stdexcept>
 #include <utility>
 
+#include "src/app/time_text.h"
+#include "src/base/utf8.h"
+
 namespace toolmux {
 namespace {
 
 constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t kHelpWidth = 100;  // columns of --help
 constexpr std::size_t kNameColumn = 34;  // fits "  --max-connections-per-client N"
+constexpr const char* kSinceNeed =
+    "--since needs an RFC 3339 time (2026-12-01T10:00:00Z) or a duration back from now (90s, "
+    "15m, 2h, 7d)";
 
 // A bad value, with the message toolmux prints after "toolmux: ".
 struct UsageError : std::runtime_error {
@@ -144,6 +150,9 @@ class CommandLineDefinition {
     define_serve();
     define_check();
     define_search();
+    define_journal();
+    define_audit();
+    define_freeze();
     // `toolmux version` and `toolmux help`, as before --version and --help; unlisted.
     version_command_ = app_.add_subcommand("version", "")->group("");
     help_command_ = app_.add_subcommand("help", "")->group("");
@@ -169,16 +178,26 @@ class CommandLineDefinition {
       finish_check();
     } else if (search_->parsed()) {
       finish_search();
+    } else if (journal_->parsed()) {
+      finish_plain(*journal_, CommandLine::Action::journal);
+    } else if (audit_->parsed()) {
+      finish_plain(*audit_, CommandLine::Action::audit);
+    } else if (freeze_->parsed()) {
+      finish_freeze();
     } else {
-      throw UsageError("missing command (serve, check, --version, --help)");
+      throw UsageError(
+          "missing command (serve, check, search, journal, audit, freeze, --version, --help)");
     }
   }
 
   // For CLI11's "--name: 1 required N missing" (the arguments ran out before
   // the option's value): what that option needs, as its own usage error says.
   std::string need_of(const std::string& cli11_message) const {
-    for (const auto& [name, need] : needs_) {
-      if (cli11_message.rfind(name + ":", 0) == 0) return need;
+    // Two commands may have options of one name and different needs
+    // (search --limit, audit --limit): the command being parsed says which.
+    for (const auto& [key, need] : needs_) {
+      const auto& [app, name] = key;
+      if ((app == &app_ || app->parsed()) && cli11_message.rfind(name + ":", 0) == 0) return need;
     }
     return cli11_message;
   }
@@ -189,7 +208,7 @@ class CommandLineDefinition {
   CLI::Option* value_option(CLI::App& app, const std::string& name, const std::string& value_name,
                             const std::string& description, const std::string& need,
                             std::function<void(const std::string&)> take) {
-    needs_[name] = need;
+    needs_[{&app, name}] = need;
     CLI::Option* opt = app.add_option(
         name,
         [take = std::move(take)](const CLI::results_t& values) {
@@ -256,6 +275,14 @@ class CommandLineDefinition {
                         });
   }
 
+  // --data-dir: serve's state, which journal, audit and freeze read or write.
+  void data_dir_option(CLI::App& app) {
+    text_option(app, "--data-dir", "DIR",
+                "Where toolmux keeps its state (default: $XDG_STATE_HOME/toolmux, else "
+                "~/.local/state/toolmux).",
+                [this](const std::string& v) { cl_.serve.data_dir = v; });
+  }
+
   // --root and --allow-writes: what changes the tools serve offers, which check
   // and search take too.
   void tool_options(CLI::App& app) {
@@ -277,10 +304,16 @@ class CommandLineDefinition {
                 "Catalog file with command tools (see README, examples/catalog.json).",
                 [&o](const std::string& v) { o.catalog_file = v; });
     tool_options(*serve_);
-    text_option(*serve_, "--data-dir", "DIR",
-                "Where toolmux keeps its state (default: $XDG_STATE_HOME/toolmux, else "
-                "~/.local/state/toolmux).",
-                [&o](const std::string& v) { o.data_dir = v; });
+    data_dir_option(*serve_);
+    flag_option(*serve_, "--read-only", o.read_only,
+                "Offer and run only read_only tools: every other tool is refused and left out of "
+                "tools/list and tool_search, as under `toolmux freeze on`.");
+    flag_option(*serve_, "--no-journal", no_journal_,
+                "Keep no journal of mutations and no audit trail (benchmarks, throwaway "
+                "servers).");
+    number_option(*serve_, "--audit-retention-days", "N", o.audit_retention_days, 1, 36500,
+                  "Audit records, and journal entries that have an outcome, are deleted after "
+                  "this many days");
     number_option(*serve_, "--page-size", "N", o.page_size, 1, kUnbounded,
                   "Tools per tools/list page", "all on one page");
     number_option(*serve_, "--max-message-bytes", "N", o.max_message_bytes, 1024, kUnbounded,
@@ -380,6 +413,7 @@ class CommandLineDefinition {
     const bool http_only = !o.tokens_file.empty() || !o.allowed_hosts.empty() ||
                            !o.allowed_origins.empty() || o.http_path != "/mcp";
     if (http_only && !o.http) throw UsageError("those options need --http HOST:PORT");
+    cl_.serve.journal = !no_journal_;
     cl_.action = CommandLine::Action::serve;
   }
 
@@ -451,17 +485,117 @@ class CommandLineDefinition {
     cl_.action = CommandLine::Action::search;
   }
 
+  // --json and --data-dir: what journal and audit list, and how.
+  void listing_options(CLI::App& app, const std::string& json_description) {
+    flag_option(app, "--json", cl_.json, json_description);
+    data_dir_option(app);
+  }
+
+  void define_journal() {
+    journal_ = app_.add_subcommand(
+        "journal",
+        "List every journaled call (each call of a tool that is not read_only), oldest first: "
+        "time, call id, tool, class, principal, approver, idempotency key and state (its "
+        "outcome, running, or interrupted: not re-run).");
+    listing_options(*journal_, "JSON Lines: one object per call, every field.");
+  }
+
+  void define_audit() {
+    audit_ = app_.add_subcommand(
+        "audit",
+        "List the audit trail, oldest first: one record per call, of every class (time, "
+        "principal, session, tool, confirmation, approver, outcome, duration).");
+    AuditQuery& q = cl_.audit_query;
+    value_option(*audit_, "--since", "T",
+                 "Only records from T on: an RFC 3339 time (2026-12-01T10:00:00Z) or a duration "
+                 "back from now (90s, 15m, 2h, 7d).",
+                 kSinceNeed, [&q](const std::string& v) {
+                   if (auto at = parse_rfc3339(v)) {
+                     q.since = *at;
+                   } else if (auto back = parse_duration_back(v)) {
+                     q.since = std::chrono::system_clock::now() - *back;
+                   } else {
+                     throw UsageError(std::string(kSinceNeed) + ", not \"" + clip_for_message(v) +
+                                      "\"" + clipped_size_note(v));
+                   }
+                 });
+    text_option(*audit_, "--tool", "NAME", "Only calls of this tool (its canonical name).",
+                [&q](const std::string& v) { q.tool = v; });
+    text_option(*audit_, "--principal", "P", "Only calls of this principal.",
+                [&q](const std::string& v) { q.principal = v; });
+    number_option(*audit_, "--limit", "N", q.limit, 1, 1'000'000,
+                  "Only the newest N records (after the other filters)", "all");
+    listing_options(*audit_, "JSON Lines: one object per record, every field.");
+  }
+
+  void define_freeze() {
+    freeze_ = app_.add_subcommand(
+        "freeze",
+        "Switch the write freeze on or off, or say whether it is on. While it is on, every "
+        "server on that data directory refuses every tool but read_only ones and leaves them "
+        "out of tools/list and tool_search; reads keep working.");
+    freeze_
+        ->add_option(
+            "ACTION",
+            [this](const CLI::results_t& values) {
+              const std::string& v = values.front();
+              if (v == "on") {
+                cl_.freeze_action = FreezeAction::on;
+              } else if (v == "off") {
+                cl_.freeze_action = FreezeAction::off;
+              } else if (v == "status") {
+                cl_.freeze_action = FreezeAction::status;
+              } else {
+                throw UsageError("freeze needs on, off or status, not \"" + clip_for_message(v) +
+                                 "\"");
+              }
+              return true;
+            },
+            "on, off or status.")
+        ->type_name("ACTION");
+    reason_ = text_option(*freeze_, "--reason", "TEXT",
+                          "With on: why, shown in every refusal (at most 500 bytes).",
+                          [this](const std::string& v) { cl_.freeze_reason = v; });
+    data_dir_option(*freeze_);
+  }
+
+  // A command whose options are all named (journal, audit).
+  void finish_plain(CLI::App& command, CommandLine::Action action) {
+    if (const auto rest = command.remaining(); !rest.empty()) {
+      throw UsageError("unknown option \"" + rest.front() + "\" for " + command.get_name());
+    }
+    cl_.action = action;
+  }
+
+  void finish_freeze() {
+    if (const auto rest = freeze_->remaining(); !rest.empty()) {
+      throw UsageError("unknown option \"" + rest.front() + "\" for freeze");
+    }
+    if (freeze_->get_option("ACTION")->count() == 0) {
+      throw UsageError("freeze needs on, off or status");
+    }
+    if (reason_->count() > 0 && cl_.freeze_action != FreezeAction::on) {
+      throw UsageError("--reason goes with freeze on");
+    }
+    cl_.action = CommandLine::Action::freeze;
+  }
+
   CommandLine& cl_;
   CLI::App app_;
   bool version_asked_ = false;
   CLI::App* serve_ = nullptr;
   CLI::App* check_ = nullptr;
   CLI::App* search_ = nullptr;
+  CLI::App* journal_ = nullptr;
+  CLI::App* audit_ = nullptr;
+  CLI::App* freeze_ = nullptr;
+  CLI::Option* reason_ = nullptr;
+  bool no_journal_ = false;
   CLI::App* version_command_ = nullptr;
   CLI::App* help_command_ = nullptr;
   CLI::Option* cases_ = nullptr;
   CLI::Option* seed_ = nullptr;
-  std::map<std::string, std::string> needs_;
+  std::map<std::pair<const CLI::App*, std::string>, std::string> needs_;
 };
 
 }  // namespace

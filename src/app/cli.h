@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/assembly/serve_options.h"
+#include "src/store/journal_store.h"
 
 namespace toolmux {
 
@@ -19,15 +20,26 @@ struct CheckFuzzOptions {
   std::size_t seed = 1;
 };
 
+// `toolmux freeze on|off|status` (src/app/write_freeze.h).
+enum class FreezeAction { on, off, status };
+
 struct CommandLine {
-  enum class Action { serve, check, search, version, help, usage_error };
+  enum class Action { serve, check, search, journal, audit, freeze, version, help, usage_error };
   Action action = Action::help;
-  ServeOptions serve;  // check and search use the catalog, roots and allow_writes
+  // check and search use the catalog, roots and allow_writes; journal, audit
+  // and freeze the data directory (empty = default_data_dir()).
+  ServeOptions serve;
   std::filesystem::path check_file;
   CheckFuzzOptions check_fuzz;
   std::string search_query;  // for search
   std::size_t search_limit = 5;
-  std::string error;  // for usage_error
+  bool json = false;  // journal and audit --json: JSON Lines
+  // audit's filters; --since, given as a duration, is resolved against the
+  // wall clock when the command line is read.
+  AuditQuery audit_query;
+  FreezeAction freeze_action = FreezeAction::status;
+  std::string freeze_reason;  // freeze on --reason
+  std::string error;          // for usage_error
 };
 
 // Parses toolmux's arguments (without the program's name). Never throws: a bad

@@ -8,6 +8,7 @@
 #include "src/app/cli.h"
 #include "src/app/serve_http.h"
 #include "src/app/serve_stdio.h"
+#include "src/app/store_commands.h"
 #include "src/base/logger.h"
 #include "src/base/utf8.h"
 
@@ -122,6 +123,15 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       break;
     case CommandLine::Action::search:
       code = run_search(cl, native_tools);
+      break;
+    case CommandLine::Action::journal:
+      code = run_journal(cl, std::cout, std::cerr);
+      break;
+    case CommandLine::Action::audit:
+      code = run_audit(cl, std::cout, std::cerr);
+      break;
+    case CommandLine::Action::freeze:
+      code = run_freeze(cl, std::cout, std::cerr);
       break;
     case CommandLine::Action::serve:
       code = run_serve(cl.serve, native_tools, native_providers);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "src/app/journal_for.h"
 #include "src/app/session_directory.h"
 #include "src/app/state_key.h"
 #include "src/protocol/mcp_server.h"
@@ -88,6 +89,7 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   const std::shared_ptr<const Catalog> catalog = host.current();
   ServerOptions server_options = server_options_for(options, results);
   server_options.state_key = state_key_for(options, logger);
+  server_options.journal = journal_for(options, logger);
   auto server_holder =
       std::make_unique<McpServer>(catalog, std::move(server_options), logger, metrics);
   McpServer& server = *server_holder;

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <memory>
 
+#include "src/app/journal_for.h"
 #include "src/app/state_key.h"
 #include "src/base/random_id.h"
 #include "src/protocol/mcp_server.h"
@@ -43,6 +44,7 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
   const std::shared_ptr<const Catalog> catalog = host.current();
   ServerOptions server_options = server_options_for(options, results);
   server_options.state_key = state_key_for(options, logger);
+  server_options.journal = journal_for(options, logger);
   McpServer server(catalog, std::move(server_options), logger, metrics);
   // A reload or an upstream's change: served from then on, the client told.
   const int listener = host.add_listener(

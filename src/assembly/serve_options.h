@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct ServeOptions {
   // tools/list and tool_search, as under the run-time write freeze
   // (data_dir/write-freeze, `toolmux freeze`).
   bool read_only = false;
+  // The run-time freeze's reason while it is on: filled in by CatalogHost
+  // from data_dir/write-freeze before each build, never by the command line.
+  std::optional<std::string> write_freeze;
   // The journal of mutations and the audit trail (src/store/journal_store.h);
   // --no-journal turns both off (benchmarks, throwaway servers).
   bool journal = true;

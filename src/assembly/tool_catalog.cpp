@@ -51,6 +51,32 @@ void check_upstream_names(Catalog& catalog, const ToolRegistry& registry,
   }
 }
 
+// The most severe class among the tools `principal` (an access-rule key, or
+// "" for a caller no rule names) may call through call_tool, the freeze
+// considered. call_tool itself, and tool_search, are not counted.
+SideEffect worst_reachable(const Catalog& catalog, const ToolRegistry& registry,
+                           std::string_view principal) {
+  SideEffect worst = SideEffect::read_only;
+  for (const auto& tool : registry.tools()) {
+    if (tool->spec.name == kCallTool || tool->side_effect <= worst) continue;
+    if (catalog.write_freeze) continue;  // only reads then
+    if (!principal.empty() && catalog.policy.denial(principal, tool->spec.name)) continue;
+    worst = tool->side_effect;
+  }
+  return worst;
+}
+
+void set_call_tool_reach(Catalog& catalog, const ToolRegistry& registry) {
+  for (const auto& [principal, rule] : catalog.policy.access) {
+    catalog.call_tool_reach_by_rule[principal] = worst_reachable(catalog, registry, principal);
+  }
+  // A caller no rule names: the "*" rule when there is one, else everything.
+  const auto any = catalog.call_tool_reach_by_rule.find("*");
+  catalog.call_tool_reach_unruled = any != catalog.call_tool_reach_by_rule.end()
+                                        ? any->second
+                                        : worst_reachable(catalog, registry, "");
+}
+
 }  // namespace
 
 std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
@@ -160,12 +186,33 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   for (const std::string& name : upstreams.pinned) catalog->always_listed.insert(name);
   if (problems.size() != before) return nullptr;
 
+  if (options.read_only) {
+    catalog->write_freeze = "toolmux was started with --read-only";
+  } else if (options.write_freeze) {
+    catalog->write_freeze = *options.write_freeze;
+  }
+  set_call_tool_reach(*catalog, *registry);
+
   auto searchable = std::make_shared<SearchableCatalog>();
   std::vector<SearchDocument> documents;
   const auto& tools = registry->tools();
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const RegisteredTool& tool = *tools[i];
+    // Under a freeze only reads are offered; call_tool stays, reaching them.
+    if (catalog->write_freeze && tool.side_effect != SideEffect::read_only &&
+        tool.spec.name != kCallTool) {
+      continue;
+    }
     nlohmann::json published = tool.descriptor;
+    if (tool.spec.name == kCallTool) {
+      published["annotations"] = annotations_for(tool.spec, catalog->call_tool_reach_unruled);
+      for (const auto& [principal, reach] : catalog->call_tool_reach_by_rule) {
+        if (reach == catalog->call_tool_reach_unruled) continue;
+        nlohmann::json own = published;
+        own["annotations"] = annotations_for(tool.spec, reach);
+        catalog->call_tool_listed_by_rule.emplace(principal, std::move(own));
+      }
+    }
     published["inputSchema"] =
         catalog->policy.advertised_schema(tool.spec.name, tool.descriptor["inputSchema"]);
     // Built-ins come first, then the file's tools, then upstream tools, then
@@ -205,6 +252,45 @@ std::string server_instructions(const Catalog& catalog) {
   return "toolmux serves " + std::to_string(catalog.registry->tools().size()) +
          " tools. File tools take paths relative to the folders toolmux was given; "
          "a tool's annotations tell whether it only reads or changes something.";
+}
+
+std::optional<std::string> call_refusal(const Catalog& catalog, std::string_view principal,
+                                        const RegisteredTool& tool) {
+  if (auto why = catalog.policy.denial(principal, tool.spec.name)) {
+    return "is not allowed for " +
+           nlohmann::json(std::string(principal))
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+           ": " + *why;
+  }
+  if (catalog.write_freeze && tool.side_effect != SideEffect::read_only &&
+      tool.spec.name != kCallTool) {
+    std::string why = "did not run: writes are frozen, only read_only tools run, and this one is " +
+                      std::string(side_effect_name(tool.side_effect));
+    if (!catalog.write_freeze->empty()) why += " (" + *catalog.write_freeze + ")";
+    return why;
+  }
+  return std::nullopt;
+}
+
+SideEffect call_tool_reach(const Catalog& catalog, std::string_view principal) {
+  if (auto it = catalog.call_tool_reach_by_rule.find(principal);
+      it != catalog.call_tool_reach_by_rule.end()) {
+    return it->second;
+  }
+  return catalog.call_tool_reach_unruled;
+}
+
+const nlohmann::json* call_tool_listing(const Catalog& catalog, std::string_view principal,
+                                        const nlohmann::json& tool) {
+  if (catalog.call_tool_listed_by_rule.empty()) return nullptr;
+  const auto name = tool.find("name");
+  if (name == tool.end() || *name != kCallTool) return nullptr;
+  // The rule that applies to the caller: its own, else "*", else none.
+  auto rule = catalog.policy.access.find(principal);
+  if (rule == catalog.policy.access.end()) rule = catalog.policy.access.find(std::string_view("*"));
+  if (rule == catalog.policy.access.end()) return nullptr;
+  const auto own = catalog.call_tool_listed_by_rule.find(rule->first);
+  return own == catalog.call_tool_listed_by_rule.end() ? nullptr : &own->second;
 }
 
 }  // namespace toolmux

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +56,18 @@ struct Catalog {
   std::set<std::string, std::less<>> always_listed;
   // What tool_search answers from (set once every tool is registered).
   std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
+  // The write freeze (serve --read-only, or data_dir/write-freeze): its
+  // reason while it is on. Every tool but read_only ones is then left out of
+  // `published` (so of tools/list and tool_search) and refused by call_refusal.
+  std::optional<std::string> write_freeze;
+  // The most severe class a principal reaches through call_tool (the tools
+  // its access rules let it call, and under a freeze only the reads), by the
+  // access rules' principal keys ("*" among them); call_tool_reach() reads it.
+  std::map<std::string, SideEffect, std::less<>> call_tool_reach_by_rule;
+  SideEffect call_tool_reach_unruled = SideEffect::read_only;  // no rule applies
+  // call_tool's tools/list entry for each rule whose reach differs from the
+  // published one's (call_tool_listing).
+  std::map<std::string, nlohmann::json, std::less<>> call_tool_listed_by_rule;
   // Resources, resource templates, prompts and completion: the native
   // providers, then the session's offloaded results (src/builtins/result_resources.h).
   std::shared_ptr<ProviderRouter> providers;
@@ -78,6 +91,23 @@ std::shared_ptr<const Catalog> build_catalog(
     Problems& problems, const std::vector<NativeTool>& native_tools = {},
     const UpstreamSet* upstreams = nullptr, Logger* logger = nullptr,
     const CatalogLoad* preloaded = nullptr, const NativeProviders& native_providers = {});
+
+// Why `principal` may not call `tool` now: the operator's access rules ("is
+// not allowed for ..."), then the write freeze (a tool that is not read_only:
+// "did not run: writes are frozen, ..."), to follow the tool's name in a
+// message. Nullopt when it may.
+std::optional<std::string> call_refusal(const Catalog& catalog, std::string_view principal,
+                                        const RegisteredTool& tool);
+
+// The most severe class `principal` can reach through call_tool: what
+// call_tool's annotations say to that caller.
+SideEffect call_tool_reach(const Catalog& catalog, std::string_view principal);
+
+// call_tool's entry as tools/list shows it to `principal`, when `tool` (an
+// entry of catalog.published) is call_tool's and that caller's reach differs
+// from what the published entry says; else null (show `tool` as it is).
+const nlohmann::json* call_tool_listing(const Catalog& catalog, std::string_view principal,
+                                        const nlohmann::json& tool);
 
 // The instructions the initialize result carries: what the catalog offers.
 std::string server_instructions(const Catalog& catalog);

@@ -17,10 +17,17 @@ Problems register_call_tool(ToolRegistry& registry) {
        {{"name", {{"type", "string"}, {"minLength", 1}, {"description", "The tool's name."}}},
         {"arguments",
          {{"type", "object"},
-          {"description", "The tool's arguments, as its inputSchema describes them."}}}}},
+          {"description", "The tool's arguments, as its inputSchema describes them."}}},
+        {"reason",
+         {{"type", "string"},
+          {"maxLength", 500},
+          {"description",
+           "Why you make this call, in a sentence: shown to the person asked to confirm a call "
+           "that changes or deletes something."}}}}},
       {"required", {"name"}},
       {"additionalProperties", false}};
-  // It can reach any tool, so it is advertised as the worst it can do; each
+  // It can reach any tool: it is listed with the worst class the caller can
+  // reach through it (src/assembly/tool_catalog.h, call_tool_listing); each
   // call is still judged by the tool it names.
   spec.side_effect = "destructive";
   spec.timeout = std::chrono::milliseconds(24 * 3600 * 1000);

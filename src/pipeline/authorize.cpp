@@ -8,9 +8,8 @@ CallStage authorize() {
   return [](CallHandler next) -> CallHandler {
     return [next = std::move(next)](ToolCall& call) {
       if (!call.tool) return CallResult::out_of_order("authorize", "tool", "resolve_tool");
-      if (auto why = call.catalog->policy.denial(call.principal, call.tool->spec.name)) {
-        return CallResult::denied(tool_label(call) + " is not allowed for " +
-                                  json_quoted(call.principal) + ": " + *why);
+      if (auto why = call_refusal(*call.catalog, call.principal, *call.tool)) {
+        return CallResult::denied(tool_label(call) + " " + *why);
       }
       return next(call);
     };

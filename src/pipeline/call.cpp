@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "src/base/digest.h"
 #include "src/base/jsonrpc.h"
 
 namespace toolmux {
@@ -105,5 +106,10 @@ std::string json_quoted(std::string_view s) {
 }
 
 std::string tool_label(const ToolCall& call) { return "Tool " + json_quoted(call.tool->spec.name); }
+
+std::string invocation_digest(const ToolCall& call) {
+  return json_digest({{"tool", call.tool ? call.tool->spec.name : call.requested_name},
+                      {"arguments", call.arguments ? *call.arguments : nlohmann::json()}});
+}
 
 }  // namespace toolmux

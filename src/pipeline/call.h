@@ -49,6 +49,15 @@ enum class CallOutcome {
 };
 std::string_view call_outcome_name(CallOutcome outcome);
 
+// A human's yes to one invocation, as the confirm stage took it; checked
+// again just before the tool runs (verify_confirmation).
+struct Confirmation {
+  std::string invocation;  // invocation_digest() of the call it confirms
+  std::string principal;   // whose call it confirms
+  std::string approver;    // who confirmed: never empty
+  std::string rationale;   // redacted, at most ConfirmPolicy::kMaxRationaleChars characters
+};
+
 struct ToolCall {
   std::string session_id;      // owner of what the call stores
   std::string session_label;   // for logs (the id itself is a secret)
@@ -68,6 +77,22 @@ struct ToolCall {
   // When toolmux read the request: the tool's timeout counts from then, time
   // spent waiting for a place to run included.
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
+  // toolmux's id of the call: in its journal entry and audit record, and given
+  // to the tool (CallContext::call_id) so it can recognise an earlier attempt.
+  std::string call_id;
+  // _meta "io.toolmux/idempotencyKey": a repeat with the same key is answered
+  // from the journal ("" = none).
+  std::string idempotency_key;
+  // Why the model or client makes the call (_meta "io.toolmux/reason", or
+  // call_tool's "reason"), shown to the human asked to confirm it; "" = none.
+  std::string reason;
+  // For the audit record: "not_required", "accepted", "declined", "cancelled",
+  // "unavailable" or "replayed"; and the confirmation itself once given.
+  std::string confirmation = "not_required";
+  std::optional<Confirmation> confirmed;
+  // The journal stage wrote the call's audit record with its outcome, in one
+  // batch: the record stage writes none.
+  bool audited = false;
   // The call's place among the running calls, held by every thread of the call
   // (an abandoned handler's too); null when the call was not admitted through one.
   std::shared_ptr<const CallPlace> place;
@@ -111,6 +136,7 @@ struct CallResult {
   std::size_t bytes_produced = 0;
   bool truncated = false;
   bool offloaded = false;
+  bool replayed = false;  // answered from the journal (the replay stage): the tool did not run
 
  private:
   CallResult(ToolResult r, CallOutcome o) : result(std::move(r)), outcome(o) {}
@@ -118,6 +144,10 @@ struct CallResult {
 
 using CallHandler = std::function<CallResult(ToolCall&)>;
 using CallStage = std::function<CallHandler(CallHandler next)>;
+
+// What a confirmation is bound to: a digest of the tool's canonical name and
+// the call's validated arguments (resolve_tool and check_arguments have run).
+std::string invocation_digest(const ToolCall& call);
 
 // "Tool \"name\"", the name of the tool `call` reached (resolve_tool has run),
 // quoted as JSON: how every message about a tool starts.

@@ -7,30 +7,40 @@
 #include "src/pipeline/check_arguments.h"
 #include "src/pipeline/check_result.h"
 #include "src/pipeline/compose.h"
+#include "src/pipeline/confirm.h"
 #include "src/pipeline/deadline.h"
 #include "src/pipeline/invoke.h"
+#include "src/pipeline/journal.h"
 #include "src/pipeline/limit_result.h"
 #include "src/pipeline/record.h"
+#include "src/pipeline/replay.h"
 #include "src/pipeline/unwrap_call_tool.h"
+#include "src/pipeline/verify_confirmation.h"
 
 namespace toolmux {
 
 CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
-                                std::shared_ptr<LazyResultStore> results) {
+                                std::shared_ptr<LazyResultStore> results,
+                                std::shared_ptr<const CallJournal> journal) {
+  if (!journal) journal = std::make_shared<const CallJournal>();
   CallChain chain;
   // Around: sees every call whole, however it ends.
-  chain.around = {stages::record(logger, metrics)};
+  chain.around = {stages::record(logger, metrics, journal)};
   // Request: which tool the call reaches and whether the caller may call it.
   // Their answers are short (a name, clipped, and a rule), so they come before
   // the result stages.
   chain.request = {stages::unwrap_call_tool(), stages::resolve_tool(), stages::authorize()};
   // Handler: the tool's own contract and run: its arguments checked against
   // its schema (an answer that can be as long as the arguments, hence inside
-  // the result stages' limits), then run on a thread under its deadline, its
-  // exceptions caught.
-  chain.handler = {stages::check_arguments(), stages::deadline(running),
-                   stages::catch_tool_exceptions()};
+  // the result stages' limits); a repeat answered from the journal; a guarded
+  // call confirmed by a human, the confirmation checked again at the last
+  // moment; a mutation's intent journaled; then the tool run on a thread
+  // under its deadline, its exceptions caught.
+  chain.handler = {
+      stages::check_arguments(),      stages::replay(journal),  stages::confirm(),
+      stages::verify_confirmation(),  stages::journal(journal), stages::deadline(running),
+      stages::catch_tool_exceptions()};
   // Result: what the handler answered, judged first, then cut or offloaded.
   chain.result = {stages::check_result(), stages::limit_result(std::move(results))};
   return compose(chain, invoke_tool());

@@ -5,17 +5,17 @@
 //
 //   around:  record
 //   request: unwrap_call_tool -> resolve_tool -> authorize
-//   handler: check_arguments -> deadline -> catch_tool_exceptions -> invoke
+//   handler: check_arguments -> replay -> confirm -> verify_confirmation ->
+//            journal -> deadline -> catch_tool_exceptions -> invoke
 //   result:  check_result -> limit_result (in the order they see the answer)
 //
 // so a call runs record, unwrap_call_tool, resolve_tool, authorize,
-// limit_result, check_result, check_arguments, deadline,
-// catch_tool_exceptions, invoke, and its answer comes back the other way:
-// check_result judges what the tool returned before limit_result cuts or
-// offloads it, and record sees the final answer. Failures of the tool (bad
-// arguments, a throw, a timeout, a broken result, a denial) become isError
-// results; the only protocol errors are an unknown tool name, when the policy
-// says so, and a chain composed out of order (an internal error).
+// limit_result, check_result, check_arguments, replay, confirm,
+// verify_confirmation, journal, deadline, catch_tool_exceptions, invoke, and its answer comes back
+// the other way: check_result judges what the tool returned before limit_result cuts or offloads
+// it, and record sees the final answer. Failures of the tool (bad arguments, a throw, a timeout, a
+// broken result, a denial) become isError results; the only protocol errors are an unknown tool
+// name, when the policy says so, and a chain composed out of order (an internal error).
 //
 // This header is what the server needs: build_call_pipeline, the call types,
 // RunningHandlers and tool_timeout.
@@ -26,6 +26,7 @@
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
 #include "src/pipeline/call.h"
+#include "src/pipeline/call_journal.h"
 #include "src/pipeline/resolve_tool.h"
 #include "src/pipeline/running_handlers.h"
 #include "src/store/lazy_result_store.h"
@@ -34,9 +35,11 @@ namespace toolmux {
 
 // The pipeline every tools/call goes through. `logger` and `metrics` must
 // outlive it; `running` counts the handlers it starts; offloaded results go to
-// `results` (null: nothing is offloaded).
+// `results` (null: nothing is offloaded); calls are journaled and audited in
+// `journal` (null: neither).
 CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
-                                std::shared_ptr<LazyResultStore> results);
+                                std::shared_ptr<LazyResultStore> results,
+                                std::shared_ptr<const CallJournal> journal = nullptr);
 
 }  // namespace toolmux

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "src/pipeline/journal.h"
 #include "src/pipeline/result_limiter.h"
 
 namespace toolmux::stages {
@@ -17,9 +18,9 @@ bool answered(CallOutcome outcome) {
 
 }  // namespace
 
-CallStage record(Logger& logger, Metrics& metrics) {
-  return [&logger, &metrics](CallHandler next) -> CallHandler {
-    return [&logger, &metrics, next = std::move(next)](ToolCall& call) {
+CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJournal> journal) {
+  return [&logger, &metrics, journal = std::move(journal)](CallHandler next) -> CallHandler {
+    return [&logger, &metrics, journal, next = std::move(next)](ToolCall& call) {
       const auto start = std::chrono::steady_clock::now();
       CallResult out = next(call);
       const double seconds =
@@ -33,6 +34,13 @@ CallStage record(Logger& logger, Metrics& metrics) {
                         out.truncated,
                         out.offloaded};
       metrics.record_call(record);
+      if (journal && journal->store && !call.audited) {
+        if (Status audited = journal->store->audit(audit_record(call, out, seconds));
+            !audited.ok()) {
+          logger.write(LogLevel::error, "audit_failed",
+                       {{"tool", tool}, {"reason", audited.message()}});
+        }
+      }
       // A tool that answers with an error did its job; a call that broke
       // (bad arguments, a throw, a timeout, a bad result) deserves attention.
       const LogLevel record_level = answered(out.outcome) ? LogLevel::info : LogLevel::warning;

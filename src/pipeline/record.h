@@ -4,16 +4,22 @@
 // notifications/message to the client (debug for successes, info for error
 // answers, warning for broken calls; none for a cancelled call). Argument
 // values never reach either. Passes every call on and returns next's answer
-// unchanged. `logger` and `metrics` must outlive the handler; both are
+// unchanged. It also appends the call's audit record to the journal's store
+// (src/store/journal_store.h), unless the journal stage wrote it with the
+// call's outcome. `logger` and `metrics` must outlive the handler; both are
 // thread-safe.
 #pragma once
+
+#include <memory>
 
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
 #include "src/pipeline/call.h"
+#include "src/pipeline/call_journal.h"
 
 namespace toolmux::stages {
 
-CallStage record(Logger& logger, Metrics& metrics);
+CallStage record(Logger& logger, Metrics& metrics,
+                 std::shared_ptr<const CallJournal> journal = nullptr);
 
 }  // namespace toolmux::stages

@@ -25,10 +25,15 @@ std::optional<std::string> unwrap(ToolCall& call) {
     return std::string("argument /arguments: must be an object");
   }
   for (const auto& [key, value] : outer.items()) {
-    if (key != "name" && key != "arguments") {
-      return "argument /" + pointer_token(key) + ": call_tool takes only name and arguments";
+    if (key != "name" && key != "arguments" && key != "reason") {
+      return "argument /" + pointer_token(key) +
+             ": call_tool takes only name, arguments and reason";
     }
   }
+  if (outer.contains("reason") && !outer["reason"].is_string()) {
+    return std::string("argument /reason: must be a string");
+  }
+  if (outer.contains("reason")) call.reason = outer["reason"].get<std::string>();
   std::string name = outer["name"].get<std::string>();
   if (call.catalog->aliases.canonical_tool(name) == kCallTool) {
     return std::string("argument /name: call_tool cannot call itself");

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "src/base/elastic_threads.h"
+#include "src/base/random_id.h"
+#include "src/base/utf8.h"
 #include "src/protocol/modern.h"
 #include "src/protocol/tool_list_cursor.h"
 #include "src/session/call_context.h"
@@ -17,6 +19,28 @@ using jsonrpc::Message;
 using nlohmann::json;
 
 namespace {
+
+// toolmux's own fields of a tools/call's _meta: "io.toolmux/idempotencyKey"
+// (1 to 200 characters: a repeat with the same key is answered from the
+// journal) and "io.toolmux/reason" (why the call is made, shown to a human
+// asked to confirm it; at most 500 characters). The problem, if any.
+std::optional<std::string> read_call_meta(const json& meta, std::string& idempotency_key,
+                                          std::string& reason) {
+  if (auto key = meta.find("io.toolmux/idempotencyKey"); key != meta.end()) {
+    if (!key->is_string() || key->get_ref<const std::string&>().empty() ||
+        utf8_length(key->get_ref<const std::string&>()) > 200) {
+      return "_meta \"io.toolmux/idempotencyKey\" must be a string of 1 to 200 characters";
+    }
+    idempotency_key = key->get<std::string>();
+  }
+  if (auto given = meta.find("io.toolmux/reason"); given != meta.end()) {
+    if (!given->is_string() || utf8_length(given->get_ref<const std::string&>()) > 500) {
+      return "_meta \"io.toolmux/reason\" must be a string of at most 500 characters";
+    }
+    reason = given->get<std::string>();
+  }
+  return std::nullopt;
+}
 
 void respond_error(Session& session, const json& id, int code, std::string_view message,
                    json data = nullptr) {
@@ -73,7 +97,8 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),
-      pipeline_(build_call_pipeline(logger, metrics, running_, options_.results)) {
+      pipeline_(
+          build_call_pipeline(logger, metrics, running_, options_.results, options_.journal)) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
@@ -309,11 +334,43 @@ void McpServer::handle_notification(const Message& m, const std::shared_ptr<Sess
       session->cancel_call(m.params["requestId"]);
     }
   } else if (m.method == "notifications/initialized") {
-    // Nothing to do: the session is usable from the initialize response on.
+    // The session is usable from the initialize response on; now it is
+    // ready to hear what happened while toolmux was down.
+    tell_interrupted(session);
   } else {
     logger_.write(LogLevel::debug, "ignored_notification",
                   {{"session", session->label()}, {"method", m.method}});
   }
+}
+
+void McpServer::tell_interrupted(const std::shared_ptr<Session>& session) {
+  if (!options_.journal || !options_.journal->store || !session->wants_log(LogLevel::warning)) {
+    return;
+  }
+  json calls = json::array();
+  {
+    std::lock_guard lock(interrupted_mutex_);
+    const auto& interrupted = options_.journal->store->interrupted();
+    for (const JournalEntry& entry : interrupted) {
+      if (entry.intent.principal != session->principal()) continue;
+      if (!interrupted_told_.insert(entry.intent.call_id).second) continue;
+      calls.push_back({{"callId", entry.intent.call_id},
+                       {"tool", entry.intent.tool},
+                       {"approver", entry.intent.approver}});
+    }
+  }
+  if (calls.empty()) return;
+  session->send({{"jsonrpc", "2.0"},
+                 {"method", "notifications/message"},
+                 {"params",
+                  {{"level", "warning"},
+                   {"logger", "toolmux"},
+                   {"data",
+                    {{"event", "calls_interrupted"},
+                     {"message",
+                      "toolmux stopped while these calls ran; each may or may not have acted, "
+                      "and none was run again (toolmux journal lists them)"},
+                     {"calls", std::move(calls)}}}}}});
 }
 
 void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& session) {
@@ -396,12 +453,15 @@ void McpServer::list_tools(const Message& m, const std::shared_ptr<Session>& ses
   for (const json& tool : catalog->published) {
     const std::string& name = tool["name"].get_ref<const std::string&>();
     if (catalog->policy.denial(session->principal(), name)) continue;
+
     // A 2026-07-28 request's list is the same for every connection: the
     // pinned tools; what a search finds is called by name.
     if (catalog->discovery && !catalog->always_listed.count(name) && !session->discovered(name)) {
       continue;
     }
-    visible.push_back(&tool);
+    // call_tool says the worst this caller can reach through it.
+    const json* own = call_tool_listing(*catalog, session->principal(), tool);
+    visible.push_back(own ? own : &tool);
   }
   std::size_t offset = 0;
   if (m.params.is_object() && m.params.contains("cursor") && !m.params["cursor"].is_null()) {
@@ -451,8 +511,16 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
     return;
   }
   json progress_token = nullptr;
+  std::string idempotency_key;
+  std::string reason;
   if (params.contains("_meta") && params["_meta"].is_object()) {
-    progress_token = params["_meta"].value("progressToken", json(nullptr));
+    const json& meta = params["_meta"];
+    progress_token = meta.value("progressToken", json(nullptr));
+    if (auto problem = read_call_meta(meta, idempotency_key, reason)) {
+      respond_error(*session, m.id, jsonrpc::kInvalidParams, "Invalid params: " + *problem);
+      session->end_call(m.id);
+      return;
+    }
   }
   const std::string name = params["name"].get<std::string>();
   // A 2026-07-28 request asks its client through its answer (MRTR): a retry
@@ -479,6 +547,10 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   call.modern = session->request_meta() != nullptr;
   call.requested_name = name;
   call.catalog = catalog();
+  call.call_id = random_id(16);
+  context->set_call_id(call.call_id);
+  call.idempotency_key = std::move(idempotency_key);
+  call.reason = std::move(reason);
   // Moved, not copied: a large message's arguments are held once.
   if (auto it = params.find("arguments"); it != params.end()) {
     call.raw_arguments.value = std::move(*it);

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,9 @@ struct ServerOptions {
   // (src/session/input_exchange.h); null = a new random key, which states
   // made before a restart do not open with.
   std::shared_ptr<const SealingKey> state_key;
+  // The journal of mutations and the audit trail (src/pipeline/call_journal.h);
+  // null = neither.
+  std::shared_ptr<const CallJournal> journal;
 };
 
 // The options `toolmux serve` runs the server with, over either transport.
@@ -139,6 +143,11 @@ class McpServer {
                     std::string_view outcome, const std::string& reason);
   void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
+  // Tells a legacy session, once it is initialized, of the calls of its
+  // principal that an earlier process left interrupted (each call once).
+  void tell_interrupted(const std::shared_ptr<Session>& session);
+  std::mutex interrupted_mutex_;
+  std::set<std::string> interrupted_told_;  // call ids (guarded by interrupted_mutex_)
   mutable std::mutex catalog_mutex_;
   std::shared_ptr<const Catalog> catalog_;  // guarded by catalog_mutex_
   // Initialized sessions, told when the catalog changes. Guarded by catalog_mutex_.

@@ -19,6 +19,18 @@
 // with it the intents its predecessor left). Replay and interruption are per
 // slot; read_journal and read_audit read every slot.
 //
+// Retention: audit records older than audit_retention are deleted at open and
+// then at most once an hour, on the next finish() or audit(). A journal entry
+// that has an outcome goes with the same retention, counted from its end
+// (with its recorded result and its idempotency key, which can then be used
+// again); an entry with no outcome is kept until it gets one.
+//
+// Bounds: a result recorded for replay is at most kMaxReplayResultBytes of
+// JSON text; a larger one is not kept and its entry says so
+// (result_too_large), so that a repeat can be refused rather than run twice.
+// An audit record's arguments are kept up to kMaxAuditArgumentsBytes of JSON
+// text; larger ones are replaced by a string saying how large they were.
+//
 // Thread-safe: every method may be called from any thread.
 #pragma once
 
@@ -37,8 +49,13 @@
 
 namespace toolmux {
 
+// The largest result recorded for replay, in bytes of JSON text.
+inline constexpr std::size_t kMaxReplayResultBytes = std::size_t{1} << 20;
+// The largest arguments kept in an audit record, in bytes of JSON text.
+inline constexpr std::size_t kMaxAuditArgumentsBytes = std::size_t{16} << 10;
+
 struct JournalStoreOptions {
-  std::filesystem::path data_dir;  // the journal lives in data_dir/journal/slot-N
+  std::filesystem::path data_dir;               // the journal lives in data_dir/journal/slot-N
   std::chrono::hours audit_retention{24 * 30};  // audit records older than this are removed
   std::size_t max_slots = 16;
   // The wall clock, replaceable in tests of retention.
@@ -47,10 +64,10 @@ struct JournalStoreOptions {
 
 // Written before a non-read-only tool runs.
 struct JournalIntent {
-  std::string call_id;          // toolmux's id of the call (CallContext::call_id)
-  std::string tool;             // canonical name
-  std::string side_effect;      // "local_mutation", "remote_mutation", "destructive"
-  std::string arguments_digest; // SHA-256 (hex) of the validated arguments' canonical JSON
+  std::string call_id;           // toolmux's id of the call (CallContext::call_id)
+  std::string tool;              // canonical name
+  std::string side_effect;       // "local_mutation", "remote_mutation", "destructive"
+  std::string arguments_digest;  // SHA-256 (hex) of the validated arguments' canonical JSON
   std::string principal;
   std::string session;          // the session's label ("" = none: a 2026-07-28 request)
   std::string approver;         // "" = not confirmed (no confirmation was needed)
@@ -65,17 +82,17 @@ struct AuditRecord {
   std::chrono::system_clock::time_point time;  // when the call ended
   std::string call_id;
   std::string principal;
-  std::string session;  // "" = none
-  std::string tool;     // canonical name, or as requested when it resolved to none
-  std::string side_effect;         // "" when no tool was resolved
-  nlohmann::json arguments;        // redacted target arguments (null = none)
-  std::string confirmation;        // "not_required", "accepted", "declined", "cancelled",
-                                   // "unavailable" (the client cannot be asked), "replayed"
-  std::string approver;            // "" = none
-  std::string rationale;           // redacted; "" = none
-  std::string outcome;             // call_outcome_name, or "interrupted"
+  std::string session;       // "" = none
+  std::string tool;          // canonical name, or as requested when it resolved to none
+  std::string side_effect;   // "" when no tool was resolved
+  nlohmann::json arguments;  // redacted target arguments (null = none)
+  std::string confirmation;  // "not_required", "accepted", "declined", "cancelled",
+                             // "unavailable" (the client cannot be asked), "replayed"
+  std::string approver;      // "" = none
+  std::string rationale;     // redacted; "" = none
+  std::string outcome;       // call_outcome_name, or "interrupted"
   double duration_ms = 0;
-  std::string idempotency_key;     // "" = none
+  std::string idempotency_key;  // "" = none
 };
 
 // A journaled call: its intent, and its outcome once it has one.
@@ -84,8 +101,17 @@ struct JournalEntry {
   std::optional<std::string> outcome;  // nullopt = running (or died with its process)
   std::optional<std::chrono::system_clock::time_point> ended;
   // The result the tool returned (CallToolResult JSON), recorded with the
-  // outcome for replay; null when none was recorded.
+  // outcome for replay; null when none was recorded (no outcome yet, an
+  // interrupted call, a result too large, and always in read_journal).
   nlohmann::json result;
+  // The call has an outcome, but its result was larger than
+  // kMaxReplayResultBytes and was not recorded: it cannot be replayed.
+  bool result_too_large = false;
+  // Only from read_journal: no outcome, and a live process holds its slot, so
+  // the call may still be running. No outcome and not running: the process
+  // died during the call, and the next one to open the slot marks it
+  // interrupted.
+  bool running = false;
 };
 
 struct AuditQuery {
@@ -94,6 +120,11 @@ struct AuditQuery {
   std::string principal;  // "" = any
   std::size_t limit = 0;  // 0 = all; else the newest `limit`
 };
+
+// Called with each entry or record in turn by the for_each_ readers below;
+// returning false stops the reading there (with success).
+using JournalEntryFn = std::function<bool(const JournalEntry&)>;
+using AuditRecordFn = std::function<bool(const AuditRecord&)>;
 
 class JournalStore {
  public:
@@ -119,10 +150,14 @@ class JournalStore {
   // a replay). Not synced: the operating system writes it soon.
   Status audit(const AuditRecord& record);
 
-  // The journaled call `principal` made with idempotency key `key`, if any.
+  // The journaled call `principal` made with idempotency key `key`, if any:
+  // running (no outcome), finished (its outcome and recorded result, or
+  // result_too_large), or "interrupted" (no result: the call died with an
+  // earlier process and must not be run again by itself).
   std::optional<JournalEntry> find_by_key(const std::string& principal,
                                           const std::string& key) const;
-  // The calls open() found interrupted, oldest first.
+  // The calls open() found interrupted, oldest first (at most the 1024
+  // oldest; every one is marked in the store).
   const std::vector<JournalEntry>& interrupted() const;
   // The slot folder this store holds (data_dir/journal/slot-N).
   const std::filesystem::path& folder() const;
@@ -134,11 +169,20 @@ class JournalStore {
 };
 
 // For `toolmux journal` and `toolmux audit`: every slot of data_dir/journal,
-// opened read-only (a running server keeps writing meanwhile). A slot whose
-// process died with intents not yet marked shows them with no outcome.
-// Entries oldest first.
+// opened read-only (a running server keeps writing meanwhile; nothing is
+// written). A slot whose process died with intents not yet marked shows them
+// with no outcome and running false. Entries oldest first (by start), records
+// oldest first (by time), merged across slots; a data directory with no
+// journal has none. io_error naming the slot when one cannot be read.
+//
+// The readers hold one iterator per slot, not the whole journal: the
+// for_each_ forms hand over one entry or record at a time (read_audit with a
+// limit holds at most `limit` records, to give the newest in time order).
 Result<std::vector<JournalEntry>> read_journal(const std::filesystem::path& data_dir);
 Result<std::vector<AuditRecord>> read_audit(const std::filesystem::path& data_dir,
                                             const AuditQuery& query);
+Status for_each_journal_entry(const std::filesystem::path& data_dir, const JournalEntryFn& fn);
+Status for_each_audit_record(const std::filesystem::path& data_dir, const AuditQuery& query,
+                             const AuditRecordFn& fn);
 
 }  // namespace toolmux

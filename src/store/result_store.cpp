@@ -74,6 +74,8 @@
 #include "src/base/random_id.h"
 #include "src/base/untrusted_json.h"
 #include "src/base/utf8.h"
+#include "src/store/db_keys.h"
+#include "src/store/db_slots.h"
 
 namespace toolmux {
 
@@ -95,30 +97,6 @@ constexpr std::uint8_t kMetaVersionFormat = 2;  // with a StoredFormat
 constexpr std::uint8_t kFlagBase64 = 1;
 
 // ---- Encoding ----
-
-void put_be64(std::string& out, std::uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8)
-    out.push_back(static_cast<char>((v >> shift) & 0xff));
-}
-
-void put_be32(std::string& out, std::uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8)
-    out.push_back(static_cast<char>((v >> shift) & 0xff));
-}
-
-std::uint64_t get_be(std::string_view in, std::size_t pos, std::size_t n) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(in[pos + i]);
-  return v;
-}
-
-std::uint64_t time_key_value(std::int64_t ns) {
-  return static_cast<std::uint64_t>(ns) ^ (std::uint64_t{1} << 63);
-}
-
-std::int64_t to_ns(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
 
 // The retention in nanoseconds, capped at 100 years so that arithmetic on
 // times cannot overflow.
@@ -233,20 +211,6 @@ std::string owner_key(std::string_view owner, std::string_view id) {
   return k;
 }
 
-// The smallest key greater than every key starting with `prefix` ("" when
-// there is none: all bytes 0xff).
-std::string prefix_end(std::string prefix) {
-  while (!prefix.empty()) {
-    auto& last = reinterpret_cast<unsigned char&>(prefix.back());
-    if (last != 0xff) {
-      ++last;
-      return prefix;
-    }
-    prefix.pop_back();
-  }
-  return prefix;
-}
-
 // ---- UTF-8 ----
 
 // Cuts `text` into chunks of at most kChunkBytes on character boundaries,
@@ -275,15 +239,10 @@ rocksdb::Status add_chunks(std::string_view id, std::string_view text, Meta& m, 
 // Small on purpose: the server's memory while offloading a result should stay
 // near the result's own size.
 rocksdb::Options db_options() {
-  rocksdb::Options options;
-  options.create_if_missing = true;
+  rocksdb::Options options = small_db_options();
   options.write_buffer_size = 2 << 20;
-  options.max_write_buffer_number = 2;
   options.max_background_jobs = 2;
   options.max_open_files = 64;
-  options.keep_log_file_num = 2;
-  options.max_log_file_size = 1 << 20;
-  options.max_manifest_file_size = 4 << 20;
   options.max_total_wal_size = 16 << 20;
   // The write buffer of every file RocksDB writes (log, tables, the table
   // files of large results): 1 MiB by default, most of what a large put adds.
@@ -309,6 +268,7 @@ struct ResultStore::Impl {
   fs::path ingest_folder;       // folder/ingest: table files being written
   rocksdb::Options db_options;  // what db was opened with, for SstFileWriter
   std::unique_ptr<rocksdb::DB> db;
+  SlotClaim claim;  // given up after ~Impl has closed db
 
   mutable std::mutex mutex;  // guards the counters; held by every write
   std::uint64_t bytes = 0;
@@ -325,22 +285,9 @@ struct ResultStore::Impl {
     }
   }
 
-  // Calls fn(key, value) for every key starting with `prefix`, in order, until
-  // it returns false. False when the scan failed.
   template <typename Fn>
   bool scan(const std::string& prefix, Fn&& fn, bool fill_cache = true) const {
-    std::string end = prefix_end(prefix);
-    rocksdb::Slice upper(end);
-    rocksdb::ReadOptions ro;
-    ro.fill_cache = fill_cache;
-    if (!end.empty()) ro.iterate_upper_bound = &upper;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
-    for (it->Seek(prefix); it->Valid(); it->Next()) {
-      std::string_view key(it->key().data(), it->key().size());
-      if (key.substr(0, prefix.size()) != prefix) break;
-      if (!fn(key, std::string_view(it->value().data(), it->value().size()))) break;
-    }
-    return it->status().ok();
+    return scan_prefix(*db, prefix, std::forward<Fn>(fn), fill_cache);
   }
 
   std::optional<Meta> get_meta(std::string_view id,
@@ -474,47 +421,22 @@ ResultStore::ResultStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ResultStore::~ResultStore() = default;
 
 Result<std::unique_ptr<ResultStore>> ResultStore::open(const ResultStoreOptions& options) {
-  fs::path base = options.data_dir / "results";
-  std::error_code ec;
-  fs::create_directories(base, ec);
-  if (ec) {
-    return Status::io_error("could not create the result store folder " + base.string() + ": " +
-                            ec.message());
-  }
-  if (options.max_slots == 0) {
-    return Status::resource_exhausted("no slot allowed for the result store in " + base.string() +
-                                      " (max_slots is 0)");
-  }
   rocksdb::Options db_opts = db_options();
-  std::string first_failure;
-  for (std::size_t slot = 0; slot < options.max_slots; ++slot) {
-    fs::path folder = base / ("slot-" + std::to_string(slot));
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status status = rocksdb::DB::Open(db_opts, folder.string(), &raw);
-    if (!status.ok()) {
-      // Held by another process (or this one): IOError "lock hold by current
-      // process" / "Resource temporarily unavailable". Any other failure also
-      // moves on to the next slot, but is what the error reports first.
-      if (first_failure.empty() || !status.IsIOError()) {
-        first_failure = folder.string() + ": " + status.ToString();
-      }
-      continue;
-    }
-    auto impl = std::make_unique<Impl>();
-    impl->options = options;
-    if (!impl->options.now) impl->options.now = std::chrono::system_clock::now;
-    impl->folder = folder;
-    impl->ingest_folder = folder / "ingest";
-    impl->db_options = db_opts;
-    impl->db.reset(raw);
-    if (Status recovered = impl->recover(); !recovered.ok()) return recovered;
-    std::unique_ptr<ResultStore> store(new ResultStore(std::move(impl)));
-    store->expire_old();
-    return store;
-  }
-  return Status::resource_exhausted("could not open the result store: none of the " +
-                                    std::to_string(options.max_slots) + " slots in " +
-                                    base.string() + " is free (" + first_failure + ")");
+  auto slot =
+      open_free_slot(options.data_dir / "results", options.max_slots, db_opts, "the result store");
+  if (!slot.ok()) return slot.status();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (!impl->options.now) impl->options.now = std::chrono::system_clock::now;
+  impl->folder = slot->folder;
+  impl->ingest_folder = slot->folder / "ingest";
+  impl->db_options = db_opts;
+  impl->db = std::move(slot->db);
+  impl->claim = std::move(slot->claim);
+  if (Status recovered = impl->recover(); !recovered.ok()) return recovered;
+  std::unique_ptr<ResultStore> store(new ResultStore(std::move(impl)));
+  store->expire_old();
+  return store;
 }
 
 Result<std::string> ResultStore::put(std::string_view owner, std::string_view text) {
@@ -586,12 +508,8 @@ Result<ResultPage> ResultStore::read(std::string_view owner, std::string_view id
   const Impl& s = *impl_;
   if (id.size() != kIdLength) return not_found();
 
-  const rocksdb::Snapshot* snapshot = s.db->GetSnapshot();
-  struct Release {
-    rocksdb::DB* db;
-    const rocksdb::Snapshot* snapshot;
-    ~Release() { db->ReleaseSnapshot(snapshot); }
-  } release{s.db.get(), snapshot};
+  const SnapshotHold hold(*s.db);
+  const rocksdb::Snapshot* snapshot = hold.get();
 
   auto m = s.get_meta(id, snapshot);
   if (!m || m->owner != owner || s.expired(*m, to_ns(s.options.now()))) return not_found();
@@ -655,11 +573,7 @@ std::vector<StoredResult> ResultStore::list(std::string_view owner) const {
   std::vector<StoredResult> out;
   out.reserve(found.size());
   for (auto& [m, id] : found) {
-    out.push_back({std::move(id), m.bytes, m.chars,
-                   std::chrono::system_clock::time_point(
-                       std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                           std::chrono::nanoseconds(m.created_ns))),
-                   std::move(m.format)});
+    out.push_back({std::move(id), m.bytes, m.chars, from_ns(m.created_ns), std::move(m.format)});
   }
   return out;
 }
@@ -683,7 +597,7 @@ std::size_t ResultStore::expire_old() {
   std::vector<std::string> ids;
   s.scan("t/", [&](std::string_view key, std::string_view) {
     if (key.size() != 2 + 16 + kIdLength) return true;
-    auto created = static_cast<std::int64_t>(get_be(key, 2, 8) ^ (std::uint64_t{1} << 63));
+    auto created = time_from_key_value(get_be(key, 2, 8));
     if (created > cutoff) return false;  // the rest are newer
     ids.emplace_back(key.substr(2 + 16));
     return true;

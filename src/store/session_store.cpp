@@ -7,33 +7,8 @@
 #include <cinttypes>
 #include <cstdio>
 
-// RocksDB commits concurrent writes as a group: the first writer to arrive
-// copies the batches of those queued behind it into the log and memtable, a
-// hand-over ordered by atomics inside librocksdb. Debian's library is not
-// built for ThreadSanitizer, so TSan sees the copies (memcpy, reached through
-// libstdc++'s std::string, with no RocksDB frame on the stack for a
-// suppression to name) but not the ordering, and reports two writers racing
-// on a batch's buffer. So under TSan, RocksDbWrite (below), held around every
-// write of this store, stops checking the thread's memory accesses (not its
-// locks) until the write returns; in other builds it is an empty object.
-// ResultStore needs none: it writes under its own mutex, one writer at a time.
-#if defined(__SANITIZE_THREAD__)
-#define TOOLMUX_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TOOLMUX_TSAN 1
-#endif
-#endif
-
-#ifdef TOOLMUX_TSAN
-// ThreadSanitizer's dynamic annotations (libtsan exports them; no header declares them).
-extern "C" {
-void AnnotateIgnoreReadsBegin(const char* file, int line);
-void AnnotateIgnoreReadsEnd(const char* file, int line);
-void AnnotateIgnoreWritesBegin(const char* file, int line);
-void AnnotateIgnoreWritesEnd(const char* file, int line);
-}
-#endif
+#include "src/store/db_slots.h"
+#include "src/store/rocksdb_write.h"
 
 namespace toolmux {
 namespace fs = std::filesystem;
@@ -55,25 +30,6 @@ std::uint64_t seq_of_key(std::string_view key) {
   return std::strtoull(std::string(key.substr(key.size() - 16)).c_str(), nullptr, 16);
 }
 
-#ifdef TOOLMUX_TSAN
-struct RocksDbWrite {
-  RocksDbWrite() {
-    AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-    AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
-  }
-  ~RocksDbWrite() {
-    AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-    AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-  }
-  RocksDbWrite(const RocksDbWrite&) = delete;
-  RocksDbWrite& operator=(const RocksDbWrite&) = delete;
-};
-#else
-struct RocksDbWrite {
-  RocksDbWrite() {}  // user-provided: a guard held only for its scope is not "unused"
-};
-#endif
-
 }  // namespace
 
 struct SessionStore::Impl {
@@ -88,15 +44,7 @@ Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_di
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) return Status::io_error("cannot create " + folder.string() + ": " + ec.message());
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  options.write_buffer_size = 1 << 20;
-  options.max_write_buffer_number = 2;
-  options.max_background_jobs = 1;
-  options.max_open_files = 32;
-  options.keep_log_file_num = 2;
-  options.max_log_file_size = 1 << 20;
-  options.max_total_wal_size = 8 << 20;
+  const rocksdb::Options options = small_db_options();
   rocksdb::DB* raw = nullptr;
   rocksdb::Status status = rocksdb::DB::Open(options, folder.string(), &raw);
   if (!status.ok()) {

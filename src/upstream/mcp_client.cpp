@@ -225,6 +225,10 @@ McpClient::Outcome McpClient::send_request(const std::string& method, json param
   // (gone_reason may wait for the child's exit: never under mutex_.)
   if (gone_before) return {std::nullopt, Failure::gone, gone_reason(), nullptr};
   if (context) params["_meta"]["progressToken"] = id;
+  // The call's id, so that the upstream can recognise a repeated attempt.
+  if (context && !context->call_id().empty() && method == "tools/call") {
+    params["_meta"]["io.toolmux/callId"] = context->call_id();
+  }
   json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);
   if (!transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace))) {

@@ -836,3 +836,38 @@ TEST_CASE("problems of HTTP upstreams and lifecycle settings are reported, secre
   }
   CHECK(report.find("written-in-the-file") == std::string::npos);
 }
+
+TEST_CASE("policy.confirm is read: classes, tool patterns, principals and the timeout") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "confirm.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  const ConfirmPolicy& confirm = load.catalog.policy.confirm;
+  CHECK(confirm.timeout == std::chrono::seconds(120));
+  CHECK(confirm.rule_for("alice", "publish_site", SideEffect::local_mutation) ==
+        "/policy/confirm/tools/publish_*");
+  CHECK_FALSE(confirm.rule_for("alice", "send_test_mail", SideEffect::remote_mutation));
+  CHECK(confirm.rule_for("alice", "send_mail", SideEffect::remote_mutation) ==
+        "/policy/confirm/classes");
+  CHECK_FALSE(confirm.rule_for("ci", "send_mail", SideEffect::remote_mutation));
+  CHECK(confirm.rule_for("ci", "drop", SideEffect::destructive) ==
+        "/policy/confirm/principals/ci/classes");
+}
+
+TEST_CASE("a broken policy.confirm reports every problem with its pointer") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "confirm_broken.json");
+  const Problems& p = load.problems;
+  INFO(format_problems(p));
+  CHECK(has_problem(p, "/policy/confirm/classes/1",
+                    "\"dangerous\" is not a side-effect class (read_only, local_mutation, "
+                    "remote_mutation, destructive)"));
+  CHECK(has_problem(p, "/policy/confirm/tools/publish_*",
+                    "expected a boolean (whether the tool needs confirmation), got a string"));
+  CHECK(has_problem(p, "/policy/confirm/principals/ci/clases",
+                    "unknown field \"clases\" (did you mean \"classes\"?)"));
+  CHECK(has_problem(p, "/policy/confirm/principals/bob",
+                    "expected an object (\"classes\" and \"tools\"), got an array"));
+  CHECK(has_problem(p, "/policy/confirm/timeout", "unknown field \"timeout\""));
+  CHECK(has_problem(p, "/policy/confirm/timeoutSeconds",
+                    "timeoutSeconds must be between 1 and 86400, not 0"));
+  CHECK(p.size() == 6);
+}

@@ -1,6 +1,7 @@
 #include "src/app/cli.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 
 using namespace toolmux;
 using Action = CommandLine::Action;
+using toolmux::FreezeAction;
 
 namespace {
 
@@ -64,6 +66,9 @@ TEST_CASE("cli: the top-level actions", "[cli]") {
   CHECK(parse_ok({"serve", "--catalog", "c.json", "-h"}).action == Action::help);
   CHECK(parse_ok({"check", "--help"}).action == Action::help);
   CHECK(parse_ok({"search", "--help"}).action == Action::help);
+  CHECK(parse_ok({"journal", "--help"}).action == Action::help);
+  CHECK(parse_ok({"audit", "--help"}).action == Action::help);
+  CHECK(parse_ok({"freeze", "--help"}).action == Action::help);
 }
 
 TEST_CASE("cli: serve without options has every default", "[cli]") {
@@ -86,6 +91,63 @@ TEST_CASE("cli: serve without options has every default", "[cli]") {
   CHECK(o.max_session_queued_calls == 64);
   CHECK(o.max_sessions == defaults.max_sessions);
   CHECK(o.shutdown_grace_seconds == 10);
+  CHECK_FALSE(o.read_only);
+  CHECK(o.journal);
+  CHECK(o.audit_retention_days == 30);
+}
+
+TEST_CASE("cli: serve's guarded-mutation options", "[cli]") {
+  const CommandLine cl =
+      parse_ok({"serve", "--read-only", "--no-journal", "--audit-retention-days", "7"});
+  REQUIRE(cl.action == Action::serve);
+  CHECK(cl.serve.read_only);
+  CHECK_FALSE(cl.serve.journal);
+  CHECK(cl.serve.audit_retention_days == 7);
+  CHECK(parse_ok({"serve", "--audit-retention-days=36500"}).serve.audit_retention_days == 36500);
+}
+
+TEST_CASE("cli: journal, audit and freeze", "[cli]") {
+  const CommandLine journal = parse_ok({"journal"});
+  REQUIRE(journal.action == Action::journal);
+  CHECK_FALSE(journal.json);
+  CHECK(journal.serve.data_dir.empty());
+  const CommandLine journal_json = parse_ok({"journal", "--json", "--data-dir", "/d"});
+  CHECK(journal_json.json);
+  CHECK(journal_json.serve.data_dir == "/d");
+
+  const CommandLine audit = parse_ok({"audit"});
+  REQUIRE(audit.action == Action::audit);
+  CHECK_FALSE(audit.audit_query.since);
+  CHECK(audit.audit_query.tool.empty());
+  CHECK(audit.audit_query.principal.empty());
+  CHECK(audit.audit_query.limit == 0);
+  const CommandLine filtered =
+      parse_ok({"audit", "--since", "2026-12-01T10:00:00Z", "--tool", "delete_file", "--principal",
+                "alice", "--limit", "50", "--json", "--data-dir", "/d"});
+  REQUIRE(filtered.action == Action::audit);
+  CHECK(filtered.audit_query.since ==
+        std::chrono::system_clock::time_point(std::chrono::seconds(1'796'119'200)));
+  CHECK(filtered.audit_query.tool == "delete_file");
+  CHECK(filtered.audit_query.principal == "alice");
+  CHECK(filtered.audit_query.limit == 50);
+  CHECK(filtered.json);
+  CHECK(filtered.serve.data_dir == "/d");
+  // A duration is counted back from when the command line was read.
+  const auto before = std::chrono::system_clock::now();
+  const CommandLine back = parse_ok({"audit", "--since", "2h"});
+  const auto after = std::chrono::system_clock::now();
+  REQUIRE(back.audit_query.since);
+  CHECK(*back.audit_query.since >= before - std::chrono::hours(2));
+  CHECK(*back.audit_query.since <= after - std::chrono::hours(2));
+
+  const CommandLine on = parse_ok({"freeze", "on", "--reason", "incident 42", "--data-dir", "/d"});
+  REQUIRE(on.action == Action::freeze);
+  CHECK(on.freeze_action == FreezeAction::on);
+  CHECK(on.freeze_reason == "incident 42");
+  CHECK(on.serve.data_dir == "/d");
+  CHECK(parse_ok({"freeze", "off"}).freeze_action == FreezeAction::off);
+  CHECK(parse_ok({"freeze", "status"}).freeze_action == FreezeAction::status);
+  CHECK(parse_ok({"freeze", "--reason", "r", "on"}).freeze_action == FreezeAction::on);
 }
 
 TEST_CASE("cli: serve takes each kind of option", "[cli]") {
@@ -225,7 +287,7 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {{}, "missing command (serve, check, --version, --help)"},
+      {{}, "missing command (serve, check, search, journal, audit, freeze, --version, --help)"},
       {{"frobnicate"}, "unknown command \"frobnicate\""},
       {{"--bogus"}, "unknown command \"--bogus\""},
       {{"serve", "--no-such-option"}, "unknown option \"--no-such-option\" for serve"},
@@ -295,6 +357,35 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"search", "--bogus", "q"}, "unknown option \"--bogus\" for search"},
       {{"search", "-x", "q"}, "unknown option \"-x\" for search"},
       {{"serve", "--allow-writes=yes"}, "--allow-writes takes no value"},
+      {{"serve", "--read-only=yes"}, "--read-only takes no value"},
+      {{"serve", "--no-journal=1"}, "--no-journal takes no value"},
+      {{"serve", "--audit-retention-days", "0"},
+       "--audit-retention-days needs a whole number from 1 to 36500"},
+      {{"serve", "--audit-retention-days", "36501"},
+       "--audit-retention-days needs a whole number from 1 to 36500"},
+      {{"journal", "extra"}, "unknown option \"extra\" for journal"},
+      {{"journal", "--since", "1h"}, "unknown option \"--since\" for journal"},
+      {{"journal", "--data-dir"}, "--data-dir needs a value"},
+      {{"audit", "--since", "yesterday"},
+       "--since needs an RFC 3339 time (2026-12-01T10:00:00Z) or a duration back from now (90s, "
+       "15m, 2h, 7d), not \"yesterday\""},
+      {{"audit", "--since", "2026-12-01"},
+       "--since needs an RFC 3339 time (2026-12-01T10:00:00Z) or a duration back from now (90s, "
+       "15m, 2h, 7d), not \"2026-12-01\""},
+      {{"audit", "--since"},
+       "--since needs an RFC 3339 time (2026-12-01T10:00:00Z) or a duration back from now (90s, "
+       "15m, 2h, 7d)"},
+      {{"audit", "--limit", "0"}, "--limit needs a whole number from 1 to 1000000"},
+      {{"audit", "--tool", ""}, "--tool needs a value"},
+      {{"audit", "--principal"}, "--principal needs a value"},
+      {{"audit", "--json=yes"}, "--json takes no value"},
+      {{"audit", "delete_file"}, "unknown option \"delete_file\" for audit"},
+      {{"freeze"}, "freeze needs on, off or status"},
+      {{"freeze", "maybe"}, "freeze needs on, off or status, not \"maybe\""},
+      {{"freeze", "on", "off"}, "unknown option \"off\" for freeze"},
+      {{"freeze", "off", "--reason", "r"}, "--reason goes with freeze on"},
+      {{"freeze", "status", "--reason", "r"}, "--reason goes with freeze on"},
+      {{"freeze", "on", "--reason"}, "--reason needs a value"},
       {{"check", "--fuzz=1", "f"}, "--fuzz takes no value"},
       {{"--version=2"}, "--version takes no value"},
   };
@@ -342,7 +433,20 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "search --catalog",
                                                   "search --limit",
                                                   "search --allow-writes",
-                                                  "search --root"};
+                                                  "search --root",
+                                                  "serve --read-only",
+                                                  "serve --no-journal",
+                                                  "serve --audit-retention-days",
+                                                  "journal --json",
+                                                  "journal --data-dir",
+                                                  "audit --since",
+                                                  "audit --tool",
+                                                  "audit --principal",
+                                                  "audit --limit",
+                                                  "audit --json",
+                                                  "audit --data-dir",
+                                                  "freeze --reason",
+                                                  "freeze --data-dir"};
   for (const std::string& known : known_options) {
     CHECK(std::find(accepted.begin(), accepted.end(), known) != accepted.end());
   }
@@ -372,6 +476,9 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
   CHECK(help.find("(default: 5; 1 to 20)") != std::string::npos);        // --limit
   CHECK(help.find("(default: 0; 0 to 100000)") == std::string::npos);    // no such
   CHECK(help.find("(default: 256; 0 to 100000)") != std::string::npos);  // --max-queued-calls
+  CHECK(help.find("(default: 30; 1 to 36500)") != std::string::npos);    // --audit-retention-days
+  CHECK(help.find("all; 1 to 1000000).") != std::string::npos);          // audit --limit
+  CHECK(help.find("\ntoolmux freeze [options] ACTION\n") != std::string::npos);
 }
 
 TEST_CASE("cli: the README's synopsis names every option the parser accepts", "[cli]") {

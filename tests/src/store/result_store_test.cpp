@@ -25,6 +25,7 @@
 #include <rocksdb/options.h>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_child.h"
 
 using toolmux::ResultStore;
 using toolmux::ResultStoreOptions;
@@ -727,57 +728,17 @@ TEST_CASE("each process takes the lowest free slot") {
 
 // ---- Other processes ----
 //
-// RocksDB's background threads do not survive fork(), so a second process is
-// this test binary run again (fork + exec) for one hidden "child:" test case,
-// which does nothing unless TOOLMUX_STORE_CHILD_DIR is set. It writes result
-// ids to fd kOutFd and may wait for EOF on fd kInFd.
+// A second process is this test binary run again (tests/support/test_child.h)
+// for one hidden "child:" test case. It writes result ids to kChildOutFd and
+// may wait for EOF on kChildInFd.
 
 namespace {
 
-constexpr int kOutFd = 100;
-constexpr int kInFd = 101;
-
-struct Child {
-  pid_t pid = -1;
-  int from_child = -1;  // kOutFd's other end
-  int to_child = -1;    // kInFd's other end
-};
-
-Child spawn_child(const std::string& test_name, const std::filesystem::path& data_dir) {
-  Child child;
-  int out[2];
-  int in[2];
-  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
-  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-  env_strings.push_back("TOOLMUX_STORE_CHILD_DIR=" + data_dir.string());
-  std::vector<char*> envp;
-  envp.reserve(env_strings.size() + 1);
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string name = test_name;
-  char* argv[] = {exe.data(), name.data(), nullptr};
-  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  REQUIRE(devnull >= 0);
-  child.pid = ::fork();
-  REQUIRE(child.pid >= 0);
-  if (child.pid == 0) {
-    if (::dup2(out[1], kOutFd) < 0 || ::dup2(in[0], kInFd) < 0 || ::dup2(devnull, 1) < 0 ||
-        ::dup2(devnull, 2) < 0) {
-      ::_exit(120);
-    }
-    ::execve(exe.c_str(), argv, envp.data());
-    ::_exit(121);
-  }
-  ::close(devnull);
-  ::close(out[1]);
-  ::close(in[0]);
-  child.from_child = out[0];
-  child.to_child = in[1];
-  return child;
-}
+using toolmux::testing::Child;
+using toolmux::testing::finish;
+using toolmux::testing::kChildInFd;
+using toolmux::testing::kChildOutFd;
+using toolmux::testing::spawn_child;
 
 // The next id the child wrote, or "" (child gone, or nothing within 30 s).
 std::string next_id(const Child& child) {
@@ -793,19 +754,8 @@ std::string next_id(const Child& child) {
   return id;
 }
 
-// Waits for the child; its exit status (-1 when killed).
-int finish(Child& child, bool kill_it) {
-  if (kill_it) ::kill(child.pid, SIGKILL);
-  if (child.to_child >= 0) ::close(child.to_child);
-  child.to_child = -1;
-  int status = 0;
-  if (::waitpid(child.pid, &status, 0) != child.pid) return -2;
-  ::close(child.from_child);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 bool write_id(const std::string& id) {
-  return ::write(kOutFd, id.data(), id.size()) == static_cast<ssize_t>(id.size());
+  return ::write(kChildOutFd, id.data(), id.size()) == static_cast<ssize_t>(id.size());
 }
 
 // Over 1 MiB: written as a table file and ingested.
@@ -843,7 +793,7 @@ TEST_CASE("child: hold slot 0", "[.child]") {
   auto id = (*store)->put("child", "from the child");
   if (!id.ok() || !write_id(*id)) ::_exit(2);
   char byte;
-  while (::read(kInFd, &byte, 1) > 0) {
+  while (::read(kChildInFd, &byte, 1) > 0) {
   }
   ::_exit(0);  // without closing the store: the lock goes with the process
 }
@@ -866,7 +816,7 @@ TEST_CASE("another process holding slot 0 makes this one take slot 1") {
     auto opened = ResultStore::open(options);
     if (opened.ok()) parent = std::move(opened).value();
   }
-  int status = finish(child, child_id.empty());  // EOF on kInFd: the child exits
+  int status = finish(child, child_id.empty());  // EOF on kChildInFd: the child exits
   REQUIRE(!child_id.empty());
   CHECK(status == 0);
   REQUIRE(parent);

@@ -1,0 +1,59 @@
+#include "src/app/journal_for.h"
+
+#include <chrono>
+#include <ctime>
+#include <utility>
+
+#include "src/store/lazy_result_store.h"
+
+namespace toolmux {
+
+namespace {
+
+std::string utc_text(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace
+
+std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logger& logger) {
+  auto journal = std::make_shared<CallJournal>();
+  if (!options.journal) {
+    logger.write(LogLevel::warning, "journal_off",
+                 {{"reason",
+                   "--no-journal: calls that change something are neither journaled nor "
+                   "audited, and idempotency keys are not honoured"}});
+    return journal;
+  }
+  JournalStoreOptions store_options;
+  store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
+  store_options.audit_retention = std::chrono::hours(24 * options.audit_retention_days);
+  auto opened = JournalStore::open(store_options);
+  if (!opened.ok()) {
+    journal->unavailable = opened.status().message();
+    logger.write(LogLevel::error, "journal_unavailable",
+                 {{"reason", journal->unavailable},
+                  {"effect", "tools that are not read_only are refused while this process runs"}});
+    return journal;
+  }
+  journal->store = std::move(opened).value();
+  for (const JournalEntry& entry : journal->store->interrupted()) {
+    logger.write(LogLevel::warning, "call_interrupted",
+                 {{"call_id", entry.intent.call_id},
+                  {"tool", entry.intent.tool},
+                  {"principal", entry.intent.principal},
+                  {"approver", entry.intent.approver},
+                  {"started", utc_text(entry.intent.started)},
+                  {"effect",
+                   "toolmux stopped while it ran; it may or may not have acted, and "
+                   "it is not run again (toolmux journal lists it)"}});
+  }
+  return journal;
+}
+
+}  // namespace toolmux

@@ -1,0 +1,27 @@
+// The confirm stage (handler group, after check_arguments): a call the
+// operator's policy guards (policy.confirm: by default destructive and
+// remote_mutation tools) does not run until a human confirms this one
+// invocation. The client is asked with elicitation/create: a legacy-era client
+// gets the request while the call waits (at most policy.confirm.timeout, then
+// the tool's own timeout starts again); a 2026-07-28 client gets it in an
+// input_required result and retries the call with the answer (MRTR). The
+// question shows the action, the tool's class, the validated arguments
+// (redacted), the reason the caller gave and the caller, and asks for the
+// approver's name and rationale.
+//
+// A decline, a cancel, an answer without a yes, an approver or a rationale, a
+// client that did not declare elicitation or could not be asked: the call
+// is denied (an isError result naming the policy rule) and the tool does not
+// run. Sets call.confirmation and, on a yes, call.confirmed.
+#pragma once
+
+#include "src/pipeline/call.h"
+
+namespace toolmux::stages {
+
+// The question's key among a 2026-07-28 request's questions.
+inline constexpr const char* kConfirmationKey = "io.toolmux/confirm";
+
+CallStage confirm();
+
+}  // namespace toolmux::stages

@@ -1,0 +1,86 @@
+#include "src/pipeline/journal.h"
+
+#include <chrono>
+#include <utility>
+
+#include "src/base/digest.h"
+#include "src/base/redact.h"
+
+namespace toolmux::stages {
+
+AuditRecord audit_record(const ToolCall& call, const CallResult& out, double seconds) {
+  AuditRecord record;
+  record.time = std::chrono::system_clock::now();
+  record.call_id = call.call_id;
+  record.principal = call.principal;
+  record.session = call.session_label;
+  record.tool = call.tool ? call.tool->spec.name : call.requested_name;
+  if (call.tool) record.side_effect = std::string(side_effect_name(call.tool->side_effect));
+  // The validated arguments when the call got that far, else what was sent.
+  const nlohmann::json& arguments = call.arguments ? *call.arguments : call.raw_arguments.value;
+  record.arguments = arguments.is_null() ? arguments : redact_json(arguments);
+  record.confirmation = call.confirmation;
+  if (call.confirmed) {
+    record.approver = call.confirmed->approver;
+    record.rationale = call.confirmed->rationale;
+  }
+  record.outcome = std::string(call_outcome_name(out.outcome));
+  record.duration_ms = seconds * 1000.0;
+  record.idempotency_key = redact(call.idempotency_key);
+  return record;
+}
+
+CallStage journal(std::shared_ptr<const CallJournal> journal) {
+  return [journal = std::move(journal)](CallHandler next) -> CallHandler {
+    return [journal, next = std::move(next)](ToolCall& call) {
+      if (!call.tool) return CallResult::out_of_order("journal", "tool", "resolve_tool");
+      if (!call.arguments)
+        return CallResult::out_of_order("journal", "arguments", "check_arguments");
+      if (call.tool->side_effect == SideEffect::read_only) return next(call);
+      if (!journal->store) {
+        if (journal->unavailable.empty()) return next(call);  // journaling is off
+        return CallResult::stopped(tool_label(call) +
+                                   " did not run: toolmux's journal, which records every call "
+                                   "that changes something before it runs, is unavailable: " +
+                                   journal->unavailable);
+      }
+      const auto start = std::chrono::steady_clock::now();
+      JournalIntent intent;
+      intent.call_id = call.call_id;
+      intent.tool = call.tool->spec.name;
+      intent.side_effect = std::string(side_effect_name(call.tool->side_effect));
+      intent.arguments_digest = json_digest(*call.arguments);
+      intent.principal = call.principal;
+      intent.session = call.session_label;
+      if (call.confirmed) {
+        intent.approver = call.confirmed->approver;
+        intent.rationale = call.confirmed->rationale;
+      }
+      intent.idempotency_key = call.idempotency_key;
+      intent.started = std::chrono::system_clock::now();
+      if (Status begun = journal->store->begin(intent); !begun.ok()) {
+        return CallResult::stopped(
+            tool_label(call) +
+            " did not run: toolmux could not journal it first: " + begun.message());
+      }
+      CallResult out = next(call);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      // What the tool answered is kept for replay; a call that asked its
+      // client a question (input_required) ran no further than asking.
+      const nlohmann::json result =
+          out.outcome == CallOutcome::ok || out.outcome == CallOutcome::tool_error
+              ? out.result.to_json()
+              : nlohmann::json(nullptr);
+      if (Status finished =
+              journal->store->finish(call.call_id, std::string(call_outcome_name(out.outcome)),
+                                     result, audit_record(call, out, seconds));
+          finished.ok()) {
+        call.audited = true;
+      }
+      return out;
+    };
+  };
+}
+
+}  // namespace toolmux::stages

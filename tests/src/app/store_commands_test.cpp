@@ -1,0 +1,281 @@
+#include "src/app/store_commands.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/app/cli.h"
+#include "src/store/journal_store.h"
+#include "tests/support/temp_dir.h"
+
+using nlohmann::json;
+using std::chrono::system_clock;
+using toolmux::AuditRecord;
+using toolmux::CommandLine;
+using toolmux::JournalIntent;
+using toolmux::JournalStore;
+using toolmux::JournalStoreOptions;
+using toolmux::testing::TempDir;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Parses `args` as the command line would and runs the command.
+Run run(std::vector<std::string> args) {
+  const CommandLine cl = toolmux::parse_command_line(args);
+  INFO(cl.error);
+  REQUIRE(cl.action != CommandLine::Action::usage_error);
+  std::ostringstream out;
+  std::ostringstream err;
+  Run r;
+  switch (cl.action) {
+    case CommandLine::Action::journal:
+      r.code = toolmux::run_journal(cl, out, err);
+      break;
+    case CommandLine::Action::audit:
+      r.code = toolmux::run_audit(cl, out, err);
+      break;
+    case CommandLine::Action::freeze:
+      r.code = toolmux::run_freeze(cl, out, err);
+      break;
+    default:
+      FAIL("not a store command");
+  }
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The lines a listing printed: a header and `rows` rows, with exit code 0.
+std::vector<std::string> table_of(const std::vector<std::string>& args, std::size_t rows) {
+  const Run r = run(args);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == rows + 1);
+  return lines;
+}
+
+std::unique_ptr<JournalStore> open_store(const TempDir& dir) {
+  JournalStoreOptions options;
+  options.data_dir = dir.path();
+  auto store = JournalStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+JournalIntent intent(const std::string& call_id, system_clock::time_point started,
+                     const std::string& key = "") {
+  JournalIntent i;
+  i.call_id = call_id;
+  i.tool = "delete_file";
+  i.side_effect = "destructive";
+  i.arguments_digest = "ab12";
+  i.principal = "alice";
+  i.approver = "bob";
+  i.rationale = "old logs";
+  i.idempotency_key = key;
+  i.started = started;
+  return i;
+}
+
+AuditRecord record(const std::string& call_id, system_clock::time_point time,
+                   const std::string& tool, const std::string& principal) {
+  AuditRecord r;
+  r.time = time;
+  r.call_id = call_id;
+  r.principal = principal;
+  r.tool = tool;
+  r.side_effect = "read_only";
+  r.arguments = {{"path", "a.txt"}};
+  r.confirmation = "not_required";
+  r.outcome = "ok";
+  r.duration_ms = 3.25;
+  return r;
+}
+
+const system_clock::time_point kDay{std::chrono::seconds(1'796'119'200)};  // 2026-12-01T10:00Z
+
+}  // namespace
+
+TEST_CASE("toolmux journal: every journaled call, oldest first, with its state") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  Run empty = run({"journal", "--data-dir", d});
+  CHECK(empty.code == 0);
+  CHECK(empty.out == "No journaled calls in " + d + "/journal.\n");
+  CHECK(run({"journal", "--data-dir", d, "--json"}).out.empty());
+
+  {
+    auto store = open_store(dir);
+    REQUIRE(store->begin(intent("c-dead", kDay)).ok());
+  }                              // closed with c-dead unfinished, as a crash would leave it
+  auto store = open_store(dir);  // marks c-dead interrupted
+  REQUIRE(store->begin(intent("c-ok", kDay + std::chrono::seconds(1), "key-7")).ok());
+  REQUIRE(store->finish("c-ok", "ok", json::object(), record("c-ok", kDay, "delete_file", "alice"))
+              .ok());
+  REQUIRE(store->begin(intent("c-running", kDay + std::chrono::seconds(2))).ok());
+
+  const auto lines = table_of({"journal", "--data-dir", d}, 3);
+  CHECK(lines[0] ==
+        "STARTED                   CALL              TOOL                  CLASS            "
+        "PRINCIPAL     APPROVER      KEY           STATE");
+  CHECK(lines[1] ==
+        "2026-12-01T10:00:00.000Z  c-dead            delete_file           destructive      "
+        "alice         bob           -             interrupted: not re-run");
+  CHECK(lines[2] ==
+        "2026-12-01T10:00:01.000Z  c-ok              delete_file           destructive      "
+        "alice         bob           key-7         ok");
+  CHECK(lines[3].find("c-running") != std::string::npos);
+  CHECK(lines[3].substr(lines[3].size() - 9) == "  running");
+
+  Run jsonl = run({"journal", "--json", "--data-dir", d});
+  const auto objects = lines_of(jsonl.out);
+  REQUIRE(objects.size() == 3);
+  const json ok = json::parse(objects[1]);
+  CHECK(ok == json{{"started", "2026-12-01T10:00:01.000Z"},
+                   {"ended", ok["ended"]},
+                   {"call_id", "c-ok"},
+                   {"tool", "delete_file"},
+                   {"side_effect", "destructive"},
+                   {"arguments_digest", "ab12"},
+                   {"principal", "alice"},
+                   {"session", nullptr},
+                   {"approver", "bob"},
+                   {"rationale", "old logs"},
+                   {"idempotency_key", "key-7"},
+                   {"outcome", "ok"},
+                   {"state", "ok"},
+                   {"result_too_large", false}});
+  CHECK(ok["ended"].is_string());
+  CHECK(json::parse(objects[0])["state"] == "interrupted");
+  CHECK(json::parse(objects[0])["outcome"] == "interrupted");
+  CHECK(json::parse(objects[2])["state"] == "running");
+  CHECK(json::parse(objects[2])["outcome"].is_null());
+}
+
+TEST_CASE("toolmux audit: a table, JSON Lines, and the filters") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  CHECK(run({"audit", "--data-dir", d}).out == "No audit records in " + d + "/journal.\n");
+  CHECK(run({"audit", "--data-dir", d, "--tool", "x"}).out ==
+        "No audit records in " + d + "/journal match those filters.\n");
+
+  const auto now = system_clock::now();
+  {
+    auto store = open_store(dir);
+    REQUIRE(
+        store->audit(record("r1", now - std::chrono::hours(3), "read_text_file", "alice")).ok());
+    AuditRecord guarded = record("r2", now - std::chrono::minutes(10), "delete_file", "bob");
+    guarded.session = "s-9";
+    guarded.side_effect = "destructive";
+    guarded.confirmation = "accepted";
+    guarded.approver = "carol";
+    guarded.rationale = "[REDACTED] rotated";
+    guarded.duration_ms = 12'345;
+    guarded.idempotency_key = "k1";
+    REQUIRE(store->audit(guarded).ok());
+    // A principal with a terminal escape in it is printed harmless.
+    REQUIRE(store->audit(record("r3", now, "read_text_file", "evil\x1b[2J")).ok());
+  }
+
+  const auto lines = table_of({"audit", "--data-dir", d}, 3);
+  CHECK(lines[0] ==
+        "TIME                      PRINCIPAL     SESSION       TOOL                  "
+        "CONFIRMATION  APPROVER      OUTCOME            DURATION");
+  CHECK(lines[1].find("  alice         -             read_text_file        not_required  -    "
+                      "         ok                 3.2 ms") != std::string::npos);
+  CHECK(lines[2].find("  bob           s-9           delete_file           accepted      carol "
+                      "        ok                 12.3 s") != std::string::npos);
+  CHECK(lines[3].find("  evil [2J") != std::string::npos);
+  for (const auto& line : lines) CHECK(line.find('\x1b') == std::string::npos);
+
+  using V = std::vector<std::string>;
+  const auto ids = [](const Run& r) {
+    V out;
+    for (const auto& line : lines_of(r.out)) out.push_back(json::parse(line)["call_id"]);
+    return out;
+  };
+  CHECK(ids(run({"audit", "--json", "--data-dir", d})) == V{"r1", "r2", "r3"});
+  CHECK(ids(run({"audit", "--json", "--data-dir", d, "--since", "1h"})) == V{"r2", "r3"});
+  CHECK(ids(run({"audit", "--json", "--data-dir", d, "--since", "2000-01-01T00:00:00Z"})) ==
+        V{"r1", "r2", "r3"});
+  CHECK(ids(run({"audit", "--json", "--data-dir", d, "--tool", "read_text_file"})) ==
+        V{"r1", "r3"});
+  CHECK(ids(run({"audit", "--json", "--data-dir", d, "--principal", "bob"})) == V{"r2"});
+  CHECK(ids(run({"audit", "--json", "--data-dir", d, "--limit", "2"})) == V{"r2", "r3"});
+
+  const auto objects = lines_of(run({"audit", "--json", "--data-dir", d}).out);
+  REQUIRE(objects.size() == 3);
+  const json r2 = json::parse(objects[1]);
+  CHECK(r2["session"] == "s-9");
+  CHECK(r2["tool"] == "delete_file");
+  CHECK(r2["side_effect"] == "destructive");
+  CHECK(r2["arguments"] == json{{"path", "a.txt"}});
+  CHECK(r2["confirmation"] == "accepted");
+  CHECK(r2["approver"] == "carol");
+  CHECK(r2["rationale"] == "[REDACTED] rotated");
+  CHECK(r2["outcome"] == "ok");
+  CHECK(r2["duration_ms"] == 12'345);
+  CHECK(r2["idempotency_key"] == "k1");
+  CHECK(r2["time"].get<std::string>().size() == 24);
+  const json r1 = json::parse(objects[0]);
+  CHECK(r1["session"].is_null());
+  CHECK(r1["approver"].is_null());
+  CHECK(r1["rationale"].is_null());
+  CHECK(r1["idempotency_key"].is_null());
+}
+
+TEST_CASE("toolmux journal and audit: a journal that cannot be read is an error naming it") {
+  TempDir dir;
+  dir.write("journal/slot-0/CURRENT", "not a manifest name\n");
+  Run journal = run({"journal", "--data-dir", dir.path().string()});
+  CHECK(journal.code == 1);
+  CHECK(journal.out.empty());
+  CHECK(journal.err.find("toolmux: could not read the journal in " +
+                         (dir / "journal" / "slot-0").string() + ": ") == 0);
+  CHECK(run({"audit", "--data-dir", dir.path().string()}).code == 1);
+}
+
+TEST_CASE("toolmux freeze: on with a reason, status, off") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  Run off = run({"freeze", "status", "--data-dir", d});
+  CHECK(off.code == 0);
+  CHECK(off.out == "Write freeze off in " + d + ".\n");
+  Run on = run({"freeze", "on", "--reason", "incident 42", "--data-dir", d});
+  CHECK(on.code == 0);
+  CHECK(on.out ==
+        "Write freeze on in " + d + ": servers on it refuse every tool but read_only ones.\n");
+  CHECK(run({"freeze", "status", "--data-dir", d}).out ==
+        "Write freeze on in " + d + ": incident 42.\n");
+  CHECK(run({"freeze", "--data-dir", d, "on"}).code == 0);
+  CHECK(run({"freeze", "status", "--data-dir", d}).out ==
+        "Write freeze on in " + d + " (no reason given).\n");
+  CHECK(run({"freeze", "off", "--data-dir", d}).out == "Write freeze off in " + d + ".\n");
+  CHECK(run({"freeze", "status", "--data-dir", d}).out == "Write freeze off in " + d + ".\n");
+
+  dir.write("file", "x");
+  Run failed = run({"freeze", "on", "--data-dir", (dir / "file" / "state").string()});
+  CHECK(failed.code == 1);
+  CHECK(failed.err.find("toolmux: could not create the data directory ") == 0);
+}

@@ -1,0 +1,95 @@
+// What a catalog snapshot offers whom: call_tool's annotations follow the
+// most severe class its caller can reach, and the write freeze leaves only
+// reads (tests/data/catalogs/reach.json).
+#include "src/assembly/tool_catalog.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/fixtures.h"
+#include "tests/support/temp_dir.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using nlohmann::json;
+
+namespace {
+
+std::shared_ptr<const Catalog> reach_catalog(std::optional<std::string> freeze = std::nullopt,
+                                             bool read_only = false) {
+  TempDir dir;
+  ServeOptions options;
+  options.catalog_file = fs::path(TOOLMUX_TEST_DATA) / "catalogs" / "reach.json";
+  options.roots = {dir.path()};
+  options.write_freeze = std::move(freeze);
+  options.read_only = read_only;
+  Problems problems;
+  auto catalog = build_catalog(options, nullptr, problems);
+  INFO(format_problems(problems));
+  REQUIRE(catalog);
+  return catalog;
+}
+
+const json* published(const Catalog& catalog, const std::string& name) {
+  for (const json& tool : catalog.published) {
+    if (tool["name"] == name) return &tool;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("call_tool is listed with the worst class its caller can reach through it") {
+  auto catalog = reach_catalog();
+  // Nobody's rule: everything, so destructive.
+  const json* call_tool = published(*catalog, "call_tool");
+  REQUIRE(call_tool);
+  CHECK((*call_tool)["annotations"]["destructiveHint"] == true);
+  CHECK(call_tool_reach(*catalog, "local") == SideEffect::destructive);
+  CHECK(call_tool_listing(*catalog, "local", *call_tool) == nullptr);
+  // reader may call no widget tool: only reads.
+  CHECK(call_tool_reach(*catalog, "reader") == SideEffect::read_only);
+  const json* own = call_tool_listing(*catalog, "reader", *call_tool);
+  REQUIRE(own);
+  CHECK((*own)["annotations"]["readOnlyHint"] == true);
+  CHECK((*own)["annotations"]["destructiveHint"] == false);
+  // maker may create but not delete.
+  CHECK(call_tool_reach(*catalog, "maker") == SideEffect::local_mutation);
+  own = call_tool_listing(*catalog, "maker", *call_tool);
+  REQUIRE(own);
+  CHECK((*own)["annotations"]["readOnlyHint"] == false);
+  CHECK((*own)["annotations"]["destructiveHint"] == false);
+  // Any other tool is shown as published.
+  CHECK(call_tool_listing(*catalog, "reader", *published(*catalog, "read_text_file")) == nullptr);
+}
+
+TEST_CASE("under a write freeze only reads are offered, and the rest is refused with the reason") {
+  for (bool read_only : {false, true}) {
+    auto catalog = read_only ? reach_catalog(std::nullopt, true)
+                             : reach_catalog(std::string("maintenance until 14:00"));
+    INFO(read_only);
+    CHECK(published(*catalog, "widget_delete") == nullptr);
+    CHECK(published(*catalog, "widget_create") == nullptr);
+    CHECK(published(*catalog, "read_text_file") != nullptr);
+    const json* call_tool = published(*catalog, "call_tool");
+    REQUIRE(call_tool);
+    CHECK((*call_tool)["annotations"]["readOnlyHint"] == true);
+    const RegisteredTool* remove = catalog->registry->find("widget_delete");
+    REQUIRE(remove);
+    auto why = call_refusal(*catalog, "local", *remove);
+    REQUIRE(why);
+    CHECK_THAT(*why, Catch::StartsWith("did not run: writes are frozen, only read_only tools run, "
+                                       "and this one is destructive"));
+    CHECK_THAT(*why, Catch::Contains(read_only ? "--read-only" : "maintenance until 14:00"));
+    CHECK_FALSE(call_refusal(*catalog, "local", *catalog->registry->find("read_text_file")));
+  }
+}
+
+TEST_CASE("without a freeze the access rules still refuse, in their own words") {
+  auto catalog = reach_catalog();
+  auto why = call_refusal(*catalog, "reader", *catalog->registry->find("widget_delete"));
+  REQUIRE(why);
+  CHECK(*why ==
+        "is not allowed for \"reader\": denied by /policy/access/reader/deny/0 "
+        "(\"widget_*\")");
+  CHECK_FALSE(call_refusal(*catalog, "local", *catalog->registry->find("widget_delete")));
+}

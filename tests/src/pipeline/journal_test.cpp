@@ -1,0 +1,169 @@
+// The replay and journal stages with a real journal (RocksDB in a temporary
+// folder): a mutation's intent is written before it runs and its outcome
+// after; a repeat with the same idempotency key is answered from the journal;
+// a call left without an outcome is found interrupted and never re-run.
+#include <catch2/catch.hpp>
+
+#include "src/base/digest.h"
+#include "src/pipeline/journal.h"
+#include "src/pipeline/replay.h"
+#include "tests/support/pipeline_fixture.h"
+#include "tests/support/temp_dir.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using nlohmann::json;
+
+namespace {
+
+// The fixture's tools plus remove_item (local_mutation), which counts its runs.
+struct JournalFixture : PipelineFixture {
+  TempDir dir;
+  std::shared_ptr<std::atomic<int>> runs = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<CallJournal> journal = std::make_shared<CallJournal>();
+
+  JournalFixture() {
+    auto registry = make_test_registry();
+    ToolSpec s = spec("remove_item", object_schema({{"id", {{"type", "integer"}}}}, {"id"}));
+    s.side_effect = "local_mutation";
+    auto counter = runs;
+    REQUIRE(registry
+                ->add(s,
+                      [counter](const json& args, CallContext& context) {
+                        ++*counter;
+                        return ToolResult::text("removed " + args["id"].dump() + " as " +
+                                                context.call_id());
+                      })
+                .empty());
+    catalog = make_test_catalog(registry);
+    open();
+  }
+
+  void open() {
+    journal->store.reset();
+    JournalStoreOptions options;
+    options.data_dir = dir.path();
+    auto opened = JournalStore::open(options);
+    REQUIRE(opened.ok());
+    journal->store = std::move(opened).value();
+    pipeline = build_call_pipeline(logger, metrics, running, nullptr, journal);
+  }
+
+  ToolCall keyed(const std::string& arguments, const std::string& key,
+                 const std::string& id = "call-1") {
+    ToolCall call = make_call("remove_item", arguments);
+    call.call_id = id;
+    call.context->set_call_id(id);
+    call.idempotency_key = key;
+    return call;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a mutation is journaled with its outcome and audited once") {
+  JournalFixture f;
+  ToolCall call = f.keyed(R"({"id": 7})", "");
+  CallResult r = f.pipeline(call);
+  CHECK(text_at(r) == "removed 7 as call-1");
+  CHECK(call.audited);
+  auto entries = read_journal(f.dir.path());
+  REQUIRE(entries.ok());
+  REQUIRE(entries.value().size() == 1);
+  const JournalEntry& entry = entries.value()[0];
+  CHECK(entry.intent.call_id == "call-1");
+  CHECK(entry.intent.tool == "remove_item");
+  CHECK(entry.intent.side_effect == "local_mutation");
+  CHECK(entry.outcome == "ok");
+  auto audit = read_audit(f.dir.path(), {});
+  REQUIRE(audit.ok());
+  REQUIRE(audit.value().size() == 1);
+  CHECK(audit.value()[0].tool == "remove_item");
+  CHECK(audit.value()[0].outcome == "ok");
+  CHECK(audit.value()[0].arguments == json{{"id", 7}});
+}
+
+TEST_CASE("a read is audited but not journaled") {
+  JournalFixture f;
+  ToolCall call = f.make_call("echo", echo_args("hi"));
+  call.call_id = "read-1";
+  CHECK(text_at(f.pipeline(call)) == "hi");
+  CHECK(read_journal(f.dir.path()).value().empty());
+  auto audit = read_audit(f.dir.path(), {});
+  REQUIRE(audit.value().size() == 1);
+  CHECK(audit.value()[0].tool == "echo");
+  CHECK(audit.value()[0].confirmation == "not_required");
+}
+
+TEST_CASE("the same idempotency key twice: one run, the same result twice") {
+  JournalFixture f;
+  ToolCall first = f.keyed(R"({"id": 7})", "key-A", "call-1");
+  ToolCall second = f.keyed(R"({"id": 7})", "key-A", "call-2");
+  const std::string once = text_at(f.pipeline(first));
+  CallResult again = f.pipeline(second);
+  CHECK(*f.runs == 1);
+  CHECK(text_at(again) == once);
+  CHECK(again.replayed);
+  CHECK(second.confirmation == "replayed");
+}
+
+TEST_CASE("the same key with other arguments is refused, and so is a key still running") {
+  JournalFixture f;
+  ToolCall first = f.keyed(R"({"id": 7})", "key-A", "call-1");
+  f.pipeline(first);
+  ToolCall other = f.keyed(R"({"id": 8})", "key-A", "call-2");
+  CallResult r = f.pipeline(other);
+  CHECK(r.outcome == CallOutcome::denied);
+  CHECK_THAT(text_at(r), Catch::Contains("was used for another call (with other arguments)"));
+  CHECK(*f.runs == 1);
+
+  JournalIntent running;
+  running.call_id = "call-9";
+  running.tool = "remove_item";
+  running.side_effect = "local_mutation";
+  running.arguments_digest = json_digest(json{{"id", 9}});
+  running.principal = "local";
+  running.idempotency_key = "key-B";
+  running.started = std::chrono::system_clock::now();
+  REQUIRE(f.journal->store->begin(running).ok());
+  ToolCall during = f.keyed(R"({"id": 9})", "key-B", "call-10");
+  CHECK_THAT(text_at(f.pipeline(during)), Catch::Contains("is still running"));
+  CHECK(*f.runs == 1);
+}
+
+TEST_CASE(
+    "a call left running when toolmux died is interrupted, and runs again only when asked, "
+    "under its old call id") {
+  JournalFixture f;
+  JournalIntent left;
+  left.call_id = "call-old";
+  left.tool = "remove_item";
+  left.side_effect = "local_mutation";
+  left.arguments_digest = json_digest(json{{"id", 3}});
+  left.principal = "local";
+  left.idempotency_key = "key-C";
+  left.started = std::chrono::system_clock::now();
+  REQUIRE(f.journal->store->begin(left).ok());
+  f.open();  // as the next start does
+  REQUIRE(f.journal->store->interrupted().size() == 1);
+  CHECK(f.journal->store->interrupted()[0].intent.call_id == "call-old");
+  CHECK(*f.runs == 0);  // nothing re-ran it
+
+  ToolCall again = f.keyed(R"({"id": 3})", "key-C", "call-new");
+  CHECK(text_at(f.pipeline(again)) == "removed 3 as call-old");
+  CHECK(*f.runs == 1);
+}
+
+TEST_CASE("while the journal is unavailable a mutation does not run; a read does") {
+  JournalFixture f;
+  f.journal->store.reset();
+  f.journal->unavailable = "every slot is taken";
+  ToolCall call = f.keyed(R"({"id": 7})", "");
+  CallResult r = f.pipeline(call);
+  CHECK(r.outcome == CallOutcome::stopped);
+  CHECK_THAT(text_at(r), Catch::Contains("journal"));
+  CHECK_THAT(text_at(r), Catch::Contains("every slot is taken"));
+  CHECK(*f.runs == 0);
+  ToolCall read = f.make_call("echo", echo_args("hi"));
+  CHECK(text_at(f.pipeline(read)) == "hi");
+}

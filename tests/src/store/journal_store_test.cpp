@@ -1,0 +1,655 @@
+#include "src/store/journal_store.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_child.h"
+
+using namespace toolmux;
+using namespace toolmux::testing;
+using nlohmann::json;
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::system_clock;
+
+namespace {
+
+constexpr std::int64_t kStart = 1'800'000'000;  // 2027-01-15, seconds since the epoch
+
+system_clock::time_point at(std::int64_t seconds_after_start) {
+  return system_clock::time_point(std::chrono::seconds(kStart + seconds_after_start));
+}
+
+// A clock the test moves by hand.
+struct FakeClock {
+  std::shared_ptr<std::atomic<std::int64_t>> seconds =
+      std::make_shared<std::atomic<std::int64_t>>(kStart);
+  std::function<system_clock::time_point()> fn() const {
+    auto s = seconds;
+    return [s] { return system_clock::time_point(std::chrono::seconds(s->load())); };
+  }
+  void advance(std::chrono::seconds d) { *seconds += d.count(); }
+};
+
+JournalStoreOptions options_for(const std::filesystem::path& dir) {
+  JournalStoreOptions options;
+  options.data_dir = dir;
+  return options;
+}
+
+std::unique_ptr<JournalStore> open_store(const JournalStoreOptions& options) {
+  auto store = JournalStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+JournalIntent intent(const std::string& call_id, const std::string& principal = "alice",
+                     const std::string& key = "") {
+  JournalIntent i;
+  i.call_id = call_id;
+  i.tool = "delete_file";
+  i.side_effect = "destructive";
+  i.arguments_digest = std::string(64, 'a');
+  i.principal = principal;
+  i.session = "s-1";
+  i.approver = "bob";
+  i.rationale = "clean up the build folder";
+  i.idempotency_key = key;
+  i.started = at(0);
+  return i;
+}
+
+AuditRecord record(const std::string& call_id, system_clock::time_point time,
+                   const std::string& tool = "delete_file", const std::string& principal = "alice",
+                   const std::string& outcome = "ok") {
+  AuditRecord r;
+  r.time = time;
+  r.call_id = call_id;
+  r.principal = principal;
+  r.session = "s-1";
+  r.tool = tool;
+  r.side_effect = "destructive";
+  r.arguments = {{"path", "build/out.txt"}};
+  r.confirmation = "accepted";
+  r.approver = "bob";
+  r.rationale = "clean up the build folder";
+  r.outcome = outcome;
+  r.duration_ms = 12.5;
+  return r;
+}
+
+json text_result(const std::string& text) {
+  return {{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"isError", false}};
+}
+
+std::vector<std::string> call_ids(const std::vector<AuditRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) out.push_back(r.call_id);
+  return out;
+}
+
+std::vector<AuditRecord> audit_of(const std::filesystem::path& dir, const AuditQuery& query = {}) {
+  auto records = read_audit(dir, query);
+  INFO(records.message());
+  REQUIRE(records.ok());
+  return std::move(records).value();
+}
+
+std::vector<JournalEntry> journal_of(const std::filesystem::path& dir) {
+  auto entries = read_journal(dir);
+  INFO(entries.message());
+  REQUIRE(entries.ok());
+  return std::move(entries).value();
+}
+
+// The next line the child wrote, without its newline, or "" (child gone, or
+// nothing within 30 s).
+std::string next_line(const Child& child) {
+  std::string line;
+  char c = 0;
+  for (;;) {
+    pollfd p{child.from_child, POLLIN, 0};
+    if (::poll(&p, 1, 30'000) <= 0) return "";
+    if (::read(child.from_child, &c, 1) != 1) return "";
+    if (c == '\n') return line;
+    line += c;
+  }
+}
+
+bool write_line(const std::string& line) {
+  const std::string text = line + "\n";
+  return ::write(kChildOutFd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+}  // namespace
+
+TEST_CASE("journal: an intent, then its outcome with the result and the audit record") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  CHECK(store->folder() == dir.path() / "journal" / "slot-0");
+  REQUIRE(store->begin(intent("c1", "alice", "key-1")).ok());
+
+  auto running = store->find_by_key("alice", "key-1");
+  REQUIRE(running);
+  CHECK(running->intent.call_id == "c1");
+  CHECK(running->intent.tool == "delete_file");
+  CHECK(running->intent.side_effect == "destructive");
+  CHECK(running->intent.arguments_digest == std::string(64, 'a'));
+  CHECK(running->intent.session == "s-1");
+  CHECK(running->intent.approver == "bob");
+  CHECK(running->intent.rationale == "clean up the build folder");
+  CHECK(running->intent.started == at(0));
+  CHECK_FALSE(running->outcome);
+  CHECK(running->result.is_null());
+
+  const json result = text_result("deleted build/out.txt");
+  REQUIRE(store->finish("c1", "ok", result, record("", at(1))).ok());
+  auto done = store->find_by_key("alice", "key-1");
+  REQUIRE(done);
+  CHECK(done->outcome == "ok");
+  CHECK(done->ended);
+  CHECK(done->result == result);
+  CHECK_FALSE(done->result_too_large);
+
+  // Read beside the writer: the entry, and the audit record the same batch wrote.
+  auto entries = journal_of(dir.path());
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].intent.call_id == "c1");
+  CHECK(entries[0].outcome == "ok");
+  CHECK_FALSE(entries[0].running);
+  CHECK(entries[0].result.is_null());  // read_journal leaves results out
+  auto records = audit_of(dir.path());
+  REQUIRE(records.size() == 1);
+  const AuditRecord& r = records[0];
+  CHECK(r.call_id == "c1");  // filled in from finish's call id
+  CHECK(r.time == at(1));
+  CHECK(r.principal == "alice");
+  CHECK(r.session == "s-1");
+  CHECK(r.tool == "delete_file");
+  CHECK(r.side_effect == "destructive");
+  CHECK(r.arguments == json{{"path", "build/out.txt"}});
+  CHECK(r.confirmation == "accepted");
+  CHECK(r.approver == "bob");
+  CHECK(r.rationale == "clean up the build folder");
+  CHECK(r.outcome == "ok");
+  CHECK(r.duration_ms == 12.5);
+
+  // The outcome is written once; an unknown call has none to write.
+  auto twice = store->finish("c1", "tool_error", nullptr, record("c1", at(2)));
+  CHECK(twice.is_invalid_argument());
+  CHECK(twice.message() == "call c1 already has an outcome (ok)");
+  auto unknown = store->finish("c9", "ok", nullptr, record("c9", at(2)));
+  CHECK(unknown.is_not_found());
+  CHECK(unknown.message() == "call c9 has no intent in the journal");
+  auto again = store->begin(intent("c1"));
+  CHECK(again.is_invalid_argument());
+  CHECK(again.message() == "call c1 is already in the journal");
+  CHECK(store->begin(intent("")).is_invalid_argument());
+  CHECK(audit_of(dir.path()).size() == 1);  // none of those wrote a record
+}
+
+TEST_CASE("journal: a call left without an outcome is marked interrupted at the next open, once") {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  {
+    auto store = open_store(options);
+    REQUIRE(store->begin(intent("c1", "alice", "key-1")).ok());
+    REQUIRE(store->begin(intent("c2")).ok());
+    REQUIRE(store->finish("c2", "ok", text_result("done"), record("c2", at(1))).ok());
+    CHECK(store->interrupted().empty());
+  }  // closed without finishing c1: as after a kill -9, the intent is on disk
+
+  // No process holds the slot: the entry reads as not running.
+  auto before = journal_of(dir.path());
+  REQUIRE(before.size() == 2);
+  CHECK(before[0].intent.call_id == "c1");
+  CHECK_FALSE(before[0].outcome);
+  CHECK_FALSE(before[0].running);
+
+  {
+    auto store = open_store(options);
+    REQUIRE(store->interrupted().size() == 1);
+    const JournalEntry& e = store->interrupted()[0];
+    CHECK(e.intent.call_id == "c1");
+    CHECK(e.intent.principal == "alice");
+    CHECK(e.outcome == "interrupted");
+    CHECK(e.ended);
+    // A repeat of its key finds it interrupted, with no result to replay.
+    auto found = store->find_by_key("alice", "key-1");
+    REQUIRE(found);
+    CHECK(found->outcome == "interrupted");
+    CHECK(found->result.is_null());
+    CHECK_FALSE(found->result_too_large);
+  }
+  auto records = audit_of(dir.path());
+  REQUIRE(records.size() == 2);
+  // Stamped with the time open() found it (the clock's), before c2's at(1).
+  const AuditRecord& marked = records[0];
+  CHECK(marked.call_id == "c1");
+  CHECK(marked.outcome == "interrupted");
+  CHECK(marked.principal == "alice");
+  CHECK(marked.tool == "delete_file");
+  CHECK(marked.confirmation == "accepted");
+  CHECK(marked.approver == "bob");
+  CHECK(marked.rationale == "clean up the build folder");
+  CHECK(marked.idempotency_key == "key-1");
+
+  // Marked once: a later open finds nothing more, and writes no second record.
+  auto third = open_store(options);
+  CHECK(third->interrupted().empty());
+  CHECK(audit_of(dir.path()).size() == 2);
+  auto after = journal_of(dir.path());
+  REQUIRE(after.size() == 2);
+  CHECK(after[0].outcome == "interrupted");
+}
+
+TEST_CASE("journal: the idempotency index is per principal") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
+  REQUIRE(store->begin(intent("c2", "bob", "k")).ok());
+  auto reused = store->begin(intent("c3", "alice", "k"));
+  CHECK(reused.is_invalid_argument());
+  CHECK(reused.message() ==
+        "the idempotency key \"k\" is already used by another call of this principal");
+  // Calls without a key are never indexed.
+  REQUIRE(store->begin(intent("c4", "alice")).ok());
+  REQUIRE(store->begin(intent("c5", "alice")).ok());
+
+  auto alice = store->find_by_key("alice", "k");
+  auto bob = store->find_by_key("bob", "k");
+  REQUIRE(alice);
+  REQUIRE(bob);
+  CHECK(alice->intent.call_id == "c1");
+  CHECK(bob->intent.call_id == "c2");
+  CHECK_FALSE(store->find_by_key("carol", "k"));
+  CHECK_FALSE(store->find_by_key("alice", "other"));
+  CHECK_FALSE(store->find_by_key("alice", ""));
+  // The principal's length is part of the key: "ab"+"c" is not "a"+"bc".
+  REQUIRE(store->begin(intent("c6", "ab", "c")).ok());
+  CHECK_FALSE(store->find_by_key("a", "bc"));
+}
+
+TEST_CASE("journal: a result too large to replay is not recorded, and its entry says so") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  const json small = text_result(std::string(1000, 'x'));
+  const json large = text_result(std::string(kMaxReplayResultBytes, 'x'));
+  REQUIRE(store->begin(intent("small", "alice", "k-small")).ok());
+  REQUIRE(store->begin(intent("large", "alice", "k-large")).ok());
+  REQUIRE(store->finish("small", "ok", small, record("small", at(1))).ok());
+  REQUIRE(store->finish("large", "ok", large, record("large", at(1))).ok());
+
+  auto kept = store->find_by_key("alice", "k-small");
+  REQUIRE(kept);
+  CHECK(kept->result == small);
+  CHECK_FALSE(kept->result_too_large);
+  auto dropped = store->find_by_key("alice", "k-large");
+  REQUIRE(dropped);
+  CHECK(dropped->outcome == "ok");
+  CHECK(dropped->result.is_null());
+  CHECK(dropped->result_too_large);
+  // Both calls are audited all the same.
+  CHECK(audit_of(dir.path()).size() == 2);
+}
+
+TEST_CASE("journal: an audit record's arguments are capped") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  AuditRecord big = record("c1", at(0));
+  big.arguments = {{"text", std::string(kMaxAuditArgumentsBytes, 'x')}};
+  REQUIRE(store->audit(big).ok());
+  AuditRecord none = record("c2", at(1));
+  none.arguments = nullptr;
+  REQUIRE(store->audit(none).ok());
+  auto records = audit_of(dir.path());
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].arguments ==
+        "(16395 bytes of arguments, over the audit record's 16384-byte limit)");
+  CHECK(records[1].arguments.is_null());
+}
+
+TEST_CASE("journal: two stores open at once take two slots, and the readers see both") {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  auto first = open_store(options);
+  auto second = open_store(options);
+  CHECK(first->folder() == dir.path() / "journal" / "slot-0");
+  CHECK(second->folder() == dir.path() / "journal" / "slot-1");
+
+  // Replay is per slot.
+  JournalIntent one = intent("c1", "alice", "k");
+  JournalIntent two = intent("c2", "alice", "k");
+  one.started = at(10);
+  two.started = at(5);
+  REQUIRE(first->begin(one).ok());
+  REQUIRE(second->begin(two).ok());
+  CHECK(first->find_by_key("alice", "k")->intent.call_id == "c1");
+  CHECK(second->find_by_key("alice", "k")->intent.call_id == "c2");
+  REQUIRE(first->finish("c1", "ok", nullptr, record("c1", at(11))).ok());
+
+  // Both slots, merged by start; c2's process (this one) holds its slot.
+  auto entries = journal_of(dir.path());
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].intent.call_id == "c2");
+  CHECK(entries[0].running);
+  CHECK(entries[1].intent.call_id == "c1");
+  CHECK(entries[1].outcome == "ok");
+  CHECK_FALSE(entries[1].running);
+
+  // The slot-0 holder closes: the next open gets slot 0 back.
+  first.reset();
+  auto third = open_store(options);
+  CHECK(third->folder() == dir.path() / "journal" / "slot-0");
+  CHECK(third->find_by_key("alice", "k")->intent.call_id == "c1");
+
+  // Every slot taken: a clear error naming the folder.
+  auto options_of_two = options;
+  options_of_two.max_slots = 2;
+  auto refused = JournalStore::open(options_of_two);
+  CHECK(refused.status().is_resource_exhausted());
+  CHECK(refused.message().find("could not open the journal: none of the 2 slots in " +
+                               (dir.path() / "journal").string()) == 0);
+}
+
+TEST_CASE("journal: retention removes old audit records and finished entries, at most hourly") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir.path());
+  options.audit_retention = hours(24);
+  options.now = clock.fn();
+  auto store = open_store(options);
+
+  REQUIRE(store->audit(record("read-1", at(0), "read_text_file")).ok());
+  REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
+  REQUIRE(store->finish("c1", "ok", text_result("done"), record("c1", at(0))).ok());
+  REQUIRE(store->begin(intent("c2", "alice", "k2")).ok());  // never finishes
+
+  // 23 hours on: nothing is old enough yet.
+  clock.advance(hours(23));
+  REQUIRE(store->audit(record("read-2", at(23 * 3600), "read_text_file")).ok());
+  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"read-1", "c1", "read-2"});
+
+  // 25 hours on: the first hour's records go, and so does c1's entry (its key
+  // is free again); c2, still without an outcome, stays.
+  clock.advance(hours(2));
+  REQUIRE(store->audit(record("read-3", at(25 * 3600), "read_text_file")).ok());
+  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"read-2", "read-3"});
+  CHECK_FALSE(store->find_by_key("alice", "k"));
+  CHECK(store->find_by_key("alice", "k2"));
+  auto entries = journal_of(dir.path());
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].intent.call_id == "c2");
+  REQUIRE(store->begin(intent("c3", "alice", "k")).ok());
+
+  // At most once an hour: a record already past the retention, appended ten
+  // minutes after the last sweep, stays until the next sweep an hour later.
+  clock.advance(minutes(10));
+  REQUIRE(store->audit(record("late", at(0))).ok());
+  CHECK(audit_of(dir.path()).front().call_id == "late");
+  clock.advance(hours(1));
+  REQUIRE(store->audit(record("read-4", at(26 * 3600 + 600), "read_text_file")).ok());
+  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"read-2", "read-3", "read-4"});
+
+  // At open too: far ahead, everything finished goes.
+  store.reset();
+  clock.advance(hours(24 * 30));
+  auto reopened = open_store(options);
+  // c2 and c3, marked interrupted at this open, and their records.
+  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"c2", "c3"});
+  auto kept = journal_of(dir.path());
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].outcome == "interrupted");
+  CHECK(kept[1].outcome == "interrupted");
+}
+
+TEST_CASE("journal: read_audit filters by time, tool and principal, newest `limit` last") {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  auto first = open_store(options);
+  auto second = open_store(options);
+  // Interleaved in time across the two slots; both stay open (held) while read.
+  REQUIRE(first->audit(record("a", at(0), "read_text_file", "alice")).ok());
+  REQUIRE(second->audit(record("b", at(10), "delete_file", "bob")).ok());
+  REQUIRE(first->audit(record("c", at(20), "delete_file", "alice")).ok());
+  REQUIRE(second->audit(record("d", at(30), "read_text_file", "bob")).ok());
+  REQUIRE(first->audit(record("e", at(40), "delete_file", "bob")).ok());
+
+  using V = std::vector<std::string>;
+  CHECK(call_ids(audit_of(dir.path())) == V{"a", "b", "c", "d", "e"});
+  AuditQuery since;
+  since.since = at(20);
+  CHECK(call_ids(audit_of(dir.path(), since)) == V{"c", "d", "e"});
+  AuditQuery tool;
+  tool.tool = "delete_file";
+  CHECK(call_ids(audit_of(dir.path(), tool)) == V{"b", "c", "e"});
+  AuditQuery principal;
+  principal.principal = "bob";
+  CHECK(call_ids(audit_of(dir.path(), principal)) == V{"b", "d", "e"});
+  AuditQuery limit;
+  limit.limit = 2;
+  CHECK(call_ids(audit_of(dir.path(), limit)) == V{"d", "e"});
+  AuditQuery all;
+  all.since = at(5);
+  all.tool = "delete_file";
+  all.principal = "alice";
+  CHECK(call_ids(audit_of(dir.path(), all)) == V{"c"});
+  AuditQuery limited_filter;
+  limited_filter.principal = "alice";
+  limited_filter.limit = 1;
+  CHECK(call_ids(audit_of(dir.path(), limited_filter)) == V{"c"});
+  AuditQuery more_than_there;
+  more_than_there.limit = 100;
+  more_than_there.since = at(30);
+  CHECK(call_ids(audit_of(dir.path(), more_than_there)) == V{"d", "e"});
+  AuditQuery nothing;
+  nothing.tool = "no_such_tool";
+  CHECK(audit_of(dir.path(), nothing).empty());
+
+  // The streaming form stops when told to.
+  V seen;
+  auto status = for_each_audit_record(dir.path(), {}, [&](const AuditRecord& r) {
+    seen.push_back(r.call_id);
+    return seen.size() < 2;
+  });
+  CHECK(status.ok());
+  CHECK(seen == V{"a", "b"});
+}
+
+namespace {
+
+// Every file under `dir` with its size and modification time.
+std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> files_under(
+    const std::filesystem::path& dir) {
+  std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) {
+      files[entry.path().string()] = {entry.file_size(), entry.last_write_time()};
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("journal: the readers write nothing, not even RocksDB's info log") {
+  TempDir dir;
+  {
+    auto store = open_store(options_for(dir.path()));
+    REQUIRE(store->begin(intent("c1")).ok());
+    REQUIRE(store->audit(record("r1", at(0))).ok());
+  }
+  const auto before = files_under(dir.path());
+  CHECK(journal_of(dir.path()).size() == 1);
+  CHECK(audit_of(dir.path()).size() == 1);
+  AuditQuery newest;
+  newest.limit = 1;
+  CHECK(audit_of(dir.path(), newest).size() == 1);
+  CHECK(files_under(dir.path()) == before);
+}
+
+TEST_CASE("journal: calls journaled and audited from many threads at once are all there") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  constexpr int kThreads = 4;
+  constexpr int kEach = 50;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int n = 0; n < kEach; ++n) {
+        const std::string id = "m-" + std::to_string(t) + "-" + std::to_string(n);
+        if (!store->begin(intent(id, "alice", id)).ok() ||
+            !store->finish(id, "ok", text_result(id), record(id, at(n))).ok()) {
+          ++failures;
+        }
+      }
+    });
+    threads.emplace_back([&, t] {
+      for (int n = 0; n < kEach; ++n) {
+        const std::string id = "r-" + std::to_string(t) + "-" + std::to_string(n);
+        if (!store->audit(record(id, at(n), "read_text_file")).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  CHECK(audit_of(dir.path()).size() == 2 * kThreads * kEach);
+  CHECK(journal_of(dir.path()).size() == kThreads * kEach);
+  CHECK(store->find_by_key("alice", "m-3-49")->result == text_result("m-3-49"));
+}
+
+TEST_CASE("journal: a data directory without a journal reads as empty") {
+  TempDir dir;
+  CHECK(journal_of(dir.path() / "nothing-here").empty());
+  CHECK(audit_of(dir.path() / "nothing-here").empty());
+}
+
+// ---- Other processes (tests/support/test_child.h) ----
+
+TEST_CASE("child: begin a call and wait", "[.child]") {
+  const char* dir = std::getenv(kChildDirVariable);
+  if (!dir) return;
+  auto store = JournalStore::open(options_for(dir));
+  if (!store.ok() || !(*store)->begin(intent("held-call", "carol", "k")).ok()) ::_exit(1);
+  if (!write_line("ready")) ::_exit(2);
+  char byte;
+  while (::read(kChildInFd, &byte, 1) > 0) {
+  }
+  ::_exit(0);  // without closing the store: as a crash would
+}
+
+TEST_CASE("child: journal calls until killed", "[.child]") {
+  const char* dir = std::getenv(kChildDirVariable);
+  if (!dir) return;
+  auto store = JournalStore::open(options_for(dir));
+  if (!store.ok()) ::_exit(1);
+  for (int n = 0;; ++n) {
+    const std::string id = "call-" + std::to_string(n);
+    if (!(*store)->begin(intent(id, "carol", "key-" + std::to_string(n))).ok()) ::_exit(2);
+    // The tool "runs" a little, so that a kill often lands inside a call.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    AuditRecord r = record(id, system_clock::now());
+    if (!(*store)->finish(id, "ok", text_result(id), r).ok()) ::_exit(3);
+    if (!write_line(id)) ::_exit(4);
+  }
+}
+
+TEST_CASE("journal: a call of a live process is running; killed, it is interrupted") {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  Child child = spawn_child("child: begin a call and wait", dir.path());
+  const std::string ready = next_line(child);
+  std::vector<JournalEntry> while_alive;
+  if (ready == "ready") {
+    auto entries = read_journal(dir.path());
+    if (entries.ok()) while_alive = *entries;
+  }
+  // Another process holds slot 0: this one takes slot 1, and finds nothing there.
+  std::unique_ptr<JournalStore> beside;
+  if (ready == "ready") {
+    auto opened = JournalStore::open(options);
+    if (opened.ok()) beside = std::move(opened).value();
+  }
+  CHECK(finish(child, true) == -1);  // kill -9
+  REQUIRE(ready == "ready");
+  REQUIRE(while_alive.size() == 1);
+  CHECK(while_alive[0].intent.call_id == "held-call");
+  CHECK_FALSE(while_alive[0].outcome);
+  CHECK(while_alive[0].running);
+  REQUIRE(beside);
+  CHECK(beside->folder() == dir.path() / "journal" / "slot-1");
+  CHECK(beside->interrupted().empty());
+
+  // The process is gone: its call no longer runs, and is not marked yet.
+  auto after_kill = journal_of(dir.path());
+  REQUIRE(after_kill.size() == 1);
+  CHECK_FALSE(after_kill[0].outcome);
+  CHECK_FALSE(after_kill[0].running);
+
+  // The next open of slot 0 marks it.
+  auto restarted = open_store(options);
+  CHECK(restarted->folder() == dir.path() / "journal" / "slot-0");
+  REQUIRE(restarted->interrupted().size() == 1);
+  CHECK(restarted->interrupted()[0].intent.call_id == "held-call");
+  auto records = audit_of(dir.path());
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].call_id == "held-call");
+  CHECK(records[0].outcome == "interrupted");
+  CHECK(records[0].principal == "carol");
+}
+
+TEST_CASE("journal: a kill -9 never leaves an outcome without its audit record") {
+  TempDir dir;
+  Child child = spawn_child("child: journal calls until killed", dir.path());
+  std::vector<std::string> finished;
+  while (finished.size() < 25) {
+    std::string id = next_line(child);
+    if (id.empty()) break;
+    finished.push_back(id);
+  }
+  // Somewhere inside the next call, most likely between its intent and outcome.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  finish(child, true);
+  REQUIRE(finished.size() == 25);
+
+  // Before any open: an outcome exactly where there is an audit record.
+  std::set<std::string> audited;
+  for (const AuditRecord& r : audit_of(dir.path())) {
+    CHECK(audited.insert(r.call_id).second);  // one each
+    CHECK(r.outcome == "ok");
+  }
+  std::size_t without_outcome = 0;
+  for (const JournalEntry& e : journal_of(dir.path())) {
+    INFO(e.intent.call_id);
+    CHECK(e.outcome.has_value() == (audited.count(e.intent.call_id) == 1));
+    if (!e.outcome) ++without_outcome;
+    CHECK_FALSE(e.running);
+  }
+  CHECK(without_outcome <= 1);
+  for (const std::string& id : finished) CHECK(audited.count(id) == 1);
+
+  // After the next open: every call has an outcome and exactly one record.
+  auto store = open_store(options_for(dir.path()));
+  CHECK(store->interrupted().size() == without_outcome);
+  std::map<std::string, int> records;
+  for (const AuditRecord& r : audit_of(dir.path())) ++records[r.call_id];
+  for (const JournalEntry& e : journal_of(dir.path())) {
+    INFO(e.intent.call_id);
+    CHECK(e.outcome);
+    CHECK(records[e.intent.call_id] == 1);
+  }
+}

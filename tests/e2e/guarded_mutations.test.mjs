@@ -270,6 +270,9 @@ for (const [kind, label] of KINDS) {
       assert.equal(reads.length, 1, short(all));
       assert.equal(reads[0].confirmation, 'not_required');
       assert.ok(!JSON.stringify(all).includes(SECRET));
+      // The filters: by principal, and by time.
+      assert.deepEqual(await auditRecords(server.dataDir, ['--principal', record.principal, '--since', '1h']), all);
+      assert.deepEqual(await auditRecords(server.dataDir, ['--principal', 'nobody']), []);
 
       // The text form names the approver too.
       const text = await runCli(['audit', '--data-dir', server.dataDir, '--tool', 'delete_file']);
@@ -313,6 +316,8 @@ for (const [kind, label] of KINDS) {
 
       const on = await runCli(['freeze', 'on', '--reason', 'migration until 14:00', '--data-dir', server.dataDir]);
       assert.equal(on.code, 0, on.stderr);
+      const status = await runCli(['freeze', 'status', '--data-dir', server.dataDir]);
+      assert.match(status.stdout, /^Write freeze on in .*: migration until 14:00\.\n$/);
       await waitUntil(async () => !(await server.list()).has('delete_file'), 5000, 'delete_file to leave tools/list');
       if (kind !== 'modern') {
         assert.ok(server.received.some((m) => m.method === 'notifications/tools/list_changed'), 'no tools/list_changed was sent');
@@ -327,6 +332,7 @@ for (const [kind, label] of KINDS) {
 
       const off = await runCli(['freeze', 'off', '--data-dir', server.dataDir]);
       assert.equal(off.code, 0, off.stderr);
+      assert.match((await runCli(['freeze', 'status', '--data-dir', server.dataDir])).stdout, /^Write freeze off in /);
       await waitUntil(async () => (await server.list()).has('delete_file'), 5000, 'delete_file back in tools/list');
       const deleted = await server.call('delete_file', { path: 'notes.txt' });
       assert.notEqual(deleted.isError, true, short(deleted));

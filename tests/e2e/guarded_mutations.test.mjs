@@ -64,10 +64,10 @@ const decline = () => ({ action: 'decline' });
  * 'legacy' (1.x SDK, stdio), 'http' (1.x SDK, Streamable HTTP) or 'modern'
  * (v2 client pinned to 2026-07-28, stdio). `answer(params)` is the human's
  * answer to each elicitation; without it the client does not declare the
- * elicitation capability. Returns { call, list, search, asked, received, dir,
+ * elicitation capability. `headers` go on every HTTP request. Returns { call, list, search, asked, received, dir,
  * dataDir, args, pid, stderr }.
  */
-async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt': 'old notes\n' }, dataDir, dir, catalog = CATALOG, env = {} } = {}) {
+async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt': 'old notes\n' }, dataDir, dir, catalog = CATALOG, env = {}, headers } = {}) {
   requireBinary();
   dir ??= makeTempDir('toolmux-guarded-');
   dataDir ??= makeTempDir('toolmux-data-');
@@ -94,7 +94,7 @@ async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt':
     if (answer) client.setRequestHandler(ElicitRequestSchema, onElicit);
   } else if (kind === 'http') {
     const server = await HttpServer.start(t, { args: ['--catalog', catalogFile, ...args], env, dataDir, root: dir });
-    const session = await connectHttp(t, server.url, { clientCapabilities: capabilities });
+    const session = await connectHttp(t, server.url, { headers, clientCapabilities: capabilities });
     ({ client, received } = session);
     pid = server.child.pid;
     stderr = () => server.stderr;
@@ -400,6 +400,26 @@ for (const [kind, label] of KINDS) {
     });
   });
 }
+
+test('over HTTP with bearer tokens: the prompt names the caller, the audit record is theirs, and the token shows nowhere', async (t) => {
+  const token = 'alice-token-0123456789abcdef';
+  const server = await serveGuarded(t, 'http', {
+    answer: accept('Grace Hopper', 'asked for by alice'),
+    env: { TOOLMUX_TOKENS: `alice=${token}` },
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const result = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': `alice's token is ${token}` });
+  assert.notEqual(result.isError, true, short(result));
+  assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
+  assert.match(server.asked[0].message, /Caller: alice/);
+  assert.ok(!server.asked[0].message.includes(token), server.asked[0].message);
+  const [record] = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+  assert.equal(record.principal, 'alice');
+  assert.equal(record.approver, 'Grace Hopper');
+  assert.equal(record.rationale, 'asked for by alice');
+  const all = await runCli(['audit', '--json', '--data-dir', server.dataDir]);
+  assert.ok(!all.stdout.includes(token), all.stdout);
+});
 
 /** Whether process `pid` exists (a child not yet reaped by Node counts). */
 function alive(pid) {

@@ -34,7 +34,7 @@ CallStage replay(std::shared_ptr<const CallJournal> journal) {
                                   " is still running; ask again once it has ended");
       }
       const bool finished = *entry->outcome == "ok" || *entry->outcome == "tool_error";
-      if (finished && !entry->result.is_object()) {
+      if (finished && (entry->result_too_large || !entry->result.is_object())) {
         return CallResult::denied(tool_label(call) +
                                   " did not run again: the call with "
                                   "idempotency key " +

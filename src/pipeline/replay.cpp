@@ -57,6 +57,10 @@ CallStage replay(std::shared_ptr<const CallJournal> journal) {
       recorded.structured_content =
           entry->result.value("structuredContent", nlohmann::json(nullptr));
       recorded.is_error = entry->result.value("isError", false);
+      // The same result as the first time, said to be a replay.
+      recorded.meta = entry->result.value("_meta", nlohmann::json::object());
+      if (!recorded.meta.is_object()) recorded.meta = nlohmann::json::object();
+      recorded.meta["io.toolmux/replayed"] = true;
       CallResult out = CallResult::answered(std::move(recorded));
       out.replayed = true;
       return out;

@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 const std::vector<std::string_view> kToolFields = {
-    "$comment",   "name",      "title",      "description", "inputSchema", "outputSchema",
-    "sideEffect", "timeoutMs", "idempotent", "tags",        "version",     "command"};
+    "$comment",  "name",       "title", "description", "inputSchema", "outputSchema", "sideEffect",
+    "timeoutMs", "idempotent", "tags",  "version",     "command",     "spotlight"};
 const std::vector<std::string_view> kCommandFields = {
     "$comment", "argv", "cwd", "envAllow", "env", "maxOutputBytes", "maxStderrBytes"};
 
@@ -107,6 +107,8 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
     spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout));
   }
   if (auto idempotent = reader.boolean("idempotent")) spec.idempotent = *idempotent;
+  // Off by default: a command's output is what the operator chose to run.
+  if (auto spotlight = reader.boolean("spotlight")) spec.untrusted_output = *spotlight;
   if (auto tags = reader.strings("tags", false)) spec.tags = std::move(*tags);
   if (auto version = reader.string("version", false)) spec.version = std::move(*version);
 

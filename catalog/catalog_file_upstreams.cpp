@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "catalog/catalog_file_reader.h"
+#include "src/base/redact.h"
 
 namespace toolmux::catalog_file {
 
@@ -32,11 +33,12 @@ const std::vector<std::string_view> kUpstreamFields = {"$comment",
                                                        "probeTimeoutMs",
                                                        "restart",
                                                        "circuitBreaker",
-                                                       "readOnlyRetries"};
+                                                       "readOnlyRetries",
+                                                       "spotlight"};
 const std::vector<std::string_view> kRestartFields = {"$comment", "initialDelayMs", "maxDelayMs"};
 const std::vector<std::string_view> kBreakerFields = {"$comment", "failures", "cooldownMs"};
-const std::vector<std::string_view> kUpstreamToolFields = {"$comment",   "name",      "description",
-                                                           "sideEffect", "timeoutMs", "pinned"};
+const std::vector<std::string_view> kUpstreamToolFields = {
+    "$comment", "name", "description", "sideEffect", "timeoutMs", "pinned", "spotlight"};
 const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
 // What an upstream inherits from toolmux's environment (what MCP clients
 // commonly pass a stdio server); the rest only through "env".
@@ -87,6 +89,9 @@ std::optional<std::string> read_env_value(const json& value, const std::string& 
                  "toolmux's environment has no variable " + json(*variable).dump());
       return std::nullopt;
     }
+    // A value given by reference is a secret: it never appears in a result or
+    // a log line (src/base/redact.h).
+    register_secret(found);
     return std::string(found);
   }
   if (auto file = reader.string("fromFile", false)) {
@@ -106,6 +111,7 @@ std::optional<std::string> read_env_value(const json& value, const std::string& 
     // A secret file usually ends with a newline that is not part of the value.
     if (!text->empty() && text->back() == '\n') text->pop_back();
     if (!text->empty() && text->back() == '\r') text->pop_back();
+    register_secret(*text);
     return text;
   }
   return std::nullopt;
@@ -135,6 +141,7 @@ UpstreamToolOverride read_upstream_tool(const json& value, const std::string& at
     change.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout));
   }
   if (auto pinned = reader.boolean("pinned")) change.pinned = *pinned;
+  change.spotlight = reader.boolean("spotlight");
   return change;
 }
 
@@ -233,6 +240,7 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
   if (auto ms = reader.integer("probeTimeoutMs", false, 1, kMaxMs)) {
     upstream.lifecycle.probe_timeout = std::chrono::milliseconds(*ms);
   }
+  upstream.spotlight = reader.boolean("spotlight");
   if (auto retries = reader.integer("readOnlyRetries", false, 0, 5)) {
     upstream.lifecycle.read_only_retries = static_cast<int>(*retries);
   }

@@ -47,6 +47,7 @@ json ToolResult::to_json() const {
   out["content"] = content.is_array() ? content : json::array();
   if (!structured_content.is_null()) out["structuredContent"] = structured_content;
   out["isError"] = is_error;
+  if (meta.is_object()) out["_meta"] = meta;
   return out;
 }
 

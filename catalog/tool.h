@@ -45,6 +45,14 @@ struct ToolSpec {
   // the thread that carries its call. Any other runs on a thread of its own,
   // which the call stops waiting for at the deadline.
   bool returns_by_deadline = false;
+  // Its results are data from outside toolmux that may carry instructions
+  // meant for the model (a web page, an e-mail, an upstream's answer): the
+  // spotlight stage wraps their text in markers that say so
+  // (src/pipeline/spotlight.h).
+  bool untrusted_output = false;
+  // annotations.openWorldHint as the tool declares it; nullopt = from its
+  // class (true for remote_mutation). Upstream tools keep the upstream's.
+  std::optional<bool> open_world;
   std::vector<std::string> tags;
   std::string version;  // optional
 };
@@ -140,6 +148,12 @@ struct ToolResult {
   json content = json::array();  // content blocks: {"type":"text","text":...}, ...
   json structured_content;       // null = none
   bool is_error = false;
+  // The result's _meta, written only when it is an object. Set by toolmux
+  // (e.g. "io.toolmux/outcome" on error results), not taken from upstreams.
+  json meta;
+  // The error is toolmux's words, not the tool's (an upstream that gave no
+  // usable answer): never marked as untrusted data. Not sent.
+  bool from_toolmux = false;
 
   static ToolResult text(std::string text);
   static ToolResult error(std::string message);  // is_error with one text block

@@ -144,7 +144,7 @@ json annotations_for(const ToolSpec& spec, SideEffect effect) {
   annotations["readOnlyHint"] = effect == SideEffect::read_only;
   annotations["destructiveHint"] = effect == SideEffect::destructive;
   annotations["idempotentHint"] = spec.idempotent;
-  annotations["openWorldHint"] = effect == SideEffect::remote_mutation;
+  annotations["openWorldHint"] = spec.open_world.value_or(effect == SideEffect::remote_mutation);
   return annotations;
 }
 

@@ -43,7 +43,8 @@ struct RegisteredTool {
 Problems check_tool_spec(const ToolSpec& spec);
 
 // The MCP annotations an effect class implies: readOnlyHint, destructiveHint,
-// openWorldHint (remote effects), idempotentHint (when declared).
+// openWorldHint (spec.open_world when set, else remote effects),
+// idempotentHint (when declared).
 nlohmann::json annotations_for(const ToolSpec& spec, SideEffect effect);
 
 class ToolRegistry {

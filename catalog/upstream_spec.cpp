@@ -51,14 +51,26 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
   spec.timeout = kUpstreamDefaultTimeout;
   spec.returns_by_deadline = true;  // the request gives up at the deadline
   spec.idempotent = hint(annotations, "idempotentHint");
+  spec.open_world = hint(annotations, "openWorldHint", true);
+  std::optional<bool> spotlight = upstream.spotlight;
   auto override_it = upstream.tools.find(name);
   if (override_it != upstream.tools.end()) {
     const UpstreamToolOverride& change = override_it->second;
     if (change.name) spec.name = *change.name;
     if (change.description) spec.description = *change.description;
-    if (change.side_effect) spec.side_effect = *change.side_effect;
+    // The operator's class stands for the upstream's hints, openWorldHint too.
+    if (change.side_effect) {
+      spec.side_effect = *change.side_effect;
+      spec.open_world.reset();
+    }
     if (change.timeout) spec.timeout = *change.timeout;
+    if (change.spotlight) spotlight = change.spotlight;
   }
+  // A tool that may reach the open world may bring back text written by
+  // anyone: spotlighted unless the operator says otherwise.
+  const bool open_world = spec.open_world.value_or(side_effect_from_name(spec.side_effect) ==
+                                                   SideEffect::remote_mutation);
+  spec.untrusted_output = spotlight.value_or(open_world);
   return spec;
 }
 

@@ -33,6 +33,8 @@ struct UpstreamToolOverride {
   std::optional<std::string> side_effect;
   std::optional<std::chrono::milliseconds> timeout;
   bool pinned = false;  // always listed when discovery is on
+  // "spotlight": wrap its results as untrusted data; nullopt = the upstream's.
+  std::optional<bool> spotlight;
 };
 
 // How toolmux keeps an upstream serving (src/upstream/upstream.h).
@@ -74,6 +76,9 @@ struct UpstreamSpec {
   std::vector<std::string> exclude;
   std::map<std::string, UpstreamToolOverride, std::less<>> tools;
   UpstreamLifecycle lifecycle;
+  // "spotlight": wrap the results of all its tools as untrusted data (a
+  // tool's override wins); nullopt = each tool by its openWorldHint.
+  std::optional<bool> spotlight;
 };
 
 // True when the two reach the same server the same way (a reload keeps the
@@ -94,7 +99,12 @@ SideEffect side_effect_from_annotations(const nlohmann::json& annotations);
 
 // The spec for `tool` (one entry of the upstream's tools/list result), with
 // the prefix and the operator's overrides applied; nullopt when include or
-// exclude leave the tool out. The handler is the caller's to attach.
+// exclude leave the tool out. It keeps the upstream's openWorldHint (absent
+// or not a boolean: true, MCP's default) unless an override gives its class
+// (then the class decides, as for any tool), and its results are spotlighted
+// (untrusted_output) as the tool's override, else the upstream's "spotlight",
+// else its published openWorldHint says. The handler is the caller's to
+// attach.
 std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
                                            const nlohmann::json& tool);
 

@@ -10,6 +10,7 @@
 #include "src/app/journal_for.h"
 #include "src/app/session_directory.h"
 #include "src/app/state_key.h"
+#include "src/base/redact.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
 #include "src/store/session_store.h"
@@ -37,6 +38,8 @@ Status load_tokens(const ServeOptions& options, std::map<std::string, std::strin
       return Status::invalid_argument("TOOLMUX_TOKENS: " + parsed.message());
     }
   }
+  // Every token is a secret: it never appears in a result or a log line.
+  for (const auto& [token, principal] : tokens) register_secret(token);
   return Status::ok_status();
 }
 

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <string>
 
+#include "src/base/redact.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -134,7 +135,12 @@ void LogFields::key(std::string_view key) {
 
 LogFields& LogFields::add(std::string_view key, std::string_view value) {
   this->key(key);
-  append_json_string(text_, value);
+  // The scan alone on the hot path: a copy only for a value that holds a secret.
+  if (needs_redaction(value)) {
+    append_json_string(text_, redact(value));
+  } else {
+    append_json_string(text_, value);
+  }
   return *this;
 }
 
@@ -171,7 +177,7 @@ void Logger::write(LogLevel level, std::string_view event, const nlohmann::json&
   std::string ts;
   append_utc_timestamp(ts);
   nlohmann::json line{{"ts", ts}, {"level", log_level_name(level)}, {"event", event}};
-  if (fields.is_object()) line.update(fields);
+  if (fields.is_object()) line.update(redact_json(fields));
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text += '\n';
   push(level, text, false);

@@ -1,7 +1,9 @@
 // The operator's log: one JSON object per line on stderr (stdout belongs to
 // the protocol). Thread-safe; a line is written whole or not at all.
 // Secrets never reach it: callers log names, sizes and outcomes, not argument
-// values or tool output.
+// values or tool output, and every string written is redacted
+// (src/base/redact.h) all the same: known secrets and credential shapes in any
+// field, and the whole value of a write() field whose key names a secret.
 //
 // write() writes a record at once. write_batched() is for the records of the
 // hot path, one per call (tool_call): with buffer_for(interval), those below

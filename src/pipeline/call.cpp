@@ -37,6 +37,16 @@ std::string_view call_outcome_name(CallOutcome outcome) {
   return "unknown";
 }
 
+void set_outcome_meta(ToolResult& result, CallOutcome outcome) {
+  if (!result.meta.is_object()) result.meta = nlohmann::json::object();
+  result.meta[std::string(kOutcomeMetaKey)] = call_outcome_name(outcome);
+}
+
+bool carries_result(const CallResult& out) {
+  return !out.protocol_error && out.outcome != CallOutcome::cancelled &&
+         out.outcome != CallOutcome::input_required;
+}
+
 CallResult CallResult::answered(ToolResult result) {
   const CallOutcome outcome = result.is_error ? CallOutcome::tool_error : CallOutcome::ok;
   return {std::move(result), outcome};

@@ -58,6 +58,13 @@ struct Confirmation {
   std::string rationale;   // redacted, at most ConfirmPolicy::kMaxRationaleChars characters
 };
 
+// The _meta key of an error result that names how its call ended, e.g.
+// {"io.toolmux/outcome": "timed_out"}, so that a client can branch on it.
+inline constexpr std::string_view kOutcomeMetaKey = "io.toolmux/outcome";
+// Sets result.meta[kOutcomeMetaKey] to call_outcome_name(outcome), making
+// meta an object when it is not one.
+void set_outcome_meta(ToolResult& result, CallOutcome outcome);
+
 struct ToolCall {
   std::string session_id;      // owner of what the call stores
   std::string session_label;   // for logs (the id itself is a secret)
@@ -141,6 +148,11 @@ struct CallResult {
  private:
   CallResult(ToolResult r, CallOutcome o) : result(std::move(r)), outcome(o) {}
 };
+
+// Whether the call is answered with `out.result`: it was not cancelled, and
+// no question (input_required) or JSON-RPC error goes out instead. What the
+// stages that change a result work on.
+bool carries_result(const CallResult& out);
 
 using CallHandler = std::function<CallResult(ToolCall&)>;
 using CallStage = std::function<CallHandler(CallHandler next)>;

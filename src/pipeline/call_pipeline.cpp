@@ -12,8 +12,11 @@
 #include "src/pipeline/invoke.h"
 #include "src/pipeline/journal.h"
 #include "src/pipeline/limit_result.h"
+#include "src/pipeline/outcome_meta.h"
 #include "src/pipeline/record.h"
 #include "src/pipeline/replay.h"
+#include "src/pipeline/redact_result.h"
+#include "src/pipeline/spotlight.h"
 #include "src/pipeline/unwrap_call_tool.h"
 #include "src/pipeline/verify_confirmation.h"
 
@@ -25,8 +28,9 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 std::shared_ptr<const CallJournal> journal) {
   if (!journal) journal = std::make_shared<const CallJournal>();
   CallChain chain;
-  // Around: sees every call whole, however it ends.
-  chain.around = {stages::record(logger, metrics, journal)};
+  // Around: sees every call whole, however it ends; every error result gets
+  // its outcome in _meta before record sees the final answer.
+  chain.around = {stages::record(logger, metrics, journal), stages::outcome_meta()};
   // Request: which tool the call reaches and whether the caller may call it.
   // Their answers are short (a name, clipped, and a rule), so they come before
   // the result stages.
@@ -41,8 +45,12 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
       stages::check_arguments(),      stages::replay(journal),  stages::confirm(),
       stages::verify_confirmation(),  stages::journal(journal), stages::deadline(running),
       stages::catch_tool_exceptions()};
-  // Result: what the handler answered, judged first, then cut or offloaded.
-  chain.result = {stages::check_result(), stages::limit_result(std::move(results))};
+  // Result: what the handler answered, judged first (as the tool gave it),
+  // then its secrets redacted, an untrusted tool's text marked as data, and
+  // last cut or offloaded: a secret is never cut in two or stored, and
+  // toolmux's notices stay outside the markers.
+  chain.result = {stages::check_result(), stages::redact_result(), stages::spotlight(),
+                  stages::limit_result(std::move(results))};
   return compose(chain, invoke_tool());
 }
 

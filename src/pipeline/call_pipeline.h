@@ -3,19 +3,28 @@
 // src/pipeline/ (a stage is a function from the next handler to a handler:
 // src/pipeline/call.h), composed in this one place, by group:
 //
-//   around:  record
+//   around:  record -> outcome_meta
 //   request: unwrap_call_tool -> resolve_tool -> authorize
 //   handler: check_arguments -> replay -> confirm -> verify_confirmation ->
 //            journal -> deadline -> catch_tool_exceptions -> invoke
-//   result:  check_result -> limit_result (in the order they see the answer)
+//   result:  check_result -> redact_result -> spotlight -> limit_result
+//            (in the order they see the answer)
 //
-// so a call runs record, unwrap_call_tool, resolve_tool, authorize,
-// limit_result, check_result, check_arguments, replay, confirm,
-// verify_confirmation, journal, deadline, catch_tool_exceptions, invoke, and its answer comes back
-// the other way: check_result judges what the tool returned before limit_result cuts or offloads
-// it, and record sees the final answer. Failures of the tool (bad arguments, a throw, a timeout, a
-// broken result, a denial) become isError results; the only protocol errors are an unknown tool
-// name, when the policy says so, and a chain composed out of order (an internal error).
+// so a call runs record, outcome_meta, unwrap_call_tool, resolve_tool,
+// authorize, limit_result, spotlight, redact_result, check_result,
+// check_arguments, replay, confirm, verify_confirmation, journal, deadline,
+// catch_tool_exceptions, invoke, and its answer comes back the other way:
+// check_result judges what the tool returned, as it returned it;
+// redact_result then replaces secrets, before anything can cut a secret in
+// two or store it; spotlight marks an untrusted tool's text as data before
+// limit_result cuts or offloads it, so that toolmux's own truncation and
+// offload notices stay outside the markers (a cut may drop the closing
+// marker; the notice after it says the text was cut) and a stored result
+// keeps them; outcome_meta names the outcome of every error result in
+// _meta, and record sees the final answer. Failures of the tool (bad
+// arguments, a throw, a timeout, a broken result, a denial) become isError
+// results; the only protocol errors are an unknown tool name, when the policy
+// says so, and a chain composed out of order (an internal error).
 //
 // This header is what the server needs: build_call_pipeline, the call types,
 // RunningHandlers and tool_timeout.

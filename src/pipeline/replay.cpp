@@ -34,7 +34,7 @@ CallStage replay(std::shared_ptr<const CallJournal> journal) {
                                   " is still running; ask again once it has ended");
       }
       const bool finished = *entry->outcome == "ok" || *entry->outcome == "tool_error";
-      if (finished && !entry->result.is_object()) {
+      if (finished && (entry->result_too_large || !entry->result.is_object())) {
         return CallResult::denied(tool_label(call) +
                                   " did not run again: the call with "
                                   "idempotency key " +
@@ -57,6 +57,10 @@ CallStage replay(std::shared_ptr<const CallJournal> journal) {
       recorded.structured_content =
           entry->result.value("structuredContent", nlohmann::json(nullptr));
       recorded.is_error = entry->result.value("isError", false);
+      // The same result as the first time, said to be a replay.
+      recorded.meta = entry->result.value("_meta", nlohmann::json::object());
+      if (!recorded.meta.is_object()) recorded.meta = nlohmann::json::object();
+      recorded.meta["io.toolmux/replayed"] = true;
       CallResult out = CallResult::answered(std::move(recorded));
       out.replayed = true;
       return out;

@@ -595,8 +595,11 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
           (expired ? " timed out after " + std::to_string(timeout.count()) +
                          " ms waiting for a place to run; toolmux was busy: " + busy
                    : " did not run: toolmux is exiting");
-      record_unrun(*session, "tools/call", name, expired ? "timed_out" : "stopped", text);
-      session->send_related(jsonrpc::make_result(id, ToolResult::error(text).to_json()), id);
+      const CallOutcome outcome = expired ? CallOutcome::timed_out : CallOutcome::stopped;
+      record_unrun(*session, "tools/call", name, call_outcome_name(outcome), text);
+      ToolResult result = ToolResult::error(text);
+      set_outcome_meta(result, outcome);
+      session->send_related(jsonrpc::make_result(id, result.to_json()), id);
     }
     session->end_call(id);
   };

@@ -496,13 +496,24 @@ Status JournalStore::begin(const JournalIntent& intent) {
   Impl& s = *impl_;
   if (intent.call_id.empty()) return Status::invalid_argument("a journal intent needs a call id");
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.get(call_key(intent.call_id))) {
+  // A call that ended without finishing (interrupted, timed out, cancelled,
+  // ...) may be asked for again: it starts again under the same id and key,
+  // in an entry of its own; the earlier entry stays as it was.
+  auto taken = [&s](const std::string& key) {
+    auto seq_text = s.get(key);
+    if (!seq_text) return false;
+    auto seq = seq_from_value(*seq_text);
+    auto entry = seq ? s.entry_at(*seq) : std::nullopt;
+    return !entry || !entry->outcome || *entry->outcome == "ok" ||
+           *entry->outcome == "tool_error";
+  };
+  if (taken(call_key(intent.call_id))) {
     return Status::invalid_argument("call " + intent.call_id + " is already in the journal");
   }
   const bool keyed = !intent.idempotency_key.empty();
   const std::string index_key =
       keyed ? idempotency_key(intent.principal, intent.idempotency_key) : std::string();
-  if (keyed && s.get(index_key)) {
+  if (keyed && taken(index_key)) {
     return Status::invalid_argument("the idempotency key \"" + intent.idempotency_key +
                                     "\" is already used by another call of this principal");
   }

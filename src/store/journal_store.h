@@ -139,7 +139,10 @@ class JournalStore {
   // Writes the intent (synced) and, when it has an idempotency key, indexes
   // it under (principal, key). invalid_argument when the call id is already
   // journaled or the key is already indexed for this principal (find_by_key
-  // first); io_error on a storage failure.
+  // first), unless that call ended without finishing (an outcome other than
+  // "ok" or "tool_error": interrupted, timed out, cancelled, ...): then the
+  // call starts again in an entry of its own, which the id and the key now
+  // name, the earlier entry left as it was. io_error on a storage failure.
   Status begin(const JournalIntent& intent);
   // Records the outcome of a journaled call, with `result` for replay, and
   // appends `audit`, in one atomic, synced batch. not_found when `call_id`

@@ -477,11 +477,16 @@ ToolResult McpClient::tool_result(const Outcome& outcome) {
     }
     throw MissingClientCapability(std::move(missing), outcome.error);
   }
-  if (!outcome.result) return ToolResult::error(outcome.error);
+  // No usable answer: an error in toolmux's words (not spotlighted as data).
+  auto failed = [](std::string message) {
+    ToolResult error = ToolResult::error(std::move(message));
+    error.from_toolmux = true;
+    return error;
+  };
+  if (!outcome.result) return failed(outcome.error);
   Result<ToolResult> read = read_tool_result(*outcome.result);
   // call_tool has checked it; a result from elsewhere is refused the same way.
-  if (!read.ok())
-    return ToolResult::error("the result does not have MCP's shape: " + read.message());
+  if (!read.ok()) return failed("the result does not have MCP's shape: " + read.message());
   return std::move(read).value();
 }
 

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "src/base/redact.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_context.h"
@@ -89,6 +90,7 @@ TEST_CASE("a valid catalog file loads with every field") {
   CHECK(echo.spec.idempotent);
   CHECK(echo.spec.tags == std::vector<std::string>{"test", "text"});
   CHECK(echo.spec.version == "2.1");
+  CHECK(echo.spec.untrusted_output);
   CHECK(echo.command.argv == std::vector<std::string>{"printf", "%s\\n", "{prefix}", "{words}"});
   CHECK(echo.command.cwd.empty());
   CHECK(echo.command.env_allow == std::vector<std::string>{"PATH"});
@@ -101,6 +103,7 @@ TEST_CASE("a valid catalog file loads with every field") {
   CHECK_FALSE(where.spec.idempotent);
   CHECK(where.spec.output_schema.is_null());
   CHECK(where.spec.side_effect == "local_mutation");
+  CHECK_FALSE(where.spec.untrusted_output);  // "spotlight" is off by default
   // A relative cwd is taken relative to the file's folder, made absolute.
   CHECK(where.command.cwd.is_absolute());
   CHECK(fs::equivalent(where.command.cwd, kCatalogs / "workdir"));
@@ -729,8 +732,13 @@ TEST_CASE("the upstreams section loads every field and resolves env references")
   CHECK(read.side_effect == "read_only");
   CHECK(read.timeout == 1500ms);
   CHECK(read.pinned);
+  CHECK(read.spotlight == true);
+  CHECK(files.spotlight == false);
+  // Values given by reference are secrets from now on.
+  CHECK(redact("env from-the-environment, file from-a-file") == "env [REDACTED], file [REDACTED]");
 
   const UpstreamSpec& plain = load.catalog.upstreams[1];
+  CHECK_FALSE(plain.spotlight.has_value());
   CHECK(plain.argv == std::vector<std::string>{"/bin/true"});
   CHECK(plain.prefix == "plain_");
   CHECK_FALSE(plain.include);
@@ -870,4 +878,22 @@ TEST_CASE("a broken policy.confirm reports every problem with its pointer") {
   CHECK(has_problem(p, "/policy/confirm/timeoutSeconds",
                     "timeoutSeconds must be between 1 and 86400, not 0"));
   CHECK(p.size() == 6);
+}
+
+TEST_CASE("spotlight must be a boolean, on a command tool, an upstream and its tools") {
+  TempDir dir;
+  json tool = good_tool("t");
+  tool["spotlight"] = "yes";
+  json document = {{"tools", {tool}},
+                   {"upstreams",
+                    {{"up",
+                      {{"command", "/bin/true"},
+                       {"spotlight", 1},
+                       {"tools", {{"x", {{"spotlight", nullptr}}}}}}}}}};
+  CatalogLoad load = load_json(dir, document);
+  const std::string report = format_problems(load.problems);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("/tools/0/spotlight: expected a boolean"));
+  CHECK_THAT(report, Catch::Contains("/upstreams/up/spotlight: expected a boolean"));
+  CHECK_THAT(report, Catch::Contains("/upstreams/up/tools/x/spotlight: expected a boolean"));
 }

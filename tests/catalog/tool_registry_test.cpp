@@ -95,6 +95,14 @@ TEST_CASE("annotations follow the side-effect class") {
   CHECK(annotations_for(spec, SideEffect::destructive)["idempotentHint"] == true);
 }
 
+TEST_CASE("openWorldHint is the spec's own when it declares one") {
+  ToolSpec spec = valid_spec();
+  spec.open_world = true;
+  CHECK(annotations_for(spec, SideEffect::read_only)["openWorldHint"] == true);
+  spec.open_world = false;
+  CHECK(annotations_for(spec, SideEffect::remote_mutation)["openWorldHint"] == false);
+}
+
 TEST_CASE("registration refusals name the tool and the reason") {
   SECTION("empty name") {
     const Problem p = only_problem(valid_spec(""));

@@ -86,3 +86,53 @@ TEST_CASE("include, exclude and overrides decide which upstream tools join and a
   CHECK_FALSE(upstream_tool_spec(upstream, listed_tool("b")));
   CHECK_FALSE(upstream_tool_spec(upstream, listed_tool("c")));
 }
+
+TEST_CASE("an upstream tool keeps its openWorldHint, and open-world tools are spotlighted") {
+  const UpstreamSpec upstream = upstream_named("up");
+  // MCP's default for a missing openWorldHint is true.
+  auto silent = upstream_tool_spec(upstream, listed_tool("silent"));
+  REQUIRE(silent);
+  CHECK(silent->open_world == true);
+  CHECK(silent->untrusted_output);
+  auto closed = upstream_tool_spec(
+      upstream, listed_tool("closed", {{"readOnlyHint", true}, {"openWorldHint", false}}));
+  REQUIRE(closed);
+  CHECK(closed->open_world == false);
+  CHECK_FALSE(closed->untrusted_output);
+  auto open = upstream_tool_spec(
+      upstream, listed_tool("open", {{"readOnlyHint", true}, {"openWorldHint", true}}));
+  REQUIRE(open);
+  CHECK(open->open_world == true);
+  CHECK(open->untrusted_output);
+  // A hint that is not a boolean counts as absent.
+  auto odd = upstream_tool_spec(upstream, listed_tool("odd", {{"openWorldHint", "no"}}));
+  REQUIRE(odd);
+  CHECK(odd->open_world == true);
+}
+
+TEST_CASE("the catalog's spotlight settings win over the hint: the tool's, then the upstream's") {
+  UpstreamSpec upstream = upstream_named("up");
+  upstream.spotlight = false;
+  UpstreamToolOverride on;
+  on.spotlight = true;
+  upstream.tools["closed"] = on;
+  UpstreamToolOverride reclassed;
+  reclassed.side_effect = "local_mutation";
+  upstream.tools["reclassed"] = reclassed;
+
+  auto open = upstream_tool_spec(upstream, listed_tool("open"));
+  REQUIRE(open);
+  CHECK_FALSE(open->untrusted_output);  // the upstream's "spotlight": false
+  CHECK(open->open_world == true);      // still published as the upstream says
+  auto closed = upstream_tool_spec(upstream, listed_tool("closed", {{"openWorldHint", false}}));
+  REQUIRE(closed);
+  CHECK(closed->untrusted_output);  // the tool's "spotlight": true
+
+  // An operator's class stands for the upstream's hints: openWorldHint from
+  // the class, and with it the default.
+  upstream.spotlight.reset();
+  auto local = upstream_tool_spec(upstream, listed_tool("reclassed"));
+  REQUIRE(local);
+  CHECK_FALSE(local->open_world.has_value());
+  CHECK_FALSE(local->untrusted_output);
+}

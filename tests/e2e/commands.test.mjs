@@ -42,7 +42,8 @@ test('command tool: env sets fixed variables; only envAllow names are inherited'
   const { client } = await serve(t, { env: { TOOLMUX_E2E_SECRET: 'leaked-secret' } });
   const result = await client.callTool({ name: 'show_env', arguments: {} });
   assert.notEqual(result.isError, true, JSON.stringify(result));
-  assert.equal(textOf(result), 'fixed=fixed-value secret=unset');
+  // Not "secret=...": an assignment to a key named secret is redacted in results.
+  assert.equal(textOf(result), 'fixed=fixed-value inherited=unset');
 });
 
 test('command tool: a non-zero exit is an isError result carrying stderr', async (t) => {
@@ -105,6 +106,8 @@ test('timeout: timeoutMs 300 on a 5 s command returns isError "timed out after 3
   assert.ok(elapsed >= 250, `returned after ${Math.round(elapsed)} ms, before the 300 ms timeout`);
   assert.equal(result.isError, true, JSON.stringify(result));
   assert.ok(textOf(result).includes('timed out after 300 ms'), `text: ${JSON.stringify(textOf(result))}`);
+  // The class of the failure, for a client to branch on.
+  assert.deepEqual(result._meta, { 'io.toolmux/outcome': 'timed_out' }, JSON.stringify(result));
 
   // The background child would write the marker 1 s after start if the process group survived.
   await sleep(Math.max(0, started + 1700 - performance.now()));

@@ -1,5 +1,6 @@
 // How errors reach an SDK client: argument errors are isError results that
-// name the argument; an unknown tool is JSON-RPC error -32602.
+// name the argument, every error result names its class in
+// _meta["io.toolmux/outcome"]; an unknown tool is JSON-RPC error -32602.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -24,6 +25,8 @@ test('invalid arguments: wrong type is an isError result naming the argument', a
   const text = textOf(result);
   assert.ok(text.startsWith(PREFIX('read_text_file')), `text: ${JSON.stringify(text)}`);
   assert.ok(text.includes('/start_line'), `text does not name /start_line: ${JSON.stringify(text)}`);
+  // The class of the failure, for a client to branch on.
+  assert.deepEqual(result._meta, { 'io.toolmux/outcome': 'invalid_arguments' }, JSON.stringify(result));
 });
 
 test('invalid arguments: a missing required argument is named', async (t) => {
@@ -56,6 +59,7 @@ test('unknown tool name is JSON-RPC error -32602 (McpError)', async (t) => {
   // The session goes on.
   const ok = await client.callTool({ name: 'echo_text', arguments: { text: 'ok' } });
   assert.equal(textOf(ok), 'ok');
+  assert.equal(ok._meta, undefined, 'a success carries no outcome');
 });
 
 test('a tool failing on its input (reading a directory) is an isError result, not a protocol error', async (t) => {
@@ -63,6 +67,7 @@ test('a tool failing on its input (reading a directory) is an isError result, no
   const result = await client.callTool({ name: 'read_text_file', arguments: { path: 'dir' } });
   assert.equal(result.isError, true, JSON.stringify(result));
   assert.ok(textOf(result).length > 0);
+  assert.deepEqual(result._meta, { 'io.toolmux/outcome': 'tool_error' }, JSON.stringify(result));
 });
 
 test('unknown tool: the error suggests the closest tool names (message and data.suggestions)', async (t) => {

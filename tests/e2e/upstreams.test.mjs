@@ -64,7 +64,7 @@ test('upstream tools are listed under their prefix, with include/exclude and ove
   assert.equal(byName.get('everything_echo').annotations.readOnlyHint, true);
   assert.equal(byName.get('create_entities').annotations.readOnlyHint, false);
   assert.equal(byName.get('create_entities').annotations.destructiveHint, false);
-  assert.equal(byName.get('create_entities').annotations.openWorldHint, true, 'remote_mutation');
+  assert.equal(byName.get('create_entities').annotations.openWorldHint, false, 'as the upstream says');
   assert.equal(byName.get('delete_relations').annotations.openWorldHint, false, 'overridden to local_mutation');
   assert.equal(byName.get('delete_observations').annotations.destructiveHint, true);
   assert.deepEqual(byName.get('everything_echo').inputSchema.required, ['message']);

@@ -1,4 +1,5 @@
 #include "src/base/logger.h"
+#include "src/base/redact.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -153,4 +154,29 @@ TEST_CASE("a record is one JSON object: ts, level, event and the fields, any tex
   CHECK(records[1]["level"] == "warning");
   CHECK(records[1]["tools"] == 3);
   CHECK(records[1]["name"] == "x\xEF\xBF\xBD");
+}
+
+TEST_CASE("secrets never reach the log: every string field is redacted") {
+  TempFile out;
+  Logger logger(out.file, LogLevel::debug);
+  toolmux::register_secret("Lg5-known-secret-for-the-log");
+  logger.write_batched(LogLevel::info, "tool_call",
+                       LogFields()
+                           .add("reason", "upstream said Bearer abcDEF0123456789xyz")
+                           .add("principal", "Lg5-known-secret-for-the-log")
+                           .add("tool", "echo"));
+  logger.write(LogLevel::warning, "upstream_failed",
+               {{"reason", "key AKIAIOSFODNN7EXAMPLE refused"},
+                {"password", 1234},
+                {"nested", {{"text", "Lg5-known-secret-for-the-log"}}},
+                {"tool", "echo"}});
+  const auto records = records_in(out.file);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0]["reason"] == "upstream said Bearer [REDACTED:bearer_token]");
+  CHECK(records[0]["principal"] == "[REDACTED]");
+  CHECK(records[0]["tool"] == "echo");
+  CHECK(records[1]["reason"] == "key [REDACTED:aws_access_key_id] refused");
+  CHECK(records[1]["password"] == "[REDACTED]");
+  CHECK(records[1]["nested"]["text"] == "[REDACTED]");
+  CHECK(records[1]["tool"] == "echo");
 }

@@ -335,6 +335,7 @@ TEST_CASE("a handler that ignores its deadline keeps its place until it stops") 
   json stuck = f.request(1, "tools/call", {{"name", "stubborn"}, {"arguments", {{"ms", 800}}}});
   CHECK(stuck["result"]["isError"] == true);
   CHECK(stuck["result"]["content"][0]["text"] == "Tool \"stubborn\" timed out after 100 ms");
+  CHECK(stuck["result"]["_meta"] == json{{"io.toolmux/outcome", "timed_out"}});
   // Answered, but its handler still runs: the next call waits for it.
   json next = f.request(2, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "after"}}}});
   CHECK(next["result"]["content"][0]["text"] == "after");
@@ -351,7 +352,9 @@ TEST_CASE("a call that waits past its tool's timeout is answered as timed out, s
   CHECK(r["result"]["content"][0]["text"] ==
         "Tool \"stubborn\" timed out after 100 ms waiting for a place to run; toolmux was "
         "busy: 1 calls running (--max-calls 1)");
+  CHECK(r["result"]["_meta"] == json{{"io.toolmux/outcome", "timed_out"}});
   CHECK(f.sink.response(1)["result"]["content"][0]["text"] == "rested");
+  CHECK_FALSE(f.sink.response(1)["result"].contains("_meta"));
   CHECK(f.metrics.calls("stubborn", "timed_out") == 1);
 }
 
@@ -365,9 +368,11 @@ TEST_CASE("calls stopped because toolmux exits are answered with an error saying
   CHECK(running["result"]["isError"] == true);
   CHECK(running["result"]["content"][0]["text"] ==
         "Tool \"nap\" was stopped before it finished: toolmux is exiting");
+  CHECK(running["result"]["_meta"] == json{{"io.toolmux/outcome", "stopped"}});
   json queued = f.sink.response("queued");
   CHECK(queued["result"]["isError"] == true);
   CHECK(queued["result"]["content"][0]["text"] == "Tool \"echo\" did not run: toolmux is exiting");
+  CHECK(queued["result"]["_meta"] == json{{"io.toolmux/outcome", "stopped"}});
   CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
 }
 

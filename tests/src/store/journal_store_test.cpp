@@ -283,6 +283,27 @@ TEST_CASE("journal: the idempotency index is per principal") {
   CHECK_FALSE(store->find_by_key("a", "bc"));
 }
 
+TEST_CASE("journal: a call that ended without finishing may begin again under its id and key") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
+  REQUIRE(store->finish("c1", "timed_out", nullptr, record("c1", at(1))).ok());
+  // Asked again: it starts again, and the key names the new entry.
+  REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
+  auto again = store->find_by_key("alice", "k");
+  REQUIRE(again);
+  CHECK_FALSE(again->outcome);
+  REQUIRE(store->finish("c1", "ok", json{{"content", json::array()}}, record("c1", at(2))).ok());
+  // A call that finished is never begun again.
+  CHECK(store->begin(intent("c1", "alice", "k")).is_invalid_argument());
+  CHECK(store->begin(intent("c2", "alice", "k")).is_invalid_argument());
+  auto entries = read_journal(dir.path());
+  REQUIRE(entries.ok());
+  REQUIRE(entries.value().size() == 2);
+  CHECK(entries.value()[0].outcome == "timed_out");
+  CHECK(entries.value()[1].outcome == "ok");
+}
+
 TEST_CASE("journal: a result too large to replay is not recorded, and its entry says so") {
   TempDir dir;
   auto store = open_store(options_for(dir.path()));

@@ -106,12 +106,14 @@ TEST_CASE("a relayed call returns the upstream's result, and its error as an err
   TestContext context;
   ToolResult result = McpClient::tool_result(client->call_tool("any", {{"x", 1}}, context));
   CHECK_FALSE(result.is_error);
+  CHECK_FALSE(result.from_toolmux);
   CHECK(result.content == json::parse(R"([{"type":"text","text":"called"}])"));
   CHECK(result.structured_content == json{{"ok", true}});
   CHECK(eventually_contains(up.received(), R"("arguments":{"x":1})"));
 
   ToolResult failed = McpClient::tool_result(client->call_tool("fails", json::object(), context));
   CHECK(failed.is_error);
+  CHECK(failed.from_toolmux);  // toolmux's words: never spotlighted as the tool's
   CHECK(failed.content[0]["text"] ==
         "upstream \"scripted\" answered tools/call with an error: no such tool (code -32602)");
 }

@@ -11,10 +11,12 @@
 // `toolmux audit` shows the approver and the rationale, its secret redacted; a
 // client without elicitation is refused, nothing asked; `--read-only` and the
 // run-time freeze hide and refuse the tool while read_text_file works; one
-// idempotency key twice deletes once and answers the same twice. Over stdio:
-// kill -9 while slow_mark runs, then `toolmux journal` lists it interrupted
-// and nothing ran it again. An upstream tool without annotations
-// (unannotated_upstream.mjs) is listed destructive and needs confirmation.
+// idempotency key twice deletes once and answers the same twice; an upstream
+// tool without annotations (unannotated_upstream.mjs) is listed destructive,
+// needs confirmation and gets the call id. Then: bearer tokens (the caller in
+// the prompt and the audit, the token nowhere), a human who does not answer in
+// time, and kill -9 while slow_mark runs: `toolmux journal` lists it
+// interrupted, nothing runs it again until its client asks again with its key.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -64,16 +66,23 @@ const decline = () => ({ action: 'decline' });
  * 'legacy' (1.x SDK, stdio), 'http' (1.x SDK, Streamable HTTP) or 'modern'
  * (v2 client pinned to 2026-07-28, stdio). `answer(params)` is the human's
  * answer to each elicitation; without it the client does not declare the
- * elicitation capability. `headers` go on every HTTP request. Returns { call, list, search, asked, received, dir,
- * dataDir, args, pid, stderr }.
+ * elicitation capability. `catalog` is a catalog file used where it is
+ * instead of the guarded one, `confirm` fields to put in the guarded one's
+ * policy.confirm, `headers` what goes on every HTTP request. Returns
+ * { call, list, search, asked, received, dir, dataDir, pid, stderr }.
  */
-async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt': 'old notes\n' }, dataDir, dir, catalog = CATALOG, env = {}, headers } = {}) {
+async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt': 'old notes\n' }, dataDir, dir, catalog, confirm, env = {}, headers } = {}) {
   requireBinary();
   dir ??= makeTempDir('toolmux-guarded-');
   dataDir ??= makeTempDir('toolmux-data-');
-  if (catalog === CATALOG) fs.copyFileSync(CATALOG, path.join(dir, 'catalog.json'));
+  let catalogFile = catalog;
+  if (catalog === undefined) {
+    const base = JSON.parse(fs.readFileSync(CATALOG, 'utf8'));
+    base.policy.confirm = { ...base.policy.confirm, ...confirm };
+    catalogFile = path.join(dir, 'catalog.json');
+    fs.writeFileSync(catalogFile, JSON.stringify(base));
+  }
   writeTree(dir, files);
-  const catalogFile = catalog === CATALOG ? path.join(dir, 'catalog.json') : catalog;
   const serveArgs = ['serve', '--root', dir, '--data-dir', dataDir, '--catalog', catalogFile, ...args];
   const capabilities = answer ? { elicitation: {} } : {};
   const asked = [];
@@ -178,256 +187,6 @@ const KINDS = [
   ['modern', `the v2 client at ${MODERN} over stdio`],
 ];
 
-for (const [kind, label] of KINDS) {
-  describe(`guarded mutations, ${label}`, () => {
-    test('a declined confirmation: the file is still there and the result says why, naming the rule', async (t) => {
-      const answers = [
-        decline,
-        () => ({ action: 'cancel' }),
-        () => ({ action: 'accept', content: { approve: false, approver: 'Ada Lovelace', rationale: 'not now' } }),
-        () => ({ action: 'accept', content: { approve: true, approver: 'Ada Lovelace' } }),
-        () => ({ action: 'accept', content: { approve: true, approver: 'Ada Lovelace', rationale: 'x'.repeat(501) } }),
-      ];
-      let next = 0;
-      const server = await serveGuarded(t, kind, { answer: (params) => answers[next++](params) });
-      const notes = path.join(server.dir, 'notes.txt');
-
-      const declined = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': 'the notes are out of date' });
-      assertRefused(declined, 'delete_file', /the confirmation was declined/, 'denied');
-      assert.match(textOf(declined), /\/policy\/confirm\/classes/);
-      assert.ok(fs.existsSync(notes), 'a declined delete_file deleted the file');
-
-      // The prompt: the action, its validated arguments, the model's reason, and what to answer.
-      assert.equal(server.asked.length, 1);
-      const prompt = server.asked[0];
-      assert.match(prompt.message, /delete_file/);
-      assert.match(prompt.message, /notes\.txt/);
-      assert.match(prompt.message, /the notes are out of date/);
-      assert.match(prompt.message, /Caller: /);
-      const schema = prompt.requestedSchema;
-      assert.deepEqual(Object.keys(schema.properties).sort(), ['approve', 'approver', 'rationale']);
-      assert.equal(schema.properties.approve.type, 'boolean');
-      assert.equal(schema.properties.approver.type, 'string');
-      assert.equal(schema.properties.rationale.type, 'string');
-      assert.equal(schema.properties.rationale.maxLength, 500);
-      assert.deepEqual([...schema.required].sort(), ['approve', 'approver', 'rationale']);
-      if (kind === 'modern') {
-        // The question went back in the answer, keyed io.toolmux/confirm, and the client retried.
-        const question = server.received.find((m) => m.result?.resultType === 'input_required');
-        assert.ok(question, 'no input_required result was received');
-        assert.deepEqual(Object.keys(question.result.inputRequests), ['io.toolmux/confirm']);
-      } else {
-        assert.ok(server.received.some((m) => m.method === 'elicitation/create'), 'no elicitation/create was received');
-      }
-
-      // Cancelled, not approved, no rationale, a rationale over 500 characters: not run either.
-      for (const why of [/the confirmation was cancelled/, /did not approve it/, /no rationale/, /a rationale longer than 500 characters/]) {
-        const refused = await server.call('delete_file', { path: 'notes.txt' });
-        assertRefused(refused, 'delete_file', why, 'denied');
-        assert.ok(fs.existsSync(notes), `delete_file ran after an answer refused for ${why}`);
-      }
-      assert.equal(server.asked.length, answers.length);
-    });
-
-    test('an accepted confirmation: the file is gone, and toolmux audit shows the approver and the redacted rationale', async (t) => {
-      const server = await serveGuarded(t, kind, {
-        answer: accept('Ada Lovelace', `stale notes; rotate ${SECRET} too`),
-        files: { 'notes.txt': 'old notes\n', 'token.txt': `token: ${SECRET}\n` },
-      });
-      const result = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': `clean up before sharing ${SECRET}` });
-      assert.notEqual(result.isError, true, short(result));
-      const callId = /^deleted notes\.txt \(call (.+)\)\n?$/.exec(textOf(result))?.[1];
-      assert.ok(callId, `the command did not get TOOLMUX_CALL_ID: ${textOf(result)}`);
-      assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')), 'an accepted delete_file left the file');
-
-      // The prompt showed the reason with the secret redacted.
-      assert.equal(server.asked.length, 1);
-      assert.ok(!server.asked[0].message.includes(SECRET), server.asked[0].message);
-      assert.match(server.asked[0].message, /clean up before sharing \[REDACTED:/);
-
-      // A result carrying the secret is redacted too.
-      const read = await server.call('read_text_file', { path: 'token.txt' });
-      assert.ok(!textOf(read).includes(SECRET), textOf(read));
-      assert.match(textOf(read), /token: \[REDACTED:/);
-
-      const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
-      // At 2026-07-28 the question is the answer to a request of its own, audited
-      // as such; the retry that carries the human's answer is the call that ran.
-      assert.equal(records.length, kind === 'modern' ? 2 : 1, short(records));
-      if (kind === 'modern') {
-        assert.equal(records[0].confirmation, 'asked', short(records[0]));
-        assert.equal(records[0].outcome, 'input_required', short(records[0]));
-      }
-      const record = records.at(-1);
-      assert.equal(record.call_id, callId);
-      assert.equal(record.tool, 'delete_file');
-      assert.equal(record.side_effect, 'destructive');
-      assert.deepEqual(record.arguments, { path: 'notes.txt' });
-      assert.equal(record.confirmation, 'accepted');
-      assert.equal(record.approver, 'Ada Lovelace');
-      assert.match(record.rationale, /^stale notes; rotate \[REDACTED:[a-z_]+\] too$/);
-      assert.equal(record.outcome, 'ok');
-      assert.equal(typeof record.duration_ms, 'number');
-      assert.ok(!JSON.stringify(records).includes(SECRET));
-      // The read was audited too (no confirmation needed), and nothing anywhere holds the secret.
-      const all = await auditRecords(server.dataDir);
-      const reads = all.filter((r) => r.tool === 'read_text_file');
-      assert.equal(reads.length, 1, short(all));
-      assert.equal(reads[0].confirmation, 'not_required');
-      assert.ok(!JSON.stringify(all).includes(SECRET));
-      // The filters: by principal, and by time.
-      assert.deepEqual(await auditRecords(server.dataDir, ['--principal', record.principal, '--since', '1h']), all);
-      assert.deepEqual(await auditRecords(server.dataDir, ['--principal', 'nobody']), []);
-
-      // The text form names the approver too.
-      const text = await runCli(['audit', '--data-dir', server.dataDir, '--tool', 'delete_file']);
-      assert.equal(text.code, 0, text.stderr);
-      assert.match(text.stdout, /Ada Lovelace/);
-      assert.ok(!text.stdout.includes(SECRET), text.stdout);
-    });
-
-    test('a client without the elicitation capability is refused with the reason, and nothing is asked', async (t) => {
-      const server = await serveGuarded(t, kind, {});
-      const result = await server.call('delete_file', { path: 'notes.txt' });
-      assertRefused(result, 'delete_file', /cannot ask for one: it did not declare the elicitation capability/, 'denied');
-      assert.match(textOf(result), /\/policy\/confirm\/classes/);
-      assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
-      assert.ok(!server.received.some((m) => m.method === 'elicitation/create'), 'an elicitation was sent');
-      assert.ok(!server.received.some((m) => m.result?.resultType === 'input_required'), 'a question was sent');
-      // A tool that needs no confirmation still runs for it.
-      const read = await server.call('read_text_file', { path: 'notes.txt' });
-      assert.equal(textOf(read), 'old notes\n');
-    });
-
-    test('serve --read-only: delete_file is neither listed, found nor callable, and read_text_file works', async (t) => {
-      const server = await serveGuarded(t, kind, { answer: accept(), args: ['--read-only'] });
-      const tools = await server.list();
-      assert.ok(!tools.has('delete_file') && !tools.has('slow_mark'), [...tools.keys()].join(', '));
-      assert.ok(tools.has('read_text_file'), [...tools.keys()].join(', '));
-      assert.ok(!(await server.search('delete a file')).includes('delete_file'));
-      const refused = await server.call('delete_file', { path: 'notes.txt' });
-      assertRefused(refused, 'delete_file', /writes are frozen/, 'denied');
-      const through = await server.call('call_tool', { name: 'delete_file', arguments: { path: 'notes.txt' } });
-      assertRefused(through, 'delete_file', /writes are frozen/, 'denied');
-      assert.equal(server.asked.length, 0, 'a refused call asked for a confirmation');
-      assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
-      assert.equal(textOf(await server.call('read_text_file', { path: 'notes.txt' })), 'old notes\n');
-    });
-
-    test('the run-time freeze: toolmux freeze on hides and refuses delete_file while reads work; freeze off brings it back', async (t) => {
-      const server = await serveGuarded(t, kind, { answer: accept() });
-      assert.ok((await server.list()).has('delete_file'));
-      assert.ok((await server.search('delete a file')).includes('delete_file'));
-
-      const on = await runCli(['freeze', 'on', '--reason', 'migration until 14:00', '--data-dir', server.dataDir]);
-      assert.equal(on.code, 0, on.stderr);
-      const status = await runCli(['freeze', 'status', '--data-dir', server.dataDir]);
-      assert.match(status.stdout, /^Write freeze on in .*: migration until 14:00\.\n$/);
-      await waitUntil(async () => !(await server.list()).has('delete_file'), 5000, 'delete_file to leave tools/list');
-      if (kind !== 'modern') {
-        assert.ok(server.received.some((m) => m.method === 'notifications/tools/list_changed'), 'no tools/list_changed was sent');
-      }
-      assert.ok(!(await server.search('delete a file')).includes('delete_file'));
-      const refused = await server.call('delete_file', { path: 'notes.txt' });
-      assertRefused(refused, 'delete_file', /writes are frozen/, 'denied');
-      assert.match(textOf(refused), /migration until 14:00/);
-      assert.equal(server.asked.length, 0);
-      assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
-      assert.equal(textOf(await server.call('read_text_file', { path: 'notes.txt' })), 'old notes\n');
-
-      const off = await runCli(['freeze', 'off', '--data-dir', server.dataDir]);
-      assert.equal(off.code, 0, off.stderr);
-      assert.match((await runCli(['freeze', 'status', '--data-dir', server.dataDir])).stdout, /^Write freeze off in /);
-      await waitUntil(async () => (await server.list()).has('delete_file'), 5000, 'delete_file back in tools/list');
-      const deleted = await server.call('delete_file', { path: 'notes.txt' });
-      assert.notEqual(deleted.isError, true, short(deleted));
-      assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
-    });
-
-    test('the same idempotency key twice: one deletion, the same result twice; the key with other arguments is refused', async (t) => {
-      const server = await serveGuarded(t, kind, { answer: accept(), files: { 'notes.txt': 'old notes\n', 'other.txt': 'other\n' } });
-      const notes = path.join(server.dir, 'notes.txt');
-      const key = { 'io.toolmux/idempotencyKey': 'cleanup-2026-12-02' };
-      const first = await server.call('delete_file', { path: 'notes.txt' }, key);
-      assert.notEqual(first.isError, true, short(first));
-      assert.match(textOf(first), /^deleted notes\.txt \(call .+\)/);
-      assert.ok(!fs.existsSync(notes));
-
-      fs.writeFileSync(notes, 'new notes\n');
-      const second = await server.call('delete_file', { path: 'notes.txt' }, key);
-      assert.deepEqual(second.content, first.content, 'the replay is not the recorded result');
-      assert.equal(second.isError, first.isError);
-      assert.equal(meta(second)['io.toolmux/replayed'], true, short(second));
-      assert.equal(fs.readFileSync(notes, 'utf8'), 'new notes\n', 'the replay ran the command again');
-      assert.equal(server.asked.length, 1, 'the replay asked for a confirmation again');
-
-      const other = await server.call('delete_file', { path: 'other.txt' }, key);
-      assert.equal(other.isError, true, short(other));
-      assert.match(textOf(other), /idempotency key/i);
-      assert.ok(typeof outcomeOf(other) === 'string', short(other));
-      assert.ok(fs.existsSync(path.join(server.dir, 'other.txt')));
-      assert.ok(fs.existsSync(notes));
-
-      const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
-      const answered = records.filter((r) => r.confirmation !== 'asked'); // the 2026-07-28 question rounds
-      assert.deepEqual(answered.map((r) => r.confirmation).slice(0, 2), ['accepted', 'replayed'], short(records));
-      assert.ok(records.every((r) => r.idempotency_key === 'cleanup-2026-12-02'), short(records));
-    });
-
-    test('an upstream tool without annotations is listed destructive and needs a confirmation', async (t) => {
-      const marker = path.join(makeTempDir('toolmux-guarded-'), 'removed.txt');
-      let reply = decline;
-      const server = await serveGuarded(t, kind, {
-        answer: (params) => reply(params),
-        catalog: UPSTREAM_CATALOG,
-        env: { TOOLMUX_E2E_GUARDED_MARKER: marker },
-      });
-      const tools = await server.list();
-      assert.ok(tools.has('remove_thing'), [...tools.keys()].join(', '));
-      assert.equal(tools.get('remove_thing').annotations?.destructiveHint, true, short(tools.get('remove_thing')));
-      assert.equal(tools.get('remove_thing').annotations?.readOnlyHint, false, short(tools.get('remove_thing')));
-      assert.equal(tools.get('peek').annotations?.readOnlyHint, true, short(tools.get('peek')));
-
-      const declined = await server.call('remove_thing', { name: 'cache' });
-      assertRefused(declined, 'remove_thing', /\/policy\/confirm\/classes/, 'denied');
-      assert.ok(!fs.existsSync(marker), 'the upstream ran a declined call');
-      assert.equal(server.asked.length, 1);
-      assert.match(server.asked[0].message, /remove_thing/);
-
-      reply = accept();
-      const accepted = await server.call('remove_thing', { name: 'cache' });
-      // Without annotations it may also reach the network (openWorldHint
-      // defaults to true), so its output comes marked as data.
-      assert.equal(textOf(accepted), spotlighted('remove_thing', 'removed cache'), short(accepted));
-      assert.equal(fs.readFileSync(marker, 'utf8'), 'removed cache\n');
-
-      // A read-only upstream tool asks nobody.
-      assert.equal(textOf(await server.call('peek')), spotlighted('peek', 'nothing changed'));
-      assert.equal(server.asked.length, 2);
-    });
-  });
-}
-
-test('over HTTP with bearer tokens: the prompt names the caller, the audit record is theirs, and the token shows nowhere', async (t) => {
-  const token = 'alice-token-0123456789abcdef';
-  const server = await serveGuarded(t, 'http', {
-    answer: accept('Grace Hopper', 'asked for by alice'),
-    env: { TOOLMUX_TOKENS: `alice=${token}` },
-    headers: { authorization: `Bearer ${token}` },
-  });
-  const result = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': `alice's token is ${token}` });
-  assert.notEqual(result.isError, true, short(result));
-  assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
-  assert.match(server.asked[0].message, /Caller: alice/);
-  assert.ok(!server.asked[0].message.includes(token), server.asked[0].message);
-  const [record] = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
-  assert.equal(record.principal, 'alice');
-  assert.equal(record.approver, 'Grace Hopper');
-  assert.equal(record.rationale, 'asked for by alice');
-  const all = await runCli(['audit', '--json', '--data-dir', server.dataDir]);
-  assert.ok(!all.stdout.includes(token), all.stdout);
-});
-
 /** Whether process `pid` exists (a child not yet reaped by Node counts). */
 function alive(pid) {
   try {
@@ -438,54 +197,350 @@ function alive(pid) {
   }
 }
 
-// The two eras at once: each test mostly waits out the command's sleep.
-describe('kill -9 mid-mutation', { concurrency: true }, () => {
-  for (const kind of ['legacy', 'modern']) {
-    test(`kill -9 while a mutating command runs (${kind} client): after the restart toolmux journal lists it interrupted, and nothing ran it again`, async (t) => {
-      const dir = makeTempDir('toolmux-guarded-');
-      const dataDir = makeTempDir('toolmux-data-');
-      const marker = path.join(dir, 'marker.txt');
-      const server = await serveGuarded(t, kind, { dir, dataDir });
-      const call = server.call('slow_mark').then((result) => ({ result }), (error) => ({ error }));
-      await waitUntil(() => fs.existsSync(marker), 5000, 'slow_mark to start');
-      const startedAt = Date.now();
-      process.kill(server.pid, 'SIGKILL');
-      const answer = await call;
-      assert.ok(answer.error, `the call got an answer from a killed server: ${short(answer)}`);
-      // Restart once it is gone (the client may give up on it sooner): while it
-      // lives it holds its journal slot, and the new process would take another.
-      await waitUntil(() => !alive(server.pid), 5000, 'the killed toolmux to be gone');
+// Four at a time: each test waits mostly on its servers (a freeze is looked at
+// every second, a killed command sleeps).
+describe('guarded mutations', { concurrency: 4 }, () => {
+  for (const [kind, label] of KINDS) {
+    describe(label, () => {
+      test('a declined confirmation: the file is still there and the result says why, naming the rule', async (t) => {
+        const answers = [
+          decline,
+          () => ({ action: 'cancel' }),
+          () => ({ action: 'accept', content: { approve: false, approver: 'Ada Lovelace', rationale: 'not now' } }),
+          () => ({ action: 'accept', content: { approve: true, approver: 'Ada Lovelace' } }),
+          () => ({ action: 'accept', content: { approve: true, approver: 'Ada Lovelace', rationale: 'x'.repeat(501) } }),
+        ];
+        let next = 0;
+        const server = await serveGuarded(t, kind, { answer: (params) => answers[next++](params) });
+        const notes = path.join(server.dir, 'notes.txt');
 
-      const again = await serveGuarded(t, kind, { dir, dataDir, files: {} });
-      const entries = await journalEntries(dataDir);
-      const slow = entries.filter((entry) => entry.tool === 'slow_mark');
-      assert.equal(slow.length, 1, short(entries));
-      assert.equal(slow[0].outcome, 'interrupted', short(slow[0]));
-      const text = await runCli(['journal', '--data-dir', dataDir]);
-      assert.equal(text.code, 0, text.stderr);
-      assert.match(text.stdout, /slow_mark.*interrupted|interrupted.*slow_mark/);
-      if (kind === 'legacy') {
-        // The process that found it logged it. (The v2 client starts the server
-        // twice over stdio, and the first process, the one that finds it, is
-        // not the one whose stderr the test holds.)
-        assert.match(again.stderr(), /"call_interrupted".*"slow_mark"|"slow_mark".*"call_interrupted"/);
-        // A legacy session of the same principal is told once it is initialized.
-        const told = await waitUntil(
-          () => again.received.find((m) => m.method === 'notifications/message' && m.params?.data?.event === 'calls_interrupted'),
-          5000,
-          'the calls_interrupted notification',
-        );
-        assert.equal(told.params.level, 'warning');
-        assert.deepEqual(told.params.data.calls.map((c) => c.tool), ['slow_mark']);
-        assert.equal(told.params.data.calls[0].callId, slow[0].call_id, short(told));
-      }
+        const declined = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': 'the notes are out of date' });
+        assertRefused(declined, 'delete_file', /the confirmation was declined/, 'denied');
+        assert.match(textOf(declined), /\/policy\/confirm\/classes/);
+        assert.ok(fs.existsSync(notes), 'a declined delete_file deleted the file');
 
-      // Past the command's 2 s sleep: it started once. The orphaned first run may
-      // have finished ("ran") or not; the restarted server ran nothing.
-      await sleep(Math.max(0, startedAt + 3500 - Date.now()));
-      const lines = fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean);
-      assert.equal(lines.filter((line) => line === 'started').length, 1, lines.join(', '));
-      assert.ok(lines.filter((line) => line === 'ran').length <= 1, lines.join(', '));
+        // The prompt: the action, its validated arguments, the model's reason, and what to answer.
+        assert.equal(server.asked.length, 1);
+        const prompt = server.asked[0];
+        assert.match(prompt.message, /delete_file/);
+        assert.match(prompt.message, /notes\.txt/);
+        assert.match(prompt.message, /the notes are out of date/);
+        assert.match(prompt.message, /Caller: /);
+        const schema = prompt.requestedSchema;
+        assert.deepEqual(Object.keys(schema.properties).sort(), ['approve', 'approver', 'rationale']);
+        assert.equal(schema.properties.approve.type, 'boolean');
+        assert.equal(schema.properties.approver.type, 'string');
+        assert.equal(schema.properties.rationale.type, 'string');
+        assert.equal(schema.properties.rationale.maxLength, 500);
+        assert.deepEqual([...schema.required].sort(), ['approve', 'approver', 'rationale']);
+        if (kind === 'modern') {
+          // The question went back in the answer, keyed io.toolmux/confirm, and the client retried.
+          const question = server.received.find((m) => m.result?.resultType === 'input_required');
+          assert.ok(question, 'no input_required result was received');
+          assert.deepEqual(Object.keys(question.result.inputRequests), ['io.toolmux/confirm']);
+        } else {
+          assert.ok(server.received.some((m) => m.method === 'elicitation/create'), 'no elicitation/create was received');
+        }
+
+        // Cancelled, not approved, no rationale, a rationale over 500 characters: not run either.
+        for (const why of [/the confirmation was cancelled/, /did not approve it/, /no rationale/, /a rationale longer than 500 characters/]) {
+          const refused = await server.call('delete_file', { path: 'notes.txt' });
+          assertRefused(refused, 'delete_file', why, 'denied');
+          assert.ok(fs.existsSync(notes), `delete_file ran after an answer refused for ${why}`);
+        }
+        assert.equal(server.asked.length, answers.length);
+      });
+
+      test('an accepted confirmation: the file is gone, and toolmux audit shows the approver and the redacted rationale', async (t) => {
+        const server = await serveGuarded(t, kind, {
+          answer: accept('Ada Lovelace', `stale notes; rotate ${SECRET} too`),
+          files: { 'notes.txt': 'old notes\n', 'token.txt': `token: ${SECRET}\n` },
+        });
+        const result = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': `clean up before sharing ${SECRET}` });
+        assert.notEqual(result.isError, true, short(result));
+        const callId = /^deleted notes\.txt \(call (.+)\)\n?$/.exec(textOf(result))?.[1];
+        assert.ok(callId, `the command did not get TOOLMUX_CALL_ID: ${textOf(result)}`);
+        assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')), 'an accepted delete_file left the file');
+
+        // The prompt showed the reason with the secret redacted.
+        assert.equal(server.asked.length, 1);
+        assert.ok(!server.asked[0].message.includes(SECRET), server.asked[0].message);
+        assert.match(server.asked[0].message, /clean up before sharing \[REDACTED:/);
+
+        // A result carrying the secret is redacted too.
+        const read = await server.call('read_text_file', { path: 'token.txt' });
+        assert.ok(!textOf(read).includes(SECRET), textOf(read));
+        assert.match(textOf(read), /token: \[REDACTED:/);
+
+        const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+        // At 2026-07-28 the question is the answer to a request of its own, audited
+        // as such; the retry that carries the human's answer is the call that ran.
+        assert.equal(records.length, kind === 'modern' ? 2 : 1, short(records));
+        if (kind === 'modern') {
+          assert.equal(records[0].confirmation, 'asked', short(records[0]));
+          assert.equal(records[0].outcome, 'input_required', short(records[0]));
+        }
+        const record = records.at(-1);
+        assert.equal(record.call_id, callId);
+        assert.equal(record.tool, 'delete_file');
+        assert.equal(record.side_effect, 'destructive');
+        assert.deepEqual(record.arguments, { path: 'notes.txt' });
+        assert.equal(record.confirmation, 'accepted');
+        assert.equal(record.approver, 'Ada Lovelace');
+        assert.match(record.rationale, /^stale notes; rotate \[REDACTED:[a-z_]+\] too$/);
+        assert.equal(record.outcome, 'ok');
+        assert.equal(typeof record.duration_ms, 'number');
+        assert.ok(!JSON.stringify(records).includes(SECRET));
+        // The read was audited too (no confirmation needed), and nothing anywhere holds the secret.
+        const all = await auditRecords(server.dataDir);
+        const reads = all.filter((r) => r.tool === 'read_text_file');
+        assert.equal(reads.length, 1, short(all));
+        assert.equal(reads[0].confirmation, 'not_required');
+        assert.ok(!JSON.stringify(all).includes(SECRET));
+        // The filters: by principal, and by time.
+        assert.deepEqual(await auditRecords(server.dataDir, ['--principal', record.principal, '--since', '1h']), all);
+        assert.deepEqual(await auditRecords(server.dataDir, ['--principal', 'nobody']), []);
+
+        // The text form names the approver too.
+        const text = await runCli(['audit', '--data-dir', server.dataDir, '--tool', 'delete_file']);
+        assert.equal(text.code, 0, text.stderr);
+        assert.match(text.stdout, /Ada Lovelace/);
+        assert.ok(!text.stdout.includes(SECRET), text.stdout);
+      });
+
+      test('a client without the elicitation capability is refused with the reason, and nothing is asked', async (t) => {
+        const server = await serveGuarded(t, kind, {});
+        const result = await server.call('delete_file', { path: 'notes.txt' });
+        assertRefused(result, 'delete_file', /cannot ask for one: it did not declare the elicitation capability/, 'denied');
+        assert.match(textOf(result), /\/policy\/confirm\/classes/);
+        assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+        assert.ok(!server.received.some((m) => m.method === 'elicitation/create'), 'an elicitation was sent');
+        assert.ok(!server.received.some((m) => m.result?.resultType === 'input_required'), 'a question was sent');
+        // A tool that needs no confirmation still runs for it.
+        const read = await server.call('read_text_file', { path: 'notes.txt' });
+        assert.equal(textOf(read), 'old notes\n');
+      });
+
+      test('serve --read-only: delete_file is neither listed, found nor callable, and read_text_file works', async (t) => {
+        const server = await serveGuarded(t, kind, { answer: accept(), args: ['--read-only'] });
+        const tools = await server.list();
+        assert.ok(!tools.has('delete_file') && !tools.has('slow_mark'), [...tools.keys()].join(', '));
+        assert.ok(tools.has('read_text_file'), [...tools.keys()].join(', '));
+        assert.ok(!(await server.search('delete a file')).includes('delete_file'));
+        const refused = await server.call('delete_file', { path: 'notes.txt' });
+        assertRefused(refused, 'delete_file', /writes are frozen/, 'denied');
+        const through = await server.call('call_tool', { name: 'delete_file', arguments: { path: 'notes.txt' } });
+        assertRefused(through, 'delete_file', /writes are frozen/, 'denied');
+        assert.equal(server.asked.length, 0, 'a refused call asked for a confirmation');
+        assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+        assert.equal(textOf(await server.call('read_text_file', { path: 'notes.txt' })), 'old notes\n');
+      });
+
+      test('the run-time freeze: toolmux freeze on hides and refuses delete_file while reads work; freeze off brings it back', async (t) => {
+        const server = await serveGuarded(t, kind, { answer: accept() });
+        assert.ok((await server.list()).has('delete_file'));
+        assert.ok((await server.search('delete a file')).includes('delete_file'));
+
+        const on = await runCli(['freeze', 'on', '--reason', 'migration until 14:00', '--data-dir', server.dataDir]);
+        assert.equal(on.code, 0, on.stderr);
+        const status = await runCli(['freeze', 'status', '--data-dir', server.dataDir]);
+        assert.match(status.stdout, /^Write freeze on in .*: migration until 14:00\.\n$/);
+        await waitUntil(async () => !(await server.list()).has('delete_file'), 5000, 'delete_file to leave tools/list');
+        if (kind !== 'modern') {
+          assert.ok(server.received.some((m) => m.method === 'notifications/tools/list_changed'), 'no tools/list_changed was sent');
+        }
+        assert.ok(!(await server.search('delete a file')).includes('delete_file'));
+        const refused = await server.call('delete_file', { path: 'notes.txt' });
+        assertRefused(refused, 'delete_file', /writes are frozen/, 'denied');
+        assert.match(textOf(refused), /migration until 14:00/);
+        assert.equal(server.asked.length, 0);
+        assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+        assert.equal(textOf(await server.call('read_text_file', { path: 'notes.txt' })), 'old notes\n');
+
+        const off = await runCli(['freeze', 'off', '--data-dir', server.dataDir]);
+        assert.equal(off.code, 0, off.stderr);
+        assert.match((await runCli(['freeze', 'status', '--data-dir', server.dataDir])).stdout, /^Write freeze off in /);
+        await waitUntil(async () => (await server.list()).has('delete_file'), 5000, 'delete_file back in tools/list');
+        const deleted = await server.call('delete_file', { path: 'notes.txt' });
+        assert.notEqual(deleted.isError, true, short(deleted));
+        assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
+      });
+
+      test('the same idempotency key twice: one deletion, the same result twice; the key with other arguments is refused', async (t) => {
+        const server = await serveGuarded(t, kind, { answer: accept(), files: { 'notes.txt': 'old notes\n', 'other.txt': 'other\n' } });
+        const notes = path.join(server.dir, 'notes.txt');
+        const key = { 'io.toolmux/idempotencyKey': 'cleanup-2026-12-02' };
+        const first = await server.call('delete_file', { path: 'notes.txt' }, key);
+        assert.notEqual(first.isError, true, short(first));
+        assert.match(textOf(first), /^deleted notes\.txt \(call .+\)/);
+        assert.ok(!fs.existsSync(notes));
+
+        fs.writeFileSync(notes, 'new notes\n');
+        const second = await server.call('delete_file', { path: 'notes.txt' }, key);
+        assert.deepEqual(second.content, first.content, 'the replay is not the recorded result');
+        assert.equal(second.isError, first.isError);
+        assert.equal(meta(second)['io.toolmux/replayed'], true, short(second));
+        assert.equal(fs.readFileSync(notes, 'utf8'), 'new notes\n', 'the replay ran the command again');
+        assert.equal(server.asked.length, 1, 'the replay asked for a confirmation again');
+
+        const other = await server.call('delete_file', { path: 'other.txt' }, key);
+        assert.equal(other.isError, true, short(other));
+        assert.match(textOf(other), /idempotency key/i);
+        assert.ok(typeof outcomeOf(other) === 'string', short(other));
+        assert.ok(fs.existsSync(path.join(server.dir, 'other.txt')));
+        assert.ok(fs.existsSync(notes));
+
+        const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+        const answered = records.filter((r) => r.confirmation !== 'asked'); // the 2026-07-28 question rounds
+        assert.deepEqual(answered.map((r) => r.confirmation).slice(0, 2), ['accepted', 'replayed'], short(records));
+        assert.ok(records.every((r) => r.idempotency_key === 'cleanup-2026-12-02'), short(records));
+      });
+
+      test('an upstream tool without annotations is listed destructive and needs a confirmation', async (t) => {
+        const marker = path.join(makeTempDir('toolmux-guarded-'), 'removed.txt');
+        let reply = decline;
+        const server = await serveGuarded(t, kind, {
+          answer: (params) => reply(params),
+          catalog: UPSTREAM_CATALOG,
+          env: { TOOLMUX_E2E_GUARDED_MARKER: marker },
+        });
+        const tools = await server.list();
+        assert.ok(tools.has('remove_thing'), [...tools.keys()].join(', '));
+        assert.equal(tools.get('remove_thing').annotations?.destructiveHint, true, short(tools.get('remove_thing')));
+        assert.equal(tools.get('remove_thing').annotations?.readOnlyHint, false, short(tools.get('remove_thing')));
+        assert.equal(tools.get('peek').annotations?.readOnlyHint, true, short(tools.get('peek')));
+
+        const declined = await server.call('remove_thing', { name: 'cache' });
+        assertRefused(declined, 'remove_thing', /\/policy\/confirm\/classes/, 'denied');
+        assert.ok(!fs.existsSync(marker), 'the upstream ran a declined call');
+        assert.equal(server.asked.length, 1);
+        assert.match(server.asked[0].message, /remove_thing/);
+
+        reply = accept();
+        const accepted = await server.call('remove_thing', { name: 'cache' });
+        // Without annotations it may also reach the network (openWorldHint
+        // defaults to true), so its output comes marked as data.
+        assert.equal(textOf(accepted), spotlighted('remove_thing', 'removed cache'), short(accepted));
+        // The upstream got the call's id in _meta, the id the audit record has.
+        const [record] = (await auditRecords(server.dataDir, ['--tool', 'remove_thing'])).filter((r) => r.outcome === 'ok');
+        assert.equal(fs.readFileSync(marker, 'utf8'), `removed cache (call ${record.call_id})\n`);
+
+        // A read-only upstream tool asks nobody.
+        assert.equal(textOf(await server.call('peek')), spotlighted('peek', 'nothing changed'));
+        assert.equal(server.asked.length, 2);
+      });
     });
   }
+
+  test('over HTTP with bearer tokens: the prompt names the caller, the audit record is theirs, and the token shows nowhere', async (t) => {
+    const token = 'alice-token-0123456789abcdef';
+    const server = await serveGuarded(t, 'http', {
+      answer: accept('Grace Hopper', 'asked for by alice'),
+      env: { TOOLMUX_TOKENS: `alice=${token}` },
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const result = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': `alice's token is ${token}` });
+    assert.notEqual(result.isError, true, short(result));
+    assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
+    assert.match(server.asked[0].message, /Caller: alice/);
+    assert.ok(!server.asked[0].message.includes(token), server.asked[0].message);
+    const [record] = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+    assert.equal(record.principal, 'alice');
+    assert.equal(record.approver, 'Grace Hopper');
+    assert.equal(record.rationale, 'asked for by alice');
+    const all = await runCli(['audit', '--json', '--data-dir', server.dataDir]);
+    assert.ok(!all.stdout.includes(token), all.stdout);
+  });
+
+  test('a human who does not answer within policy.confirm.timeoutSeconds: the call ends, the tool did not run', async (t) => {
+    const server = await serveGuarded(t, 'legacy', { answer: () => new Promise(() => {}), confirm: { timeoutSeconds: 1 } });
+    const started = Date.now();
+    const result = await server.call('delete_file', { path: 'notes.txt' });
+    const waited = Date.now() - started;
+    assert.ok(waited >= 900 && waited < 5000, `answered after ${waited} ms`);
+    // Two timers race here (the call's deadline, the question's), and each says it its way.
+    assertRefused(result, 'delete_file', /asking the client failed: (the client did not answer elicitation\/create in time|the call was cancelled or timed out while waiting for the client)$/, 'denied');
+    assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+    const [record] = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+    assert.equal(record.outcome, 'denied', short(record));
+  });
+
+  test(
+    'a question toolmux stopped waiting for is cancelled, so the human\'s prompt closes',
+    { todo: 'toolmux sends no notifications/cancelled for its own elicitation/create when it stops waiting' },
+    async (t) => {
+      const server = await serveGuarded(t, 'legacy', { answer: () => new Promise(() => {}), confirm: { timeoutSeconds: 1 } });
+      await server.call('delete_file', { path: 'notes.txt' });
+      const question = server.received.find((m) => m.method === 'elicitation/create');
+      assert.ok(question, 'no elicitation/create was received');
+      await waitUntil(
+        () => server.received.some((m) => m.method === 'notifications/cancelled' && m.params?.requestId === question.id),
+        2000,
+        `notifications/cancelled for request ${question.id}`,
+      );
+    },
+  );
+
+  // The two eras at once: each test mostly waits out the command's sleep.
+  describe('kill -9 mid-mutation', { concurrency: true }, () => {
+    for (const kind of ['legacy', 'modern']) {
+      test(`kill -9 while a mutating command runs (${kind} client): after the restart toolmux journal lists it interrupted, nothing ran it again until its client asked again`, async (t) => {
+        const dir = makeTempDir('toolmux-guarded-');
+        const dataDir = makeTempDir('toolmux-data-');
+        const marker = path.join(dir, 'marker.txt');
+        const server = await serveGuarded(t, kind, { dir, dataDir });
+        const key = { 'io.toolmux/idempotencyKey': `mark-${kind}` };
+        const call = server.call('slow_mark', {}, key).then((result) => ({ result }), (error) => ({ error }));
+        await waitUntil(() => fs.existsSync(marker), 5000, 'slow_mark to start');
+        const startedAt = Date.now();
+        process.kill(server.pid, 'SIGKILL');
+        const answer = await call;
+        assert.ok(answer.error, `the call got an answer from a killed server: ${short(answer)}`);
+        // Restart once it is gone (the client may give up on it sooner): while it
+        // lives it holds its journal slot, and the new process would take another.
+        await waitUntil(() => !alive(server.pid), 5000, 'the killed toolmux to be gone');
+
+        const again = await serveGuarded(t, kind, { dir, dataDir, files: {} });
+        const entries = await journalEntries(dataDir);
+        const slow = entries.filter((entry) => entry.tool === 'slow_mark');
+        assert.equal(slow.length, 1, short(entries));
+        assert.equal(slow[0].outcome, 'interrupted', short(slow[0]));
+        const text = await runCli(['journal', '--data-dir', dataDir]);
+        assert.equal(text.code, 0, text.stderr);
+        assert.match(text.stdout, /slow_mark.*interrupted|interrupted.*slow_mark/);
+        if (kind === 'legacy') {
+          // The process that found it logged it. (The v2 client starts the server
+          // twice over stdio, and the first process, the one that finds it, is
+          // not the one whose stderr the test holds.)
+          assert.match(again.stderr(), /"call_interrupted".*"slow_mark"|"slow_mark".*"call_interrupted"/);
+          // A legacy session of the same principal is told once it is initialized.
+          const told = await waitUntil(
+            () => again.received.find((m) => m.method === 'notifications/message' && m.params?.data?.event === 'calls_interrupted'),
+            5000,
+            'the calls_interrupted notification',
+          );
+          assert.equal(told.params.level, 'warning');
+          assert.deepEqual(told.params.data.calls.map((c) => c.tool), ['slow_mark']);
+          assert.equal(told.params.data.calls[0].callId, slow[0].call_id, short(told));
+        }
+
+        // Past the command's 2 s sleep: it started once. The orphaned first run may
+        // have finished ("ran") or not; the restarted server ran nothing.
+        await sleep(Math.max(0, startedAt + 3500 - Date.now()));
+        const callId = slow[0].call_id;
+        const lines = () => fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean);
+        assert.deepEqual(lines().filter((line) => line.startsWith('started')), [`started ${callId}`]);
+        assert.ok(lines().filter((line) => line.startsWith('ran')).length <= 1, lines().join(', '));
+
+        // Only the client asking again (the same key) runs it again, under the
+        // earlier call's id, so the tool can recognise its own earlier attempt.
+        const retried = await again.call('slow_mark', {}, key);
+        assert.equal(textOf(retried), `done (call ${callId})\n`, short(retried));
+        assert.deepEqual(lines().filter((line) => line.startsWith('started')), [`started ${callId}`, `started ${callId}`]);
+        const after = (await journalEntries(dataDir)).filter((entry) => entry.tool === 'slow_mark');
+        // Each attempt keeps its entry: the interrupted one, then the one that ran.
+        assert.deepEqual(after.map((entry) => [entry.call_id, entry.outcome]), [[callId, 'interrupted'], [callId, 'ok']], short(after));
+      });
+    }
+  });
 });

@@ -1,8 +1,10 @@
 // An upstream for guarded_mutations.test.mjs: the 1.x SDK's McpServer over
 // stdio with two tools.
 //   remove_thing {name}  no annotations at all, so MCP's defaults hold for it
-//                        (it may be destructive); appends "removed <name>" to
-//                        the file $GUARDED_MARKER, so a test sees whether it ran
+//                        (it may be destructive); appends "removed <name> (call
+//                        <id>)" to the file $GUARDED_MARKER, so a test sees
+//                        whether it ran and under which call id (toolmux's
+//                        _meta "io.toolmux/callId")
 //   peek {}              readOnlyHint: true; answers "nothing changed"
 
 import fs from 'node:fs';
@@ -16,8 +18,8 @@ const server = new McpServer({ name: 'unannotated-fixture', version: '1.0.0' });
 server.registerTool(
   'remove_thing',
   { description: 'Removes the thing with the given name.', inputSchema: { name: z.string() } },
-  async ({ name }) => {
-    fs.appendFileSync(process.env.GUARDED_MARKER, `removed ${name}\n`);
+  async ({ name }, extra) => {
+    fs.appendFileSync(process.env.GUARDED_MARKER, `removed ${name} (call ${extra._meta?.['io.toolmux/callId']})\n`);
     return { content: [{ type: 'text', text: `removed ${name}` }] };
   },
 );

@@ -127,7 +127,7 @@ export async function waitUntil(predicate, timeoutMs, what = 'condition') {
  * Records every JSON-RPC message a transport sends (`sent`) and receives
  * (`received`). Protocol.connect assigns transport.onmessage; the tap wraps it.
  */
-function tapTransport(transport) {
+export function tapTransport(transport) {
   const sent = [];
   const received = [];
   const originalSend = transport.send.bind(transport);

@@ -1,0 +1,432 @@
+// Guarded mutations (issue 14), through the clients of both eras: the 1.x SDK
+// client over stdio and over Streamable HTTP, and the v2 client pinned to
+// 2026-07-28 over stdio, whose confirmation comes back as an input_required
+// result (MRTR) that the client answers and retries.
+//
+// The catalog (tests/data/e2e/guarded/catalog.json, copied into each test's
+// temporary folder) offers delete_file, destructive, so a human confirms each
+// call, and slow_mark, destructive but let through unconfirmed by
+// policy.confirm.tools. Per era: a declined (cancelled, disapproved,
+// incomplete) confirmation leaves the file; an accepted one deletes it, and
+// `toolmux audit` shows the approver and the rationale, its secret redacted; a
+// client without elicitation is refused, nothing asked; `--read-only` and the
+// run-time freeze hide and refuse the tool while read_text_file works; one
+// idempotency key twice deletes once and answers the same twice. Over stdio:
+// kill -9 while slow_mark runs, then `toolmux journal` lists it interrupted
+// and nothing ran it again. An upstream tool without annotations
+// (unannotated_upstream.mjs) is listed destructive and needs confirmation.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import {
+  DATA_DIR,
+  HttpServer,
+  TOOLMUX_BIN,
+  connectHttp,
+  makeTempDir,
+  requireBinary,
+  runCli,
+  short,
+  sleep,
+  startClient,
+  tapTransport,
+  textOf,
+  waitUntil,
+  writeTree,
+} from './helpers.mjs';
+
+const GUARDED = path.join(DATA_DIR, 'guarded');
+const CATALOG = path.join(GUARDED, 'catalog.json');
+const UPSTREAM_CATALOG = path.join(GUARDED, 'upstream.catalog.json');
+const MODERN = '2026-07-28';
+
+// A credential of a shape toolmux redacts (a GitHub token: ghp_ and 36 alphanumerics).
+const SECRET = `ghp_${'aB3dE6gH9j'.repeat(3)}K2mN5p`;
+const DID_NOT_RUN = (tool) => `Tool ${JSON.stringify(tool)} did not run: `;
+
+// What a human answers to a confirmation prompt.
+const accept = (approver = 'Ada Lovelace', rationale = 'stale notes, agreed in review') => () => ({
+  action: 'accept',
+  content: { approve: true, approver, rationale },
+});
+const decline = () => ({ action: 'decline' });
+
+/**
+ * A toolmux serving the guarded catalog from a fresh folder (its own --root,
+ * the commands' cwd) with a fresh --data-dir, through a client of `kind`:
+ * 'legacy' (1.x SDK, stdio), 'http' (1.x SDK, Streamable HTTP) or 'modern'
+ * (v2 client pinned to 2026-07-28, stdio). `answer(params)` is the human's
+ * answer to each elicitation; without it the client does not declare the
+ * elicitation capability. Returns { call, list, search, asked, received, dir,
+ * dataDir, args, pid, stderr }.
+ */
+async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt': 'old notes\n' }, dataDir, dir, catalog = CATALOG, env = {} } = {}) {
+  requireBinary();
+  dir ??= makeTempDir('toolmux-guarded-');
+  dataDir ??= makeTempDir('toolmux-data-');
+  if (catalog === CATALOG) fs.copyFileSync(CATALOG, path.join(dir, 'catalog.json'));
+  writeTree(dir, files);
+  const catalogFile = catalog === CATALOG ? path.join(dir, 'catalog.json') : catalog;
+  const serveArgs = ['serve', '--root', dir, '--data-dir', dataDir, '--catalog', catalogFile, ...args];
+  const capabilities = answer ? { elicitation: {} } : {};
+  const asked = [];
+  const onElicit = async (request) => {
+    asked.push(request.params);
+    return answer(request.params);
+  };
+
+  let client;
+  let received;
+  let pid;
+  let stderr;
+  if (kind === 'legacy') {
+    const session = await startClient(t, { args: serveArgs, env, clientCapabilities: capabilities });
+    ({ client, received } = session);
+    pid = session.transport.pid;
+    stderr = session.stderr;
+    if (answer) client.setRequestHandler(ElicitRequestSchema, onElicit);
+  } else if (kind === 'http') {
+    const server = await HttpServer.start(t, { args: ['--catalog', catalogFile, ...args], env, dataDir, root: dir });
+    const session = await connectHttp(t, server.url, { clientCapabilities: capabilities });
+    ({ client, received } = session);
+    pid = server.child.pid;
+    stderr = () => server.stderr;
+    if (answer) client.setRequestHandler(ElicitRequestSchema, onElicit);
+  } else {
+    const transport = new ModernStdioTransport({ command: TOOLMUX_BIN, args: serveArgs, env: { PATH: process.env.PATH, ...env }, stderr: 'pipe' });
+    let text = '';
+    transport.stderr?.on('data', (chunk) => { text += chunk.toString(); });
+    ({ received } = tapTransport(transport));
+    client = new ModernClient({ name: 'toolmux-e2e-guarded', version: '0.0.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
+    if (answer) client.setRequestHandler('elicitation/create', onElicit);
+    t.after(() => client.close().catch(() => {}));
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      error.message += `\n--- toolmux stderr ---\n${text}`;
+      throw error;
+    }
+    pid = transport.pid;
+    stderr = () => text;
+  }
+  t.after(() => {
+    if (process.env.TOOLMUX_E2E_STDERR) t.diagnostic(`toolmux stderr:\n${stderr()}`);
+  });
+  return {
+    client,
+    asked,
+    received,
+    dir,
+    dataDir,
+    pid,
+    stderr,
+    /** tools/call of `name`; `meta` becomes its _meta. */
+    call: (name, args = {}, meta) => client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }),
+    /** The listed tools, by name. */
+    // cacheMode refresh: the v2 client keeps a list for its ttlMs otherwise (the 1.x client ignores it).
+    list: async () => new Map((await client.listTools(undefined, { cacheMode: 'refresh' })).tools.map((tool) => [tool.name, tool])),
+    /** The names tool_search finds for `query`. */
+    search: async (query) => {
+      const found = await client.callTool({ name: 'tool_search', arguments: { query, limit: 10 } });
+      assert.notEqual(found.isError, true, short(found));
+      return found.structuredContent.tools.map((tool) => tool.name);
+    },
+  };
+}
+
+const meta = (result) => result._meta ?? {};
+const outcomeOf = (result) => meta(result)['io.toolmux/outcome'];
+
+/** Asserts a refusal: isError, the "did not run" text matching `pattern`, the outcome class. */
+function assertRefused(result, tool, pattern, outcome) {
+  assert.equal(result.isError, true, short(result));
+  const text = textOf(result);
+  assert.ok(text.startsWith(DID_NOT_RUN(tool)), text);
+  assert.match(text, pattern);
+  if (outcome) assert.equal(outcomeOf(result), outcome, `outcome of ${short(result)}`);
+}
+
+/** `toolmux audit --json` of `dataDir` (and `extra` options): its records, parsed. */
+async function auditRecords(dataDir, extra = []) {
+  const run = await runCli(['audit', '--json', '--data-dir', dataDir, ...extra]);
+  assert.equal(run.code, 0, `toolmux audit: ${run.stderr}`);
+  return run.stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+}
+
+/** `toolmux journal --json` of `dataDir`: its entries, parsed. */
+async function journalEntries(dataDir) {
+  const run = await runCli(['journal', '--json', '--data-dir', dataDir]);
+  assert.equal(run.code, 0, `toolmux journal: ${run.stderr}`);
+  return run.stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+}
+
+const KINDS = [
+  ['legacy', 'the 1.x client over stdio'],
+  ['http', 'the 1.x client over Streamable HTTP'],
+  ['modern', `the v2 client at ${MODERN} over stdio`],
+];
+
+for (const [kind, label] of KINDS) {
+  describe(`guarded mutations, ${label}`, () => {
+    test('a declined confirmation: the file is still there and the result says why, naming the rule', async (t) => {
+      const answers = [
+        decline,
+        () => ({ action: 'cancel' }),
+        () => ({ action: 'accept', content: { approve: false, approver: 'Ada Lovelace', rationale: 'not now' } }),
+        () => ({ action: 'accept', content: { approve: true, approver: 'Ada Lovelace' } }),
+        () => ({ action: 'accept', content: { approve: true, approver: 'Ada Lovelace', rationale: 'x'.repeat(501) } }),
+      ];
+      let next = 0;
+      const server = await serveGuarded(t, kind, { answer: (params) => answers[next++](params) });
+      const notes = path.join(server.dir, 'notes.txt');
+
+      const declined = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': 'the notes are out of date' });
+      assertRefused(declined, 'delete_file', /the confirmation was declined/, 'denied');
+      assert.match(textOf(declined), /\/policy\/confirm\/classes/);
+      assert.ok(fs.existsSync(notes), 'a declined delete_file deleted the file');
+
+      // The prompt: the action, its validated arguments, the model's reason, and what to answer.
+      assert.equal(server.asked.length, 1);
+      const prompt = server.asked[0];
+      assert.match(prompt.message, /delete_file/);
+      assert.match(prompt.message, /notes\.txt/);
+      assert.match(prompt.message, /the notes are out of date/);
+      assert.match(prompt.message, /Caller: /);
+      const schema = prompt.requestedSchema;
+      assert.deepEqual(Object.keys(schema.properties).sort(), ['approve', 'approver', 'rationale']);
+      assert.equal(schema.properties.approve.type, 'boolean');
+      assert.equal(schema.properties.approver.type, 'string');
+      assert.equal(schema.properties.rationale.type, 'string');
+      assert.equal(schema.properties.rationale.maxLength, 500);
+      assert.deepEqual([...schema.required].sort(), ['approve', 'approver', 'rationale']);
+      if (kind === 'modern') {
+        // The question went back in the answer, keyed io.toolmux/confirm, and the client retried.
+        const question = server.received.find((m) => m.result?.resultType === 'input_required');
+        assert.ok(question, 'no input_required result was received');
+        assert.deepEqual(Object.keys(question.result.inputRequests), ['io.toolmux/confirm']);
+      } else {
+        assert.ok(server.received.some((m) => m.method === 'elicitation/create'), 'no elicitation/create was received');
+      }
+
+      // Cancelled, not approved, no rationale, a rationale over 500 characters: not run either.
+      for (const why of [/the confirmation was cancelled/, /did not approve it/, /no rationale/, /a rationale longer than 500 characters/]) {
+        const refused = await server.call('delete_file', { path: 'notes.txt' });
+        assertRefused(refused, 'delete_file', why, 'denied');
+        assert.ok(fs.existsSync(notes), `delete_file ran after an answer refused for ${why}`);
+      }
+      assert.equal(server.asked.length, answers.length);
+    });
+
+    test('an accepted confirmation: the file is gone, and toolmux audit shows the approver and the redacted rationale', async (t) => {
+      const server = await serveGuarded(t, kind, {
+        answer: accept('Ada Lovelace', `stale notes; rotate ${SECRET} too`),
+        files: { 'notes.txt': 'old notes\n', 'token.txt': `token: ${SECRET}\n` },
+      });
+      const result = await server.call('delete_file', { path: 'notes.txt' }, { 'io.toolmux/reason': `clean up before sharing ${SECRET}` });
+      assert.notEqual(result.isError, true, short(result));
+      const callId = /^deleted notes\.txt \(call (.+)\)\n?$/.exec(textOf(result))?.[1];
+      assert.ok(callId, `the command did not get TOOLMUX_CALL_ID: ${textOf(result)}`);
+      assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')), 'an accepted delete_file left the file');
+
+      // The prompt showed the reason with the secret redacted.
+      assert.equal(server.asked.length, 1);
+      assert.ok(!server.asked[0].message.includes(SECRET), server.asked[0].message);
+      assert.match(server.asked[0].message, /clean up before sharing \[REDACTED:/);
+
+      // A result carrying the secret is redacted too.
+      const read = await server.call('read_text_file', { path: 'token.txt' });
+      assert.ok(!textOf(read).includes(SECRET), textOf(read));
+      assert.match(textOf(read), /token: \[REDACTED:/);
+
+      const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+      assert.equal(records.length, 1, short(records));
+      const [record] = records;
+      assert.equal(record.call_id, callId);
+      assert.equal(record.tool, 'delete_file');
+      assert.equal(record.side_effect, 'destructive');
+      assert.deepEqual(record.arguments, { path: 'notes.txt' });
+      assert.equal(record.confirmation, 'accepted');
+      assert.equal(record.approver, 'Ada Lovelace');
+      assert.match(record.rationale, /^stale notes; rotate \[REDACTED:[a-z_]+\] too$/);
+      assert.equal(record.outcome, 'ok');
+      assert.equal(typeof record.duration_ms, 'number');
+      assert.ok(!JSON.stringify(records).includes(SECRET));
+      // The read was audited too (no confirmation needed), and nothing anywhere holds the secret.
+      const all = await auditRecords(server.dataDir);
+      const reads = all.filter((r) => r.tool === 'read_text_file');
+      assert.equal(reads.length, 1, short(all));
+      assert.equal(reads[0].confirmation, 'not_required');
+      assert.ok(!JSON.stringify(all).includes(SECRET));
+
+      // The text form names the approver too.
+      const text = await runCli(['audit', '--data-dir', server.dataDir, '--tool', 'delete_file']);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /Ada Lovelace/);
+      assert.ok(!text.stdout.includes(SECRET), text.stdout);
+    });
+
+    test('a client without the elicitation capability is refused with the reason, and nothing is asked', async (t) => {
+      const server = await serveGuarded(t, kind, {});
+      const result = await server.call('delete_file', { path: 'notes.txt' });
+      assertRefused(result, 'delete_file', /cannot ask for one: it did not declare the elicitation capability/, 'denied');
+      assert.match(textOf(result), /\/policy\/confirm\/classes/);
+      assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+      assert.ok(!server.received.some((m) => m.method === 'elicitation/create'), 'an elicitation was sent');
+      assert.ok(!server.received.some((m) => m.result?.resultType === 'input_required'), 'a question was sent');
+      // A tool that needs no confirmation still runs for it.
+      const read = await server.call('read_text_file', { path: 'notes.txt' });
+      assert.equal(textOf(read), 'old notes\n');
+    });
+
+    test('serve --read-only: delete_file is neither listed, found nor callable, and read_text_file works', async (t) => {
+      const server = await serveGuarded(t, kind, { answer: accept(), args: ['--read-only'] });
+      const tools = await server.list();
+      assert.ok(!tools.has('delete_file') && !tools.has('slow_mark'), [...tools.keys()].join(', '));
+      assert.ok(tools.has('read_text_file'), [...tools.keys()].join(', '));
+      assert.ok(!(await server.search('delete a file')).includes('delete_file'));
+      const refused = await server.call('delete_file', { path: 'notes.txt' });
+      assertRefused(refused, 'delete_file', /writes are frozen/, 'denied');
+      const through = await server.call('call_tool', { name: 'delete_file', arguments: { path: 'notes.txt' } });
+      assertRefused(through, 'delete_file', /writes are frozen/, 'denied');
+      assert.equal(server.asked.length, 0, 'a refused call asked for a confirmation');
+      assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+      assert.equal(textOf(await server.call('read_text_file', { path: 'notes.txt' })), 'old notes\n');
+    });
+
+    test('the run-time freeze: toolmux freeze on hides and refuses delete_file while reads work; freeze off brings it back', async (t) => {
+      const server = await serveGuarded(t, kind, { answer: accept() });
+      assert.ok((await server.list()).has('delete_file'));
+      assert.ok((await server.search('delete a file')).includes('delete_file'));
+
+      const on = await runCli(['freeze', 'on', '--reason', 'migration until 14:00', '--data-dir', server.dataDir]);
+      assert.equal(on.code, 0, on.stderr);
+      await waitUntil(async () => !(await server.list()).has('delete_file'), 5000, 'delete_file to leave tools/list');
+      if (kind !== 'modern') {
+        assert.ok(server.received.some((m) => m.method === 'notifications/tools/list_changed'), 'no tools/list_changed was sent');
+      }
+      assert.ok(!(await server.search('delete a file')).includes('delete_file'));
+      const refused = await server.call('delete_file', { path: 'notes.txt' });
+      assertRefused(refused, 'delete_file', /writes are frozen/, 'denied');
+      assert.match(textOf(refused), /migration until 14:00/);
+      assert.equal(server.asked.length, 0);
+      assert.ok(fs.existsSync(path.join(server.dir, 'notes.txt')));
+      assert.equal(textOf(await server.call('read_text_file', { path: 'notes.txt' })), 'old notes\n');
+
+      const off = await runCli(['freeze', 'off', '--data-dir', server.dataDir]);
+      assert.equal(off.code, 0, off.stderr);
+      await waitUntil(async () => (await server.list()).has('delete_file'), 5000, 'delete_file back in tools/list');
+      const deleted = await server.call('delete_file', { path: 'notes.txt' });
+      assert.notEqual(deleted.isError, true, short(deleted));
+      assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
+    });
+
+    test('the same idempotency key twice: one deletion, the same result twice; the key with other arguments is refused', async (t) => {
+      const server = await serveGuarded(t, kind, { answer: accept(), files: { 'notes.txt': 'old notes\n', 'other.txt': 'other\n' } });
+      const notes = path.join(server.dir, 'notes.txt');
+      const key = { 'io.toolmux/idempotencyKey': 'cleanup-2026-12-02' };
+      const first = await server.call('delete_file', { path: 'notes.txt' }, key);
+      assert.notEqual(first.isError, true, short(first));
+      assert.match(textOf(first), /^deleted notes\.txt \(call .+\)/);
+      assert.ok(!fs.existsSync(notes));
+
+      fs.writeFileSync(notes, 'new notes\n');
+      const second = await server.call('delete_file', { path: 'notes.txt' }, key);
+      assert.deepEqual(second.content, first.content, 'the replay is not the recorded result');
+      assert.equal(second.isError, first.isError);
+      assert.equal(meta(second)['io.toolmux/replayed'], true, short(second));
+      assert.equal(fs.readFileSync(notes, 'utf8'), 'new notes\n', 'the replay ran the command again');
+      assert.equal(server.asked.length, 1, 'the replay asked for a confirmation again');
+
+      const other = await server.call('delete_file', { path: 'other.txt' }, key);
+      assert.equal(other.isError, true, short(other));
+      assert.match(textOf(other), /idempotency key/i);
+      assert.ok(typeof outcomeOf(other) === 'string', short(other));
+      assert.ok(fs.existsSync(path.join(server.dir, 'other.txt')));
+      assert.ok(fs.existsSync(notes));
+
+      const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+      assert.deepEqual(records.map((r) => r.confirmation).slice(0, 2), ['accepted', 'replayed'], short(records));
+      assert.ok(records.every((r) => r.idempotency_key === 'cleanup-2026-12-02'), short(records));
+    });
+
+    test('an upstream tool without annotations is listed destructive and needs a confirmation', async (t) => {
+      const marker = path.join(makeTempDir('toolmux-guarded-'), 'removed.txt');
+      let reply = decline;
+      const server = await serveGuarded(t, kind, {
+        answer: (params) => reply(params),
+        catalog: UPSTREAM_CATALOG,
+        env: { TOOLMUX_E2E_GUARDED_MARKER: marker },
+      });
+      const tools = await server.list();
+      assert.ok(tools.has('remove_thing'), [...tools.keys()].join(', '));
+      assert.equal(tools.get('remove_thing').annotations?.destructiveHint, true, short(tools.get('remove_thing')));
+      assert.equal(tools.get('remove_thing').annotations?.readOnlyHint, false, short(tools.get('remove_thing')));
+      assert.equal(tools.get('peek').annotations?.readOnlyHint, true, short(tools.get('peek')));
+
+      const declined = await server.call('remove_thing', { name: 'cache' });
+      assertRefused(declined, 'remove_thing', /\/policy\/confirm\/classes/, 'denied');
+      assert.ok(!fs.existsSync(marker), 'the upstream ran a declined call');
+      assert.equal(server.asked.length, 1);
+      assert.match(server.asked[0].message, /remove_thing/);
+
+      reply = accept();
+      const accepted = await server.call('remove_thing', { name: 'cache' });
+      assert.equal(textOf(accepted), 'removed cache', short(accepted));
+      assert.equal(fs.readFileSync(marker, 'utf8'), 'removed cache\n');
+
+      // A read-only upstream tool asks nobody.
+      assert.equal(textOf(await server.call('peek')), 'nothing changed');
+      assert.equal(server.asked.length, 2);
+    });
+  });
+}
+
+for (const kind of ['legacy', 'modern']) {
+  test(`kill -9 while a mutating command runs (${kind} client): after the restart toolmux journal lists it interrupted, and nothing ran it again`, async (t) => {
+    const dir = makeTempDir('toolmux-guarded-');
+    const dataDir = makeTempDir('toolmux-data-');
+    const marker = path.join(dir, 'marker.txt');
+    const server = await serveGuarded(t, kind, { dir, dataDir });
+    const call = server.call('slow_mark').then((result) => ({ result }), (error) => ({ error }));
+    await waitUntil(() => fs.existsSync(marker), 5000, 'slow_mark to start');
+    const startedAt = Date.now();
+    process.kill(server.pid, 'SIGKILL');
+    const answer = await call;
+    assert.ok(answer.error, `the call got an answer from a killed server: ${short(answer.result)}`);
+
+    const again = await serveGuarded(t, kind, { dir, dataDir, files: {} });
+    const entries = await journalEntries(dataDir);
+    const slow = entries.filter((entry) => entry.tool === 'slow_mark');
+    assert.equal(slow.length, 1, short(entries));
+    assert.equal(slow[0].outcome, 'interrupted', short(slow[0]));
+    const text = await runCli(['journal', '--data-dir', dataDir]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /slow_mark.*interrupted|interrupted.*slow_mark/);
+    assert.match(again.stderr(), /"call_interrupted".*"slow_mark"|"slow_mark".*"call_interrupted"/);
+    if (kind === 'legacy') {
+      // A legacy session of the same principal is told once it is initialized.
+      const told = await waitUntil(
+        () => again.received.find((m) => m.method === 'notifications/message' && m.params?.data?.event === 'calls_interrupted'),
+        5000,
+        'the calls_interrupted notification',
+      );
+      assert.equal(told.params.level, 'warning');
+      assert.deepEqual(told.params.data.calls.map((c) => c.tool), ['slow_mark']);
+      assert.equal(told.params.data.calls[0].callId, slow[0].call_id, short(told));
+    }
+
+    // Past the command's 2 s sleep: it started once. The orphaned first run may
+    // have finished ("ran") or not; the restarted server ran nothing.
+    await sleep(Math.max(0, startedAt + 3500 - Date.now()));
+    const lines = fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean);
+    assert.equal(lines.filter((line) => line === 'started').length, 1, lines.join(', '));
+    assert.ok(lines.filter((line) => line === 'ran').length <= 1, lines.join(', '));
+  });
+}

@@ -39,6 +39,18 @@ TEST_CASE("unwrap_call_tool turns a call_tool call into a call of the tool it na
   CHECK(seen.raw_arguments.violations[0].pointer == "/text");
 }
 
+TEST_CASE("call_tool's reason becomes the call's, for the human asked to confirm it") {
+  PipelineFixture f;
+  f.catalog = catalog_with_call_tool();
+  StubNext next;
+  ToolCall call = f.make_call(
+      "call_tool", R"({"name":"echo","arguments":{"text":"hi"},"reason":"the user asked"})");
+  stages::unwrap_call_tool()(next.handler())(call);
+  REQUIRE(next.calls == 1);
+  CHECK(next.seen->reason == "the user asked");
+  CHECK(next.seen->raw_arguments.value == json{{"text", "hi"}});
+}
+
 TEST_CASE("unwrap_call_tool passes any other call on untouched") {
   PipelineFixture f;
   f.catalog = catalog_with_call_tool();
@@ -68,8 +80,10 @@ TEST_CASE("unwrap_call_tool answers a call it cannot unwrap without calling next
   CHECK(answer(R"({"name":"echo","arguments":[1]})") ==
         "Invalid arguments for tool \"call_tool\": argument /arguments: must be an object");
   CHECK(answer(R"({"name":"echo","extra":1})") ==
-        "Invalid arguments for tool \"call_tool\": argument /extra: call_tool takes only name "
-        "and arguments");
+        "Invalid arguments for tool \"call_tool\": argument /extra: call_tool takes only name, "
+        "arguments and reason");
+  CHECK(answer(R"({"name":"echo","reason":7})") ==
+        "Invalid arguments for tool \"call_tool\": argument /reason: must be a string");
   CHECK(answer(R"({"name":"call_tool"})") ==
         "Invalid arguments for tool \"call_tool\": argument /name: call_tool cannot call itself");
   CHECK(next.calls == 0);

@@ -25,7 +25,10 @@ std::string string_field(const nlohmann::json& object, const char* name) {
 SideEffect side_effect_from_annotations(const nlohmann::json& annotations) {
   if (hint(annotations, "readOnlyHint")) return SideEffect::read_only;
   if (hint(annotations, "destructiveHint", true)) return SideEffect::destructive;
-  return SideEffect::remote_mutation;
+  // Not destructive: it reaches the world outside its server unless it says
+  // openWorldHint false (MCP's default is true).
+  return hint(annotations, "openWorldHint", true) ? SideEffect::remote_mutation
+                                                  : SideEffect::local_mutation;
 }
 
 std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,

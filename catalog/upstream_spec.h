@@ -91,10 +91,11 @@ bool same_connection(const UpstreamSpec& a, const UpstreamSpec& b);
 // checked when serve has listed the upstreams, not when the file is loaded.
 bool may_be_upstream_tool(const std::vector<UpstreamSpec>& upstreams, std::string_view tool);
 
-// readOnlyHint true -> read_only; else destructiveHint false -> remote_mutation
-// (an upstream acts on something outside toolmux); else destructive: MCP's
-// default for a missing destructiveHint is true, and a hint that is not a
-// boolean counts as missing.
+// readOnlyHint true -> read_only; else destructiveHint false -> remote_mutation,
+// or local_mutation when it also says openWorldHint false (it acts only on its
+// own server's state); else destructive: MCP's default for a missing
+// destructiveHint is true (and for openWorldHint, true), and a hint that is
+// not a boolean counts as missing.
 SideEffect side_effect_from_annotations(const nlohmann::json& annotations);
 
 // The spec for `tool` (one entry of the upstream's tools/list result), with

@@ -504,8 +504,7 @@ Status JournalStore::begin(const JournalIntent& intent) {
     if (!seq_text) return false;
     auto seq = seq_from_value(*seq_text);
     auto entry = seq ? s.entry_at(*seq) : std::nullopt;
-    return !entry || !entry->outcome || *entry->outcome == "ok" ||
-           *entry->outcome == "tool_error";
+    return !entry || !entry->outcome || *entry->outcome == "ok" || *entry->outcome == "tool_error";
   };
   if (taken(call_key(intent.call_id))) {
     return Status::invalid_argument("call " + intent.call_id + " is already in the journal");

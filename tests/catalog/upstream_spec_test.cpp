@@ -40,6 +40,11 @@ TEST_CASE("an upstream tool's side effect comes from its annotations") {
   // Hints that are not booleans count as absent.
   CHECK(side_effect_from_annotations({{"readOnlyHint", "true"}}) == SideEffect::destructive);
   CHECK(side_effect_from_annotations({{"destructiveHint", "false"}}) == SideEffect::destructive);
+  // Not destructive and closed-world: it changes only its own server's state.
+  CHECK(side_effect_from_annotations({{"destructiveHint", false}, {"openWorldHint", false}}) ==
+        SideEffect::local_mutation);
+  CHECK(side_effect_from_annotations({{"destructiveHint", true}, {"openWorldHint", false}}) ==
+        SideEffect::destructive);
 }
 
 TEST_CASE("an upstream tool becomes a spec with the prefix, its fields and a default timeout") {

@@ -118,7 +118,7 @@ TEST_CASE("ordinary text, paths, ids and digests are left alone") {
   }
 }
 
-TEST_CASE("a registered secret is replaced wherever it appears; short values are ignored") {
+TEST_CASE("a registered secret is replaced wherever it appears, and short values are ignored") {
   register_secret("Zq8-registered-secret-value");
   register_secret("short");  // under 8 bytes: ignored
   CHECK(checked_redact("before Zq8-registered-secret-value after") == "before [REDACTED] after");

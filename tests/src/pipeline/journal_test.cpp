@@ -154,7 +154,7 @@ TEST_CASE(
   CHECK(*f.runs == 1);
 }
 
-TEST_CASE("while the journal is unavailable a mutation does not run; a read does") {
+TEST_CASE("while the journal is unavailable a mutation does not run, and a read does") {
   JournalFixture f;
   f.journal->store.reset();
   f.journal->unavailable = "every slot is taken";

@@ -87,11 +87,11 @@ TEST_CASE("spotlight wraps the tool's own errors but not the answers toolmux wro
   CHECK(text_at(own) == kOpen + "not found" + kClose);
   ToolResult relayed = ToolResult::error("upstream \"up\" is unavailable");
   relayed.from_toolmux = true;
-  for (CallResult written : {CallResult::answered(relayed),
-                             CallResult::timed_out("Tool \"fetch\" timed out after 5 ms"),
-                             CallResult::invalid_arguments("Invalid arguments"),
-                             CallResult::bad_result("broken"), CallResult::denied("denied"),
-                             CallResult::crashed("threw"), CallResult::stopped("exiting")}) {
+  for (CallResult written :
+       {CallResult::answered(relayed), CallResult::timed_out("Tool \"fetch\" timed out after 5 ms"),
+        CallResult::invalid_arguments("Invalid arguments"), CallResult::bad_result("broken"),
+        CallResult::denied("denied"), CallResult::crashed("threw"),
+        CallResult::stopped("exiting")}) {
     const std::string text = text_at(written);
     next.answer = [written](ToolCall&) { return written; };
     CHECK(text_at(stages::spotlight()(next.handler())(call)) == text);

@@ -589,7 +589,7 @@ TEST_CASE("child: journal calls until killed", "[.child]") {
   }
 }
 
-TEST_CASE("journal: a call of a live process is running; killed, it is interrupted") {
+TEST_CASE("journal: a call of a live process is running, and once killed it is interrupted") {
   TempDir dir;
   const auto options = options_for(dir.path());
   Child child = spawn_child("child: begin a call and wait", dir.path());

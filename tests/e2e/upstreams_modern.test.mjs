@@ -31,7 +31,7 @@ async function serveModern(t, clientCapabilities = {}, url = null, fields = { sp
   const dir = makeTempDir('toolmux-modern-');
   const catalog = path.join(dir, 'catalog.json');
   const upstream = { ...(url ? { url } : { command: process.execPath, args: [FIXTURE] }), ...fields };
-  fs.writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { modern: upstream } }));
+  fs.writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { modern: upstream }, policy: { confirm: { classes: [] } } }));
   return startClient(t, {
     args: ['serve', '--root', dir, '--catalog', catalog, '--data-dir', path.join(dir, 'data')],
     clientCapabilities,

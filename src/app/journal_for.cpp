@@ -1,25 +1,12 @@
 #include "src/app/journal_for.h"
 
 #include <chrono>
-#include <ctime>
 #include <utility>
 
+#include "src/app/time_text.h"
 #include "src/store/lazy_result_store.h"
 
 namespace toolmux {
-
-namespace {
-
-std::string utc_text(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
-}  // namespace
 
 std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logger& logger) {
   auto journal = std::make_shared<CallJournal>();
@@ -48,7 +35,7 @@ std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logg
                   {"tool", entry.intent.tool},
                   {"principal", entry.intent.principal},
                   {"approver", entry.intent.approver},
-                  {"started", utc_text(entry.intent.started)},
+                  {"started", format_rfc3339(entry.intent.started)},
                   {"effect",
                    "toolmux stopped while it ran; it may or may not have acted, and "
                    "it is not run again (toolmux journal lists it)"}});

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "src/base/jsonrpc.h"
+#include "src/base/redact.h"
 
 namespace toolmux {
 
@@ -37,9 +38,11 @@ void SessionCallContext::report_progress(double progress, std::optional<double> 
 void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
   if (!session_->wants_log(level)) return;
   session_->send_related(
-      jsonrpc::make_notification(
-          "notifications/message",
-          {{"level", log_level_name(level)}, {"logger", logger_name_}, {"data", data}}),
+      jsonrpc::make_notification("notifications/message",
+                                 // What a tool or an upstream logs is redacted as its results are.
+                                 {{"level", log_level_name(level)},
+                                  {"logger", logger_name_},
+                                  {"data", redact_json(data)}}),
       request_id_);
 }
 

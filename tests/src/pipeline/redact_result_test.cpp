@@ -130,3 +130,13 @@ TEST_CASE("a secret a tool echoes reaches neither the client nor the log") {
   CHECK_THAT(log, !Catch::Contains("Pp3-known-secret"));
   CHECK_THAT(log, !Catch::Contains(kAwsKey));
 }
+
+TEST_CASE("what a tool logs to the client is redacted as its results are") {
+  PipelineFixture f;
+  ToolCall call = f.make_call("echo", "{}");
+  call.context->log(LogLevel::error, {{"message", "upstream key " + kAwsKey}, {"token", 7}});
+  const auto logs = f.sink.notifications("notifications/message");
+  REQUIRE(logs.size() == 1);
+  CHECK(logs[0]["params"]["data"] ==
+        json{{"message", "upstream key [REDACTED:aws_access_key_id]"}, {"token", "[REDACTED]"}});
+}

@@ -101,6 +101,11 @@ Status freeze_writes(const std::filesystem::path& data_dir, const std::string& r
     ::unlink(temporary.c_str());
     return Status::io_error("could not write " + path.string() + ": " + errno_text(error));
   }
+  // The rename itself on disk too (best effort: some file systems refuse).
+  if (const int dir = ::open(data_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
   return Status::ok_status();
 }
 

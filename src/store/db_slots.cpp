@@ -27,10 +27,12 @@ Claims& claims() {
   return *all;
 }
 
+// One spelling per folder, symbolic links resolved: a reader that names the
+// data directory another way must still find this process's claim.
 std::string claim_key(const fs::path& folder) {
   std::error_code ec;
-  fs::path absolute = fs::absolute(folder, ec);
-  return (ec ? folder : absolute).lexically_normal().string();
+  fs::path resolved = fs::weakly_canonical(folder, ec);
+  return (ec ? folder : resolved).lexically_normal().string();
 }
 
 bool claimed(const fs::path& folder) {

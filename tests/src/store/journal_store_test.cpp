@@ -589,6 +589,32 @@ TEST_CASE("child: journal calls until killed", "[.child]") {
   }
 }
 
+TEST_CASE("child: open the journal and say which slot", "[.child]") {
+  const char* dir = std::getenv(kChildDirVariable);
+  if (!dir) return;
+  auto store = JournalStore::open(options_for(dir));
+  if (!store.ok() || !write_line((*store)->folder().filename().string())) ::_exit(1);
+  ::_exit(0);
+}
+
+TEST_CASE("journal: reading beside this process's own writer keeps its lock, by any path") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  REQUIRE(store->begin(intent("mine")).ok());
+  // The data directory by another name: the reader must still see the slot as
+  // this process's, and not open its LOCK file (closing it would drop the
+  // lock RocksDB holds).
+  std::filesystem::create_directory_symlink(dir.path(), dir / "alias");
+  auto entries = journal_of(dir / "alias");
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].running);
+  // Another process still finds slot 0 taken.
+  Child child = spawn_child("child: open the journal and say which slot", dir / "alias");
+  const std::string slot = next_line(child);
+  CHECK(finish(child, false) == 0);
+  CHECK(slot == "slot-1");
+}
+
 TEST_CASE("journal: a call of a live process is running, and once killed it is interrupted") {
   TempDir dir;
   const auto options = options_for(dir.path());

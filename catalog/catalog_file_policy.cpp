@@ -55,7 +55,8 @@ ConfirmPolicy read_confirm(const json& value, const std::string& at, Problems& p
         rule_reader.string("$comment", false);
         read_confirm_rule(rule_reader, confirm.principals[principal]);
       });
-  if (auto seconds = reader.integer("timeoutSeconds", false, 1, 24 * 3600)) {
+  constexpr std::uint64_t kDaySeconds = 24ULL * 3600;
+  if (auto seconds = reader.integer("timeoutSeconds", false, 1, kDaySeconds)) {
     confirm.timeout = std::chrono::seconds(*seconds);
   }
   return confirm;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -33,8 +34,15 @@ enum Field : std::uint8_t {
   kParameterName,
   kParameterDescription,
   kEnum,
-  kFieldCount
+  kTags,
+  kSourceText,
+  kFieldCount  // at most 8: a field takes 3 bits while building
 };
+static_assert(kFieldCount <= 8);
+
+constexpr std::array<const char*, kFieldCount> kFieldNames = {
+    "name", "title", "description", "parameter name", "parameter description",
+    "enum", "tags",  "source"};
 
 std::size_t string_bytes(const std::string& s) {
   return sizeof(std::string) + (s.capacity() > 15 ? s.capacity() + 1 : 0);
@@ -46,6 +54,8 @@ SearchOptions SearchOptions::plain_bm25() {
   SearchOptions options;
   options.name_weight = options.title_weight = options.description_weight = 1.0;
   options.parameter_name_weight = options.parameter_description_weight = options.enum_weight = 1.0;
+  options.tag_weight = 1.0;
+  options.source_text_weight = 1.0;
   options.k1 = 1.2;
   options.b = 0.75;
   options.stem = false;
@@ -106,6 +116,12 @@ struct ToolSearchIndex::Impl {
   };
   StringMap<Expansion> expansions;
   StringMap<std::vector<std::uint32_t>> source_terms;  // term of a source name -> sources
+  std::size_t sources = 0;
+  // For explain(): what the postings' weights were computed from.
+  std::array<double, 8> field_weight{};
+  std::array<double, 8> mean_length{};
+  std::vector<std::uint32_t> field_length;  // by document * kFieldCount + field
+  std::vector<std::vector<std::pair<std::uint32_t, float>>> damped;  // by source, sorted by term
 
   // The options' stem and split_names (the index and its queries analyse alike).
   text::TextAnalyzer analyzer;
@@ -285,6 +301,8 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
       add(description, false, kParameterDescription);
     }
     for (const auto& value : doc.enum_values) add(value, true, kEnum);
+    for (const auto& tag : doc.tags) add(tag, true, kTags);
+    if (doc.source_text) add(*doc.source_text, false, kSourceText);
     for (std::size_t f = 0; f < kFieldCount; ++f)
       field_length[d * kFieldCount + f] = static_cast<std::uint32_t>(length[f]);
 
@@ -348,7 +366,9 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
     });
   }
   // Damped terms of each source, sorted by term.
-  std::vector<std::vector<std::pair<std::uint32_t, float>>> damped(source_documents.size());
+  ix.sources = source_documents.size();
+  auto& damped = ix.damped;
+  damped.resize(source_documents.size());
   constexpr std::size_t kMinSourceDocuments = 20;
   constexpr double kFreeShare = 0.5;
   constexpr double kFloor = 0.1;
@@ -386,13 +406,15 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   ix.posting_weight.resize(postings);
   std::vector<std::uint32_t> cursor(ix.posting_start.begin(), ix.posting_start.end() - 1);
 
-  std::array<double, kFieldCount> weight{};
+  auto& weight = ix.field_weight;
   weight[kName] = opt.single_field ? 1.0 : opt.name_weight;
   weight[kTitle] = opt.title_weight;
   weight[kDescription] = opt.description_weight;
   weight[kParameterName] = opt.parameter_name_weight;
   weight[kParameterDescription] = opt.parameter_description_weight;
   weight[kEnum] = opt.enum_weight;
+  weight[kTags] = opt.tag_weight;
+  weight[kSourceText] = opt.source_text_weight;
   const double k1 = opt.k1;
   const double b = opt.b;
   for (std::size_t d = 0; d < n; ++d) {
@@ -458,6 +480,8 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
       ix.expansions.emplace(key, std::move(expansion));
   }
 
+  std::copy(mean_length.begin(), mean_length.end(), ix.mean_length.begin());
+  ix.field_length = std::move(field_length);
   return std::shared_ptr<const ToolSearchIndex>(
       new ToolSearchIndex(std::move(documents), std::move(impl)));
 }
@@ -465,6 +489,41 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
 std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
     std::string_view query, std::size_t limit,
     const std::function<bool(std::size_t)>& allowed) const {
+  return search_scaled(query, limit, allowed, nullptr);
+}
+
+std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
+    std::string_view query, std::size_t limit, const std::function<bool(std::size_t)>& allowed,
+    const std::vector<float>& source_factor) const {
+  if (source_factor.size() != impl_->sources)
+    throw std::invalid_argument("ToolSearchIndex::search: one source factor per source");
+  return search_scaled(query, limit, allowed, source_factor.data());
+}
+
+double ToolSearchIndex::ceiling(std::string_view query) const {
+  const Impl& ix = *impl_;
+  const double n = static_cast<double>(documents_.size());
+  const double rare = std::log((n - 0.5) / 1.5 + 1.0);  // the idf of a term in one document
+  std::vector<std::string> seen;
+  double total = 0;
+  ix.analyzer.analyze_query(query, [&](std::string_view, std::string_view t) {
+    if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
+    seen.emplace_back(t);
+    auto it = ix.vocabulary.find(t);
+    total += (it != ix.vocabulary.end() ? ix.idf[it->second] : rare) * (ix.options.k1 + 1.0);
+  });
+  return total;
+}
+
+std::size_t ToolSearchIndex::source_count() const { return impl_->sources; }
+
+std::size_t ToolSearchIndex::source_number(std::size_t document) const {
+  return impl_->source_of.at(document);
+}
+
+std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search_scaled(
+    std::string_view query, std::size_t limit, const std::function<bool(std::size_t)>& allowed,
+    const float* source_factor) const {
   std::vector<Hit> hits;
   if (limit == 0 || documents_.empty()) return hits;
   const Impl& ix = *impl_;
@@ -531,8 +590,9 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   heap.clear();
   for (std::size_t i = 0; i < touched_count; ++i) {
     const std::uint32_t d = touched[i];
-    const Candidate c{!named.empty() && boosted(d) ? scores[d] * boost : scores[d], ix.name_rank[d],
-                      d};
+    float score = !named.empty() && boosted(d) ? scores[d] * boost : scores[d];
+    if (source_factor != nullptr) score *= source_factor[ix.source_of[d]];
+    const Candidate c{score, ix.name_rank[d], d};
     scores[d] = 0.0F;
     if (heap.size() == limit && !better(c, heap.front())) continue;
     if (allowed && !allowed(d)) continue;
@@ -550,6 +610,104 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search(
   return hits;
 }
 
+ToolSearchIndex::Explanation ToolSearchIndex::explain(std::string_view query,
+                                                      std::size_t document) const {
+  const Impl& ix = *impl_;
+  Explanation out;
+  if (document >= documents_.size()) return out;
+  const std::uint32_t source = ix.source_of[document];
+  // The query's terms as search() weighs them: the larger weight wins when a
+  // word and a synonym reach the same term.
+  struct Wanted {
+    std::uint32_t term;
+    float weight;
+    std::string word;
+    bool synonym;
+  };
+  std::vector<Wanted> wanted;
+  bool named = false;
+  auto names_source = [&](const std::vector<std::uint32_t>& sources) {
+    return std::find(sources.begin(), sources.end(), source) != sources.end();
+  };
+  const auto expansion = static_cast<float>(ix.options.expansion_weight);
+  ix.analyzer.analyze_query(query, [&](std::string_view word, std::string_view t) {
+    if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
+      wanted.push_back({it->second, 1.0F, std::string(word), false});
+    if (auto it = ix.source_terms.find(t); it != ix.source_terms.end())
+      named = named || names_source(it->second);
+    if (auto it = ix.expansions.find(t); it != ix.expansions.end()) {
+      for (std::uint32_t id : it->second.terms)
+        wanted.push_back({id, expansion, std::string(word), true});
+      named = named || names_source(it->second.sources);
+    }
+  });
+  std::stable_sort(wanted.begin(), wanted.end(), [](const Wanted& x, const Wanted& y) {
+    return x.term != y.term ? x.term < y.term : x.weight > y.weight;
+  });
+  wanted.erase(std::unique(wanted.begin(), wanted.end(),
+                           [](const Wanted& x, const Wanted& y) { return x.term == y.term; }),
+               wanted.end());
+
+  // Where each term occurs in the document, analysed as build() did.
+  const SearchDocument& doc = documents_[document];
+  std::map<std::uint32_t, std::array<int, kFieldCount>> occurrences;
+  auto count = [&](std::string_view text, bool is_name, Field field) {
+    ix.analyzer.analyze(text, is_name, [&](std::string_view t) {
+      if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
+        ++occurrences[it->second][field];
+    });
+  };
+  count(doc.name, true, kName);
+  count(doc.title, false, kTitle);
+  count(doc.description, false, kDescription);
+  for (const auto& [name, description] : doc.parameters) {
+    count(name, true, kParameterName);
+    count(description, false, kParameterDescription);
+  }
+  for (const auto& value : doc.enum_values) count(value, true, kEnum);
+  for (const auto& tag : doc.tags) count(tag, true, kTags);
+  if (doc.source_text) count(*doc.source_text, false, kSourceText);
+
+  const auto& damp = ix.damped[source];
+  for (const Wanted& w : wanted) {
+    const std::uint32_t begin = ix.posting_start[w.term];
+    const std::uint32_t end = ix.posting_start[w.term + 1];
+    const auto* first = ix.posting_document.data() + begin;
+    const auto* last = ix.posting_document.data() + end;
+    const auto* at = std::lower_bound(first, last, static_cast<std::uint32_t>(document));
+    if (at == last || *at != document) continue;
+    TermScore line;
+    line.query_word = w.word;
+    for (const auto& [word, id] : ix.vocabulary) {
+      if (id == w.term) {
+        line.term = word;
+        break;
+      }
+    }
+    line.synonym = w.synonym;
+    if (auto it = occurrences.find(w.term); it != occurrences.end()) {
+      for (std::size_t f = 0; f < kFieldCount; ++f)
+        if (it->second[f] > 0) line.fields.emplace_back(kFieldNames[f], it->second[f]);
+    }
+    line.idf = ix.idf[w.term];
+    auto damped = std::lower_bound(damp.begin(), damp.end(), std::make_pair(w.term, 0.0F),
+                                   [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (damped != damp.end() && damped->first == w.term) line.damping = damped->second;
+    line.score =
+        static_cast<double>(w.weight * ix.idf[w.term] *
+                            ix.posting_weight[static_cast<std::size_t>(at - first) + begin]);
+    out.score += line.score;
+    out.terms.push_back(std::move(line));
+  }
+  if (named && ix.options.source_boost > 0 && !out.terms.empty()) {
+    out.source_boost = 1.0 + ix.options.source_boost;
+    out.score *= out.source_boost;
+  }
+  std::sort(out.terms.begin(), out.terms.end(),
+            [](const TermScore& x, const TermScore& y) { return x.score > y.score; });
+  return out;
+}
+
 std::vector<std::string> ToolSearchIndex::analyze(std::string_view text, bool is_name) const {
   std::vector<std::string> words;
   impl_->analyzer.analyze(text, is_name, [&](std::string_view t) { words.emplace_back(t); });
@@ -565,6 +723,8 @@ std::size_t ToolSearchIndex::memory_bytes() const {
   bytes += ix.posting_weight.capacity() * sizeof(float);
   bytes += ix.name_rank.capacity() * sizeof(std::uint32_t);
   bytes += ix.source_of.capacity() * sizeof(std::uint32_t);
+  bytes += ix.field_length.capacity() * sizeof(std::uint32_t);
+  for (const auto& terms : ix.damped) bytes += sizeof(terms) + terms.capacity() * sizeof(terms[0]);
   // Hash maps: a bucket pointer each, a node (next pointer, value, hash) each.
   constexpr std::size_t kNodeOverhead = 2 * sizeof(void*);
   bytes += ix.vocabulary.bucket_count() * sizeof(void*);
@@ -589,6 +749,8 @@ std::size_t ToolSearchIndex::memory_bytes() const {
                sizeof(std::string);
     bytes += doc.enum_values.capacity() * sizeof(std::string);
     for (const auto& value : doc.enum_values) bytes += string_bytes(value) - sizeof(std::string);
+    bytes += doc.tags.capacity() * sizeof(std::string);
+    for (const auto& tag : doc.tags) bytes += string_bytes(tag) - sizeof(std::string);
   }
   return bytes;
 }

@@ -35,7 +35,11 @@ struct SearchDocument {
   std::string description;
   std::vector<std::pair<std::string, std::string>> parameters;  // name, description
   std::vector<std::string> enum_values;
-  std::string source;  // where the tool comes from ("builtin", a catalog, an upstream)
+  std::vector<std::string> tags;  // the tool's own labels (ToolSpec tags, an API's operation tags)
+  // What the tool's source says of itself (an upstream's title, description,
+  // instructions), shared by all its tools.
+  std::shared_ptr<const std::string> source_text;
+  std::string source;  // where the tool comes from ("toolmux", "catalog", an upstream's name)
 };
 
 // A document from an MCP Tool object ({name, title?, description, inputSchema}):
@@ -52,6 +56,8 @@ struct SearchOptions {
   double parameter_name_weight = 1.0;
   double parameter_description_weight = 0.5;
   double enum_weight = 0.5;
+  double tag_weight = 1.0;
+  double source_text_weight = 0.5;
   double k1 = 1.2;
   double b = 0.75;  // length normalisation, per field against that field's mean length
   bool stem = true;
@@ -93,6 +99,41 @@ class ToolSearchIndex {
   // documents before ranking. Empty when nothing matches.
   std::vector<Hit> search(std::string_view query, std::size_t limit,
                           const std::function<bool(std::size_t)>& allowed = {}) const;
+  // The same, with each document's score multiplied by source_factor[its
+  // source number] (size source_count(); a factor of 1 changes nothing).
+  std::vector<Hit> search(std::string_view query, std::size_t limit,
+                          const std::function<bool(std::size_t)>& allowed,
+                          const std::vector<float>& source_factor) const;
+
+  // The most a document could score for `query` without synonyms and source
+  // boost: each query term at its idf times the saturation's ceiling; a word
+  // the index does not know counts as a rare one. For a confidence measure.
+  double ceiling(std::string_view query) const;
+
+  // Sources are numbered in the order their first document was given.
+  std::size_t source_count() const;
+  std::size_t source_number(std::size_t document) const;
+
+  // Why `document` scores what it does for `query`: one line per index term
+  // the query matched in it (its query word or the synonym that led there,
+  // the fields it is in and how often, its idf, damping and its share of the
+  // score), and the source boost when one applied. The terms' shares add up
+  // to the score search() gives, before any source_factor.
+  struct TermScore {
+    std::string query_word;                           // as the query has it (lower-case)
+    std::string term;                                 // the index term it matched
+    bool synonym = false;                             // matched through the synonym list
+    std::vector<std::pair<std::string, int>> fields;  // field name, occurrences
+    double idf = 0;
+    double damping = 1;  // < 1 when the term is boilerplate in the tool's source
+    double score = 0;
+  };
+  struct Explanation {
+    std::vector<TermScore> terms;
+    double source_boost = 1;  // the factor applied because the query named the source
+    double score = 0;
+  };
+  Explanation explain(std::string_view query, std::size_t document) const;
 
   const SearchDocument& document(std::size_t i) const { return documents_[i]; }
   std::size_t size() const { return documents_.size(); }
@@ -108,6 +149,9 @@ class ToolSearchIndex {
 
  private:
   ToolSearchIndex(std::vector<SearchDocument> documents, std::unique_ptr<Impl> impl);
+  std::vector<Hit> search_scaled(std::string_view query, std::size_t limit,
+                                 const std::function<bool(std::size_t)>& allowed,
+                                 const float* source_factor) const;
   std::vector<SearchDocument> documents_;
   std::unique_ptr<Impl> impl_;
 };

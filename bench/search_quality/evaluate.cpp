@@ -1,11 +1,15 @@
-// Search-quality benchmark for tool_search: loads the real tool catalog, builds a
-// ToolSearchIndex with toolmux's configuration (SearchOptions{}) and with the
-// plain BM25 baseline (SearchOptions::plain_bm25()), runs every query of
-// queries.json and prints Recall@1, Recall@5, MRR@10 and nDCG@10, overall, per
-// kind and per split. See README.md in this folder.
+// Search-quality benchmark for tool_search: loads the real tool catalog and the
+// sources' own words (sources.json), builds a CatalogSearch with toolmux's
+// configuration (CatalogSearchOptions{}) and with the plain BM25 baseline
+// (SearchOptions::plain_bm25(), sources not used), runs every query of
+// queries.json (or sealed.json) and prints Recall@1, Recall@5, MRR@10, nDCG@10
+// and Source@3 (a relevant tool's source among the first three sources the
+// answer names), overall, per kind and per split; with --alternatives, also
+// toolmux given each query's alternatives. See README.md in this folder.
 //
-//   search_quality [--catalog DIR] [--queries FILE] [--show-misses] [--json-only]
-//                  [--config both|toolmux|plain]
+//   search_quality [--catalog DIR] [--queries FILE] [--sources FILE]
+//                  [--alternatives FILE] [--split NAME] [--set KEY=VALUE]...
+//                  [--show-misses] [--json-only] [--config both|toolmux|plain]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,10 +30,14 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/search_quality/quality_data.h"
+#include "catalog/catalog_search.h"
 #include "catalog/tool_search_index.h"
 
 #ifndef TOOLMUX_SQ_DEFAULT_CATALOG
 #define TOOLMUX_SQ_DEFAULT_CATALOG "../shared/data/catalog"
+#endif
+#ifndef TOOLMUX_SQ_DEFAULT_SOURCES
+#define TOOLMUX_SQ_DEFAULT_SOURCES "bench/search_quality/sources.json"
 #endif
 #ifndef TOOLMUX_SQ_DEFAULT_QUERIES
 #define TOOLMUX_SQ_DEFAULT_QUERIES "bench/search_quality/queries.json"
@@ -45,8 +53,10 @@ using nlohmann::json;
 struct Aggregate {
   std::size_t n = 0;
   Scores sum;
-  void add(const Scores& s) {
+  double source3 = 0;
+  void add(const Scores& s, bool source_found) {
     ++n;
+    source3 += source_found ? 1.0 : 0.0;
     sum.recall1 += s.recall1;
     sum.recall5 += s.recall5;
     sum.mrr10 += s.mrr10;
@@ -58,7 +68,8 @@ struct Aggregate {
                 {"recall@1", mean(&Scores::recall1)},
                 {"recall@5", mean(&Scores::recall5)},
                 {"mrr@10", mean(&Scores::mrr10)},
-                {"ndcg@10", mean(&Scores::ndcg10)}};
+                {"ndcg@10", mean(&Scores::ndcg10)},
+                {"source@3", n ? source3 / static_cast<double>(n) : 0.0}};
   }
 };
 
@@ -77,15 +88,18 @@ struct RunResult {
   std::size_t memory_bytes = 0;
 };
 
-RunResult run(const std::string& name, const toolmux::SearchOptions& options,
-              const Catalog& catalog, const std::vector<Query>& queries) {
+using Alternatives = std::map<std::string, std::vector<std::string>>;
+
+RunResult run(const std::string& name, const toolmux::CatalogSearchOptions& options,
+              const Catalog& catalog, const std::vector<toolmux::SourceInfo>& sources,
+              const std::vector<Query>& queries, const Alternatives* alternatives) {
   RunResult result;
   result.name = name;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto index = toolmux::ToolSearchIndex::build(catalog.documents, options);
+  const auto search = toolmux::CatalogSearch::build(catalog.documents, sources, options);
   const auto t1 = std::chrono::steady_clock::now();
   result.build_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  result.memory_bytes = index->memory_bytes();
+  result.memory_bytes = search->memory_bytes();
 
   const std::vector<std::string> group_names = {
       "all",          "kind=task",     "kind=paraphrase",    "kind=keyword",
@@ -94,16 +108,35 @@ RunResult run(const std::string& name, const toolmux::SearchOptions& options,
   std::map<std::string, Aggregate> groups;
   double query_seconds = 0;
   for (const auto& q : queries) {
+    toolmux::CatalogSearchRequest request;
+    request.query = q.text;
+    request.limit = kLimit;
+    if (alternatives) {
+      auto it = alternatives->find(q.id);
+      if (it == alternatives->end()) throw std::runtime_error(q.id + ": no alternatives");
+      request.alternatives = it->second;
+    }
     const auto s0 = std::chrono::steady_clock::now();
-    const auto hits = index->search(q.text, kLimit);
+    const auto answer = search->search(request);
     query_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    const auto& hits = answer.hits;
+    std::set<std::string> wanted_sources;
+    for (const auto& id : q.relevant) wanted_sources.insert(id.substr(0, id.find('/')));
+    bool source_found = false;
+    std::size_t named = 0;
+    for (const auto& match : answer.sources) {
+      if (match.id.find('/') != std::string::npos) continue;  // a group
+      if (++named > 3) break;
+      source_found = source_found || wanted_sources.count(match.id) > 0;
+    }
     std::vector<std::string> ranked;
     ranked.reserve(hits.size());
     for (const auto& h : hits) ranked.push_back(catalog.ids.at(h.document));
     const Scores s = score(ranked, q.relevant);
     for (const std::string& g :
-         {std::string("all"), "kind=" + q.kind, "split=" + q.split, q.split + "/" + q.kind}) {
-      groups[g].add(s);
+         {std::string("all"), "kind=" + q.kind, "split=" + q.split, q.split + "/" + q.kind,
+          std::string("confidence=") + toolmux::to_string(answer.confidence)}) {
+      groups[g].add(s, source_found);
     }
     if (s.recall5 == 0.0) {
       Miss m{&q, {}, 0};
@@ -126,15 +159,23 @@ RunResult run(const std::string& name, const toolmux::SearchOptions& options,
 }
 
 void print_table(const std::vector<RunResult>& results) {
-  std::printf("%-20s %-10s %5s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5", "MRR@10",
-              "nDCG@10");
-  const std::size_t rows = results.empty() ? 0 : results.front().groups.size();
-  for (std::size_t row = 0; row < rows; ++row) {
+  std::printf("%-20s %-14s %5s %8s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5",
+              "MRR@10", "nDCG@10", "Source@3");
+  std::vector<std::string> rows;
+  for (const auto& r : results) {
+    for (const auto& group : r.groups)
+      if (std::find(rows.begin(), rows.end(), group.first) == rows.end())
+        rows.push_back(group.first);
+  }
+  for (const auto& g : rows) {
     for (const auto& r : results) {
-      const auto& [g, agg] = r.groups[row];
-      std::printf("%-20s %-10s %5zu %8.3f %8.3f %8.3f %8.3f\n", g.c_str(), r.name.c_str(), agg.n,
-                  agg.mean(&Scores::recall1), agg.mean(&Scores::recall5), agg.mean(&Scores::mrr10),
-                  agg.mean(&Scores::ndcg10));
+      Aggregate agg;
+      for (const auto& group : r.groups)
+        if (group.first == g) agg = group.second;
+      std::printf("%-20s %-14s %5zu %8.3f %8.3f %8.3f %8.3f %8.3f\n", g.c_str(), r.name.c_str(),
+                  agg.n, agg.mean(&Scores::recall1), agg.mean(&Scores::recall5),
+                  agg.mean(&Scores::mrr10), agg.mean(&Scores::ndcg10),
+                  agg.n ? agg.source3 / static_cast<double>(agg.n) : 0.0);
     }
   }
   for (const auto& r : results) {
@@ -168,8 +209,11 @@ void print_misses(const RunResult& r) {
 
 int usage(const char* argv0) {
   std::fprintf(stderr,
-               "usage: %s [--catalog DIR] [--queries FILE] [--show-misses] [--json-only]\n"
+               "usage: %s [--catalog DIR] [--queries FILE] [--sources FILE] [--alternatives FILE]\n"
+               "          [--split NAME] [--set KEY=VALUE]... [--show-misses] [--json-only]\n"
                "          [--config both|toolmux|plain]\n"
+               "KEY: source_prior, source_b, include_tools, group_threshold, rrf_k, fusion_depth,\n"
+               "     query_weight, high_confidence, expansion_weight, source_boost\n"
                "defaults: --catalog %s\n          --queries %s\n",
                argv0, TOOLMUX_SQ_DEFAULT_CATALOG, TOOLMUX_SQ_DEFAULT_QUERIES);
   return 2;
@@ -183,6 +227,10 @@ int main(int argc, char** argv) {
   bool show_misses = false;
   bool json_only = false;
   std::string config = "both";
+  fs::path sources_path = TOOLMUX_SQ_DEFAULT_SOURCES;
+  fs::path alternatives_path;
+  std::string split;
+  toolmux::CatalogSearchOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     auto value = [&]() -> std::string {
@@ -198,6 +246,50 @@ int main(int argc, char** argv) {
         show_misses = true;
       } else if (arg == "--json-only") {
         json_only = true;
+      } else if (arg == "--sources") {
+        sources_path = value();
+      } else if (arg == "--alternatives") {
+        alternatives_path = value();
+      } else if (arg == "--split") {
+        split = value();
+      } else if (arg == "--set") {
+        const std::string setting = value();
+        const auto eq = setting.find('=');
+        if (eq == std::string::npos) throw std::runtime_error("--set needs KEY=VALUE");
+        const std::string key = setting.substr(0, eq);
+        const double v = std::stod(setting.substr(eq + 1));
+        if (key == "source_prior")
+          options.source_prior = v;
+        else if (key == "prior_alternatives")
+          options.source_prior_alternatives = v;
+        else if (key == "source_b")
+          options.source_b = v;
+        else if (key == "from_hits")
+          options.source_from_hits = v;
+        else if (key == "source_hits")
+          options.source_hits = static_cast<std::size_t>(v);
+        else if (key == "hit_count")
+          options.source_hit_count = static_cast<std::size_t>(v);
+        else if (key == "source_text_weight")
+          options.tools.source_text_weight = v;
+        else if (key == "include_tools")
+          options.source_documents_include_tools = v != 0;
+        else if (key == "group_threshold")
+          options.group_threshold = static_cast<std::size_t>(v);
+        else if (key == "rrf_k")
+          options.rrf_k = v;
+        else if (key == "fusion_depth")
+          options.fusion_depth = static_cast<std::size_t>(v);
+        else if (key == "query_weight")
+          options.query_weight = v;
+        else if (key == "high_confidence")
+          options.high_confidence = v;
+        else if (key == "expansion_weight")
+          options.tools.expansion_weight = v;
+        else if (key == "source_boost")
+          options.tools.source_boost = v;
+        else
+          throw std::runtime_error("unknown --set key " + key);
       } else if (arg == "--config") {
         config = value();
         if (config != "both" && config != "toolmux" && config != "plain") return usage(argv[0]);
@@ -213,13 +305,31 @@ int main(int argc, char** argv) {
   try {
     const Catalog catalog = load_catalog(catalog_dir);
     const std::set<std::string> known(catalog.ids.begin(), catalog.ids.end());
-    const std::vector<Query> queries = load_queries(queries_path, known);
+    std::vector<Query> queries = load_queries(queries_path, known);
+    if (!split.empty()) {
+      std::erase_if(queries, [&](const Query& q) { return q.split != split; });
+      if (queries.empty()) throw std::runtime_error("no query of split " + split);
+    }
+    const std::vector<toolmux::SourceInfo> sources = load_sources(sources_path);
+    Alternatives alternatives;
+    if (!alternatives_path.empty()) {
+      const json all = read_json(alternatives_path);
+      for (const auto& [id, list] : all.items())
+        alternatives[id] = list.get<std::vector<std::string>>();
+    }
 
     std::vector<RunResult> results;
-    if (config != "toolmux")
-      results.push_back(run("plain_bm25", toolmux::SearchOptions::plain_bm25(), catalog, queries));
-    if (config != "plain")
-      results.push_back(run("toolmux", toolmux::SearchOptions{}, catalog, queries));
+    if (config != "toolmux") {
+      toolmux::CatalogSearchOptions plain;
+      plain.tools = toolmux::SearchOptions::plain_bm25();
+      plain.source_prior = 0;
+      results.push_back(run("plain_bm25", plain, catalog, {}, queries, nullptr));
+    }
+    if (config != "plain") {
+      results.push_back(run("toolmux", options, catalog, sources, queries, nullptr));
+      if (!alternatives.empty())
+        results.push_back(run("toolmux+alts", options, catalog, sources, queries, &alternatives));
+    }
 
     if (!json_only) {
       std::printf("%zu tools, %zu queries (catalog %s)\n\n", catalog.documents.size(),

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog_search.h"
 #include "catalog/tool_search_index.h"
 
 namespace search_quality {
@@ -88,6 +89,17 @@ inline std::vector<Query> load_queries(const fs::path& path,
     queries.push_back(std::move(query));
   }
   return queries;
+}
+
+// sources.json: {"<server>": {"title": ..., "description": ...}}, each
+// server's own words as its package publishes them.
+inline std::vector<toolmux::SourceInfo> load_sources(const fs::path& path) {
+  std::vector<toolmux::SourceInfo> sources;
+  const json all = read_json(path);
+  for (const auto& [name, info] : all.items())
+    if (info.is_object())
+      sources.push_back({name, info.value("title", ""), info.value("description", "")});
+  return sources;
 }
 
 // Metrics of one query's ranking.

@@ -11,7 +11,8 @@ namespace {
 const std::vector<std::string_view> kSearchFields = {"$comment", "weights", "synonyms",
                                                      "defaultSynonyms", "expansionWeight"};
 const std::vector<std::string_view> kWeightFields = {
-    "name", "title", "description", "parameterNames", "parameterDescriptions", "enums"};
+    "name",  "title", "description", "parameterNames", "parameterDescriptions",
+    "enums", "tags",  "source"};
 
 }  // namespace
 
@@ -41,6 +42,8 @@ SearchOptions read_search(const json& value, Problems& problems) {
     non_negative(w, "parameterNames", options.parameter_name_weight);
     non_negative(w, "parameterDescriptions", options.parameter_description_weight);
     non_negative(w, "enums", options.enum_weight);
+    non_negative(w, "tags", options.tag_weight);
+    non_negative(w, "source", options.source_text_weight);
   }
   if (const json* synonyms = reader.object("synonyms", false)) {
     for (const auto& [word, expansions] : synonyms->items()) {

@@ -34,7 +34,8 @@ const std::vector<std::string_view> kUpstreamFields = {"$comment",
                                                        "restart",
                                                        "circuitBreaker",
                                                        "readOnlyRetries",
-                                                       "spotlight"};
+                                                       "spotlight",
+                                                       "description"};
 const std::vector<std::string_view> kRestartFields = {"$comment", "initialDelayMs", "maxDelayMs"};
 const std::vector<std::string_view> kBreakerFields = {"$comment", "failures", "cooldownMs"};
 const std::vector<std::string_view> kUpstreamToolFields = {
@@ -241,6 +242,16 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
     upstream.lifecycle.probe_timeout = std::chrono::milliseconds(*ms);
   }
   upstream.spotlight = reader.boolean("spotlight");
+  if (auto description = reader.string("description", false)) {
+    constexpr std::size_t kMostDescription = 2000;
+    if (description->size() > kMostDescription) {
+      reader.add(reader.pointer("description"), "at most " + std::to_string(kMostDescription) +
+                                                    " bytes, got " +
+                                                    std::to_string(description->size()));
+    } else {
+      upstream.description = *description;
+    }
+  }
   if (auto retries = reader.integer("readOnlyRetries", false, 0, 5)) {
     upstream.lifecycle.read_only_retries = static_cast<int>(*retries);
   }

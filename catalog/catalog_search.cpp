@@ -394,8 +394,13 @@ CatalogSearchAnswer CatalogSearch::search(const CatalogSearchRequest& request) c
     for (std::size_t p = 0; p < ranked.size(); ++p) {
       const double weight = p == 0 ? opt.query_weight : 1.0;
       const std::size_t counted = std::min(ranked[p].size(), opt.fusion_depth);
-      for (std::size_t r = 0; r < counted; ++r)
-        fused[ranked[p][r].document] += weight / (opt.rrf_k + static_cast<double>(r + 1));
+      // Tools of equal score share a rank (the best of theirs): the order
+      // among them is only by name, which must not count as a preference.
+      std::size_t rank = 1;
+      for (std::size_t r = 0; r < counted; ++r) {
+        if (r > 0 && ranked[p][r].score < ranked[p][r - 1].score) rank = r + 1;
+        fused[ranked[p][r].document] += weight / (opt.rrf_k + static_cast<double>(rank));
+      }
     }
     for (const auto& [d, score] : fused) answer.hits.push_back({d, score});
     std::stable_sort(answer.hits.begin(), answer.hits.end(), by_score);
@@ -407,6 +412,10 @@ CatalogSearchAnswer CatalogSearch::search(const CatalogSearchRequest& request) c
                                                                 : SearchConfidence::low;
   }
 
+  if (request.sources == CatalogSearchRequest::Sources::when_unsure &&
+      answer.confidence == SearchConfidence::high) {
+    return answer;
+  }
   // The sources that match best, and the best groups of a split one: by
   // their best tools, or by their own document when no tool of theirs came up.
   constexpr std::size_t kSources = 3;

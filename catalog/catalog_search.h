@@ -81,6 +81,10 @@ struct CatalogSearchRequest {
   std::string source;
   std::size_t limit = 5;
   std::function<bool(std::size_t)> allowed;  // tools the caller may see (all when unset)
+  // Whether the answer names sources: always, or only when it is not sure
+  // (counting what the caller may see costs a pass over the sources' tools).
+  enum class Sources { always, when_unsure };
+  Sources sources = Sources::always;
 };
 
 // A source or a group, as an answer names it.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -335,10 +336,30 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
   }
 
   // Pass 2: document frequencies, overall and per source (for damping).
+  // A source's own words are in every one of its tools: they count once for
+  // the source, not once per tool, or they would lower the idf of the words
+  // the source shares with its tools (in a catalog of one source, of all).
+  // (A term's source-text entry sorts after its other fields' entries.)
   std::vector<std::uint32_t> df(terms, 0);
+  std::vector<std::uint32_t> posted(terms, 0);  // documents with a posting of the term
+  std::set<const std::string*> source_texts;
   for (std::size_t d = 0; d < n; ++d) {
-    for (std::size_t e = entry_start[d]; e < entry_start[d + 1]; ++e)
-      if (e == entry_start[d] || entries[e].term != entries[e - 1].term) ++df[entries[e].term];
+    for (std::size_t e = entry_start[d]; e < entry_start[d + 1]; ++e) {
+      if (e != entry_start[d] && entries[e].term == entries[e - 1].term) continue;
+      ++posted[entries[e].term];
+      if (entries[e].field != kSourceText) ++df[entries[e].term];
+    }
+    if (documents[d].source_text) source_texts.insert(documents[d].source_text.get());
+  }
+  std::vector<std::uint32_t> in_text;
+  for (const std::string* text : source_texts) {
+    in_text.clear();
+    ix.analyzer.analyze(*text, false, [&](std::string_view t) {
+      if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end()) in_text.push_back(it->second);
+    });
+    std::sort(in_text.begin(), in_text.end());
+    in_text.erase(std::unique(in_text.begin(), in_text.end()), in_text.end());
+    for (std::uint32_t t : in_text) ++df[t];
   }
 
   StringMap<std::uint32_t> source_ids;
@@ -382,6 +403,7 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
       for (std::uint32_t d : docs) {
         for (std::size_t e = entry_start[d]; e < entry_start[d + 1]; ++e) {
           if (e != entry_start[d] && entries[e].term == entries[e - 1].term) continue;
+          if (entries[e].field == kSourceText) continue;  // the source's words are not boilerplate
           if (source_df[entries[e].term]++ == 0) touched.push_back(entries[e].term);
         }
       }
@@ -400,7 +422,7 @@ std::shared_ptr<const ToolSearchIndex> ToolSearchIndex::build(std::vector<Search
 
   // Pass 3: postings, in document order within each term.
   ix.posting_start.assign(terms + 1, 0);
-  for (std::size_t t = 0; t < terms; ++t) ix.posting_start[t + 1] = ix.posting_start[t] + df[t];
+  for (std::size_t t = 0; t < terms; ++t) ix.posting_start[t + 1] = ix.posting_start[t] + posted[t];
   const std::size_t postings = ix.posting_start[terms];
   ix.posting_document.resize(postings);
   ix.posting_weight.resize(postings);
@@ -687,7 +709,8 @@ ToolSearchIndex::Explanation ToolSearchIndex::explain(std::string_view query,
     line.synonym = w.synonym;
     if (auto it = occurrences.find(w.term); it != occurrences.end()) {
       for (std::size_t f = 0; f < kFieldCount; ++f)
-        if (it->second[f] > 0) line.fields.emplace_back(kFieldNames[f], it->second[f]);
+        if (it->second[f] > 0 && ix.field_weight[f] > 0)
+          line.fields.emplace_back(kFieldNames[f], it->second[f]);
     }
     line.idf = ix.idf[w.term];
     auto damped = std::lower_bound(damp.begin(), damp.end(), std::make_pair(w.term, 0.0F),
@@ -724,7 +747,9 @@ std::size_t ToolSearchIndex::memory_bytes() const {
   bytes += ix.name_rank.capacity() * sizeof(std::uint32_t);
   bytes += ix.source_of.capacity() * sizeof(std::uint32_t);
   bytes += ix.field_length.capacity() * sizeof(std::uint32_t);
-  for (const auto& terms : ix.damped) bytes += sizeof(terms) + terms.capacity() * sizeof(terms[0]);
+  using DampedTerms = std::vector<std::pair<std::uint32_t, float>>;
+  bytes += ix.damped.capacity() * sizeof(DampedTerms);
+  for (const auto& terms : ix.damped) bytes += terms.capacity() * sizeof(terms[0]);
   // Hash maps: a bucket pointer each, a node (next pointer, value, hash) each.
   constexpr std::size_t kNodeOverhead = 2 * sizeof(void*);
   bytes += ix.vocabulary.bucket_count() * sizeof(void*);

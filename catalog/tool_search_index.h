@@ -57,7 +57,7 @@ struct SearchOptions {
   double parameter_description_weight = 0.5;
   double enum_weight = 0.5;
   double tag_weight = 1.0;
-  double source_text_weight = 0.5;
+  double source_text_weight = 0;  // off: it cost 2 tune queries at 0.25-1 (EXPERIMENTS.md, round 3)
   double k1 = 1.2;
   double b = 0.75;  // length normalisation, per field against that field's mean length
   bool stem = true;

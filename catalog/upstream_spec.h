@@ -79,6 +79,10 @@ struct UpstreamSpec {
   // "spotlight": wrap the results of all its tools as untrusted data (a
   // tool's override wins); nullopt = each tool by its openWorldHint.
   std::optional<bool> spotlight;
+  // "description": what the operator says the server is for; tool_search
+  // ranks and names sources by it, beside the server's own description and
+  // instructions.
+  std::string description;
 };
 
 // True when the two reach the same server the same way (a reload keeps the

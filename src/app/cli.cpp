@@ -467,13 +467,23 @@ class CommandLineDefinition {
               }
               return true;
             },
-            "What to search for; its words may be separate arguments.")
+            "What to search for; its words may be separate arguments. None: list the sources "
+            "(with --source: its groups or tools).")
         ->type_name("QUERY")
-        ->expected(1, CLI::detail::expected_max_vector_size)
+        ->expected(0, CLI::detail::expected_max_vector_size)
         ->allow_extra_args();  // every word, not only the first
     text_option(*search_, "--catalog", "FILE", "Catalog file whose tools to search.",
                 [this](const std::string& v) { cl_.serve.catalog_file = v; });
     number_option(*search_, "--limit", "N", cl_.search_limit, 1, 20, "Tools listed at most");
+    text_option(*search_, "--source", "ID",
+                "Search only this source or group (as an answer or the list of sources names it).",
+                [this](const std::string& v) { cl_.search_source = v; });
+    text_option(*search_, "--alternative", "TEXT",
+                "Another phrasing of the same need, searched with QUERY; up to 3.",
+                [this](const std::string& v) { cl_.search_alternatives.push_back(v); });
+    flag_option(
+        *search_, "--explain", cl_.search_explain,
+        "Show, for each tool found, which fields and words scored, and its source's share.");
     tool_options(*search_);
   }
 
@@ -481,7 +491,7 @@ class CommandLineDefinition {
     if (const auto rest = search_->remaining(); !rest.empty()) {
       throw UsageError("unknown option \"" + rest.front() + "\" for search");
     }
-    if (cl_.search_query.empty()) throw UsageError("search needs a QUERY");
+    if (cl_.search_alternatives.size() > 3) throw UsageError("--alternative: at most 3");
     cl_.action = CommandLine::Action::search;
   }
 

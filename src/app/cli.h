@@ -33,6 +33,9 @@ struct CommandLine {
   CheckFuzzOptions check_fuzz;
   std::string search_query;  // for search
   std::size_t search_limit = 5;
+  std::string search_source;
+  std::vector<std::string> search_alternatives;
+  bool search_explain = false;
   bool json = false;  // journal and audit --json: JSON Lines
   // audit's filters; --since, given as a duration, is resolved against the
   // wall clock when the command line is read.

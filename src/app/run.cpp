@@ -45,6 +45,54 @@ int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
   return 0;
 }
 
+// --explain: for each tool found, its score by word and field, and its
+// source's share of the query.
+void explain_hits(const SearchableCatalog& searchable, const ToolSearchQuery& query,
+                  const nlohmann::json& answer) {
+  const CatalogSearch& search = *searchable.search;
+  std::string all_words = query.query;
+  for (const auto& alternative : query.alternatives) all_words += "\n" + alternative;
+  const std::vector<double> source_share = search.source_scores(all_words);
+  char number[32];
+  auto fixed = [&](double value) {
+    std::snprintf(number, sizeof number, "%.3f", value);
+    return std::string(number);
+  };
+  for (const auto& tool : answer["tools"]) {
+    const std::string name = tool["name"].get<std::string>();
+    std::size_t doc = 0;
+    while (doc < searchable.tools->size() && (*searchable.tools)[doc]["name"] != name) ++doc;
+    if (doc == searchable.tools->size()) continue;
+    std::cout << "\n" << name << "  (source " << search.source_of(doc);
+    if (!search.group_of(doc).empty()) std::cout << ", group " << search.group_of(doc);
+    std::cout << ": its match with the query "
+              << fixed(source_share[search.tools().source_number(doc)])
+              << " of the best source's)\n";
+    std::vector<std::string> phrasings{query.query};
+    phrasings.insert(phrasings.end(), query.alternatives.begin(), query.alternatives.end());
+    for (const auto& phrasing : phrasings) {
+      const auto why = search.tools().explain(phrasing, doc);
+      if (phrasings.size() > 1) std::cout << "  for \"" << phrasing << "\":\n";
+      if (why.terms.empty()) std::cout << "    no word of it matched\n";
+      for (const auto& term : why.terms) {
+        std::cout << "    " << term.query_word;
+        if (term.synonym || term.term != term.query_word) std::cout << " -> " << term.term;
+        if (term.synonym) std::cout << " (synonym)";
+        std::cout << ": " << fixed(term.score) << " = idf " << fixed(term.idf) << ", in";
+        for (std::size_t i = 0; i < term.fields.size(); ++i) {
+          std::cout << (i == 0 ? " " : ", ") << term.fields[i].first << " x"
+                    << term.fields[i].second;
+        }
+        if (term.damping < 1) std::cout << ", damped x" << fixed(term.damping) << " (boilerplate)";
+        std::cout << "\n";
+      }
+      if (why.source_boost > 1)
+        std::cout << "    the query names its source: x" << fixed(why.source_boost) << "\n";
+      if (!why.terms.empty()) std::cout << "    score " << fixed(why.score) << "\n";
+    }
+  }
+}
+
 int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
   Problems problems;
   auto catalog = build_catalog(cl.serve, nullptr, problems, native);
@@ -53,7 +101,28 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
     return 1;
   }
   auto searchable = catalog->search->get();
-  const nlohmann::json found = search_tools(*searchable, cl.search_query, cl.search_limit, "local");
+  ToolSearchQuery query;
+  query.query = cl.search_query;
+  query.alternatives = cl.search_alternatives;
+  query.source = cl.search_source;
+  query.limit = cl.search_limit;
+  const nlohmann::json answer = search_catalog(*searchable, query, "local");
+  if (answer.contains("error")) {
+    std::cerr << "toolmux: " << search_answer_text(query, answer) << "\n";
+    return 1;
+  }
+  const nlohmann::json& found = answer["tools"];
+  const bool blank = query.query.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank && answer.contains("sources")) {
+    for (const auto& source : answer["sources"]) {
+      std::cout << source["id"].get<std::string>() << "  " << source["tools"].get<std::size_t>()
+                << " tools";
+      if (source.contains("groups"))
+        std::cout << " in " << source["groups"].get<std::size_t>() << " groups";
+      std::cout << "  " << source["description"].get<std::string>() << "\n";
+    }
+    return 0;
+  }
   if (found.empty()) {
     std::cout << "No tools match \"" << cl.search_query << "\".\n";
     return 1;
@@ -66,6 +135,14 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
     std::cout << i + 1 << ". " << found[i]["name"].get<std::string>() << "  " << description
               << "\n";
   }
+  if (!blank) std::cout << "confidence: " << answer["confidence"].get<std::string>() << "\n";
+  if (answer.contains("sources") && !answer["sources"].empty()) {
+    std::cout << "sources that match best:";
+    for (const auto& source : answer["sources"])
+      std::cout << " " << source["id"].get<std::string>();
+    std::cout << "\n";
+  }
+  if (cl.search_explain && !blank) explain_hits(*searchable, query, answer);
   return 0;
 }
 

@@ -143,11 +143,13 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   }
   if (problems.size() != before) return nullptr;
 
-  // tool_search comes last: its description tells what the catalog holds.
-  std::string summary = "This server offers " + std::to_string(registry->tools().size() + 1) +
-                        " tools: " + std::to_string(builtins) +
-                        " built-in (files in the folders it was given, stored results, "
-                        "call_tool)";
+  // tool_search comes last (its description is the same whatever the
+  // catalog holds; the server's instructions say what it holds).
+  std::string& summary = catalog->summary;
+  summary = "This server offers " + std::to_string(registry->tools().size() + 1) +
+            " tools: " + std::to_string(builtins) +
+            " built-in (files in the folders it was given, stored results, "
+            "call_tool)";
   if (catalog->command_tool_count > 0) {
     summary += ", " + std::to_string(catalog->command_tool_count) + " from its catalog file";
   }
@@ -157,7 +159,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
                (catalog->serving_upstreams == 1 ? "" : "s");
   }
   summary += ".";
-  take(register_tool_search(*registry, catalog->search, summary));
+  take(register_tool_search(*registry, catalog->search));
   if (problems.size() != before) return nullptr;
 
   // Discovery: automatic turns on past 40 tools, where a model's choice of
@@ -195,6 +197,12 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
 
   auto searchable = std::make_shared<SearchableCatalog>();
   std::vector<SearchDocument> documents;
+  std::vector<SourceInfo> sources = {
+      {"toolmux", "toolmux",
+       "toolmux's own tools: files in the folders it was given (read, write, list, search), "
+       "stored results, and finding and calling the catalog's tools."},
+      {"catalog", "Catalog file", "Command tools defined in toolmux's catalog file."}};
+  for (const SourceInfo& source : upstreams.sources) sources.push_back(source);
   const auto& tools = registry->tools();
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const RegisteredTool& tool = *tools[i];
@@ -223,9 +231,13 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
         published, upstream != upstreams.tool_upstream.end() ? upstream->second
                    : from_file                               ? "catalog"
                                                              : "toolmux"));
+    documents.back().tags = tool.spec.tags;
     catalog->published.push_back(std::move(published));
   }
-  searchable->index = ToolSearchIndex::build(std::move(documents), search_options);
+  CatalogSearchOptions catalog_search_options;
+  catalog_search_options.tools = search_options;
+  searchable->search =
+      CatalogSearch::build(std::move(documents), sources, std::move(catalog_search_options));
   searchable->tools = &catalog->published;
   searchable->policy = &catalog->policy;
   catalog->search->set(std::move(searchable));
@@ -249,8 +261,14 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
 }
 
 std::string server_instructions(const Catalog& catalog) {
-  return "toolmux serves " + std::to_string(catalog.registry->tools().size()) +
-         " tools. File tools take paths relative to the folders toolmux was given; "
+  std::string text = catalog.summary;
+  if (catalog.discovery) {
+    text +=
+        " tools/list shows a few of them; find the others with tool_search, by what you want "
+        "to do (an empty query lists where the tools come from).";
+  }
+  return text +
+         " File tools take paths relative to the folders toolmux was given; "
          "a tool's annotations tell whether it only reads or changes something.";
 }
 

@@ -47,7 +47,10 @@ struct Catalog {
   // Each upstream's resources and prompts (among `providers`), by upstream
   // name, for its notifications.
   std::map<std::string, UpstreamFeatures> upstream_features;
-  std::size_t serving_upstreams = 0;   // upstreams with at least one tool in the catalog
+  std::size_t serving_upstreams = 0;  // upstreams with at least one tool in the catalog
+  // "This server offers 2,880 tools: ...", for the server's instructions (not
+  // tool_search's description, which stays the same as the catalog changes).
+  std::string summary;
   std::size_t declared_upstreams = 0;  // in the catalog file, started or not
   // Discovery: when on, tools/list shows only `always_listed` (the pinned
   // tools, tool_search, call_tool, read_tool_result) plus what each session's

@@ -1,5 +1,6 @@
 #include "src/builtins/tool_search.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace toolmux {
@@ -16,20 +17,136 @@ std::shared_ptr<const SearchableCatalog> SearchIndexHolder::get() const {
   return catalog_;
 }
 
-json search_tools(const SearchableCatalog& catalog, std::string_view query, std::size_t limit,
-                  std::string_view principal) {
+namespace {
+
+json tool_entry(const json& tool) {
+  return {{"name", tool["name"]},
+          {"description", tool.value("description", "")},
+          {"inputSchema", tool["inputSchema"]}};
+}
+
+json source_entry(const SourceMatch& match) {
+  json entry = {{"id", match.id}, {"description", match.description}, {"tools", match.tools}};
+  if (match.groups > 0) entry["groups"] = match.groups;
+  return entry;
+}
+
+}  // namespace
+
+json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& query,
+                    std::string_view principal) {
+  const CatalogSearch& search = *catalog.search;
   auto allowed = [&](std::size_t doc) {
     const std::string& name = (*catalog.tools)[doc]["name"].get_ref<const std::string&>();
     return name != kToolSearch && (!catalog.policy || !catalog.policy->denial(principal, name));
   };
-  json found = json::array();
-  for (const auto& hit : catalog.index->search(query, limit, allowed)) {
-    const json& tool = (*catalog.tools)[hit.document];
-    found.push_back({{"name", tool["name"]},
-                     {"description", tool.value("description", "")},
-                     {"inputSchema", tool["inputSchema"]}});
+  json answer = {{"tools", json::array()}};
+  if (!query.source.empty() && !search.has_source(query.source)) {
+    std::string known;
+    for (const auto& match : search.outline("", allowed))
+      known += (known.empty() ? "" : ", ") + match.id;
+    answer["error"] = "no source " + json(query.source).dump() +
+                      (known.empty() ? std::string() : "; the sources are " + known);
+    return answer;
   }
-  return found;
+  const bool blank = query.query.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank) {
+    // The outline: the sources; a source's groups; or the tools of a group
+    // or of a source without groups, in name order.
+    answer["confidence"] = "high";
+    const auto groups = search.outline(query.source, allowed);
+    if (query.source.empty() || !groups.empty()) {
+      answer["sources"] = json::array();
+      for (const auto& match : groups) answer["sources"].push_back(source_entry(match));
+      return answer;
+    }
+    std::vector<std::size_t> inside;
+    for (std::size_t d = 0; d < search.tools().size(); ++d) {
+      if ((search.source_of(d) == query.source || search.group_of(d) == query.source) &&
+          allowed(d)) {
+        inside.push_back(d);
+      }
+    }
+    std::sort(inside.begin(), inside.end(), [&](std::size_t x, std::size_t y) {
+      return search.tools().document(x).name < search.tools().document(y).name;
+    });
+    answer["more"] = inside.size() > query.limit ? inside.size() - query.limit : 0;
+    if (inside.size() > query.limit) inside.resize(query.limit);
+    for (std::size_t d : inside) answer["tools"].push_back(tool_entry((*catalog.tools)[d]));
+    return answer;
+  }
+  CatalogSearchRequest request;
+  request.query = query.query;
+  request.alternatives = query.alternatives;
+  request.source = query.source;
+  request.limit = query.limit;
+  request.allowed = allowed;
+  request.sources = CatalogSearchRequest::Sources::when_unsure;
+  const CatalogSearchAnswer found = search.search(request);
+  for (const auto& hit : found.hits)
+    answer["tools"].push_back(tool_entry((*catalog.tools)[hit.document]));
+  answer["confidence"] = to_string(found.confidence);
+  if (found.confidence != SearchConfidence::high && query.source.empty()) {
+    answer["sources"] = json::array();
+    for (const auto& match : found.sources) answer["sources"].push_back(source_entry(match));
+  }
+  return answer;
+}
+
+std::string search_answer_text(const ToolSearchQuery& query, const json& answer) {
+  if (answer.contains("error")) return answer["error"].get<std::string>() + ".";
+  const json& tools = answer["tools"];
+  std::string text;
+  auto list_sources = [&](const json& sources) {
+    for (const auto& source : sources) {
+      const std::string id = source["id"].get<std::string>();
+      text += "\n- " + id + ": " + source["description"].get<std::string>() + " (" +
+              std::to_string(source["tools"].get<std::size_t>()) + " tools";
+      if (source.contains("groups"))
+        text += " in " + std::to_string(source["groups"].get<std::size_t>()) + " groups";
+      text += ")";
+    }
+  };
+  const bool blank = query.query.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank && answer.contains("sources")) {
+    text = query.source.empty() ? "Where the tools come from:"
+                                : "The groups of " + json(query.source).dump() + ":";
+    list_sources(answer["sources"]);
+    if (answer["sources"].empty()) text += "\n(none)";
+    text +=
+        "\n\nSearch within one with tool_search {\"query\": ..., \"source\": <its id>}; an empty "
+        "query with a source lists what it holds.";
+    return text;
+  }
+  if (tools.empty()) {
+    text = "No tools match " + json(query.query).dump() +
+           (query.source.empty() ? std::string() : " in " + json(query.source).dump()) +
+           ". Try other words: the action (create, list, send, delete), the object (issue, file, "
+           "message, pod) or the service (github, slack, kubernetes); or add alternatives.";
+  } else {
+    text = blank ? "The tools of " + json(query.source).dump() + ":\n"
+                 : "Tools matching " + json(query.query).dump() +
+                       (query.source.empty() ? std::string() : " in " + json(query.source).dump()) +
+                       ", best first. Call one directly, or with call_tool {\"name\": ..., "
+                       "\"arguments\": {...}}:\n";
+    for (const auto& tool : tools) {
+      text += "\n- " + tool["name"].get<std::string>() + ": " +
+              tool["description"].get<std::string>() +
+              "\n  inputSchema: " + tool["inputSchema"].dump();
+    }
+    if (answer.value("more", 0) > 0) {
+      text += "\n\n... and " + std::to_string(answer["more"].get<std::size_t>()) +
+              " more: search within it, or raise limit.";
+    }
+  }
+  if (answer.contains("sources") && !answer["sources"].empty()) {
+    text += "\n\nThese may not be what you need. The sources that match best:";
+    list_sources(answer["sources"]);
+    text +=
+        "\nTo search one of them, call tool_search again with \"source\" set to its id (a "
+        "group's id narrows further).";
+  }
+  return text;
 }
 
 namespace {
@@ -37,61 +154,71 @@ namespace {
 ToolResult answer(const SearchIndexHolder& holder, const json& args, CallContext& context) {
   auto catalog = holder.get();
   if (!catalog) return ToolResult::error("tool_search is not ready: the catalog is still loading");
-  const std::string query = args["query"].get<std::string>();
-  const std::size_t limit = args.value("limit", kDefaultSearchLimit);
-  json found = search_tools(*catalog, query, limit, context.principal());
+  ToolSearchQuery query;
+  query.query = args.value("query", std::string());
+  if (auto it = args.find("alternatives"); it != args.end())
+    query.alternatives = it->get<std::vector<std::string>>();
+  query.source = args.value("source", std::string());
+  query.limit = args.value("limit", kDefaultSearchLimit);
+  json found = search_catalog(*catalog, query, context.principal());
+  if (found.contains("error")) return ToolResult::error(search_answer_text(query, found));
   std::vector<std::string> names;
-  for (const auto& tool : found) names.push_back(tool["name"].get<std::string>());
+  for (const auto& tool : found["tools"]) names.push_back(tool["name"].get<std::string>());
   context.tools_discovered(names);
-
-  std::string text;
-  if (found.empty()) {
-    text = "No tools match " + json(query).dump() +
-           ". Try broader or different words: the action (create, list, send, delete), the "
-           "object (issue, file, message, pod) or the service (github, slack, kubernetes).";
-  } else {
-    text = "Tools matching " + json(query).dump() + ", best first. Call one directly, or with " +
-           "call_tool {\"name\": ..., \"arguments\": {...}}:\n";
-    for (const auto& tool : found) {
-      text += "\n- " + tool["name"].get<std::string>() + ": " +
-              tool["description"].get<std::string>() +
-              "\n  inputSchema: " + tool["inputSchema"].dump();
-    }
-  }
-  ToolResult result = ToolResult::text(std::move(text));
-  result.structured_content = {{"tools", std::move(found)}};
+  ToolResult result = ToolResult::text(search_answer_text(query, found));
+  result.structured_content = std::move(found);
   return result;
 }
 
 }  // namespace
 
 Problems register_tool_search(ToolRegistry& registry,
-                              const std::shared_ptr<SearchIndexHolder>& holder,
-                              const std::string& summary) {
+                              const std::shared_ptr<SearchIndexHolder>& holder) {
   ToolSpec spec;
   spec.name = kToolSearch;
   spec.title = "Search the tool catalog";
   spec.description =
-      "Find tools by what you want to do. " + summary +
-      " Describe the action, the object and the service, e.g. \"create a GitHub issue\", "
-      "\"send an SMS\", \"list kubernetes pods\". Returns the best matches (5 by default, at "
-      "most 20), each with its name, description and inputSchema, so you can call it right "
-      "away (directly, or through call_tool).";
-  spec.input_schema = {{"type", "object"},
-                       {"properties",
-                        {{"query",
-                          {{"type", "string"},
-                           {"minLength", 1},
-                           {"maxLength", 1000},
-                           {"description", "What you want to do, in a few words."}}},
-                         {"limit",
-                          {{"type", "integer"},
-                           {"minimum", 1},
-                           {"maximum", static_cast<int>(kMaxSearchLimit)},
-                           {"default", static_cast<int>(kDefaultSearchLimit)},
-                           {"description", "How many tools to return (default 5, at most 20)."}}}}},
-                       {"required", {"query"}},
-                       {"additionalProperties", false}};
+      "Find tools by what you want to do. Describe the action, the object and the service in "
+      "the words a tool would use, e.g. \"create a GitHub issue\", \"send an SMS\", \"list "
+      "kubernetes pods\". If you are not sure of the words, add up to 3 alternatives: the same "
+      "need phrased other ways (other verbs, the API's or CLI's own terms, the service's name). "
+      "Returns the best matches (5 by default, at most 20), each with its name, description and "
+      "inputSchema, so you can call it right away (directly, or through call_tool). When the "
+      "answer is unsure it also names the sources (servers, and groups of a large one) that "
+      "match best: pass one as \"source\" to search only there. An empty query lists the "
+      "sources (with a source: its groups or tools).";
+  const json text_item = {{"type", "string"}, {"minLength", 1}, {"maxLength", 300}};
+  spec.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"query",
+         {{"type", "string"},
+          {"maxLength", 1000},
+          {"description", "What you want to do, in a few words (empty: list the sources)."}}},
+        {"alternatives",
+         {{"type", "array"},
+          {"items", text_item},
+          {"maxItems", 3},
+          {"description", "Other phrasings of the same need, searched together with query."}}},
+        {"source",
+         {{"type", "string"},
+          {"maxLength", 300},
+          {"description",
+           "Search only this source or group, by the id an earlier answer gave it."}}},
+        {"limit",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", static_cast<int>(kMaxSearchLimit)},
+          {"default", static_cast<int>(kDefaultSearchLimit)},
+          {"description", "How many tools to return (default 5, at most 20)."}}}}},
+      {"additionalProperties", false}};
+  const json source_schema = {{"type", "object"},
+                              {"properties",
+                               {{"id", {{"type", "string"}}},
+                                {"description", {{"type", "string"}}},
+                                {"tools", {{"type", "integer"}}},
+                                {"groups", {{"type", "integer"}}}}},
+                              {"required", {"id", "description", "tools"}}};
   spec.output_schema = {{"type", "object"},
                         {"properties",
                          {{"tools",
@@ -102,7 +229,10 @@ Problems register_tool_search(ToolRegistry& registry,
                                {{"name", {{"type", "string"}}},
                                 {"description", {{"type", "string"}}},
                                 {"inputSchema", {{"type", "object"}}}}},
-                              {"required", {"name", "description", "inputSchema"}}}}}}}},
+                              {"required", {"name", "description", "inputSchema"}}}}}},
+                          {"confidence", {{"type", "string"}, {"enum", {"high", "medium", "low"}}}},
+                          {"sources", {{"type", "array"}, {"items", source_schema}}},
+                          {"more", {{"type", "integer"}}}}},
                         {"required", {"tools"}}};
   spec.side_effect = "read_only";
   spec.idempotent = true;

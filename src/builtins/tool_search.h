@@ -1,10 +1,17 @@
 // tool_search: the built-in tool that finds tools by what they do, so that a
 // model can work with a catalog far larger than its tool list.
 //
-// It answers from a ToolSearchIndex over the catalog's published tools. The
-// index can only be built once every tool is registered, tool_search included,
-// so the tool reads it through a SearchIndexHolder that build_catalog fills
-// last. Search never returns a tool the caller may not call.
+// It answers from a CatalogSearch over the catalog's published tools and their
+// sources. The index can only be built once every tool is registered,
+// tool_search included, so the tool reads it through a SearchIndexHolder that
+// build_catalog fills last. Search never returns, counts or names a tool the
+// caller may not call.
+//
+// An answer says how sure it is; when it is not, it also names the sources
+// (upstream servers, and groups within a large one) that match best, and the
+// model can narrow its next search to one of them with `source`. An empty
+// query lists the sources. The description is the same whatever the catalog
+// holds, so that a client's prompt cache survives a reload.
 #pragma once
 
 #include <memory>
@@ -14,9 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog_search.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
-#include "catalog/tool_search_index.h"
 #include "src/base/problem.h"
 
 namespace toolmux {
@@ -28,7 +35,7 @@ inline constexpr std::size_t kMaxSearchLimit = 20;
 // What tool_search searches: the index, and for each of its documents the
 // published tool (name, description, inputSchema as tools/list shows it).
 struct SearchableCatalog {
-  std::shared_ptr<const ToolSearchIndex> index;
+  std::shared_ptr<const CatalogSearch> search;
   // Both owned by the Catalog, which outlives every call that searches it.
   const std::vector<nlohmann::json>* tools = nullptr;  // by document number
   const ToolPolicy* policy = nullptr;
@@ -45,16 +52,26 @@ class SearchIndexHolder {
   std::shared_ptr<const SearchableCatalog> catalog_;
 };
 
-// Registers tool_search. `summary` goes into its description so the model
-// knows what it can find ("2,880 tools from github, slack, ..."), with advice
-// on how to write a query.
+// Registers tool_search.
 Problems register_tool_search(ToolRegistry& registry,
-                              const std::shared_ptr<SearchIndexHolder>& holder,
-                              const std::string& summary);
+                              const std::shared_ptr<SearchIndexHolder>& holder);
 
-// The hits for `query` that `principal` may call, best first: each
-// {name, description, inputSchema} as tools/list shows it.
-nlohmann::json search_tools(const SearchableCatalog& catalog, std::string_view query,
-                            std::size_t limit, std::string_view principal);
+struct ToolSearchQuery {
+  std::string query;  // empty: the outline (the sources, or a source's groups or tools)
+  std::vector<std::string> alternatives;
+  std::string source;  // "" or a source or group an answer named
+  std::size_t limit = kDefaultSearchLimit;
+};
+
+// tool_search's answer for `principal`, as its structuredContent:
+// {"tools": [{name, description, inputSchema}, ...], "confidence": "high" |
+// "medium" | "low", "sources": [{id, description, tools, groups?}, ...]}
+// (sources only when the answer is not sure, or for an empty query), or
+// {"error": "..."} for a source that does not exist.
+nlohmann::json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& query,
+                              std::string_view principal);
+
+// The answer as text for the model (and for `toolmux search`).
+std::string search_answer_text(const ToolSearchQuery& query, const nlohmann::json& answer);
 
 }  // namespace toolmux

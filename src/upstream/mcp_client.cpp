@@ -1,5 +1,6 @@
 #include "src/upstream/mcp_client.h"
 
+#include <algorithm>
 #include <stop_token>
 #include <system_error>
 #include <thread>
@@ -7,6 +8,7 @@
 
 #include "catalog/tool_result_shape.h"
 #include "src/base/jsonrpc.h"
+#include "src/base/utf8.h"
 #include "src/upstream/input_rounds.h"
 
 namespace toolmux {
@@ -352,6 +354,17 @@ Status McpClient::connect(std::chrono::milliseconds timeout,
   return initialized;
 }
 
+void McpClient::keep_instructions(const json& result) {
+  instructions_.clear();
+  if (!result.is_object()) return;
+  const auto it = result.find("instructions");
+  if (it == result.end() || !it->is_string()) return;
+  const auto& text = it->get_ref<const std::string&>();
+  std::size_t end = std::min(text.size(), kMostInstructions);
+  while (end > 0 && end < text.size() && is_utf8_continuation(text[end])) --end;
+  instructions_ = text.substr(0, end);
+}
+
 ProbeVerdict McpClient::discover(std::chrono::milliseconds timeout) {
   json params = json::object();
   add_modern_meta(params, relayed_capabilities(), false);
@@ -367,6 +380,7 @@ ProbeVerdict McpClient::discover(std::chrono::milliseconds timeout) {
   const json meta = result.value("_meta", json::object());
   const json info = meta.is_object() ? meta.value(kMetaServerInfo, json()) : json();
   server_info_ = info.is_object() ? info : json::object();
+  keep_instructions(result);
   {
     std::lock_guard lock(mutex_);
     protocol_version_ = kModernProtocolVersion;
@@ -394,6 +408,7 @@ Status McpClient::handshake(std::chrono::milliseconds timeout, json& error) {
                                "\" answered initialize with something else than an object");
   }
   server_info_ = outcome.result->value("serverInfo", json::object());
+  keep_instructions(*outcome.result);
   server_capabilities_ = outcome.result->value("capabilities", json::object());
   const json version = outcome.result->value("protocolVersion", json());
   if (version.is_string()) {

@@ -173,6 +173,10 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // Why connect() took the upstream for a legacy one (the probe's answer); "" otherwise.
   std::string legacy_reason() const;
   const nlohmann::json& server_info() const { return server_info_; }
+  // What the server's answer to initialize (or server/discover) says about
+  // using it, at most kMostInstructions bytes (cut at a character).
+  const std::string& instructions() const { return instructions_; }
+  static constexpr std::size_t kMostInstructions = 4096;
   const nlohmann::json& server_capabilities() const { return server_capabilities_; }
   bool gone() const;
   // How the transport closed ("exited with status 1"); waits a moment for it
@@ -229,6 +233,7 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   void on_request(const nlohmann::json& id, const std::string& method,
                   const nlohmann::json& params);
   void on_log_message(const nlohmann::json& params);
+  void keep_instructions(const nlohmann::json& result);
   // Reports `dropped` log messages in toolmux's log, and to `context` (the
   // calling client's) when not null.
   void report_dropped_logs(std::uint64_t dropped, CallContext* context);
@@ -247,6 +252,7 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   Logger& logger_;
   Events events_;
   nlohmann::json server_info_ = nlohmann::json::object();
+  std::string instructions_;
   nlohmann::json server_capabilities_ = nlohmann::json::object();
   mutable std::mutex mutex_;
   std::condition_variable answered_;

@@ -174,6 +174,25 @@ json Upstream::capabilities() const {
   return capabilities_;
 }
 
+SourceInfo Upstream::source_info() const {
+  std::lock_guard lock(mutex_);
+  SourceInfo info;
+  info.name = spec_.name;
+  auto text = [this](const char* key) {
+    const auto it = server_info_.find(key);
+    return it != server_info_.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  info.title = text("title");
+  // The operator's words first: the first sentence of the description is
+  // what tool_search shows of the source.
+  for (const std::string& part : {spec_.description, text("description"), instructions_}) {
+    if (part.empty()) continue;
+    if (!info.description.empty()) info.description += "\n\n";
+    info.description += part;
+  }
+  return info;
+}
+
 std::string Upstream::state() const {
   std::lock_guard lock(mutex_);
   const auto now = Clock::now();
@@ -447,6 +466,8 @@ void Upstream::supervise() {
         client_ = std::move(client);
         client_closed_ = client_->gone();
         capabilities_ = client_->server_capabilities();
+        server_info_ = client_->server_info();
+        instructions_ = client_->instructions();
         era_ = client_->era();
         protocol_ = client_->protocol_version();
         legacy_known_ = era_ == ProtocolEra::legacy;

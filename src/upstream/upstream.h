@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog_search.h"
 #include "catalog/tool.h"
 #include "catalog/upstream_spec.h"
 #include "src/base/logger.h"
@@ -93,6 +94,11 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   std::vector<nlohmann::json> tools() const;
   // The upstream's declared capabilities (initialize result), {} until started.
   nlohmann::json capabilities() const;
+  // What tool_search knows of this server: its name, the title and
+  // description of its serverInfo, and the catalog's "description" and the
+  // server's instructions as its description (the catalog's alone until it
+  // has answered once).
+  SourceInfo source_info() const;
   // "serving" ("serving (protocol 2026-07-28)" for a modern upstream),
   // "starting", "not started (starts on first use)", "restarting: ...",
   // "circuit open after ...", "stopped".
@@ -165,6 +171,8 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   std::vector<nlohmann::json> tools_;
   bool tools_known_ = false;
   nlohmann::json capabilities_ = nlohmann::json::object();
+  nlohmann::json server_info_ = nlohmann::json::object();  // of the last connection
+  std::string instructions_;
   ProtocolEra era_ = ProtocolEra::legacy;
   std::string protocol_;
   bool legacy_known_ = false;  // it spoke a legacy version: restarts skip the probe

@@ -155,7 +155,10 @@ std::shared_ptr<Upstream> UpstreamSet::find(const std::string& name) const {
 UpstreamTools register_upstream_tools(const std::vector<std::shared_ptr<Upstream>>& upstreams,
                                       ToolRegistry& registry, Logger& logger) {
   UpstreamTools registered;
-  for (const auto& upstream : upstreams) register_tools(upstream, registry, logger, registered);
+  for (const auto& upstream : upstreams) {
+    register_tools(upstream, registry, logger, registered);
+    registered.sources.push_back(upstream->source_info());
+  }
   return registered;
 }
 

@@ -57,6 +57,7 @@ struct UpstreamTools {
   std::map<std::string, std::string> tool_upstream;  // registered tool name -> upstream name
   std::vector<std::string> pinned;                   // registered names the overrides pin
   std::size_t upstreams_with_tools = 0;
+  std::vector<SourceInfo> sources;  // what each upstream says of itself, for tool_search
 };
 
 UpstreamTools register_upstream_tools(const std::vector<std::shared_ptr<Upstream>>& upstreams,

@@ -83,6 +83,29 @@ test('tool_search finds upstream tools', async (t) => {
   );
 });
 
+test("tool_search names each upstream as a source, described in the operator's or the server's words", async (t) => {
+  const { client } = await serveUpstreams(t);
+  await waitUntil(async () => {
+    const outline = await client.callTool({ name: 'tool_search', arguments: {} });
+    return outline.structuredContent.sources.some((s) => s.id === 'memory');
+  }, 10000, 'the upstreams are listed');
+  const outline = await client.callTool({ name: 'tool_search', arguments: {} });
+  const byId = Object.fromEntries(outline.structuredContent.sources.map((s) => [s.id, s]));
+  // The broken upstream has no tools: it is not a source.
+  assert.deepEqual(Object.keys(byId).sort(), ['everything', 'memory', 'toolmux']);
+  assert.match(byId.memory.description, /^Remembers people, projects and facts across conversations\.$/);
+  assert.equal(byId.memory.tools, 8);  // delete_entities is excluded
+
+  const mine = await client.callTool({ name: 'tool_search', arguments: { query: 'add', source: 'memory', limit: 20 } });
+  const names = mine.structuredContent.tools.map((tool) => tool.name);
+  assert.ok(names.length > 0 && names.every((name) => !name.startsWith('everything_')), names.join(', '));
+
+  // Words of the source's purpose, none of its tools': the answer is unsure and names it.
+  const recall = await client.callTool({ name: 'tool_search', arguments: { query: 'remember across conversations' } });
+  assert.notEqual(recall.structuredContent.confidence, 'high');
+  assert.equal(recall.structuredContent.sources[0].id, 'memory', JSON.stringify(recall.structuredContent.sources));
+});
+
 test('a call through toolmux returns what the upstream returns', async (t) => {
   const [{ client }, direct] = await Promise.all([serveUpstreams(t), everythingDirect(t)]);
   for (const [tool, args] of [

@@ -281,6 +281,22 @@ TEST_CASE("cli: search joins its words into one query", "[cli]") {
   CHECK(parse_ok({"search", "x"}).search_limit == 5);
 }
 
+TEST_CASE("cli: search takes a source, alternatives and --explain; no query lists sources",
+          "[cli]") {
+  const CommandLine cl =
+      parse_ok({"search", "--source", "twilio/TwilioChatV2", "--alternative", "send sms", "text",
+                "--alternative", "create message", "--explain", "customer"});
+  REQUIRE(cl.action == Action::search);
+  CHECK(cl.search_query == "text customer");
+  CHECK(cl.search_source == "twilio/TwilioChatV2");
+  CHECK(cl.search_alternatives == std::vector<std::string>{"send sms", "create message"});
+  CHECK(cl.search_explain);
+  const CommandLine outline = parse_ok({"search"});
+  REQUIRE(outline.action == Action::search);
+  CHECK(outline.search_query.empty());
+  CHECK_FALSE(outline.search_explain);
+}
+
 TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
   struct Case {
     std::vector<std::string> args;
@@ -349,7 +365,11 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"check", "--fuzz", "f", "--cases"}, "--cases needs a whole number from 1 to 1000"},
       {{"check", "--fuzz", "f", "--seed", "x"}, "--seed needs a whole number"},
       {{"check", "--fuzz", "f", "--seed"}, "--seed needs a whole number"},
-      {{"search"}, "search needs a QUERY"},
+      {{"search", "--alternative", "a", "--alternative", "b", "--alternative", "c", "--alternative",
+        "d", "q"},
+       "--alternative: at most 3"},
+      {{"search", "--source"}, "--source needs a value"},
+      {{"search", "--explain=yes", "q"}, "--explain takes no value"},
       {{"search", "--limit", "0", "x"}, "--limit needs a whole number from 1 to 20"},
       {{"search", "--limit", "21", "x"}, "--limit needs a whole number from 1 to 20"},
       {{"search", "--limit"}, "--limit needs a whole number from 1 to 20"},

@@ -43,6 +43,9 @@ struct CatalogFile {
   ResultLimits results;         // "results"
   DiscoverySettings discovery;  // "discovery"
   SearchOptions search;         // "search": field weights, synonyms
+  // "search"."learn": whether tool_search learns from the calls that follow
+  // its searches (catalog/search_memory.h); on unless the file says false.
+  bool search_learn = true;
   // "upstreams", by name. Loading checks their fields and resolves
   // their environment references; nothing is started (see src/upstream/upstreams.h).
   std::vector<UpstreamSpec> upstreams;

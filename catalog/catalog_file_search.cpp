@@ -8,8 +8,8 @@ namespace toolmux::catalog_file {
 
 namespace {
 
-const std::vector<std::string_view> kSearchFields = {"$comment", "weights", "synonyms",
-                                                     "defaultSynonyms", "expansionWeight"};
+const std::vector<std::string_view> kSearchFields = {
+    "$comment", "weights", "synonyms", "defaultSynonyms", "expansionWeight", "learn"};
 const std::vector<std::string_view> kWeightFields = {
     "name",  "title", "description", "parameterNames", "parameterDescriptions",
     "enums", "tags",  "source"};
@@ -70,6 +70,14 @@ SearchOptions read_search(const json& value, Problems& problems) {
     options.use_default_synonyms = *use_defaults;
   non_negative(reader, "expansionWeight", options.expansion_weight);
   return options;
+}
+
+// "learn": false keeps tool_search from learning from use (read apart from
+// read_search: it is not an option of the index). read_search has checked
+// the section's other fields.
+bool read_search_learn(const json& value, Problems& problems) {
+  ObjectReader reader(value, "/search", problems);
+  return reader.boolean("learn").value_or(true);
 }
 
 }  // namespace toolmux::catalog_file

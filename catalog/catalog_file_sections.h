@@ -32,6 +32,7 @@ ToolPolicy read_policy(const nlohmann::json& value, Problems& problems);        
 ResultLimits read_results(const nlohmann::json& value, Problems& problems);         // "results"
 DiscoverySettings read_discovery(const nlohmann::json& value, Problems& problems);  // "discovery"
 SearchOptions read_search(const nlohmann::json& value, Problems& problems);         // "search"
+bool read_search_learn(const nlohmann::json& value, Problems& problems);  // "search"."learn"
 
 // "upstreams", by name: each checked, its environment and header secrets
 // resolved (from toolmux's environment or files); nothing is started. An

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
+
+#include "catalog/search_memory.h"
 
 namespace toolmux {
 
@@ -137,6 +140,9 @@ struct CatalogSearch::Impl {
   std::unordered_map<std::string, std::pair<bool, std::uint32_t>> by_id;  // id -> (group?, index)
   static constexpr std::uint32_t kNone = 0xFFFFFFFFU;
   std::string empty;
+  // Tools by name, for what the memory brings: made at its first use.
+  mutable std::once_flag by_name_once;
+  mutable std::vector<std::pair<std::string_view, std::uint32_t>> by_name;
 };
 
 CatalogSearch::CatalogSearch(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -405,6 +411,40 @@ CatalogSearchAnswer CatalogSearch::search(const CatalogSearchRequest& request) c
     for (const auto& [d, score] : fused) answer.hits.push_back({d, score});
     std::stable_sort(answer.hits.begin(), answer.hits.end(), by_score);
   }
+  // What earlier searches and the calls after them taught: a boost to the
+  // tools clicked for these words, and the strongest of them brought in.
+  if (request.memory != nullptr && opt.learned_weight > 0) {
+    const SearchMemory::Boosts boosts = request.memory->boosts(SearchMemory::terms(request.query));
+    const double top = answer.hits.empty() ? 1.0 : answer.hits.front().score;
+    std::vector<std::string_view> boosted;
+    for (auto& hit : answer.hits) {
+      const std::string& name = index.document(hit.document).name;
+      if (auto it = boosts.find(name); it != boosts.end()) {
+        hit.score += opt.learned_weight * it->second * top;
+        boosted.push_back(name);
+      }
+    }
+    for (const auto& [name, boost] : boosts) {
+      if (boost < opt.learned_pull || !(opt.learned_pull > 0) ||
+          std::find(boosted.begin(), boosted.end(), name) != boosted.end()) {
+        continue;
+      }
+      std::call_once(s.by_name_once, [&] {
+        for (std::size_t d = 0; d < index.size(); ++d)
+          s.by_name.emplace_back(index.document(d).name, static_cast<std::uint32_t>(d));
+        std::sort(s.by_name.begin(), s.by_name.end());
+      });
+      const std::string_view key = name;
+      for (auto it = std::lower_bound(s.by_name.begin(), s.by_name.end(),
+                                      std::make_pair(key, std::uint32_t{0}));
+           it != s.by_name.end() && it->first == key; ++it) {
+        if (!allowed || allowed(it->second))
+          answer.hits.push_back({it->second, opt.learned_weight * boost * top});
+      }
+    }
+    std::stable_sort(answer.hits.begin(), answer.hits.end(), by_score);
+  }
+
   if (answer.hits.size() > request.limit) answer.hits.resize(request.limit);
   if (!answer.hits.empty()) {
     answer.confidence = sureness >= opt.high_confidence         ? SearchConfidence::high

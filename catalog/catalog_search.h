@@ -32,6 +32,8 @@
 
 namespace toolmux {
 
+class SearchMemory;  // catalog/search_memory.h
+
 // What a source says about itself.
 struct SourceInfo {
   std::string name;  // as SearchDocument::source has it
@@ -72,6 +74,13 @@ struct CatalogSearchOptions {
   // Confidence: high when the best hit covers at least this share of the
   // best score the query's words could give, and medium above half of it.
   double high_confidence = 0.5;
+  // Learning from use (CatalogSearchRequest::memory): each hit's score gets
+  // learned_weight x its tool's boost (SearchMemory::boosts of the query's
+  // terms) x the best hit's score; a tool whose boost is at least
+  // learned_pull joins the hits when the words did not bring it. 0: the
+  // memory changes nothing.
+  double learned_weight = 1.0;
+  double learned_pull = 0.25;
 };
 
 struct CatalogSearchRequest {
@@ -85,6 +94,10 @@ struct CatalogSearchRequest {
   // (counting what the caller may see costs a pass over the sources' tools).
   enum class Sources { always, when_unsure };
   Sources sources = Sources::always;
+  // What earlier searches and the calls after them taught, by tool name
+  // (SearchMemory::terms of `query` only); none when null (the catalog's
+  // "search.learn": false). Read during search() only; not owned.
+  const SearchMemory* memory = nullptr;
 };
 
 // A source or a group, as an answer names it.

@@ -15,7 +15,7 @@ set(rules
   "transports=src/base"
   "catalog=src/base"
   "catalog/providers=catalog,src/base"
-  "src/store=transports,src/base"
+  "src/store=catalog,transports,src/base"
   "src/builtins=src/store,catalog,src/base"
   "src/upstream=src/builtins,catalog,transports,src/base"
   "src/assembly=src/upstream,src/builtins,catalog/providers,src/store,catalog,src/base"

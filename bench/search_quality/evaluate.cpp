@@ -6,10 +6,16 @@
 // and Source@3 (a relevant tool's source among the first three sources the
 // answer names), overall, per kind and per split; with --alternatives, also
 // toolmux given each query's alternatives. See README.md in this folder.
+// With --replay, learning from use instead (catalog/search_memory.h): the
+// tune queries in id order, the first half as earlier sessions (each a
+// search, then a call of its first relevant tool) and the second half as
+// later ones, scored with and without what the earlier ones taught; then the
+// halves swapped.
 //
 //   search_quality [--catalog DIR] [--queries FILE] [--sources FILE]
 //                  [--alternatives FILE] [--split NAME] [--set KEY=VALUE]...
 //                  [--show-misses] [--json-only] [--config both|toolmux|plain]
+//                  [--replay]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -31,6 +38,7 @@
 
 #include "bench/search_quality/quality_data.h"
 #include "catalog/catalog_search.h"
+#include "catalog/search_memory.h"
 #include "catalog/tool_search_index.h"
 
 #ifndef TOOLMUX_SQ_DEFAULT_CATALOG
@@ -90,9 +98,24 @@ struct RunResult {
 
 using Alternatives = std::map<std::string, std::vector<std::string>>;
 
+// What a run learns from use: searches with `memory`, and with `learn`, a
+// call of each query's first relevant tool after its search is scored.
+struct Learning {
+  toolmux::SearchMemory* memory = nullptr;
+  bool learn = false;
+};
+
+// The click a query's session would make: its first relevant tool, by the
+// name a call uses.
+void click(toolmux::SearchMemory& memory, const Query& q) {
+  memory.record(toolmux::SearchMemory::terms(q.text),
+                q.first_relevant.substr(q.first_relevant.find('/') + 1));
+}
+
 RunResult run(const std::string& name, const toolmux::CatalogSearchOptions& options,
               const Catalog& catalog, const std::vector<toolmux::SourceInfo>& sources,
-              const std::vector<Query>& queries, const Alternatives* alternatives) {
+              const std::vector<Query>& queries, const Alternatives* alternatives,
+              Learning learning = {}) {
   RunResult result;
   result.name = name;
   const auto t0 = std::chrono::steady_clock::now();
@@ -111,6 +134,7 @@ RunResult run(const std::string& name, const toolmux::CatalogSearchOptions& opti
     toolmux::CatalogSearchRequest request;
     request.query = q.text;
     request.limit = kLimit;
+    request.memory = learning.memory;
     if (alternatives) {
       auto it = alternatives->find(q.id);
       if (it == alternatives->end()) throw std::runtime_error(q.id + ": no alternatives");
@@ -133,6 +157,7 @@ RunResult run(const std::string& name, const toolmux::CatalogSearchOptions& opti
     ranked.reserve(hits.size());
     for (const auto& h : hits) ranked.push_back(catalog.ids.at(h.document));
     const Scores s = score(ranked, q.relevant);
+    if (learning.memory && learning.learn) click(*learning.memory, q);
     for (const std::string& g :
          {std::string("all"), "kind=" + q.kind, "split=" + q.split, q.split + "/" + q.kind,
           std::string("confidence=") + toolmux::to_string(answer.confidence)}) {
@@ -158,13 +183,15 @@ RunResult run(const std::string& name, const toolmux::CatalogSearchOptions& opti
   return result;
 }
 
-void print_table(const std::vector<RunResult>& results) {
-  std::printf("%-20s %-14s %5s %8s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5",
+// `overall_only`: the rows of all queries and of each kind.
+void print_table(const std::vector<RunResult>& results, bool overall_only = false) {
+  std::printf("%-20s %-24s %5s %8s %8s %8s %8s %8s\n", "group", "config", "n", "R@1", "R@5",
               "MRR@10", "nDCG@10", "Source@3");
   std::vector<std::string> rows;
   for (const auto& r : results) {
     for (const auto& group : r.groups)
-      if (std::find(rows.begin(), rows.end(), group.first) == rows.end())
+      if (std::find(rows.begin(), rows.end(), group.first) == rows.end() &&
+          (!overall_only || group.first == "all" || group.first.rfind("kind=", 0) == 0))
         rows.push_back(group.first);
   }
   for (const auto& g : rows) {
@@ -172,7 +199,7 @@ void print_table(const std::vector<RunResult>& results) {
       Aggregate agg;
       for (const auto& group : r.groups)
         if (group.first == g) agg = group.second;
-      std::printf("%-20s %-14s %5zu %8.3f %8.3f %8.3f %8.3f %8.3f\n", g.c_str(), r.name.c_str(),
+      std::printf("%-20s %-24s %5zu %8.3f %8.3f %8.3f %8.3f %8.3f\n", g.c_str(), r.name.c_str(),
                   agg.n, agg.mean(&Scores::recall1), agg.mean(&Scores::recall5),
                   agg.mean(&Scores::mrr10), agg.mean(&Scores::ndcg10),
                   agg.n ? agg.source3 / static_cast<double>(agg.n) : 0.0);
@@ -211,9 +238,10 @@ int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--catalog DIR] [--queries FILE] [--sources FILE] [--alternatives FILE]\n"
                "          [--split NAME] [--set KEY=VALUE]... [--show-misses] [--json-only]\n"
-               "          [--config both|toolmux|plain]\n"
+               "          [--config both|toolmux|plain] [--replay]\n"
                "KEY: source_prior, source_b, include_tools, group_threshold, rrf_k, fusion_depth,\n"
-               "     query_weight, high_confidence, expansion_weight, source_boost\n"
+               "     query_weight, high_confidence, expansion_weight, source_boost,\n"
+               "     learned_weight, learned_pull\n"
                "defaults: --catalog %s\n          --queries %s\n",
                argv0, TOOLMUX_SQ_DEFAULT_CATALOG, TOOLMUX_SQ_DEFAULT_QUERIES);
   return 2;
@@ -230,6 +258,7 @@ int main(int argc, char** argv) {
   fs::path sources_path = TOOLMUX_SQ_DEFAULT_SOURCES;
   fs::path alternatives_path;
   std::string split;
+  bool replay = false;
   toolmux::CatalogSearchOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -288,8 +317,14 @@ int main(int argc, char** argv) {
           options.tools.expansion_weight = v;
         else if (key == "source_boost")
           options.tools.source_boost = v;
+        else if (key == "learned_weight")
+          options.learned_weight = v;
+        else if (key == "learned_pull")
+          options.learned_pull = v;
         else
           throw std::runtime_error("unknown --set key " + key);
+      } else if (arg == "--replay") {
+        replay = true;
       } else if (arg == "--config") {
         config = value();
         if (config != "both" && config != "toolmux" && config != "plain") return usage(argv[0]);
@@ -319,13 +354,62 @@ int main(int argc, char** argv) {
     }
 
     std::vector<RunResult> results;
-    if (config != "toolmux") {
+    if (replay) {
+      // Only the tune queries: never the held-out half, never the sealed set.
+      std::vector<Query> tune;
+      for (const auto& q : queries)
+        if (q.split == "tune") tune.push_back(q);
+      if (tune.empty())
+        throw std::runtime_error("--replay uses the tune queries, and there are none");
+      std::sort(tune.begin(), tune.end(),
+                [](const Query& x, const Query& y) { return x.id < y.id; });
+      const auto middle = tune.begin() + static_cast<std::ptrdiff_t>((tune.size() + 1) / 2);
+      const std::vector<Query> first(tune.begin(), middle);
+      const std::vector<Query> second(middle, tune.end());
+      for (const auto& [order, earlier, later] :
+           {std::tuple{"", &first, &second}, std::tuple{"swapped ", &second, &first}}) {
+        const std::string tag = std::string(order);
+        // The earlier sessions: each searched, then called its tool.
+        toolmux::SearchMemory memory;
+        for (const auto& q : *earlier) click(memory, q);
+        results.push_back(run(tag + "later", options, catalog, sources, *later, nullptr));
+        results.push_back(run(tag + "later+memory", options, catalog, sources, *later, nullptr,
+                              {&memory, false}));
+        // Learning goes on during the later sessions too.
+        toolmux::SearchMemory online;
+        for (const auto& q : *earlier) click(online, q);
+        results.push_back(
+            run(tag + "later+online", options, catalog, sources, *later, nullptr, {&online, true}));
+        // The earlier queries asked again: what the memory does when words recur.
+        results.push_back(run(tag + "again", options, catalog, sources, *earlier, nullptr));
+        results.push_back(run(tag + "again+memory", options, catalog, sources, *earlier, nullptr,
+                              {&memory, false}));
+        if (alternatives.empty()) continue;
+        // Besides the earlier sessions, others that had the later sessions' needs
+        // in other words: each alternative phrasing of a later query, searched,
+        // then its tool called.
+        toolmux::SearchMemory rephrased;
+        for (const auto& q : *earlier) click(rephrased, q);
+        for (const auto& q : *later) {
+          auto it = alternatives.find(q.id);
+          if (it == alternatives.end()) throw std::runtime_error(q.id + ": no alternatives");
+          for (const auto& text : it->second) {
+            Query other = q;
+            other.text = text;
+            click(rephrased, other);
+          }
+        }
+        results.push_back(run(tag + "later+rephrased", options, catalog, sources, *later, nullptr,
+                              {&rephrased, false}));
+      }
+    }
+    if (!replay && config != "toolmux") {
       toolmux::CatalogSearchOptions plain;
       plain.tools = toolmux::SearchOptions::plain_bm25();
       plain.source_prior = 0;
       results.push_back(run("plain_bm25", plain, catalog, {}, queries, nullptr));
     }
-    if (config != "plain") {
+    if (!replay && config != "plain") {
       results.push_back(run("toolmux", options, catalog, sources, queries, nullptr));
       if (!alternatives.empty())
         results.push_back(run("toolmux+alts", options, catalog, sources, queries, &alternatives));
@@ -334,7 +418,7 @@ int main(int argc, char** argv) {
     if (!json_only) {
       std::printf("%zu tools, %zu queries (catalog %s)\n\n", catalog.documents.size(),
                   queries.size(), catalog_dir.string().c_str());
-      print_table(results);
+      print_table(results, replay);
       if (show_misses) {
         for (const auto& r : results) print_misses(r);
       }

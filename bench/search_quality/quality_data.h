@@ -31,6 +31,7 @@ struct Query {
   std::string text;
   std::string split;
   std::set<std::string> relevant;  // "<server>/<tool name>"
+  std::string first_relevant;      // the first the file lists
 };
 
 struct Catalog {
@@ -78,12 +79,14 @@ inline std::vector<Query> load_queries(const fs::path& path,
                 q.at("kind").get<std::string>(),
                 q.at("query").get<std::string>(),
                 q.at("split").get<std::string>(),
+                {},
                 {}};
     if (!seen.insert(query.id).second) throw std::runtime_error("duplicate query id " + query.id);
     for (const auto& r : q.at("relevant")) {
       const std::string id = r.get<std::string>();
       if (!known_ids.count(id)) throw std::runtime_error(query.id + ": unknown tool " + id);
       query.relevant.insert(id);
+      if (query.first_relevant.empty()) query.first_relevant = id;
     }
     if (query.relevant.empty()) throw std::runtime_error(query.id + ": no relevant tools");
     queries.push_back(std::move(query));

@@ -699,6 +699,28 @@ TEST_CASE("the search section replaces a built-in synonym, or turns the list off
   CHECK(has_problem(wrong.problems, "/search/defaultSynonyms", "expected a boolean, got a string"));
 }
 
+TEST_CASE("search.learn switches learning from use off, and is on by default") {
+  TempDir dir;
+  json file = json::parse(std::ifstream(kCatalogs / "search.json"));
+  CatalogLoad by_default = load_json(dir, file);
+  REQUIRE(by_default.problems.empty());
+  CHECK(by_default.catalog.search_learn);
+
+  file["search"]["learn"] = false;
+  CatalogLoad off = load_json(dir, file);
+  INFO(format_problems(off.problems));
+  REQUIRE(off.problems.empty());
+  CHECK_FALSE(off.catalog.search_learn);
+  // The index's options are read as before.
+  CHECK(search_catalog(off.catalog, "zap") == std::vector<std::string>{"widget_delete"});
+
+  file["search"]["learn"] = "off";
+  CatalogLoad wrong = load_json(dir, file);
+  INFO(format_problems(wrong.problems));
+  CHECK(has_problem(wrong.problems, "/search/learn", "expected a boolean, got a string"));
+  CHECK(wrong.catalog.search_learn);  // a refused file leaves every default
+}
+
 TEST_CASE("the upstreams section loads every field and resolves env references") {
   TempDir dir;
   fs::copy(kCatalogs / "upstreams.json", dir.path() / "catalog.json");

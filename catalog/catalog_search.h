@@ -55,13 +55,15 @@ struct CatalogSearchOptions {
   // Sources and groups as documents: their own words, plus their tools' names
   // and descriptions (false: their own words only).
   bool source_documents_include_tools = true;
+  // ... their descriptions too (false: their names and titles only).
+  bool source_documents_include_descriptions = false;  // names only: as good on tune, far cheaper
   double source_b = 1.0;  // length normalisation of source documents (they vary a lot)
   // A source's score for a query mixes its score as a document (weight 1 -
   // source_from_hits) with the scores of its best tools among the first
   // source_hits hits (weight source_from_hits): the sum of its best
   // source_hit_count tools' scores, over the best source's sum.
   double source_from_hits = 0.85;
-  std::size_t source_hits = 100;
+  std::size_t source_hits = 20;
   std::size_t source_hit_count = 1;
   // A source of more tools than this is split into groups.
   std::size_t group_threshold = 60;

@@ -301,6 +301,8 @@ int main(int argc, char** argv) {
           options.source_hit_count = static_cast<std::size_t>(v);
         else if (key == "source_text_weight")
           options.tools.source_text_weight = v;
+        else if (key == "include_descriptions")
+          options.source_documents_include_descriptions = v != 0;
         else if (key == "include_tools")
           options.source_documents_include_tools = v != 0;
         else if (key == "group_threshold")

@@ -281,7 +281,7 @@ TEST_CASE("cli: search joins its words into one query", "[cli]") {
   CHECK(parse_ok({"search", "x"}).search_limit == 5);
 }
 
-TEST_CASE("cli: search takes a source, alternatives and --explain; no query lists sources",
+TEST_CASE("cli: search takes a source, alternatives and --explain, and no query lists sources",
           "[cli]") {
   const CommandLine cl =
       parse_ok({"search", "--source", "twilio/TwilioChatV2", "--alternative", "send sms", "text",

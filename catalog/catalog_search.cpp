@@ -367,39 +367,47 @@ CatalogSearchAnswer CatalogSearch::search(const CatalogSearchRequest& request) c
       sureness = std::max(sureness, ranked.back().front().score / ceiling);
   }
 
-  // The sources, by their own document and by their best tools.
+  // The sources, by their own document and by their best tools: needed to
+  // scale the tools by their source, and to name sources; an answer sure of
+  // itself that names none (tool_search's) skips them.
+  const double prior = phrasings.size() > 1 ? opt.source_prior_alternatives : opt.source_prior;
+  const bool scaled = !narrowed && prior > 0;
+  const bool sure = sureness >= opt.high_confidence;  // implies a hit
+  const bool names_sources = request.sources == CatalogSearchRequest::Sources::always || !sure;
   std::string all_words;
   for (auto p : phrasings) all_words.append(p).push_back('\n');
-  std::vector<double> source_score = source_scores(all_words);
-  std::vector<double> best_tool(s.sources.size(), 0.0);  // per source, over all phrasings
+  std::vector<double> source_score(s.sources.size(), 0.0);
   std::vector<double> best_in_group(s.groups.size(), 0.0);
-  for (const auto& hits : ranked) {
-    const std::size_t counted = std::min(hits.size(), opt.source_hits);
-    for (std::size_t r = 0; r < counted; ++r) {
-      const auto d = hits[r].document;
-      auto& best = best_tool[index.source_number(d)];
-      best = std::max(best, hits[r].score);
-      if (const auto g = s.group_of[d]; g != Impl::kNone)
-        best_in_group[g] = std::max(best_in_group[g], hits[r].score);
+  if (scaled || names_sources) {
+    source_score = source_scores(all_words);
+    std::vector<double> best_tool(s.sources.size(), 0.0);  // per source, over all phrasings
+    for (const auto& hits : ranked) {
+      const std::size_t counted = std::min(hits.size(), opt.source_hits);
+      for (std::size_t r = 0; r < counted; ++r) {
+        const auto d = hits[r].document;
+        auto& best = best_tool[index.source_number(d)];
+        best = std::max(best, hits[r].score);
+        if (const auto g = s.group_of[d]; g != Impl::kNone)
+          best_in_group[g] = std::max(best_in_group[g], hits[r].score);
+      }
     }
-  }
-  if (opt.source_from_hits > 0) {
-    const double top = *std::max_element(best_tool.begin(), best_tool.end());
-    for (std::size_t i = 0; i < source_score.size(); ++i) {
-      source_score[i] = (1.0 - opt.source_from_hits) * source_score[i] +
-                        (top > 0 ? opt.source_from_hits * best_tool[i] / top : 0.0);
+    if (opt.source_from_hits > 0) {
+      const double top = *std::max_element(best_tool.begin(), best_tool.end());
+      for (std::size_t i = 0; i < source_score.size(); ++i) {
+        source_score[i] = (1.0 - opt.source_from_hits) * source_score[i] +
+                          (top > 0 ? opt.source_from_hits * best_tool[i] / top : 0.0);
+      }
     }
   }
 
   // Each phrasing's ranking, its scores scaled by its source's, fused by
   // reciprocal rank when there are several.
-  const double prior = phrasings.size() > 1 ? opt.source_prior_alternatives : opt.source_prior;
   auto by_score = [&index](const ToolSearchIndex::Hit& x, const ToolSearchIndex::Hit& y) {
     if (x.score != y.score) return x.score > y.score;
     return index.document(x.document).name < index.document(y.document).name;
   };
   for (auto& hits : ranked) {
-    if (narrowed || !(prior > 0)) break;
+    if (!scaled) break;
     for (auto& hit : hits)
       hit.score *= 1.0 + prior * source_score[index.source_number(hit.document)];
     std::stable_sort(hits.begin(), hits.end(), by_score);
@@ -463,10 +471,7 @@ CatalogSearchAnswer CatalogSearch::search(const CatalogSearchRequest& request) c
                                                                 : SearchConfidence::low;
   }
 
-  if (request.sources == CatalogSearchRequest::Sources::when_unsure &&
-      answer.confidence == SearchConfidence::high) {
-    return answer;
-  }
+  if (!names_sources) return answer;
   // The sources that match best, and the best groups of a split one: by
   // their best tools, or by their own document when no tool of theirs came up.
   constexpr std::size_t kSources = 3;

@@ -112,7 +112,7 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
     return 1;
   }
   const nlohmann::json& found = answer["tools"];
-  const bool blank = query.query.find_first_not_of(" \t\r\n") == std::string::npos;
+  const bool blank = query.blank();
   if (blank && answer.contains("sources")) {
     for (const auto& source : answer["sources"]) {
       std::cout << source["id"].get<std::string>() << "  " << source["tools"].get<std::size_t>()

@@ -49,7 +49,7 @@ json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& que
                       (known.empty() ? std::string() : "; the sources are " + known);
     return answer;
   }
-  const bool blank = query.query.find_first_not_of(" \t\r\n") == std::string::npos;
+  const bool blank = query.blank();
   if (blank) {
     // The outline: the sources; a source's groups; or the tools of a group
     // or of a source without groups, in name order.
@@ -121,7 +121,7 @@ std::string search_answer_text(const ToolSearchQuery& query, const json& answer)
       text += ")";
     }
   };
-  const bool blank = query.query.find_first_not_of(" \t\r\n") == std::string::npos;
+  const bool blank = query.blank();
   if (blank && answer.contains("sources")) {
     text = query.source.empty() ? "Where the tools come from:"
                                 : "The groups of " + json(query.source).dump() + ":";

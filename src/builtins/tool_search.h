@@ -61,6 +61,8 @@ struct ToolSearchQuery {
   std::vector<std::string> alternatives;
   std::string source;  // "" or a source or group an answer named
   std::size_t limit = kDefaultSearchLimit;
+  // No words at all (only white space): asks for the outline.
+  bool blank() const { return query.find_first_not_of(" \t\r\n") == std::string::npos; }
 };
 
 // tool_search's answer for `principal`, as its structuredContent:

@@ -9,38 +9,41 @@
 namespace toolmux {
 
 std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logger& logger) {
-  auto journal = std::make_shared<CallJournal>();
   if (!options.journal) {
     logger.write(LogLevel::warning, "journal_off",
                  {{"reason",
                    "--no-journal: calls that change something are neither journaled nor "
                    "audited, and idempotency keys are not honoured"}});
-    return journal;
+    return std::make_shared<const CallJournal>();
   }
   JournalStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   store_options.audit_retention = std::chrono::hours(24 * options.audit_retention_days);
-  auto opened = JournalStore::open(store_options);
-  if (!opened.ok()) {
-    journal->unavailable = opened.status().message();
-    logger.write(LogLevel::error, "journal_unavailable",
-                 {{"reason", journal->unavailable},
-                  {"effect", "tools that are not read_only are refused while this process runs"}});
-    return journal;
-  }
-  journal->store = std::move(opened).value();
-  for (const JournalEntry& entry : journal->store->interrupted()) {
-    logger.write(LogLevel::warning, "call_interrupted",
-                 {{"call_id", entry.intent.call_id},
-                  {"tool", entry.intent.tool},
-                  {"principal", entry.intent.principal},
-                  {"approver", entry.intent.approver},
-                  {"started", format_rfc3339(entry.intent.started)},
-                  {"effect",
-                   "toolmux stopped while it ran; it may or may not have acted, and "
-                   "it is not run again (toolmux journal lists it)"}});
-  }
-  return journal;
+  // The logger outlives the journal: serve makes it first and ends last.
+  return CallJournal::opening([store_options, &logger]() -> CallJournal::Opened {
+    auto opened = JournalStore::open(store_options);
+    if (!opened.ok()) {
+      CallJournal::Opened failed{nullptr, opened.status().message()};
+      logger.write(
+          LogLevel::error, "journal_unavailable",
+          {{"reason", failed.unavailable},
+           {"effect", "tools that are not read_only are refused while this process runs"}});
+      return failed;
+    }
+    std::shared_ptr<JournalStore> store = std::move(opened).value();
+    for (const JournalEntry& entry : store->interrupted()) {
+      logger.write(LogLevel::warning, "call_interrupted",
+                   {{"call_id", entry.intent.call_id},
+                    {"tool", entry.intent.tool},
+                    {"principal", entry.intent.principal},
+                    {"approver", entry.intent.approver},
+                    {"started", format_rfc3339(entry.intent.started)},
+                    {"effect",
+                     "toolmux stopped while it ran; it may or may not have acted, and "
+                     "it is not run again (toolmux journal lists it)"}});
+    }
+    return {std::move(store), {}};
+  });
 }
 
 }  // namespace toolmux

@@ -10,7 +10,9 @@
 
 namespace toolmux {
 
-// Opens the journal in the data directory, unless serve runs with
+// Opens the journal in the data directory, on a thread of its own (the
+// client's first answers do not wait for it; what needs it does), unless
+// serve runs with
 // --no-journal (then a journal with no store: calls are neither journaled nor
 // audited, and a warning says so). Each call an earlier process left
 // interrupted is logged as a warning ("call_interrupted": call id, tool,

@@ -1,22 +1,77 @@
 // Where the call pipeline writes down calls: the journal of mutations and the
 // audit trail (src/store/journal_store.h), shared by the replay, journal and
-// record stages. Plain data; the store is thread-safe.
+// record stages, and by the server, which tells a session of the calls an
+// earlier process left interrupted.
+//
+// Opening the store (RocksDB: its files, recovery, a synced manifest) takes
+// longer than the rest of toolmux's start, so `serve` opens it on a thread of
+// its own (opening()): the client gets its initialize and tools/list answers
+// meanwhile, and whatever needs the store (store(), unavailable()) waits for
+// the open to end.
+//
+// Thread-safe: every method may be called from any thread at once.
 #pragma once
 
+#include <functional>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "src/store/journal_store.h"
 
 namespace toolmux {
 
-struct CallJournal {
-  // Null when journaling is off (serve --no-journal) or the store could not
-  // be opened.
-  std::shared_ptr<JournalStore> store;
-  // Why the store could not be opened ("" = it is open, or journaling is off
-  // by choice). While set, a call that would be journaled does not run.
-  std::string unavailable;
+class CallJournal {
+ public:
+  // What opening the store came to.
+  struct Opened {
+    // Null when journaling is off (serve --no-journal) or the store could
+    // not be opened.
+    std::shared_ptr<JournalStore> store;
+    // Why the store could not be opened ("" = it is open, or journaling is
+    // off by choice). While set, a call that would be journaled does not run.
+    std::string unavailable;
+  };
+
+  // Journaling off: nothing is journaled or audited.
+  CallJournal();
+  // An open store (null: off), or why there is none.
+  explicit CallJournal(std::shared_ptr<JournalStore> store, std::string unavailable = {});
+  // The store as `open` makes it, on a thread of its own, started now. The
+  // destructor waits for that thread.
+  static std::shared_ptr<CallJournal> opening(std::function<Opened()> open);
+
+  CallJournal(const CallJournal&) = delete;
+  CallJournal& operator=(const CallJournal&) = delete;
+  ~CallJournal();
+
+  // Wait for the open to end.
+  const std::shared_ptr<JournalStore>& store() const { return opened().store; }
+  const std::string& unavailable() const { return opened().unavailable; }
+  // The open has ended: store() and unavailable() answer at once.
+  bool ready() const;
+
+  // `hook` runs once the open has ended: on the opening thread, or at once
+  // (here) when it already has. One hook at a time: a second replaces the
+  // first, an empty one removes it, and once this returns a removed hook is
+  // not running and will not run. For the one server of the process, which
+  // tells its sessions of interrupted calls when it can.
+  void on_ready(std::function<void()> hook) const;
+
+ private:
+  struct PrivateTag {};
+  explicit CallJournal(PrivateTag) {}  // opening(): the value comes from its thread
+  const Opened& opened() const { return opened_.get(); }
+  void opened_now();
+
+  std::promise<Opened> promise_;
+  std::shared_future<Opened> opened_ = promise_.get_future().share();
+  std::thread opener_;                  // joinable while opening() opens (until the destructor)
+  mutable std::mutex hook_mutex_;       // held while the hook runs
+  mutable std::function<void()> hook_;  // guarded by hook_mutex_
+  bool hook_due_ = true;                // the open has not ended; guarded by hook_mutex_
 };
 
 }  // namespace toolmux

@@ -37,12 +37,13 @@ CallStage journal(std::shared_ptr<const CallJournal> journal) {
       if (!call.arguments)
         return CallResult::out_of_order("journal", "arguments", "check_arguments");
       if (call.tool->side_effect == SideEffect::read_only) return next(call);
-      if (!journal->store) {
-        if (journal->unavailable.empty()) return next(call);  // journaling is off
+      const std::shared_ptr<JournalStore>& store = journal->store();  // waits for the open
+      if (!store) {
+        if (journal->unavailable().empty()) return next(call);  // journaling is off
         return CallResult::stopped(tool_label(call) +
                                    " did not run: toolmux's journal, which records every call "
                                    "that changes something before it runs, is unavailable: " +
-                                   journal->unavailable);
+                                   journal->unavailable());
       }
       const auto start = std::chrono::steady_clock::now();
       JournalIntent intent;
@@ -58,7 +59,7 @@ CallStage journal(std::shared_ptr<const CallJournal> journal) {
       }
       intent.idempotency_key = call.idempotency_key;
       intent.started = std::chrono::system_clock::now();
-      if (Status begun = journal->store->begin(intent); !begun.ok()) {
+      if (Status begun = store->begin(intent); !begun.ok()) {
         return CallResult::stopped(
             tool_label(call) +
             " did not run: toolmux could not journal it first: " + begun.message());
@@ -72,9 +73,8 @@ CallStage journal(std::shared_ptr<const CallJournal> journal) {
           out.outcome == CallOutcome::ok || out.outcome == CallOutcome::tool_error
               ? out.result.to_json()
               : nlohmann::json(nullptr);
-      if (Status finished =
-              journal->store->finish(call.call_id, std::string(call_outcome_name(out.outcome)),
-                                     result, audit_record(call, out, seconds));
+      if (Status finished = store->finish(call.call_id, std::string(call_outcome_name(out.outcome)),
+                                          result, audit_record(call, out, seconds));
           finished.ok()) {
         call.audited = true;
       }

@@ -34,8 +34,8 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
                         out.truncated,
                         out.offloaded};
       metrics.record_call(record);
-      if (journal && journal->store && !call.audited) {
-        if (Status audited = journal->store->audit(audit_record(call, out, seconds));
+      if (journal && journal->store() && !call.audited) {
+        if (Status audited = journal->store()->audit(audit_record(call, out, seconds));
             !audited.ok()) {
           logger.write(LogLevel::error, "audit_failed",
                        {{"tool", tool}, {"reason", audited.message()}});

@@ -13,10 +13,10 @@ CallStage replay(std::shared_ptr<const CallJournal> journal) {
       if (!call.arguments)
         return CallResult::out_of_order("replay", "arguments", "check_arguments");
       if (call.idempotency_key.empty() || call.tool->side_effect == SideEffect::read_only ||
-          !journal->store) {
+          !journal->store()) {
         return next(call);
       }
-      const auto entry = journal->store->find_by_key(call.principal, call.idempotency_key);
+      const auto entry = journal->store()->find_by_key(call.principal, call.idempotency_key);
       if (!entry) return next(call);
       const std::string key = json_quoted(call.idempotency_key);
       if (entry->intent.tool != call.tool->spec.name ||

@@ -102,6 +102,20 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
+  // The journal opens on a thread of its own (src/app/journal_for.h): the
+  // sessions initialized meanwhile hear of interrupted calls once it is open.
+  if (options_.journal) {
+    options_.journal->on_ready([this] {
+      std::vector<std::shared_ptr<Session>> open;
+      {
+        std::lock_guard lock(catalog_mutex_);
+        for (const auto& weak : sessions_) {
+          if (auto session = weak.lock()) open.push_back(std::move(session));
+        }
+      }
+      for (const auto& session : open) tell_interrupted(session);
+    });
+  }
   auto bind = [this](void (McpServer::*method)(const Message&, const std::shared_ptr<Session>&)) {
     return [this, method](Message& m, const std::shared_ptr<Session>& s, Carrier) {
       (this->*method)(m, s);
@@ -130,6 +144,7 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
 }
 
 McpServer::~McpServer() {
+  if (options_.journal) options_.journal->on_ready({});
   listeners_.end_all();
   admission_->close();
 }
@@ -335,8 +350,9 @@ void McpServer::handle_notification(const Message& m, const std::shared_ptr<Sess
     }
   } else if (m.method == "notifications/initialized") {
     // The session is usable from the initialize response on; now it is
-    // ready to hear what happened while toolmux was down.
-    tell_interrupted(session);
+    // ready to hear what happened while toolmux was down. While the journal
+    // is still opening, its hook (see the constructor) tells it instead.
+    if (options_.journal && options_.journal->ready()) tell_interrupted(session);
   } else {
     logger_.write(LogLevel::debug, "ignored_notification",
                   {{"session", session->label()}, {"method", m.method}});
@@ -344,13 +360,13 @@ void McpServer::handle_notification(const Message& m, const std::shared_ptr<Sess
 }
 
 void McpServer::tell_interrupted(const std::shared_ptr<Session>& session) {
-  if (!options_.journal || !options_.journal->store || !session->wants_log(LogLevel::warning)) {
+  if (!options_.journal || !options_.journal->store() || !session->wants_log(LogLevel::warning)) {
     return;
   }
   json calls = json::array();
   {
     std::lock_guard lock(interrupted_mutex_);
-    const auto& interrupted = options_.journal->store->interrupted();
+    const auto& interrupted = options_.journal->store()->interrupted();
     for (const JournalEntry& entry : interrupted) {
       if (entry.intent.principal != session->principal()) continue;
       if (!interrupted_told_.insert(entry.intent.call_id).second) continue;

@@ -4,6 +4,9 @@
 // a call left without an outcome is found interrupted and never re-run.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <future>
+
 #include "src/base/digest.h"
 #include "src/pipeline/journal.h"
 #include "src/pipeline/replay.h"
@@ -20,7 +23,7 @@ namespace {
 struct JournalFixture : PipelineFixture {
   TempDir dir;
   std::shared_ptr<std::atomic<int>> runs = std::make_shared<std::atomic<int>>(0);
-  std::shared_ptr<CallJournal> journal = std::make_shared<CallJournal>();
+  std::shared_ptr<const CallJournal> journal = std::make_shared<const CallJournal>();
 
   JournalFixture() {
     auto registry = make_test_registry();
@@ -40,14 +43,21 @@ struct JournalFixture : PipelineFixture {
   }
 
   void open() {
-    journal->store.reset();
+    use(nullptr);  // the store is closed before it opens again
     JournalStoreOptions options;
     options.data_dir = dir.path();
     auto opened = JournalStore::open(options);
     REQUIRE(opened.ok());
-    journal->store = std::move(opened).value();
-    pipeline = build_call_pipeline(logger, metrics, running, nullptr, journal);
+    use(std::make_shared<const CallJournal>(std::move(opened).value()));
   }
+
+  void use(std::shared_ptr<const CallJournal> next) {
+    pipeline = nullptr;
+    journal = std::move(next);
+    if (journal) pipeline = build_call_pipeline(logger, metrics, running, nullptr, journal);
+  }
+
+  JournalStore& store() const { return *journal->store(); }
 
   ToolCall keyed(const std::string& arguments, const std::string& key,
                  const std::string& id = "call-1") {
@@ -125,7 +135,7 @@ TEST_CASE("the same key with other arguments is refused, and so is a key still r
   running.principal = "local";
   running.idempotency_key = "key-B";
   running.started = std::chrono::system_clock::now();
-  REQUIRE(f.journal->store->begin(running).ok());
+  REQUIRE(f.store().begin(running).ok());
   ToolCall during = f.keyed(R"({"id": 9})", "key-B", "call-10");
   CHECK_THAT(text_at(f.pipeline(during)), Catch::Contains("is still running"));
   CHECK(*f.runs == 1);
@@ -143,10 +153,10 @@ TEST_CASE(
   left.principal = "local";
   left.idempotency_key = "key-C";
   left.started = std::chrono::system_clock::now();
-  REQUIRE(f.journal->store->begin(left).ok());
+  REQUIRE(f.store().begin(left).ok());
   f.open();  // as the next start does
-  REQUIRE(f.journal->store->interrupted().size() == 1);
-  CHECK(f.journal->store->interrupted()[0].intent.call_id == "call-old");
+  REQUIRE(f.store().interrupted().size() == 1);
+  CHECK(f.store().interrupted()[0].intent.call_id == "call-old");
   CHECK(*f.runs == 0);  // nothing re-ran it
 
   ToolCall again = f.keyed(R"({"id": 3})", "key-C", "call-new");
@@ -156,8 +166,7 @@ TEST_CASE(
 
 TEST_CASE("while the journal is unavailable a mutation does not run, and a read does") {
   JournalFixture f;
-  f.journal->store.reset();
-  f.journal->unavailable = "every slot is taken";
+  f.use(std::make_shared<const CallJournal>(nullptr, "every slot is taken"));
   ToolCall call = f.keyed(R"({"id": 7})", "");
   CallResult r = f.pipeline(call);
   CHECK(r.outcome == CallOutcome::stopped);
@@ -166,4 +175,45 @@ TEST_CASE("while the journal is unavailable a mutation does not run, and a read 
   CHECK(*f.runs == 0);
   ToolCall read = f.make_call("echo", echo_args("hi"));
   CHECK(text_at(f.pipeline(read)) == "hi");
+}
+
+TEST_CASE("a journal opening on its own thread: a mutation waits for it, and the hook runs once") {
+  JournalFixture f;
+  f.use(nullptr);
+  std::promise<void> go;
+  std::shared_future<void> gate = go.get_future().share();
+  auto path = f.dir.path();
+  auto opening = CallJournal::opening([gate, path] {
+    gate.wait();  // the open takes as long as the test says
+    JournalStoreOptions options;
+    options.data_dir = path;
+    auto opened = JournalStore::open(options);
+    if (!opened.ok()) return CallJournal::Opened{nullptr, opened.status().message()};
+    return CallJournal::Opened{std::move(opened).value(), {}};
+  });
+  std::atomic<int> hooked{0};
+  opening->on_ready([&hooked] { ++hooked; });
+  CHECK_FALSE(opening->ready());
+  CHECK(hooked == 0);
+  f.use(opening);
+
+  // The call waits for the open, so it runs on a thread of its own.
+  auto call = std::async(std::launch::async, [&f] {
+    ToolCall mutation = f.keyed(R"({"id": 5})", "key-D");
+    return text_at(f.pipeline(mutation));
+  });
+  CHECK(call.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);
+  CHECK(*f.runs == 0);  // not before it is journaled
+  go.set_value();
+  CHECK(call.get() == "removed 5 as call-1");
+  CHECK(opening->ready());
+  CHECK(hooked == 1);
+  REQUIRE(opening->store());
+  CHECK(opening->store()->find_by_key("local", "key-D"));
+
+  // A hook given once the journal is open runs at once; an empty one removes it.
+  opening->on_ready([&hooked] { ++hooked; });
+  CHECK(hooked == 2);
+  opening->on_ready({});
+  CHECK(hooked == 2);
 }

@@ -84,7 +84,9 @@ SearchOptions SearchOptions::plain_bm25() {
 // avglen_f is the mean of len_f over the documents whose field f is not empty
 // (titles and enums are rare: a mean over all documents would crush them),
 // df(t) counts the documents containing t in any field, and q(t) is 1 for a
-// query word and expansion_weight for a synonym (the largest when both).
+// query word and expansion_weight for a synonym (the largest when both),
+// times min(1, idf(word) / idf(t)) when the word is a term of the catalog
+// (cap_synonym_idf: a synonym never outweighs the word it stands for).
 //
 // Boilerplate damping: for a source s with n_s >= 20 documents, of which
 // df_s(t) contain t, with share = df_s(t) / n_s,
@@ -129,6 +131,14 @@ struct ToolSearchIndex::Impl {
 };
 
 namespace {
+
+// q(t) of a synonym t of a query word (see the top of this file): the
+// expansion weight, times idf(word) / idf(t) when t is the rarer and `cap`
+// is on; `word_idf` is null when the word is not a term of the catalog.
+float synonym_weight(bool cap, float expansion, const float* word_idf, float synonym_idf) {
+  if (!cap || word_idf == nullptr || !(synonym_idf > *word_idf)) return expansion;
+  return expansion * (*word_idf / synonym_idf);
+}
 
 struct Entry {  // one (term, field) of one document, while building
   std::uint32_t term;
@@ -560,15 +570,18 @@ std::vector<ToolSearchIndex::Hit> ToolSearchIndex::search_scaled(
   const auto expansion = static_cast<float>(ix.options.expansion_weight);
   const bool boost_sources = ix.options.source_boost > 0;
   ix.analyzer.analyze_query(query, [&](std::string_view, std::string_view t) {
-    if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
-      terms.push_back({it->second, 1.0F});
+    const auto word = ix.vocabulary.find(t);
+    if (word != ix.vocabulary.end()) terms.push_back({word->second, 1.0F});
     if (boost_sources) {
       if (auto it = ix.source_terms.find(t); it != ix.source_terms.end())
         named.insert(named.end(), it->second.begin(), it->second.end());
     }
     if (!ix.expansions.empty()) {
       if (auto it = ix.expansions.find(t); it != ix.expansions.end()) {
-        for (std::uint32_t id : it->second.terms) terms.push_back({id, expansion});
+        const float* word_idf = word != ix.vocabulary.end() ? &ix.idf[word->second] : nullptr;
+        for (std::uint32_t id : it->second.terms)
+          terms.push_back(
+              {id, synonym_weight(ix.options.cap_synonym_idf, expansion, word_idf, ix.idf[id])});
         if (boost_sources)
           named.insert(named.end(), it->second.sources.begin(), it->second.sources.end());
       }
@@ -653,13 +666,17 @@ ToolSearchIndex::Explanation ToolSearchIndex::explain(std::string_view query,
   };
   const auto expansion = static_cast<float>(ix.options.expansion_weight);
   ix.analyzer.analyze_query(query, [&](std::string_view word, std::string_view t) {
-    if (auto it = ix.vocabulary.find(t); it != ix.vocabulary.end())
-      wanted.push_back({it->second, 1.0F, std::string(word), false});
+    const auto known = ix.vocabulary.find(t);
+    if (known != ix.vocabulary.end())
+      wanted.push_back({known->second, 1.0F, std::string(word), false});
     if (auto it = ix.source_terms.find(t); it != ix.source_terms.end())
       named = named || names_source(it->second);
     if (auto it = ix.expansions.find(t); it != ix.expansions.end()) {
+      const float* word_idf = known != ix.vocabulary.end() ? &ix.idf[known->second] : nullptr;
       for (std::uint32_t id : it->second.terms)
-        wanted.push_back({id, expansion, std::string(word), true});
+        wanted.push_back(
+            {id, synonym_weight(ix.options.cap_synonym_idf, expansion, word_idf, ix.idf[id]),
+             std::string(word), true});
       named = named || names_source(it->second.sources);
     }
   });

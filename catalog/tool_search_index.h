@@ -72,6 +72,11 @@ struct SearchOptions {
   SynonymMap synonyms;
   bool use_default_synonyms = true;
   double expansion_weight = 0.5;
+  // A synonym weighs at most as much as the word it stands for: its idf is
+  // capped at the word's when the word is in the catalog. Without the cap a
+  // synonym rarer than the word outranks the word itself ("read a file" in
+  // the built-in catalog: get_file_info, through "get", above read_text_file).
+  bool cap_synonym_idf = true;
   // A query word (or a synonym of one) that is a word of a document's source
   // name multiplies the score of that source's matching documents by
   // 1 + source_boost ("slack" in the query: Slack's tools first). 0: no boost.

@@ -235,15 +235,16 @@ void print_misses(const RunResult& r) {
 }
 
 int usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s [--catalog DIR] [--queries FILE] [--sources FILE] [--alternatives FILE]\n"
-               "          [--split NAME] [--set KEY=VALUE]... [--show-misses] [--json-only]\n"
-               "          [--config both|toolmux|plain] [--replay]\n"
-               "KEY: source_prior, source_b, include_tools, group_threshold, rrf_k, fusion_depth,\n"
-               "     query_weight, high_confidence, expansion_weight, source_boost,\n"
-               "     learned_weight, learned_pull\n"
-               "defaults: --catalog %s\n          --queries %s\n",
-               argv0, TOOLMUX_SQ_DEFAULT_CATALOG, TOOLMUX_SQ_DEFAULT_QUERIES);
+  std::fprintf(
+      stderr,
+      "usage: %s [--catalog DIR] [--queries FILE] [--sources FILE] [--alternatives FILE]\n"
+      "          [--split NAME] [--set KEY=VALUE]... [--show-misses] [--json-only]\n"
+      "          [--config both|toolmux|plain] [--replay]\n"
+      "KEY: source_prior, source_b, include_tools, group_threshold, rrf_k, fusion_depth,\n"
+      "     query_weight, high_confidence, expansion_weight, cap_synonym_idf, source_boost,\n"
+      "     learned_weight, learned_pull\n"
+      "defaults: --catalog %s\n          --queries %s\n",
+      argv0, TOOLMUX_SQ_DEFAULT_CATALOG, TOOLMUX_SQ_DEFAULT_QUERIES);
   return 2;
 }
 
@@ -317,6 +318,8 @@ int main(int argc, char** argv) {
           options.high_confidence = v;
         else if (key == "expansion_weight")
           options.tools.expansion_weight = v;
+        else if (key == "cap_synonym_idf")
+          options.tools.cap_synonym_idf = v != 0;
         else if (key == "source_boost")
           options.tools.source_boost = v;
         else if (key == "learned_weight")

@@ -137,6 +137,31 @@ TEST_CASE("the built-in synonyms apply unless turned off") {
             .empty());
 }
 
+TEST_CASE("a synonym rarer than the word never outranks the word itself") {
+  // The built-in catalog's case: "read" -> "get", and one get_* tool among
+  // several that read. "get" is the rarer word, so uncapped it scored more
+  // than "read" itself and get_file_info came first for "read a file".
+  std::vector<SearchDocument> catalog = {
+      doc("get_file_info", "Describe one file: its type, size and times."),
+      doc("read_text_file", "Read a text file and return its lines."),
+      doc("read_tool_result", "Read a stored result page by page."),
+      doc("read_media_file", "Read an image or audio file."),
+      doc("list_folder", "List the entries of a folder.")};
+  SearchOptions options;
+  options.use_default_synonyms = false;
+  options.synonyms["read"] = {"get"};
+  auto index = ToolSearchIndex::build(catalog, options);
+  const auto hits = index->search("read a file", 5);
+  REQUIRE(hits.size() >= 3);
+  CHECK(index->document(hits[0].document).name != "get_file_info");
+  CHECK(top(*index, "read a text file") == "read_text_file");
+  // The synonym still finds the tool that has only it.
+  CHECK(top(*index, "read file info") == "get_file_info");
+
+  options.cap_synonym_idf = false;  // as before: the rare synonym wins
+  CHECK(top(*ToolSearchIndex::build(catalog, options), "read a file") == "get_file_info");
+}
+
 TEST_CASE("a catalog's synonyms add to the built-in ones, and replace an entry of the same word") {
   SearchOptions options;
   options.synonyms["zap"] = {"delete"};

@@ -144,3 +144,16 @@ test('with "learn": false a call after a search changes nothing and no file is w
   await again.close();
   assert.ok(!fs.existsSync(path.join(dataDir, 'search-memory')));
 });
+
+test('a damaged memory file is set aside and logged, and the server learns from nothing', async (t) => {
+  const dataDir = makeTempDir('toolmux-data-');
+  const file = path.join(dataDir, 'search-memory');
+  fs.writeFileSync(file, 'not a search memory');
+  const { before, third, stderr } = await searchAndCallThird(t, CATALOG, dataDir);
+  assert.match(stderr, /"event":"search_memory_unreadable"/);
+  assert.equal(fs.readFileSync(path.join(dataDir, 'search-memory.damaged'), 'utf8'), 'not a search memory');
+  assert.deepEqual(Object.keys(readMemory(file)), ['channel', 'messag', 'send']);
+  const again = await serve(t, CATALOG, dataDir);
+  const after = await ranking(again.client);
+  assert.equal(after[0], third, `before: ${before.join(', ')}; after: ${after.join(', ')}`);
+});

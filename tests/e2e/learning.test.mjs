@@ -7,7 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { DATA_DIR, makeRoot, makeTempDir, short, startClient } from './helpers.mjs';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+
+import { DATA_DIR, TOOLMUX_BIN, makeRoot, makeTempDir, short, startClient } from './helpers.mjs';
 
 // Twelve tools about messages, close enough that a search's order among them
 // turns on small differences in their words.
@@ -59,6 +62,15 @@ function serve(t, catalog, dataDir) {
   return startClient(t, {
     args: ['serve', '--root', makeRoot(), '--catalog', catalog, '--data-dir', dataDir],
   });
+}
+
+/** The v2 SDK client pinned to 2026-07-28 (requests without a session) on `dataDir`. */
+async function serveModern(dataDir) {
+  const client = new ModernClient({ name: 'toolmux-e2e-learning', version: '0.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const args = ['serve', '--root', makeRoot(), '--catalog', CATALOG, '--data-dir', dataDir];
+  await client.connect(new ModernStdioTransport({ command: TOOLMUX_BIN, args, stderr: 'pipe' }));
+  return client;
 }
 
 /** The names tool_search answers QUERY with, best first. */
@@ -156,4 +168,17 @@ test('a damaged memory file is set aside and logged, and the server learns from 
   const again = await serve(t, CATALOG, dataDir);
   const after = await ranking(again.client);
   assert.equal(after[0], third, `before: ${before.join(', ')}; after: ${after.join(', ')}`);
+});
+
+test('2026-07-28 requests, which have no session, learn per principal', async (t) => {
+  const dataDir = makeTempDir('toolmux-data-');
+  const modern = await serveModern(dataDir);
+  t.after(() => modern.close().catch(() => {}));
+  const before = await ranking(modern);
+  const called = await modern.callTool({ name: before[2], arguments: { text: 'hello' } });
+  assert.equal(called.isError, false, short(called));
+  await modern.close();
+  // The legacy client that follows on the same data directory ranks by what was learned.
+  const again = await serve(t, CATALOG, dataDir);
+  assert.equal((await ranking(again.client))[0], before[2]);
 });

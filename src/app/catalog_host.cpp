@@ -118,8 +118,9 @@ std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
     std::lock_guard lock(mutex_);
     rebuild_wanted_ = false;  // what the upstreams listed while starting is in the build below
   }
-  auto catalog = build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(),
-                               &logger_, load ? &*load : nullptr, native_providers_);
+  auto catalog =
+      build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(), &logger_,
+                    load ? &*load : nullptr, native_providers_, learning(load ? &*load : nullptr));
   if (!catalog) return nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -178,6 +179,24 @@ void CatalogHost::stop() {
     signal_taker_.join();
   }
   upstreams_->stop();
+  // The calls that learned have ended: the memory is saved (when it changed).
+  std::lock_guard lock(learning_mutex_);
+  memory_file_.reset();
+}
+
+std::shared_ptr<SearchClicks> CatalogHost::learning(const CatalogLoad* load) {
+  if (load && !load->catalog.search_learn) return nullptr;
+  std::lock_guard lock(learning_mutex_);
+  if (!clicks_) {
+    auto memory = std::make_shared<SearchMemory>();
+    if (!data_dir_.empty())
+      memory_file_ = std::make_unique<SearchMemoryFile>(data_dir_, memory, logger_);
+    logger_.write(LogLevel::info, "search_learning",
+                  {{"file", memory_file_ ? memory_file_->path().string() : std::string()},
+                   {"terms", memory->term_count()}});
+    clicks_ = std::make_shared<SearchClicks>(std::move(memory));
+  }
+  return clicks_;
 }
 
 void CatalogHost::run() {
@@ -247,7 +266,7 @@ void CatalogHost::reload() {
     rebuild_wanted_ = false;
   }
   auto catalog = build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(),
-                               &logger_, &load, native_providers_);
+                               &logger_, &load, native_providers_, learning(&load));
   if (!catalog) {
     reject();
     return;
@@ -269,8 +288,9 @@ void CatalogHost::rebuild() {
     load = loaded_;
   }
   Problems problems;
-  auto catalog = build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(),
-                               &logger_, load ? &*load : nullptr, native_providers_);
+  auto catalog =
+      build_catalog(build_options(), results_, problems, native_tools_, upstreams_.get(), &logger_,
+                    load ? &*load : nullptr, native_providers_, learning(load ? &*load : nullptr));
   if (!catalog) {
     // The same file built before: only an upstream's tools can be at fault.
     logger_.write(LogLevel::error, "catalog_rebuild_failed",

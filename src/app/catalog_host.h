@@ -14,6 +14,15 @@
 //   every second: src/app/write_freeze.h): rebuilt likewise.
 // Requests coming close together are served by one rebuild.
 //
+// It also keeps what tool_search learns from use, which outlives every
+// snapshot: while the catalog learns (its "search"."learn", on by default), one
+// SearchMemory, loaded from and saved to data_dir/search-memory
+// (src/store/search_memory_file.h: every 5 minutes when it changed, and at
+// stop()), and one SearchClicks over it, given to each snapshot. Both are made
+// the first time a catalog that learns is built; while the catalog does not
+// learn, no snapshot has them, and until one does, the file is neither read nor
+// written. With no data_dir the memory lives in memory only.
+//
 // One thread of its own does every reload and rebuild, and another takes
 // SIGHUP (block_reload_signal() must run before any thread starts). Public
 // methods may be called from any thread.
@@ -34,7 +43,9 @@
 #include "src/app/cli.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/logger.h"
+#include "src/builtins/search_clicks.h"
 #include "src/store/lazy_result_store.h"
+#include "src/store/search_memory_file.h"
 #include "src/upstream/upstreams.h"
 
 namespace toolmux {
@@ -65,7 +76,8 @@ class CatalogHost {
   void remove_listener(int id);
   // Asks for a reload of the file, as SIGHUP does.
   void request_reload();
-  // Stops watching and stops the upstreams. Idempotent.
+  // Stops watching and stops the upstreams, then saves the search memory.
+  // Idempotent.
   void stop();
 
  private:
@@ -78,6 +90,10 @@ class CatalogHost {
   ServeOptions build_options() const;
   // Reads data_dir/write-freeze; true when the freeze changed (logged).
   bool look_at_freeze();
+  // What a build of `load` (null: no catalog file) learns with: null when
+  // its file says "learn": false; else the clicks, made (and the memory
+  // loaded) the first time.
+  std::shared_ptr<SearchClicks> learning(const CatalogLoad* load);
 
   const ServeOptions options_;
   const std::vector<NativeTool> native_tools_;
@@ -99,6 +115,10 @@ class CatalogHost {
   std::thread worker_;
   std::thread signal_taker_;
   std::atomic<bool> signal_taker_stop_{false};
+
+  std::mutex learning_mutex_;  // guards the two below
+  std::shared_ptr<SearchClicks> clicks_;
+  std::unique_ptr<SearchMemoryFile> memory_file_;
 
   std::mutex listeners_mutex_;  // held while listeners are told
   std::vector<std::pair<int, Listener>> listeners_;

@@ -79,13 +79,11 @@ void set_call_tool_reach(Catalog& catalog, const ToolRegistry& registry) {
 
 }  // namespace
 
-std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
-                                             const std::shared_ptr<LazyResultStore>& results,
-                                             Problems& problems,
-                                             const std::vector<NativeTool>& native_tools,
-                                             const UpstreamSet* upstream_set, Logger* logger,
-                                             const CatalogLoad* preloaded,
-                                             const NativeProviders& native_providers) {
+std::shared_ptr<const Catalog> build_catalog(
+    const ServeOptions& options, const std::shared_ptr<LazyResultStore>& results,
+    Problems& problems, const std::vector<NativeTool>& native_tools,
+    const UpstreamSet* upstream_set, Logger* logger, const CatalogLoad* preloaded,
+    const NativeProviders& native_providers, std::shared_ptr<SearchClicks> clicks) {
   auto registry = std::make_shared<ToolRegistry>();
   auto catalog = std::make_shared<Catalog>();
   const std::size_t before = problems.size();
@@ -132,6 +130,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       catalog->command_tool_count = load.catalog.command_tools.size();
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;
+      if (!load.catalog.search_learn) clicks = nullptr;
       catalog->declared_upstreams = load.catalog.upstreams.size();
       declared = load.catalog.upstreams;
       if (upstream_set && logger) {
@@ -240,6 +239,8 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       CatalogSearch::build(std::move(documents), sources, std::move(catalog_search_options));
   searchable->tools = &catalog->published;
   searchable->policy = &catalog->policy;
+  if (clicks) searchable->memory = clicks->memory();
+  catalog->search_clicks = std::move(clicks);
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);
   // The program's own first, then the upstreams' in the file's order, then the

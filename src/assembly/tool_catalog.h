@@ -27,6 +27,7 @@
 #include "src/assembly/serve_options.h"
 #include "src/base/logger.h"
 #include "src/base/problem.h"
+#include "src/builtins/search_clicks.h"
 #include "src/builtins/tool_search.h"
 #include "src/store/lazy_result_store.h"
 #include "src/upstream/upstream_providers.h"
@@ -59,6 +60,11 @@ struct Catalog {
   std::set<std::string, std::less<>> always_listed;
   // What tool_search answers from (set once every tool is registered).
   std::shared_ptr<SearchIndexHolder> search = std::make_shared<SearchIndexHolder>();
+  // Learning from use: the searches and the calls that follow them
+  // (src/builtins/search_clicks.h), shared by every catalog serve builds, and
+  // the memory tool_search ranks by. Null when the catalog does not learn
+  // ("search": {"learn": false}) or the builder gave none (check, search).
+  std::shared_ptr<SearchClicks> search_clicks;
   // The write freeze (serve --read-only, or data_dir/write-freeze): its
   // reason while it is on. Every tool but read_only ones is then left out of
   // `published` (so of tools/list and tool_search) and refused by call_refusal.
@@ -88,12 +94,14 @@ struct Catalog {
 // names that may belong to an upstream (its prefix, an override's name) are
 // not checked. `preloaded`: the catalog file as already loaded (else it is
 // loaded from options.catalog_file). `native_providers` join the catalog's
-// providers ahead of the offloaded results.
+// providers ahead of the offloaded results. `clicks`: what serve learns from
+// use with, kept in the catalog unless its file says "learn": false.
 std::shared_ptr<const Catalog> build_catalog(
     const ServeOptions& options, const std::shared_ptr<LazyResultStore>& results,
     Problems& problems, const std::vector<NativeTool>& native_tools = {},
     const UpstreamSet* upstreams = nullptr, Logger* logger = nullptr,
-    const CatalogLoad* preloaded = nullptr, const NativeProviders& native_providers = {});
+    const CatalogLoad* preloaded = nullptr, const NativeProviders& native_providers = {},
+    std::shared_ptr<SearchClicks> clicks = nullptr);
 
 // Why `principal` may not call `tool` now: the operator's access rules ("is
 // not allowed for ..."), then the write freeze (a tool that is not read_only:

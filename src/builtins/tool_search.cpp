@@ -81,6 +81,7 @@ json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& que
   request.source = query.source;
   request.limit = query.limit;
   request.sources = CatalogSearchRequest::Sources::when_unsure;
+  request.memory = catalog.memory.get();
   // No access rule applies to this caller: every tool but tool_search itself
   // may be seen, so the search checks none (at 100,000 tools, checking and
   // counting each one is most of a search's time) and tool_search is dropped
@@ -161,6 +162,35 @@ std::string search_answer_text(const ToolSearchQuery& query, const json& answer)
         "group's id narrows further).";
   }
   return text;
+}
+
+std::vector<std::string> search_terms(const json& arguments) {
+  if (!arguments.is_object()) return {};
+  ToolSearchQuery query;
+  if (auto it = arguments.find("query"); it != arguments.end() && it->is_string())
+    query.query = it->get<std::string>();
+  if (query.blank()) return {};
+  // One text of every phrasing: terms() keeps each term once, the first
+  // SearchMemory::kMaxQueryTerms of them.
+  std::string text = query.query;
+  if (auto it = arguments.find("alternatives"); it != arguments.end() && it->is_array()) {
+    for (const auto& alternative : *it)
+      if (alternative.is_string()) text += "\n" + alternative.get<std::string>();
+  }
+  return SearchMemory::terms(text);
+}
+
+std::vector<std::string> answered_tools(const ToolResult& result) {
+  std::vector<std::string> names;
+  if (result.is_error || !result.structured_content.is_object()) return names;
+  auto tools = result.structured_content.find("tools");
+  if (tools == result.structured_content.end() || !tools->is_array()) return names;
+  for (const auto& tool : *tools) {
+    if (!tool.is_object()) continue;
+    if (auto name = tool.find("name"); name != tool.end() && name->is_string())
+      names.push_back(name->get<std::string>());
+  }
+  return names;
 }
 
 namespace {

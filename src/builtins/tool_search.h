@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog_search.h"
+#include "catalog/search_memory.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
 #include "src/base/problem.h"
@@ -39,6 +40,9 @@ struct SearchableCatalog {
   // Both owned by the Catalog, which outlives every call that searches it.
   const std::vector<nlohmann::json>* tools = nullptr;  // by document number
   const ToolPolicy* policy = nullptr;
+  // What use taught (CatalogSearchRequest::memory): searches rank by it; null
+  // when the catalog does not learn ("search": {"learn": false}).
+  std::shared_ptr<const SearchMemory> memory;
 };
 
 // Set once, read by every call. Thread-safe.
@@ -75,5 +79,13 @@ nlohmann::json search_catalog(const SearchableCatalog& catalog, const ToolSearch
 
 // The answer as text for the model (and for `toolmux search`).
 std::string search_answer_text(const ToolSearchQuery& query, const nlohmann::json& answer);
+
+// What a call of tool_search teaches (src/builtins/search_clicks.h): the terms
+// of its arguments (SearchMemory::terms of the query and its alternatives;
+// none for an empty query, which asks for the outline), and the names of the
+// tools its result answered with, best first (none for an error or a result
+// without them).
+std::vector<std::string> search_terms(const nlohmann::json& arguments);
+std::vector<std::string> answered_tools(const ToolResult& result);
 
 }  // namespace toolmux

@@ -11,6 +11,7 @@
 #include "src/pipeline/deadline.h"
 #include "src/pipeline/invoke.h"
 #include "src/pipeline/journal.h"
+#include "src/pipeline/learn_from_use.h"
 #include "src/pipeline/limit_result.h"
 #include "src/pipeline/outcome_meta.h"
 #include "src/pipeline/record.h"
@@ -40,11 +41,13 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
   // the result stages' limits); a repeat answered from the journal; a guarded
   // call confirmed by a human, the confirmation checked again at the last
   // moment; a mutation's intent journaled; then the tool run on a thread
-  // under its deadline, its exceptions caught.
-  chain.handler = {
-      stages::check_arguments(),      stages::replay(journal),  stages::confirm(),
-      stages::verify_confirmation(),  stages::journal(journal), stages::deadline(running),
-      stages::catch_tool_exceptions()};
+  // under its deadline, its exceptions caught. A call that got past its
+  // checks teaches tool_search (a search, or a click on one), with what
+  // tool_search answered before the result stages cut or stored it.
+  chain.handler = {stages::check_arguments(),     stages::learn_from_use(),
+                   stages::replay(journal),       stages::confirm(),
+                   stages::verify_confirmation(), stages::journal(journal),
+                   stages::deadline(running),     stages::catch_tool_exceptions()};
   // Result: what the handler answered, judged first (as the tool gave it),
   // then its secrets redacted, an untrusted tool's text marked as data, and
   // last cut or offloaded: a secret is never cut in two or stored, and

@@ -5,15 +5,16 @@
 //
 //   around:  record -> outcome_meta
 //   request: unwrap_call_tool -> resolve_tool -> authorize
-//   handler: check_arguments -> replay -> confirm -> verify_confirmation ->
-//            journal -> deadline -> catch_tool_exceptions -> invoke
+//   handler: check_arguments -> learn_from_use -> replay -> confirm ->
+//            verify_confirmation -> journal -> deadline -> catch_tool_exceptions
+//            -> invoke
 //   result:  check_result -> redact_result -> spotlight -> limit_result
 //            (in the order they see the answer)
 //
 // so a call runs record, outcome_meta, unwrap_call_tool, resolve_tool,
 // authorize, limit_result, spotlight, redact_result, check_result,
-// check_arguments, replay, confirm, verify_confirmation, journal, deadline,
-// catch_tool_exceptions, invoke, and its answer comes back the other way:
+// check_arguments, learn_from_use, replay, confirm, verify_confirmation,
+// journal, deadline, catch_tool_exceptions, invoke, and its answer comes back the other way:
 // check_result judges what the tool returned, as it returned it;
 // redact_result then replaces secrets, before anything can cut a secret in
 // two or store it; spotlight marks an untrusted tool's text as data before

@@ -4,7 +4,7 @@
 // in it, and the schema reports each problem where toolmux does (at the same
 // JSON pointer, or under it). The broken catalogs of
 // tests/data/e2e/broken_catalogs/ (one defect each, in every section) fail
-// both. What a schema cannot see (files, environment variables, names one part
+// both, and both agree on seeded single changes to valid catalogs. What a schema cannot see (files, environment variables, names one part
 // of the file gives another) is listed in OUT_OF_REACH, as
 // docs/catalog-file.md#editor-validation says.
 
@@ -368,4 +368,79 @@ test('"$schema" is never read: a URL or a missing file there changes nothing, an
   const result = await client.callTool({ name: 'say_hello', arguments: {} });
   assert.equal(result.content[0].text, 'hello\n');
   assert.equal(requests, 0, 'toolmux fetched the URL in "$schema"');
+});
+
+// One change at a time to a valid catalog: a value replaced by one of
+// MUTATION_VALUES (ends of ranges, wrong types, bad names), a field renamed as
+// if misspelt, or a field removed. The fixed seed makes the same changes each
+// run; a failure names the change.
+const MUTATION_BASES = ['tests/data/e2e/schema_edges/edges.json', 'examples/catalog.json', 'examples/upstreams.json'];
+const MUTATIONS = 120;
+const MUTATION_SEED = 16;
+const MUTATION_VALUES = [
+  0, -1, 1, 1.5, -0.5, 100.5, 1e3, 65, 2147483648, 1073741825, 86400001, '', ' ', 'x', 'a b', '{x', 'x}',
+  'read_only', 'http://x', 'ftp://x', true, null, [], {}, ['x'], [1], { fromEnv: 'PATH' }, { fromFile: 'token.txt' },
+];
+
+/** A pseudo-random number generator in [0, 1) (mulberry32), the same for the same seed. */
+function randomFrom(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every place in `value` below its root, as a list of keys and indexes. */
+function places(value, at = [], out = []) {
+  if (value && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      const place = [...at, Array.isArray(value) ? Number(key) : key];
+      out.push(place);
+      places(value[key], place, out);
+    }
+  }
+  return out;
+}
+
+test('one change at a time to a valid catalog: the schema and toolmux check still agree', MANY_CHECKS, async (t) => {
+  const validate = compileSchema();
+  const dir = makeTempDir('toolmux-schema-changes-');
+  // edges.json reads a secret from token.txt beside it; "cwd": "." is the folder itself.
+  fs.copyFileSync(path.join(REPO_ROOT, 'tests/data/e2e/schema_edges/token.txt'), path.join(dir, 'token.txt'));
+  const random = randomFrom(MUTATION_SEED);
+  const pick = (list) => list[Math.floor(random() * list.length)];
+  const changes = [];
+  for (let i = 0; i < MUTATIONS; i += 1) {
+    const base = MUTATION_BASES[i % MUTATION_BASES.length];
+    const document = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, base), 'utf8'));
+    const place = pick(places(document));
+    const parent = place.slice(0, -1).reduce((node, key) => node[key], document);
+    const key = place[place.length - 1];
+    const pointer = `/${place.map((token) => escapeToken(String(token))).join('/')}`;
+    const kind = Array.isArray(parent) ? 0 : random();
+    let what;
+    if (kind < 0.6) {
+      const value = pick(MUTATION_VALUES);
+      parent[key] = value;
+      what = `${pointer} = ${JSON.stringify(value)}`;
+    } else if (kind < 0.8) {
+      parent[`${key}s`] = parent[key];
+      delete parent[key];
+      what = `${pointer} renamed ${key}s`;
+    } else {
+      delete parent[key];
+      what = `${pointer} removed`;
+    }
+    const file = path.join(dir, `change_${i}.json`);
+    fs.writeFileSync(file, JSON.stringify(document, null, 2));
+    changes.push({ name: `${base} ${what}`, file });
+    checkOf(file).catch(() => {});
+  }
+  for (const { name, file } of changes) {
+    await t.test(name, () => assertAgree(validate, file));
+  }
 });

@@ -4,8 +4,9 @@
 // in it, and the schema reports each problem where toolmux does (at the same
 // JSON pointer, or under it). The broken catalogs of
 // tests/data/e2e/broken_catalogs/ (one defect each, in every section) fail
-// both, and both agree on seeded single changes to valid catalogs. What a schema cannot see (files, environment variables, names one part
-// of the file gives another) is listed in OUT_OF_REACH, as
+// both, and both agree on seeded single changes to valid catalogs. What a
+// schema cannot see (files, environment variables, names one part of the
+// file gives another) is listed in OUT_OF_REACH, as
 // docs/catalog-file.md#editor-validation says.
 
 import assert from 'node:assert/strict';

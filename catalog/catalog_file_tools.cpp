@@ -26,6 +26,7 @@ std::optional<CommandSpec> read_command(const json& value, const std::string& ba
   std::size_t before = problems.size();
   ObjectReader reader(value, base, problems);
   reader.reject_unknown(kCommandFields);
+  reader.string("$comment", false);
   CommandSpec command;
   if (auto argv = reader.strings("argv", true)) command.argv = std::move(*argv);
   if (auto cwd = reader.string("cwd", false)) {
@@ -82,6 +83,7 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
   std::size_t before = problems.size();
   ObjectReader reader(value, base, problems);
   reader.reject_unknown(kToolFields);
+  reader.string("$comment", false);
   CommandTool tool;
   ToolSpec& spec = tool.spec;
   spec.returns_by_deadline = true;  // its process is killed at the deadline

@@ -267,11 +267,9 @@ TEST_CASE("missing and mistyped fields are each reported once") {
   tool["idempotent"] = "yes";
   tool["tags"] = {"ok", 3};
   tool["title"] = 7;
-  tool["command"] = {{"argv", "cat file"},
-                     {"maxOutputBytes", 0},
-                     {"maxStderrBytes", -1},
-                     {"envAllow", {"PATH"}},
-                     {"env", {{"A", 1}}}};
+  tool["$comment"] = true;
+  tool["command"] = {{"$comment", {1, 2}},   {"argv", "cat file"},   {"maxOutputBytes", 0},
+                     {"maxStderrBytes", -1}, {"envAllow", {"PATH"}}, {"env", {{"A", 1}}}};
   auto load = load_json(dir, {{"tools", {tool}}, {"$comment", 5}});
   const Problems& p = load.problems;
   INFO(format_problems(p));
@@ -281,11 +279,13 @@ TEST_CASE("missing and mistyped fields are each reported once") {
   CHECK(has_problem(p, "/tools/0/idempotent", "expected a boolean, got a string"));
   CHECK(has_problem(p, "/tools/0/tags/1", "expected a string, got an integer"));
   CHECK(has_problem(p, "/tools/0/title", "expected a string, got an integer"));
+  CHECK(has_problem(p, "/tools/0/$comment", "expected a string, got a boolean"));
+  CHECK(has_problem(p, "/tools/0/command/$comment", "expected a string, got an array"));
   CHECK(has_problem(p, "/tools/0/command/argv", "expected an array of strings, got a string"));
   CHECK(has_problem(p, "/tools/0/command/maxOutputBytes", "must be between 1 and"));
   CHECK(has_problem(p, "/tools/0/command/maxStderrBytes", "must be between 0 and"));
   CHECK(has_problem(p, "/tools/0/command/env/A", "expected a string, got an integer"));
-  CHECK(p.size() == 10);
+  CHECK(p.size() == 12);
 }
 
 TEST_CASE("the top level must be an object with a tools array") {

@@ -1,5 +1,7 @@
 #include "transports/http_server.h"
 
+#include <chrono>
+
 #include <httplib.h>
 #include <malloc.h>
 #include <sys/socket.h>
@@ -789,11 +791,27 @@ Status HttpServer::bind() {
 
 std::size_t HttpServer::connection_threads() const { return threads_->threads(); }
 
-bool HttpServer::run() { return http_->listen_after_bind(); }
+bool HttpServer::run() {
+  run_started_ = true;
+  if (stop_called_) return true;  // stopped before it listened
+  const bool listened = http_->listen_after_bind();
+  run_ended_ = true;
+  return listened;
+}
 
 void HttpServer::stop() {
-  stopping_.request_stop();  // wakes the SSE writers waiting for events
-  http_->stop();
+  stop_called_ = true;
+  stopping_.request_stop();   // wakes the SSE writers waiting for events
+  if (!run_started_) return;  // run() sees stop_called_ and does not listen
+  // cpp-httplib's stop() does nothing until its listen loop runs, so a stop
+  // just after run() began (a SIGTERM right after "serving") was lost and
+  // the server listened on. Repeat it until it has taken effect.
+  for (;;) {
+    const bool listening = http_->is_running();
+    http_->stop();
+    if (listening || run_ended_) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 Status parse_tokens(const std::string& text, std::map<std::string, std::string>& tokens) {

@@ -128,6 +128,11 @@ class HttpServer {
   int listen_fd_ = -1;
   // Requested by stop(): new requests are refused, SSE writers end.
   std::stop_source stopping_;
+  // run() has begun / stop() has been called (seq_cst: each side stores its
+  // own flag, then reads the other's, so that a stop is never lost).
+  std::atomic<bool> run_started_{false};
+  std::atomic<bool> run_ended_{false};
+  std::atomic<bool> stop_called_{false};
   std::atomic<std::size_t> open_streams_{0};
 
   struct Routes;

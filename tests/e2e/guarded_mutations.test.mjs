@@ -501,7 +501,13 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         await waitUntil(() => !alive(server.pid), 5000, 'the killed toolmux to be gone');
 
         const again = await serveGuarded(t, kind, { dir, dataDir, files: {} });
-        const entries = await journalEntries(dataDir);
+        // The new process opens its journal on a thread of its own, beside its
+        // first answers; opening it is what finds the call interrupted.
+        let entries = [];
+        await waitUntil(async () => {
+          entries = await journalEntries(dataDir);
+          return entries.some((entry) => entry.tool === 'slow_mark' && entry.outcome !== null);
+        }, 10000, 'the restarted toolmux to open its journal');
         const slow = entries.filter((entry) => entry.tool === 'slow_mark');
         assert.equal(slow.length, 1, short(entries));
         assert.equal(slow[0].outcome, 'interrupted', short(slow[0]));

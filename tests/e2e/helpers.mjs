@@ -163,12 +163,23 @@ export function tapTransport(transport) {
  * `t` (a node:test context) registers the close as cleanup and dumps the
  * server's stderr when the test fails.
  */
+// Where a server started without --data-dir keeps its state: $XDG_STATE_HOME,
+// one folder per test file (per node process). What one file's servers learn
+// (the search memory) or journal then never reaches another file's servers,
+// running at the same time, nor the user's own ~/.local/state.
+let fileStateHome;
+function stateHomeFor(args, env) {
+  if (args.includes('--data-dir') || 'XDG_STATE_HOME' in env) return {};
+  fileStateHome ??= makeTempDir('toolmux-state-');
+  return { XDG_STATE_HOME: fileStateHome };
+}
+
 export async function startClient(t, { args = [], env = {}, command = TOOLMUX_BIN, cwd, clientCapabilities = {} } = {}) {
   if (command === TOOLMUX_BIN) requireBinary();
   const transport = new StdioClientTransport({
     command,
     args,
-    env: { ...env },
+    env: { ...stateHomeFor(args, env), ...env },
     cwd,
     stderr: 'pipe',
   });

@@ -1,7 +1,9 @@
 #include "transports/http_server.h"
 
 #include <catch2/catch.hpp>
+
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -105,6 +107,33 @@ bool parse(const std::string& text, Tokens& tokens, std::string& error) {
 }
 
 }  // namespace
+
+TEST_CASE("a stop as the server begins to listen is never lost (a SIGTERM just after start)") {
+  // cpp-httplib's own stop() does nothing until its listen loop runs: a stop
+  // in between left run() listening for good, and `toolmux serve --http`
+  // never exited.
+  toolmux::testing::QuietLogger quiet;
+  toolmux::Metrics metrics;
+  toolmux::McpServer server(toolmux::testing::make_test_catalog(), toolmux::ServerOptions{},
+                            quiet.logger, metrics);
+  toolmux::SessionDirectory sessions(server, toolmux::SessionLimits{}, nullptr, nullptr,
+                                     quiet.logger);
+  for (int round = 0; round < 100; ++round) {
+    toolmux::HttpServer http(sessions, metrics, quiet.logger, toolmux::HttpOptions{});
+    REQUIRE(http.bind().ok());
+    auto run = std::async(std::launch::async, [&http] { return http.run(); });
+    if (round % 2 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * (round % 7)));
+    http.stop();
+    INFO("round " << round);
+    REQUIRE(run.wait_for(5s) == std::future_status::ready);
+    CHECK(run.get());
+  }
+  // A stop before run(): run() does not listen at all.
+  toolmux::HttpServer early(sessions, metrics, quiet.logger, toolmux::HttpOptions{});
+  REQUIRE(early.bind().ok());
+  early.stop();
+  CHECK(early.run());
+}
 
 TEST_CASE("parse_tokens reads principal=token entries by line or comma, with comments") {
   Tokens tokens;

@@ -91,6 +91,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
   const std::size_t before = problems.size();
   DiscoverySettings discovery;
   SearchOptions search_options;
+  SearchRerankSettings rerank_settings;
   auto take = [&problems](Problems more) {
     problems.insert(problems.end(), more.begin(), more.end());
   };
@@ -132,6 +133,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       catalog->command_tool_count = load.catalog.command_tools.size();
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;
+      rerank_settings = load.catalog.search_rerank;
       catalog->declared_upstreams = load.catalog.upstreams.size();
       declared = load.catalog.upstreams;
       if (upstream_set && logger) {
@@ -240,6 +242,7 @@ std::shared_ptr<const Catalog> build_catalog(const ServeOptions& options,
       CatalogSearch::build(std::move(documents), sources, std::move(catalog_search_options));
   searchable->tools = &catalog->published;
   searchable->policy = &catalog->policy;
+  searchable->rerank = rerank_settings;
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);
   // The program's own first, then the upstreams' in the file's order, then the

@@ -14,7 +14,9 @@ import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { DATA_DIR, TOOLMUX_BIN, makeRoot, makeTempDir, requireBinary, startClient } from './helpers.mjs';
+import {
+  DATA_DIR, HttpServer, TOOLMUX_BIN, connectHttp, makeRoot, makeTempDir, requireBinary, startClient,
+} from './helpers.mjs';
 
 const RERANK_CATALOG = path.join(DATA_DIR, 'rerank', 'catalog.json');
 // Only "report" is a tool's word: the answer is unsure, so the model is asked.
@@ -150,6 +152,21 @@ test('rerank: a client that does not answer in time leaves the search\'s order',
   assert.equal(answer.reranked, false);
   assert.equal(answer.rerankProblem, "the client's model did not answer within 300 ms");
   assert.deepEqual(answer.tools.map((tool) => tool.name), lexical);
+});
+
+test('rerank over Streamable HTTP: the question goes on the call\'s stream and its answer reorders', async (t) => {
+  const lexical = await lexicalOrder(t);
+  const server = await HttpServer.start(t, { catalog: RERANK_CATALOG });
+  const { client } = await connectHttp(t, server.url, { clientCapabilities: { sampling: {} } });
+  const asked = [];
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    asked.push(request.params);
+    return says('[2]');
+  });
+  const answer = await search(client);
+  assert.equal(asked.length, 1);
+  assert.equal(answer.reranked, true);
+  assert.deepEqual(answer.tools.map((tool) => tool.name), [lexical[1], lexical[0], lexical[2]]);
 });
 
 /** The v2 client pinned to 2026-07-28 over stdio; its sampling handler answers with `answer`. */

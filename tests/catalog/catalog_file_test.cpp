@@ -722,7 +722,7 @@ TEST_CASE("search.learn switches learning from use off, and is on by default") {
   CHECK(wrong.catalog.search_learn);  // a refused file leaves every default
 }
 
-TEST_CASE("search.rerank is off by default; its fields are read strictly") {
+TEST_CASE("search.rerank is off by default, and its fields are read strictly") {
   TempDir dir;
   json file = json::parse(std::ifstream(kCatalogs / "search.json"));
   auto settings = [&](const json& document) {

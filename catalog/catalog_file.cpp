@@ -20,6 +20,7 @@ using catalog_file::read_policy;
 using catalog_file::read_results;
 using catalog_file::read_search;
 using catalog_file::read_search_learn;
+using catalog_file::read_search_rerank;
 using catalog_file::read_tool;
 using catalog_file::read_upstreams;
 using catalog_file::type_name;
@@ -138,6 +139,7 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
   if (const json* search = top.object("search", false)) {
     load.catalog.search = read_search(*search, problems);
     load.catalog.search_learn = read_search_learn(*search, problems);
+    load.catalog.search_rerank = read_search_rerank(*search, problems);
   }
   if (const json* upstreams = top.object("upstreams", false)) {
     load.catalog.upstreams = read_upstreams(*upstreams, folder, problems);

@@ -14,6 +14,7 @@
 #include "catalog/aliases.h"
 #include "catalog/command_spec.h"
 #include "catalog/result_limits.h"
+#include "catalog/search_rerank.h"
 #include "catalog/tool.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
@@ -46,6 +47,9 @@ struct CatalogFile {
   // "search"."learn": whether tool_search learns from the calls that follow
   // its searches (catalog/search_memory.h); on unless the file says false.
   bool search_learn = true;
+  // "search"."rerank": whether tool_search asks the client's model to order
+  // its candidates when it is unsure; off unless the file turns it on.
+  SearchRerankSettings search_rerank;
   // "upstreams", by name. Loading checks their fields and resolves
   // their environment references; nothing is started (see src/upstream/upstreams.h).
   std::vector<UpstreamSpec> upstreams;

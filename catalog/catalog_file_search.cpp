@@ -9,10 +9,12 @@ namespace toolmux::catalog_file {
 namespace {
 
 const std::vector<std::string_view> kSearchFields = {
-    "$comment", "weights", "synonyms", "defaultSynonyms", "expansionWeight", "learn"};
+    "$comment", "weights", "synonyms", "defaultSynonyms", "expansionWeight", "learn", "rerank"};
 const std::vector<std::string_view> kWeightFields = {
     "name",  "title", "description", "parameterNames", "parameterDescriptions",
     "enums", "tags",  "source"};
+const std::vector<std::string_view> kRerankFields = {"$comment", "enabled", "candidates",
+                                                     "maxTokens", "timeoutMs"};
 
 }  // namespace
 
@@ -78,6 +80,26 @@ SearchOptions read_search(const json& value, Problems& problems) {
 bool read_search_learn(const json& value, Problems& problems) {
   ObjectReader reader(value, "/search", problems);
   return reader.boolean("learn").value_or(true);
+}
+
+// "rerank": whether tool_search asks the client's model to order an unsure
+// answer's candidates (catalog/search_rerank.h); off unless it says so.
+SearchRerankSettings read_search_rerank(const json& value, Problems& problems) {
+  SearchRerankSettings settings;
+  ObjectReader search(value, "/search", problems);
+  const json* rerank = search.object("rerank", false);
+  if (!rerank) return settings;
+  ObjectReader reader(*rerank, search.pointer("rerank"), problems);
+  reader.reject_unknown(kRerankFields);
+  reader.string("$comment", false);
+  if (auto enabled = reader.boolean("enabled")) settings.enabled = *enabled;
+  if (auto n = reader.integer("candidates", false, kRerankMinCandidates, kRerankMaxCandidates))
+    settings.candidates = static_cast<std::size_t>(*n);
+  if (auto n = reader.integer("maxTokens", false, 16, 4096))
+    settings.max_tokens = static_cast<std::size_t>(*n);
+  if (auto n = reader.integer("timeoutMs", false, 100, 25000))
+    settings.timeout = std::chrono::milliseconds(*n);
+  return settings;
 }
 
 }  // namespace toolmux::catalog_file

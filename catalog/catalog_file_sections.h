@@ -33,6 +33,8 @@ ResultLimits read_results(const nlohmann::json& value, Problems& problems);     
 DiscoverySettings read_discovery(const nlohmann::json& value, Problems& problems);  // "discovery"
 SearchOptions read_search(const nlohmann::json& value, Problems& problems);         // "search"
 bool read_search_learn(const nlohmann::json& value, Problems& problems);  // "search"."learn"
+SearchRerankSettings read_search_rerank(const nlohmann::json& value,
+                                        Problems& problems);  // "search"."rerank"
 
 // "upstreams", by name: each checked, its environment and header secrets
 // resolved (from toolmux's environment or files); nothing is started. An

@@ -89,6 +89,7 @@ std::shared_ptr<const Catalog> build_catalog(
   const std::size_t before = problems.size();
   DiscoverySettings discovery;
   SearchOptions search_options;
+  SearchRerankSettings rerank_settings;
   auto take = [&problems](Problems more) {
     problems.insert(problems.end(), more.begin(), more.end());
   };
@@ -131,6 +132,7 @@ std::shared_ptr<const Catalog> build_catalog(
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;
       if (!load.catalog.search_learn) clicks = nullptr;
+      rerank_settings = load.catalog.search_rerank;
       catalog->declared_upstreams = load.catalog.upstreams.size();
       declared = load.catalog.upstreams;
       if (upstream_set && logger) {
@@ -241,6 +243,7 @@ std::shared_ptr<const Catalog> build_catalog(
   searchable->policy = &catalog->policy;
   if (clicks) searchable->memory = clicks->memory();
   catalog->search_clicks = std::move(clicks);
+  searchable->rerank = rerank_settings;
   catalog->search->set(std::move(searchable));
   catalog->registry = std::move(registry);
   // The program's own first, then the upstreams' in the file's order, then the

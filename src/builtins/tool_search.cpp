@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "src/builtins/tool_search_rerank.h"
+
 namespace toolmux {
 
 using nlohmann::json;
@@ -34,7 +36,7 @@ json source_entry(const SourceMatch& match) {
 }  // namespace
 
 json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& query,
-                    std::string_view principal) {
+                    std::string_view principal, const SearchReranking* reranking) {
   const CatalogSearch& search = *catalog.search;
   auto allowed = [&](std::size_t doc) {
     const std::string& name = (*catalog.tools)[doc]["name"].get_ref<const std::string&>();
@@ -90,16 +92,42 @@ json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& que
       catalog.policy &&
       (catalog.policy->access.find(principal) != catalog.policy->access.end() ||
        catalog.policy->access.find(std::string_view("*")) != catalog.policy->access.end());
+  // Re-ranking looks at more candidates than the answer may hold: the
+  // client's model may bring a later one to the top.
+  const bool may_rerank = reranking && reranking->ask;
+  const std::size_t wanted =
+      may_rerank ? std::max(query.limit, reranking->candidates) : query.limit;
+  request.limit = wanted;
   if (ruled) {
     request.allowed = allowed;
   } else {
     ++request.limit;
   }
   const CatalogSearchAnswer found = search.search(request);
+  std::vector<std::size_t> documents;
   for (const auto& hit : found.hits) {
-    if (answer["tools"].size() == query.limit || !allowed(hit.document)) continue;
-    answer["tools"].push_back(tool_entry((*catalog.tools)[hit.document]));
+    if (documents.size() == wanted || !allowed(hit.document)) continue;
+    documents.push_back(hit.document);
   }
+  const std::size_t candidates = may_rerank ? std::min(documents.size(), reranking->candidates) : 0;
+  if (found.confidence != SearchConfidence::high && candidates >= 2) {
+    std::vector<const json*> tools;
+    for (std::size_t i = 0; i < candidates; ++i) tools.push_back(&(*catalog.tools)[documents[i]]);
+    const RerankOutcome outcome = reranking->ask(tools);
+    if (outcome.asked) {
+      answer["reranked"] = outcome.chosen.has_value();
+      if (outcome.chosen) {
+        std::vector<std::size_t> reordered;
+        for (std::size_t i : rerank_order(*outcome.chosen, candidates))
+          reordered.push_back(documents[i]);
+        std::copy(reordered.begin(), reordered.end(), documents.begin());
+      } else {
+        answer["rerankProblem"] = outcome.problem;
+      }
+    }
+  }
+  if (documents.size() > query.limit) documents.resize(query.limit);
+  for (std::size_t d : documents) answer["tools"].push_back(tool_entry((*catalog.tools)[d]));
   answer["confidence"] = to_string(found.confidence);
   if (found.confidence != SearchConfidence::high && query.source.empty()) {
     answer["sources"] = json::array();
@@ -204,7 +232,20 @@ ToolResult answer(const SearchIndexHolder& holder, const json& args, CallContext
     query.alternatives = it->get<std::vector<std::string>>();
   query.source = args.value("source", std::string());
   query.limit = args.value("limit", kDefaultSearchLimit);
-  json found = search_catalog(*catalog, query, context.principal());
+  // The client's model is asked only when the operator turned it on and the
+  // client declared that it can be asked.
+  SearchReranking reranking;
+  const bool rerank = catalog->rerank.enabled && client_declares_sampling(context);
+  if (rerank) {
+    reranking.candidates = catalog->rerank.candidates;
+    reranking.ask = [&](const std::vector<const json*>& tools) {
+      return ask_client_to_rerank(context, catalog->rerank, query, tools);
+    };
+  }
+  json found = search_catalog(*catalog, query, context.principal(), rerank ? &reranking : nullptr);
+  // Stopped while asking (a 2026-07-28 client answers with a retry): this
+  // answer is discarded, and nothing is recorded for it.
+  if (context.cancelled()) return ToolResult::error("tool_search was stopped");
   if (found.contains("error")) return ToolResult::error(search_answer_text(query, found));
   std::vector<std::string> names;
   for (const auto& tool : found["tools"]) names.push_back(tool["name"].get<std::string>());
@@ -276,12 +317,16 @@ Problems register_tool_search(ToolRegistry& registry,
                               {"required", {"name", "description", "inputSchema"}}}}}},
                           {"confidence", {{"type", "string"}, {"enum", {"high", "medium", "low"}}}},
                           {"sources", {{"type", "array"}, {"items", source_schema}}},
-                          {"more", {{"type", "integer"}}}}},
+                          {"more", {{"type", "integer"}}},
+                          {"reranked", {{"type", "boolean"}}},
+                          {"rerankProblem", {{"type", "string"}}}}},
                         {"required", {"tools"}}};
   spec.side_effect = "read_only";
   spec.idempotent = true;
-  spec.timeout = std::chrono::milliseconds(5000);
-  spec.returns_by_deadline = true;  // a search of the in-memory index
+  // A search of the in-memory index takes far less; the client's model, when
+  // asked to re-rank, may take up to "search.rerank.timeoutMs" (25 s at most).
+  spec.timeout = std::chrono::milliseconds(30000);
+  spec.returns_by_deadline = true;  // it waits for the client's model only until its deadline
   spec.tags = {"discovery"};
   return registry.add(std::move(spec), [holder](const json& args, CallContext& context) {
     return answer(*holder, args, context);

@@ -12,10 +12,16 @@
 // model can narrow its next search to one of them with `source`. An empty
 // query lists the sources. The description is the same whatever the catalog
 // holds, so that a client's prompt cache survives a reload.
+//
+// With the catalog's "search"."rerank" on, an unsure answer's first
+// candidates may be ordered by the client's own model
+// (src/builtins/tool_search_rerank.h), when the client declared sampling.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +29,7 @@
 
 #include "catalog/catalog_search.h"
 #include "catalog/search_memory.h"
+#include "catalog/search_rerank.h"
 #include "catalog/tool_policy.h"
 #include "catalog/tool_registry.h"
 #include "src/base/problem.h"
@@ -43,6 +50,7 @@ struct SearchableCatalog {
   // What use taught (CatalogSearchRequest::memory): searches rank by it; null
   // when the catalog does not learn ("search": {"learn": false}).
   std::shared_ptr<const SearchMemory> memory;
+  SearchRerankSettings rerank;  // the catalog file's "search"."rerank"
 };
 
 // Set once, read by every call. Thread-safe.
@@ -69,13 +77,34 @@ struct ToolSearchQuery {
   bool blank() const { return query.find_first_not_of(" \t\r\n") == std::string::npos; }
 };
 
+// What asking the client's model to order candidates came to.
+struct RerankOutcome {
+  bool asked = false;  // false: nothing was sent (the answer then says nothing of it)
+  // When asked: the model's choice (RerankAnswer::chosen), or nothing, with why.
+  std::optional<std::vector<std::size_t>> chosen;
+  std::string problem;
+};
+
+// Re-ranking of an unsure answer by the client's model: the first
+// `candidates` tools the caller may see (published tools, best first) are
+// given to `ask`, once per search at most.
+struct SearchReranking {
+  std::size_t candidates = 10;
+  std::function<RerankOutcome(const std::vector<const nlohmann::json*>& tools)> ask;
+};
+
 // tool_search's answer for `principal`, as its structuredContent:
 // {"tools": [{name, description, inputSchema}, ...], "confidence": "high" |
 // "medium" | "low", "sources": [{id, description, tools, groups?}, ...]}
 // (sources only when the answer is not sure, or for an empty query), or
-// {"error": "..."} for a source that does not exist.
+// {"error": "..."} for a source that does not exist. With `reranking`, an
+// answer that is not sure of a query with words (and has two candidates or
+// more) is put in the order the client's model chose, and says
+// "reranked": true; when the model gave no order it keeps the search's order
+// and says "reranked": false and "rerankProblem": why.
 nlohmann::json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& query,
-                              std::string_view principal);
+                              std::string_view principal,
+                              const SearchReranking* reranking = nullptr);
 
 // The answer as text for the model (and for `toolmux search`).
 std::string search_answer_text(const ToolSearchQuery& query, const nlohmann::json& answer);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -719,6 +720,45 @@ TEST_CASE("search.learn switches learning from use off, and is on by default") {
   INFO(format_problems(wrong.problems));
   CHECK(has_problem(wrong.problems, "/search/learn", "expected a boolean, got a string"));
   CHECK(wrong.catalog.search_learn);  // a refused file leaves every default
+}
+
+TEST_CASE("search.rerank is off by default, and its fields are read strictly") {
+  TempDir dir;
+  json file = json::parse(std::ifstream(kCatalogs / "search.json"));
+  auto settings = [&](const json& document) {
+    CatalogLoad load = load_json(dir, document);
+    INFO(format_problems(load.problems));
+    REQUIRE(load.problems.empty());
+    const SearchRerankSettings& s = load.catalog.search_rerank;
+    return std::tuple(s.enabled, s.candidates, s.max_tokens, s.timeout);
+  };
+  CHECK(settings(file) == std::tuple(false, std::size_t{10}, std::size_t{200}, 20000ms));
+  file["search"]["rerank"] = json::parse(
+      R"({"$comment": "ask the client's model", "enabled": true, "candidates": 4,
+          "maxTokens": 64, "timeoutMs": 1500})");
+  CHECK(settings(file) == std::tuple(true, std::size_t{4}, std::size_t{64}, 1500ms));
+
+  file["search"]["rerank"] = {{"enabled", "yes"},
+                              {"candidates", 50},
+                              {"maxTokens", 1.5},
+                              {"timeoutMs", 60000},
+                              {"candidate", 3}};
+  CatalogLoad wrong = load_json(dir, file);
+  INFO(format_problems(wrong.problems));
+  CHECK(has_problem(wrong.problems, "/search/rerank/enabled", "expected a boolean, got a string"));
+  CHECK(has_problem(wrong.problems, "/search/rerank/candidates",
+                    "candidates must be between 2 and 20, not 50"));
+  CHECK(has_problem(wrong.problems, "/search/rerank/maxTokens", "expected an integer"));
+  CHECK(has_problem(wrong.problems, "/search/rerank/timeoutMs",
+                    "timeoutMs must be between 100 and 25000, not 60000"));
+  CHECK(has_problem(wrong.problems, "/search/rerank/candidate",
+                    "unknown field \"candidate\" (did you mean \"candidates\"?)"));
+  CHECK_FALSE(wrong.catalog.search_rerank.enabled);
+
+  file["search"]["rerank"] = true;
+  CatalogLoad not_object = load_json(dir, file);
+  INFO(format_problems(not_object.problems));
+  CHECK(has_problem(not_object.problems, "/search/rerank", "expected an object, got a boolean"));
 }
 
 TEST_CASE("the upstreams section loads every field and resolves env references") {

@@ -1,6 +1,7 @@
 #include "src/app/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <limits>
@@ -163,7 +164,19 @@ class CommandLineDefinition {
   // Parses `args` into the CommandLine; throws UsageError or CLI11's errors.
   void parse(const std::vector<std::string>& args) {
     // CLI11 takes the arguments last first.
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    std::vector<std::string> reversed;
+    reversed.reserve(args.size() + 1);
+    for (auto arg = args.rbegin(); arg != args.rend(); ++arg) {
+      // `--name=` gives an option that takes a value the empty value (which
+      // --catalog accepts); CLI11 would take the next argument as its value.
+      if (arg->size() > 3 && arg->rfind("--", 0) == 0 && arg->find('=') == arg->size() - 1 &&
+          takes_value(arg->substr(0, arg->size() - 1))) {
+        reversed.emplace_back();
+        reversed.push_back(arg->substr(0, arg->size() - 1));
+      } else {
+        reversed.push_back(*arg);
+      }
+    }
     app_.parse(reversed);
     if (const auto rest = app_.remaining(); !rest.empty()) {
       throw UsageError("unknown command \"" + rest.front() + "\"");
@@ -188,6 +201,12 @@ class CommandLineDefinition {
       throw UsageError(
           "missing command (serve, check, search, journal, audit, freeze, --version, --help)");
     }
+  }
+
+  // Whether some command has an option of that name that takes a value.
+  bool takes_value(const std::string& name) const {
+    return std::any_of(needs_.begin(), needs_.end(),
+                       [&name](const auto& entry) { return entry.first.second == name; });
   }
 
   // For CLI11's "--name: 1 required N missing" (the arguments ran out before
@@ -300,10 +319,25 @@ class CommandLineDefinition {
         "serve",
         "Serve MCP over stdio (one JSON-RPC message per line), or over Streamable HTTP with "
         "--http.");
-    text_option(*serve_, "--catalog", "FILE",
-                "Catalog file with command tools (see README, examples/catalog.json).",
-                [&o](const std::string& v) { o.catalog_file = v; });
+    // An empty FILE (`--catalog=`) means none: a launcher that always passes
+    // the option, such as the Claude Desktop extension (packaging/mcpb), can
+    // then leave its catalog setting empty.
+    value_option(*serve_, "--catalog", "FILE",
+                 "Catalog file with command tools (see README, examples/catalog.json); empty: "
+                 "none.",
+                 "--catalog needs a value", [&o](const std::string& v) { o.catalog_file = v; });
     tool_options(*serve_);
+    // serve's --root takes one or more folders (`--root A B`): a launcher's
+    // list of folders (the extension's roots setting) expands into separate
+    // arguments after one --root. check and search keep one each, as their
+    // FILE and QUERY could follow.
+    serve_->get_option("--root")
+        ->type_name("DIR...")
+        ->description(
+            "Folders the filesystem tools may use: one or more after each --root, "
+            "and --root is repeatable (default: the working directory).")
+        ->expected(1, CLI::detail::expected_max_vector_size)
+        ->allow_extra_args();
     data_dir_option(*serve_);
     flag_option(*serve_, "--read-only", o.read_only,
                 "Offer and run only read_only tools: every other tool is refused and left out of "

@@ -190,6 +190,17 @@ TEST_CASE("cli: serve takes each kind of option", "[cli]") {
   CHECK(o.shutdown_grace_seconds == 3);
 }
 
+// What the Claude Desktop extension (packaging/mcpb/manifest.json) runs: its
+// list of folders expanded after one --root, and an empty catalog setting.
+TEST_CASE("cli: serve --root takes several folders and an empty --catalog means none", "[cli]") {
+  const CommandLine cl =
+      parse_ok({"serve", "--catalog=", "--root", "/a", "/b", "/c", "--root", "/d", "--read-only"});
+  REQUIRE(cl.action == Action::serve);
+  CHECK(cl.serve.catalog_file.empty());
+  CHECK(cl.serve.roots == std::vector<std::filesystem::path>{"/a", "/b", "/c", "/d"});
+  CHECK(cl.serve.read_only);
+}
+
 TEST_CASE("cli: serve --http and its options", "[cli]") {
   const CommandLine cl = parse_ok({"serve",
                                    "--http",
@@ -311,9 +322,10 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"serve", "--version"}, "unknown option \"--version\" for serve"},
       {{"serve", "check"}, "unknown option \"check\" for serve"},
       {{"serve", "--catalog"}, "--catalog needs a value"},
-      {{"serve", "--catalog", ""}, "--catalog needs a value"},
       {{"serve", "--root"}, "--root needs a value"},
       {{"serve", "--data-dir", ""}, "--data-dir needs a value"},
+      // `--name=` is an empty value, never the next argument.
+      {{"serve", "--data-dir=", "--root", "/r"}, "--data-dir needs a value"},
       {{"serve", "--page-size", "0"}, "--page-size needs a whole number above 0"},
       {{"serve", "--page-size", "x"}, "--page-size needs a whole number above 0"},
       {{"serve", "--max-message-bytes", "1023"},

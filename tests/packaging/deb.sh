@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# CTest package_deb: builds the Debian package with CPack from a configured
+# and built build folder, installs it with dpkg -i, and checks what a user of
+# it meets: /usr/bin/toolmux --version, the man page, the examples, the
+# conffiles, and toolmux.service (systemd-analyze verify; installing neither
+# enables nor starts it). Then removes it with dpkg --purge, leaving the
+# machine as it was. Needs root (skips with code 77 otherwise), dpkg-dev
+# (dpkg-shlibdeps), man-db and systemd (scripts/setup.sh --tests).
+#
+# Usage: tests/packaging/deb.sh BUILD_DIR
+set -euo pipefail
+build="$(realpath "${1:?usage: tests/packaging/deb.sh BUILD_DIR}")"
+skip=77
+fail() { echo "package_deb: FAIL: $*" >&2; exit 1; }
+
+if ((EUID != 0)); then
+  echo "SKIP: package_deb installs a package with dpkg -i and needs root (run as root)" >&2
+  exit "$skip"
+fi
+for tool in cpack dpkg-shlibdeps systemd-analyze man; do
+  command -v "$tool" >/dev/null || { echo "package_deb: $tool is missing (scripts/setup.sh --tests)" >&2; exit 1; }
+done
+if dpkg-query -W -f='${Status}' toolmux 2>/dev/null | grep -q 'ok installed'; then
+  echo "SKIP: a toolmux package is installed already; this test would replace and remove it" >&2
+  exit "$skip"
+fi
+
+version="$(sed -nE 's/^set\(CPACK_PACKAGE_VERSION "(.*)"\)$/\1/p' "$build/CPackConfig.cmake")"
+[[ -n "$version" ]] || fail "no CPACK_PACKAGE_VERSION in $build/CPackConfig.cmake"
+deb="$build/toolmux_${version}_$(dpkg --print-architecture).deb"
+
+# cpack runs the install rules of the build folder, with its binary as built.
+rm -f "$deb"
+(cd "$build" && cpack -G DEB --config CPackConfig.cmake >cpack.log 2>&1) || { cat "$build/cpack.log" >&2; fail "cpack failed"; }
+[[ -f "$deb" ]] || fail "cpack made no $deb"
+echo "package_deb: $(basename "$deb"): $(stat -c %s "$deb") bytes"
+
+# The package as dpkg sees it: dependencies from dpkg-shlibdeps, the conffiles.
+depends="$(dpkg-deb -f "$deb" Depends)"
+echo "package_deb: Depends: $depends"
+for lib in libsodium23 libpcre2-8-0 libstemmer0d libcpp-httplib libsnappy1v5 libzstd1 libc6 libstdc++6; do
+  [[ "$depends" == *"$lib"* ]] || fail "Depends names no $lib: $depends"
+done
+conffiles="$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)"
+[[ "$conffiles" == $'/etc/toolmux/catalog.json\n/etc/default/toolmux' ]] || fail "conffiles: $conffiles"
+
+cleanup() { dpkg --purge toolmux >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb failed"
+
+# The binary on PATH, the man page, the examples, the catalog it serves.
+[[ "$(/usr/bin/toolmux --version)" == *"$version" ]] || fail "/usr/bin/toolmux --version: $(/usr/bin/toolmux --version)"
+man_text="$(MANWIDTH=80 man --warnings -l /usr/share/man/man1/toolmux.1.gz 2>"$build/man.log")" || fail "man -l: $(cat "$build/man.log")"
+[[ ! -s "$build/man.log" ]] || fail "man -l warns: $(cat "$build/man.log")"
+for word in serve check search journal audit freeze --catalog --root --tokens-file --data-dir; do
+  grep -q -- "$word" <<<"$man_text" || fail "the man page does not mention $word"
+done
+for example in catalog.json upstreams.json claude_desktop_config.json; do
+  [[ -f /usr/share/doc/toolmux/examples/$example ]] || fail "no /usr/share/doc/toolmux/examples/$example"
+done
+/usr/bin/toolmux check /etc/toolmux/catalog.json >/dev/null || fail "/etc/toolmux/catalog.json does not pass toolmux check"
+
+# The unit: verified by systemd's own checker, installed but neither enabled nor started.
+unit=/usr/lib/systemd/system/toolmux.service
+[[ -f "$unit" ]] || fail "no $unit"
+verify="$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$unit" 2>&1)" || fail "systemd-analyze verify: $verify"
+[[ -z "$verify" ]] || fail "systemd-analyze verify warns: $verify"
+# systemd's own measure of the sandbox, 0 (locked down) to 10 (its --threshold counts
+# tenths: 20 is 2.0); 1.3 when written.
+exposure="$(systemd-analyze security --offline=true --threshold=20 "$unit" 2>&1)" ||
+  fail "systemd-analyze security: exposure above 2.0: $(tail -1 <<<"$exposure")"
+echo "package_deb: $(tail -1 <<<"$exposure")"
+[[ ! -e /etc/systemd/system/multi-user.target.wants/toolmux.service ]] || fail "installing enabled toolmux.service"
+
+dpkg --purge toolmux >/dev/null || fail "dpkg --purge toolmux failed"
+[[ ! -e /usr/bin/toolmux && ! -e /etc/toolmux/catalog.json && ! -e "$unit" ]] || fail "files left after dpkg --purge"
+trap - EXIT
+echo "package_deb: ok"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned Node.js packages of the end-to-end tests (tests/e2e), of
-# the start-up benchmark (bench/startup) and of the conformance suite
-# (tests/conformance) with `npm ci`, exactly as their
+# the start-up benchmark (bench/startup), of the conformance suite
+# (tests/conformance) and of the Claude Desktop extension's build
+# (packaging/mcpb) with `npm ci`, exactly as their
 # package-lock.json files say.
 #
 # Idempotent: a folder is reinstalled only when its node_modules is missing or
@@ -25,7 +26,7 @@ for arg in "$@"; do
     *) dirs+=("$arg") ;;
   esac
 done
-((${#dirs[@]})) || dirs=(tests/e2e bench/startup tests/conformance)
+((${#dirs[@]})) || dirs=(tests/e2e bench/startup tests/conformance packaging/mcpb)
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "install-node-deps: node and npm are needed (scripts/setup.sh --tests installs them)" >&2

@@ -11,6 +11,10 @@ if [[ ${1:-} == --tests ]]; then
   # runtimes; it links libstdc++, so libc++ is not needed.
   packages+=(clang libclang-rt-14-dev)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+  # The packages' tests (tests/packaging): cpack's dependencies from
+  # dpkg-shlibdeps (dpkg-dev; it runs file and objdump), the man page read with
+  # man, the unit checked with systemd-analyze.
+  packages+=(dpkg-dev file binutils man-db systemd)
 fi
 
 missing=()

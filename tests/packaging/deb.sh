@@ -52,6 +52,7 @@ dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb failed"
 [[ "$(/usr/bin/toolmux --version)" == *"$version" ]] || fail "/usr/bin/toolmux --version: $(/usr/bin/toolmux --version)"
 man_text="$(MANWIDTH=80 man --warnings -l /usr/share/man/man1/toolmux.1.gz 2>"$build/man.log")" || fail "man -l: $(cat "$build/man.log")"
 [[ ! -s "$build/man.log" ]] || fail "man -l warns: $(cat "$build/man.log")"
+grep -q "toolmux $version" <<<"$man_text" || fail "the man page does not say toolmux $version"
 for word in serve check search journal audit freeze --catalog --root --tokens-file --data-dir; do
   grep -q -- "$word" <<<"$man_text" || fail "the man page does not mention $word"
 done

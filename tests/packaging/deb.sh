@@ -53,8 +53,13 @@ dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb failed"
 man_text="$(MANWIDTH=80 man --warnings -l /usr/share/man/man1/toolmux.1.gz 2>"$build/man.log")" || fail "man -l: $(cat "$build/man.log")"
 [[ ! -s "$build/man.log" ]] || fail "man -l warns: $(cat "$build/man.log")"
 grep -q "toolmux $version" <<<"$man_text" || fail "the man page does not say toolmux $version"
-for word in serve check search journal audit freeze --catalog --root --tokens-file --data-dir; do
-  grep -q -- "$word" <<<"$man_text" || fail "the man page does not mention $word"
+for command in serve check search journal audit freeze; do
+  grep -q -- "$command" <<<"$man_text" || fail "the man page does not mention $command"
+done
+# Every option `toolmux --help` lists is in the page (in roff, each - is \-).
+roff="$(zcat /usr/share/man/man1/toolmux.1.gz)"
+for option in $(/usr/bin/toolmux --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+  grep -qF -- "${option//-/\\-}" <<<"$roff" || fail "the man page does not describe $option (toolmux --help does)"
 done
 for example in catalog.json upstreams.json claude_desktop_config.json; do
   [[ -f /usr/share/doc/toolmux/examples/$example ]] || fail "no /usr/share/doc/toolmux/examples/$example"

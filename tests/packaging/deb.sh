@@ -44,7 +44,13 @@ done
 conffiles="$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)"
 [[ "$conffiles" == $'/etc/toolmux/catalog.json\n/etc/default/toolmux' ]] || fail "conffiles: $conffiles"
 
-cleanup() { dpkg --purge toolmux >/dev/null 2>&1 || true; }
+server=""
+state=""
+cleanup() {
+  [[ -z "$server" ]] || kill -KILL "$server" 2>/dev/null || true
+  [[ -z "$state" ]] || rm -rf "$state"
+  dpkg --purge toolmux >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb failed"
 
@@ -78,7 +84,39 @@ exposure="$(systemd-analyze security --offline=true --threshold=20 "$unit" 2>&1)
 echo "package_deb: $(tail -1 <<<"$exposure")"
 [[ ! -e /etc/systemd/system/multi-user.target.wants/toolmux.service ]] || fail "installing enabled toolmux.service"
 
+# The unit's ExecStart as systemd would run it (no systemd here: its variables put in
+# by hand, port 0, /var/lib/toolmux in a temporary folder): it serves the installed
+# catalog over HTTP, answers /health, and exits 0 on SIGTERM.
+state="$(mktemp -d)"
+mkdir "$state/data" "$state/files"  # StateDirectory= makes them
+exec_start="$(sed -n '/^ExecStart=/,/[^\\]$/p' "$unit" | sed 's/\\$//; s/^ExecStart=//' | tr '\n' ' ')"
+exec_start="${exec_start//'${TOOLMUX_HTTP}'/127.0.0.1:0}"
+exec_start="${exec_start//\/var\/lib\/toolmux/$state}"
+exec_start="${exec_start//'$TOOLMUX_ROOTS'/$state/files}"
+exec_start="${exec_start//'$TOOLMUX_OPTIONS'/}"
+read -ra argv <<<"$exec_start"
+[[ "${argv[0]}" == /usr/bin/toolmux && "$exec_start" != *'$'* ]] || fail "ExecStart: $exec_start"
+"${argv[@]}" 2>"$state/log" &
+server=$!
+for _ in $(seq 100); do
+  grep -q '"event":"serving"' "$state/log" && break
+  kill -0 "$server" 2>/dev/null || fail "${argv[*]} exited: $(cat "$state/log")"
+  sleep 0.1
+done
+port="$(sed -nE 's/.*"event":"serving".*"url":"http:\/\/127\.0\.0\.1:([0-9]+)\/mcp".*/\1/p' "$state/log")"
+[[ -n "$port" ]] || fail "no serving line with the URL: $(cat "$state/log")"
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+health="$(cat <&3)"
+exec 3<&-
+[[ "$health" == "HTTP/1.1 200"* && "$health" == *'{"status":"ok"}'* ]] || fail "GET /health: $health"
+kill -TERM "$server"
+wait "$server" || fail "toolmux exited with $? on SIGTERM: $(cat "$state/log")"
+server=""
+echo "package_deb: ExecStart serves http://127.0.0.1:$port/mcp with /etc/toolmux/catalog.json"
+
 dpkg --purge toolmux >/dev/null || fail "dpkg --purge toolmux failed"
 [[ ! -e /usr/bin/toolmux && ! -e /etc/toolmux/catalog.json && ! -e "$unit" ]] || fail "files left after dpkg --purge"
+rm -rf "$state"
 trap - EXIT
 echo "package_deb: ok"

@@ -11,6 +11,8 @@ if [[ ${1:-} == --tests ]]; then
   # runtimes; it links libstdc++, so libc++ is not needed.
   packages+=(clang libclang-rt-14-dev)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+  # The status page's end-to-end test renders it in headless Chromium.
+  packages+=(chromium)
 fi
 
 missing=()

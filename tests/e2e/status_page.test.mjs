@@ -2,9 +2,10 @@
 // binary over HTTP, rendered by headless Chromium (Debian's chromium, driven
 // by playwright-core): the catalog by source, an upstream serving, a call made
 // through the SDK client among the latest calls, and the upstream killed with
-// SIGKILL shown restarting and then serving again, without a reload. The
-// screenshot is kept in $TOOLMUX_TEST_ARTIFACTS (tests/CMakeLists.txt sets it
-// to build/test-artifacts). And the page's admission: Host, Origin and tokens
+// SIGKILL shown restarting and then serving again, and the write freeze
+// switched on, all without a reload. The screenshots (status_page.png, and
+// status_page_restarting.png) are kept in $TOOLMUX_TEST_ARTIFACTS
+// (tests/CMakeLists.txt sets it to build/test-artifacts). And the page's admission: Host, Origin and tokens
 // refused exactly as at the MCP endpoint, and the principals that may see it.
 
 import assert from 'node:assert/strict';
@@ -15,7 +16,7 @@ import { test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { HttpServer, REPO_ROOT, connectHttp, makeTempDir, mcpHeaders, initializeRequest, textOf, waitUntil } from './helpers.mjs';
+import { HttpServer, REPO_ROOT, connectHttp, initializeRequest, makeTempDir, mcpHeaders, runCli, textOf, waitUntil } from './helpers.mjs';
 
 const CHROMIUM = process.env.TOOLMUX_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = process.env.TOOLMUX_TEST_ARTIFACTS ?? path.join(REPO_ROOT, 'build', 'test-artifacts');
@@ -132,6 +133,19 @@ test('the status page shows the catalog, an upstream restarting and serving agai
   await waitUntil(async () => (await upstreamRow.locator('.restarts').textContent()) === '1', 5000, 'one restart shown');
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page was not reloaded');
   assert.notEqual(Number(fs.readFileSync(pidFile, 'utf8')), firstPid, 'a new upstream process');
+
+  // The write freeze, switched on while the page is open.
+  const frozen = await runCli(['freeze', 'on', '--reason', 'maintenance <b>window</b>', '--data-dir', server.dataDir]);
+  assert.equal(frozen.code, 0, frozen.stderr);
+  await page.locator('#freeze.on').waitFor({ timeout: 10000 });
+  assert.match(await page.locator('#freeze').textContent(), /^Writes are frozen since \d{4}-\d\d-\d\dT[\d:.]+Z: maintenance <b>window<\/b>$/);
+  await waitUntil(
+    async () => (await page.locator('tr[data-tool="fixture_wipe"] .class').textContent()) === 'destructive (frozen)',
+    5000,
+    'the destructive tool marked frozen',
+  );
+  assert.equal(await page.locator('tr[data-tool="fixture_echo"] .class').textContent(), 'read_only');
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page was not reloaded');
 
   assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no script from the upstream ran');
   assert.doesNotMatch(await page.locator('body').innerText(), /\b(null|undefined|NaN)\b/, 'no missing value shown');

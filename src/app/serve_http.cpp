@@ -136,6 +136,12 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
        {"auth", http.tokens.empty() ? "none" : "bearer"},
        {"tools", catalog->registry->tools().size()},
        {"sessions", sessions.count()}});
+  if (http.tokens.empty() && !http.status_principals.empty()) {
+    logger.write(LogLevel::warning, "status_principals_unused",
+                 {{"reason",
+                   "--status-principal names principals, but without bearer tokens every "
+                   "client is \"local\" and may see the status page"}});
+  }
   if (!loopback && http.tokens.empty()) {
     logger.write(LogLevel::warning, "no_auth",
                  {{"reason", "listening beyond this machine without bearer tokens"}});

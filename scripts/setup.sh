@@ -15,6 +15,8 @@ if [[ ${1:-} == --tests ]]; then
   # dpkg-shlibdeps (dpkg-dev; it runs file and objdump), the man page read with
   # man, the unit checked with systemd-analyze.
   packages+=(dpkg-dev file binutils man-db systemd)
+  # The status page's end-to-end test renders it in headless Chromium.
+  packages+=(chromium)
 fi
 
 missing=()

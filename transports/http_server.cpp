@@ -15,6 +15,7 @@
 
 #include "src/base/elastic_threads.h"
 #include "src/base/jsonrpc.h"
+#include "src/base/random_id.h"
 #include "transports/byte_budget.h"
 #include "transports/closure_watch.h"
 #include "transports/gated_http_server.h"
@@ -650,6 +651,57 @@ struct HttpServer::Routes {
     res.status = 200;
   }
 
+  // /status and /status.json: the endpoint's admission, then (with tokens)
+  // the principals the operator named. False when `res` is already the answer.
+  bool status_admitted(const httplib::Request& req, httplib::Response& res) {
+    std::string principal;
+    if (!admit(req, res, principal)) return false;
+    // What the page reads may be going away with the server.
+    if (self.stopping_.stop_requested()) {
+      reply(res, 503, transport_error("Service Unavailable: the server is shutting down"));
+      return false;
+    }
+    const auto& allowed = self.options_.status_principals;
+    if (self.options_.tokens.empty() ||
+        std::find(allowed.begin(), allowed.end(), principal) != allowed.end()) {
+      return true;
+    }
+    const std::string why = "Forbidden: principal \"" + principal +
+                            "\" may not see the status page (serve --status-principal)";
+    self.logger_.write(LogLevel::warning, "http_refused", {{"status", 403}, {"reason", why}});
+    reply(res, 403, transport_error(why));
+    return false;
+  }
+
+  // Headers every status answer carries: it is the operator's, never cached
+  // or framed, and read as what it says it is.
+  static void status_headers(httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+  }
+
+  void status_page(const httplib::Request& req, httplib::Response& res) {
+    if (!status_admitted(req, res)) return;
+    const std::string nonce = random_id(18);
+    std::string page = self.options_.status_page;
+    for (auto at = page.find(kStatusNonce); at != std::string::npos;
+         at = page.find(kStatusNonce, at + nonce.size())) {
+      page.replace(at, kStatusNonce.size(), nonce);
+    }
+    status_headers(res);
+    res.set_header("Content-Security-Policy", status_page_policy(nonce));
+    res.set_content(page, "text/html; charset=utf-8");
+  }
+
+  void status_json(const httplib::Request& req, httplib::Response& res) {
+    if (!status_admitted(req, res)) return;
+    status_headers(res);
+    res.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
+    reply(res, 200, self.options_.status_snapshot());
+  }
+
   void metrics(const httplib::Request& req, httplib::Response& res) {
     // The same Host and Origin rules as the endpoint: a page on another site
     // must not read them through DNS rebinding either.
@@ -735,6 +787,15 @@ HttpServer::HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger,
   });
   http_->Get("/metrics",
              [routes](const httplib::Request& q, httplib::Response& r) { routes->metrics(q, r); });
+  if (options_.status_snapshot) {
+    http_->Get("/status", [routes](const httplib::Request& q, httplib::Response& r) {
+      routes->status_page(q, r);
+    });
+    // Patterns are regular expressions: the dot is escaped.
+    http_->Get("/status\\.json", [routes](const httplib::Request& q, httplib::Response& r) {
+      routes->status_json(q, r);
+    });
+  }
   // After the routes above: patterns are tried in the order they were added.
   const auto elsewhere = [routes](const httplib::Request& q, httplib::Response& r,
                                   const httplib::ContentReader&) { routes->elsewhere(q, r); };
@@ -812,6 +873,13 @@ void HttpServer::stop() {
     if (listening || run_ended_) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+std::string status_page_policy(std::string_view nonce) {
+  const std::string own = "'nonce-" + std::string(nonce) + "'";
+  return "default-src 'none'; script-src " + own + "; style-src " + own +
+         "; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; "
+         "frame-ancestors 'none'";
 }
 
 Status parse_tokens(const std::string& text, std::map<std::string, std::string>& tokens) {

@@ -37,6 +37,10 @@
 // response 400. GET and DELETE stay legacy (405 with MCP-Protocol-Version
 // 2026-07-28).
 //
+// The operator's status page (/status, /status.json: HttpOptions) passes the
+// same Host, Origin and token checks as the endpoint (Routes::admit), then,
+// with tokens, the list of principals who may see it.
+//
 // Connections (GatedHttpServer): one waiting for a request head holds no
 // thread; a request is served on a thread of its own (threads come and go,
 // up to max_connections), so open SSE streams never hold up requests. Limits
@@ -48,11 +52,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
@@ -93,7 +101,23 @@ struct HttpOptions {
   std::chrono::milliseconds budget_wait{5000};
   // What a message body may hold (jsonrpc::parse_message).
   JsonLimits json_limits;
+  // The operator's status page: GET /status answers `status_page` (HTML; each
+  // occurrence of kStatusNonce becomes the response's CSP nonce), GET
+  // /status.json what `status_snapshot` returns. Both are admitted as the
+  // endpoint is (Host and Origin, then the bearer token); with tokens, only
+  // the principals in `status_principals` see them, and the others get 403.
+  // Not served (404) while status_snapshot is empty.
+  std::string status_page;
+  std::function<nlohmann::json()> status_snapshot;
+  std::vector<std::string> status_principals;
 };
+
+// Stands in status_page for the nonce its inline <script> and <style> carry.
+inline constexpr std::string_view kStatusNonce = "{{TOOLMUX_NONCE}}";
+// The Content-Security-Policy of the status page with `nonce`: nothing from
+// anywhere but the page's own inline script and style (with that nonce) and
+// fetches of its own origin.
+std::string status_page_policy(std::string_view nonce);
 
 class HttpServer {
  public:

@@ -91,8 +91,28 @@ bool CatalogHost::look_at_freeze() {
       freeze ? LogLevel::warning : LogLevel::info, freeze ? "write_freeze_on" : "write_freeze_off",
       {{"file", (data_dir_ / kWriteFreezeFile).string()}, {"reason", freeze.value_or("")}});
   freeze_ = std::move(freeze);
+  freeze_since_.reset();
+  if (freeze_) {
+    // When `toolmux freeze on` wrote the file, which a restart keeps.
+    struct stat info {};
+    freeze_since_ = std::chrono::system_clock::now();
+    const std::string path = (data_dir_ / kWriteFreezeFile).string();
+    if (::stat(path.c_str(), &info) == 0) {
+      freeze_since_ = std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::seconds(info.st_mtim.tv_sec) +
+              std::chrono::nanoseconds(info.st_mtim.tv_nsec)));
+    }
+  }
   return true;
 }
+
+std::optional<std::chrono::system_clock::time_point> CatalogHost::freeze_since() const {
+  std::lock_guard lock(mutex_);
+  return freeze_since_;
+}
+
+std::vector<std::shared_ptr<Upstream>> CatalogHost::upstreams() const { return upstreams_->list(); }
 
 std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
   look_at_freeze();

@@ -74,6 +74,11 @@ class CatalogHost {
   // replacement being announced to end).
   int add_listener(Listener listener);
   void remove_listener(int id);
+  // The upstreams running now, in the catalog file's order.
+  std::vector<std::shared_ptr<Upstream>> upstreams() const;
+  // Since when the run-time write freeze (data_dir/write-freeze) is on: the
+  // file's time; nullopt while it is off.
+  std::optional<std::chrono::system_clock::time_point> freeze_since() const;
   // Asks for a reload of the file, as SIGHUP does.
   void request_reload();
   // Stops watching and stops the upstreams, then saves the search memory.
@@ -109,6 +114,7 @@ class CatalogHost {
   std::optional<CatalogLoad> loaded_;  // the last valid file (guarded by mutex_)
   std::optional<std::string> signature_;
   std::optional<std::string> freeze_;  // the write freeze's reason while it is on
+  std::optional<std::chrono::system_clock::time_point> freeze_since_;
   bool reload_wanted_ = false;
   bool rebuild_wanted_ = false;
   bool stopping_ = false;

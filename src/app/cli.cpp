@@ -380,9 +380,13 @@ class CommandLineDefinition {
                  "--http needs HOST:PORT", [&o](const std::string& v) { take_http_address(v, o); })
         ->group(http);
     text_option(*serve_, "--path", "PATH",
-                "The MCP endpoint (default: /mcp). Also served: /health, /metrics.",
+                "The MCP endpoint (default: /mcp). Also served: /health, /metrics, /status, "
+                "/status.json.",
                 [&o](const std::string& v) {
                   if (v[0] != '/') throw UsageError("--path must start with /");
+                  for (const char* taken : {"/health", "/metrics", "/status", "/status.json"}) {
+                    if (v == taken) throw UsageError("--path " + v + " is taken by toolmux's " + v);
+                  }
                   o.http_path = v;
                 })
         ->group(http);
@@ -399,6 +403,12 @@ class CommandLineDefinition {
                 "Bearer tokens, \"principal=token\" per line; with it (or with $TOOLMUX_TOKENS "
                 "holding the same entries) every request needs one.",
                 [&o](const std::string& v) { o.tokens_file = v; })
+        ->group(http);
+    text_option(*serve_, "--status-principal", "NAME",
+                "With bearer tokens, a principal who may see the status page (/status: every "
+                "principal's sessions and calls); repeatable. Without tokens it is open to "
+                "local clients.",
+                [&o](const std::string& v) { o.status_principals.push_back(v); })
         ->group(http);
     number_option(*serve_, "--max-sessions", "N", o.max_sessions, 1, kUnbounded,
                   "Open sessions at most; then new ones get 503")
@@ -445,7 +455,8 @@ class CommandLineDefinition {
     }
     const ServeOptions& o = cl_.serve;
     const bool http_only = !o.tokens_file.empty() || !o.allowed_hosts.empty() ||
-                           !o.allowed_origins.empty() || o.http_path != "/mcp";
+                           !o.status_principals.empty() || !o.allowed_origins.empty() ||
+                           o.http_path != "/mcp";
     if (http_only && !o.http) throw UsageError("those options need --http HOST:PORT");
     cl_.serve.journal = !no_journal_;
     cl_.action = CommandLine::Action::serve;

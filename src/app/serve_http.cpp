@@ -10,6 +10,7 @@
 #include "src/app/journal_for.h"
 #include "src/app/session_directory.h"
 #include "src/app/state_key.h"
+#include "src/app/status_board.h"
 #include "src/base/redact.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
@@ -93,6 +94,8 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   ServerOptions server_options = server_options_for(options, results);
   server_options.state_key = state_key_for(options, logger);
   server_options.journal = journal_for(options, logger);
+  // The status page reads the audit trail from the same store.
+  std::shared_ptr<const CallJournal> journal = server_options.journal;
   auto server_holder =
       std::make_unique<McpServer>(catalog, std::move(server_options), logger, metrics);
   McpServer& server = *server_holder;
@@ -113,6 +116,10 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   SessionManager& sessions = sessions_holder->manager();
 
   http.json_limits = server.json_limits();
+  auto status_holder = std::make_unique<StatusBoard>(host, *sessions_holder, journal);
+  http.status_page = std::string(status_page_html());
+  http.status_snapshot = [board = status_holder.get()] { return board->snapshot(); };
+  http.status_principals = options.status_principals;
   auto http_holder = std::make_unique<HttpServer>(*sessions_holder, metrics, logger, http);
   HttpServer& http_server = *http_holder;
   if (Status bound = http_server.bind(); !bound.ok()) {
@@ -129,6 +136,12 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
        {"auth", http.tokens.empty() ? "none" : "bearer"},
        {"tools", catalog->registry->tools().size()},
        {"sessions", sessions.count()}});
+  if (http.tokens.empty() && !http.status_principals.empty()) {
+    logger.write(LogLevel::warning, "status_principals_unused",
+                 {{"reason",
+                   "--status-principal names principals, but without bearer tokens every "
+                   "client is \"local\" and may see the status page"}});
+  }
   if (!loopback && http.tokens.empty()) {
     logger.write(LogLevel::warning, "no_auth",
                  {{"reason", "listening beyond this machine without bearer tokens"}});
@@ -176,6 +189,7 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
     // keep-alive timeout): a request arriving there must not find the server
     // freed, so everything it can reach stays until the process exits.
     static_cast<void>(http_holder.release());
+    static_cast<void>(status_holder.release());
     static_cast<void>(sessions_holder.release());
     static_cast<void>(server_holder.release());
     static_cast<void>(store.release());

@@ -60,6 +60,12 @@ std::vector<std::shared_ptr<Session>> SessionDirectory::all() {
   return out;
 }
 
+std::size_t SessionDirectory::requests_in_flight() {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(std::count_if(carriers_.begin(), carriers_.end(),
+                                                [](const auto& weak) { return !weak.expired(); }));
+}
+
 HttpSession SessionDirectory::find(const std::string& id, const std::string& principal) {
   return entry(manager_->find(id, principal));
 }

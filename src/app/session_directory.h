@@ -43,6 +43,8 @@ class SessionDirectory final : public HttpSessions {
   // The sessions open now and the carriers of the requests being served:
   // what a shutdown waits for, then cancels.
   std::vector<std::shared_ptr<Session>> all();
+  // Requests of the 2026-07-28 protocol being served now (their carriers).
+  std::size_t requests_in_flight();
 
  private:
   HttpSession entry(std::shared_ptr<Session> session);

@@ -46,6 +46,9 @@ struct ServeOptions {
   std::vector<std::string> allowed_hosts;
   std::vector<std::string> allowed_origins;
   std::filesystem::path tokens_file;  // "principal=token" lines; also $TOOLMUX_TOKENS
+  // With tokens, the principals who may see the status page (/status);
+  // without tokens it is the local operator's.
+  std::vector<std::string> status_principals;
   // Calls one session may have waiting; stdio has one session, which may use
   // the whole queue.
   std::size_t max_session_queued_calls = 64;

@@ -143,6 +143,8 @@ std::shared_ptr<const Catalog> build_catalog(
     }
   }
   if (problems.size() != before) return nullptr;
+  catalog->builtin_tool_count = builtins;
+  catalog->tool_upstream.insert(upstreams.tool_upstream.begin(), upstreams.tool_upstream.end());
 
   // tool_search comes last (its description is the same whatever the
   // catalog holds; the server's instructions say what it holds).

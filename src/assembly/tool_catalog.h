@@ -45,6 +45,12 @@ struct Catalog {
   std::vector<nlohmann::json> published;
   std::size_t command_tool_count = 0;
   std::size_t upstream_tool_count = 0;
+  // Where the registry's tools come from: in registration order, the
+  // built-ins (builtin_tool_count of them), the catalog file's command tools
+  // (command_tool_count), the upstreams' tools (tool_upstream: registered
+  // name -> upstream name), then tool_search, also a built-in.
+  std::size_t builtin_tool_count = 0;
+  std::map<std::string, std::string, std::less<>> tool_upstream;
   // Each upstream's resources and prompts (among `providers`), by upstream
   // name, for its notifications.
   std::map<std::string, UpstreamFeatures> upstream_features;

@@ -175,4 +175,24 @@ std::vector<std::shared_ptr<Session>> SessionManager::all() const {
   return out;
 }
 
+std::vector<SessionManager::Summary> SessionManager::summaries(std::size_t limit) const {
+  std::vector<const Entry*> newest;
+  std::vector<Summary> out;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  newest.reserve(sessions_.size());
+  for (const auto& [id, entry] : sessions_) newest.push_back(&entry);
+  const std::size_t kept = std::min(limit, newest.size());
+  std::partial_sort(newest.begin(), newest.begin() + static_cast<std::ptrdiff_t>(kept),
+                    newest.end(),
+                    [](const Entry* a, const Entry* b) { return a->created > b->created; });
+  out.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const Entry& entry = *newest[i];
+    out.push_back({entry.session->label(), entry.session->principal(),
+                   entry.session->protocol_version(), now - entry.created, now - entry.last_used});
+  }
+  return out;
+}
+
 }  // namespace toolmux

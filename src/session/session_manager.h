@@ -66,11 +66,24 @@ class SessionManager {
   std::size_t count() const;
   std::vector<std::shared_ptr<Session>> all() const;
 
+  // A session as an operator's status page shows it: never its id.
+  struct Summary {
+    std::string label;  // "http-1", ...
+    std::string principal;
+    std::string protocol_version;  // negotiated; "" before initialize
+    // Since this process created it, or restored it after a restart.
+    std::chrono::steady_clock::duration age{};
+    std::chrono::steady_clock::duration idle{};  // since its last request
+  };
+  // The `limit` newest sessions, newest first.
+  std::vector<Summary> summaries(std::size_t limit) const;
+
  private:
   struct Entry {
     std::shared_ptr<Session> session;
     std::chrono::steady_clock::time_point last_used;
     std::size_t holds = 0;  // open connections (hold/release)
+    std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
   };
   std::shared_ptr<Session> make_session(const std::string& id, const std::string& principal,
                                         const std::string& label);

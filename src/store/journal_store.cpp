@@ -593,6 +593,16 @@ std::optional<JournalEntry> JournalStore::find_by_key(const std::string& princip
   return entry;
 }
 
+std::vector<AuditRecord> JournalStore::latest_audit(std::size_t limit) const {
+  std::vector<AuditRecord> out;
+  if (limit == 0) return out;
+  PrefixCursor cursor(*impl_->db, "a/", prefix_end("a/"));
+  for (cursor->SeekToLast(); cursor->Valid() && out.size() < limit; cursor->Prev()) {
+    if (auto record = audit_from_text(value_of(*cursor))) out.push_back(std::move(*record));
+  }
+  return out;
+}
+
 const std::vector<JournalEntry>& JournalStore::interrupted() const { return impl_->interrupted; }
 
 const std::filesystem::path& JournalStore::folder() const { return impl_->folder; }

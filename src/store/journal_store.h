@@ -159,6 +159,10 @@ class JournalStore {
   // earlier process and must not be run again by itself).
   std::optional<JournalEntry> find_by_key(const std::string& principal,
                                           const std::string& key) const;
+  // The newest `limit` audit records of this store's slot (the calls this
+  // process and earlier holders of its slot made), newest first. Records that
+  // cannot be read are skipped.
+  std::vector<AuditRecord> latest_audit(std::size_t limit) const;
   // The calls open() found interrupted, oldest first (at most the 1024
   // oldest; every one is marked in the store).
   const std::vector<JournalEntry>& interrupted() const;

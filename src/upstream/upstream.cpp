@@ -195,6 +195,10 @@ SourceInfo Upstream::source_info() const {
 
 std::string Upstream::state() const {
   std::lock_guard lock(mutex_);
+  return state_locked();
+}
+
+std::string Upstream::state_locked() const {
   const auto now = Clock::now();
   if (stopping_) return "stopped";
   if (breaker_open_) {
@@ -206,6 +210,39 @@ std::string Upstream::state() const {
   if (!wanted_) return "not started (starts on first use)";
   if (down_reason_.empty()) return "starting";
   return "restarting: " + down_reason_ + "; next attempt in " + seconds_text(next_attempt_ - now);
+}
+
+Upstream::Health Upstream::health() const {
+  // The steady clock's instants as wall-clock ones, for a reader elsewhere.
+  const auto now = Clock::now();
+  const auto wall_now = std::chrono::system_clock::now();
+  const auto wall = [&](Clock::time_point at) {
+    return wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(at - now);
+  };
+  Health out;
+  std::lock_guard lock(mutex_);
+  out.state = state_locked();
+  if (stopping_) {
+    out.phase = "stopped";
+  } else if (breaker_open_) {
+    out.phase = "breaker_open";
+    out.breaker_until = wall(breaker_until_);
+  } else if (client_) {
+    out.phase = "serving";
+  } else if (!wanted_) {
+    out.phase = "not_started";
+  } else if (down_reason_.empty()) {
+    out.phase = "starting";
+  } else {
+    out.phase = "restarting";
+    out.next_attempt = wall(next_attempt_);
+  }
+  out.last_error = last_error_;
+  if (!last_error_.empty()) out.last_error_at = last_error_at_;
+  out.restarts = attempts_done_ > 0 ? attempts_done_ - 1 : 0;
+  out.tools = tools_.size();
+  out.protocol = protocol_;
+  return out;
 }
 
 ProtocolEra Upstream::era() const {
@@ -402,6 +439,8 @@ void Upstream::supervise() {
       client_closed_ = false;
       if (served >= kHealthyAfter) delay_ = spec_.lifecycle.restart_initial;
       down_reason_ = reason;
+      last_error_ = reason;
+      last_error_at_ = std::chrono::system_clock::now();
       next_attempt_ = Clock::now() + delay_;
       logger_.write(LogLevel::warning, "upstream_down",
                     {{"upstream", name()}, {"reason", reason}, {"restart_in_ms", delay_.count()}});
@@ -483,6 +522,8 @@ void Upstream::supervise() {
       } else if (!stopping_) {
         ++attempts_;
         down_reason_ = connected.message();
+        last_error_ = down_reason_;
+        last_error_at_ = std::chrono::system_clock::now();
         next_attempt_ = Clock::now() + delay_;
         delay_ = std::min(delay_ * 2, spec_.lifecycle.restart_max);
       }
@@ -595,6 +636,8 @@ void Upstream::record(const McpClient::Outcome& outcome, bool probe) {
     }
     breaker_open_ = true;
     breaker_until_ = Clock::now() + spec_.lifecycle.breaker_cooldown;
+    last_error_ = outcome.error;
+    last_error_at_ = std::chrono::system_clock::now();
   }
 }
 

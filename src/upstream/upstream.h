@@ -103,6 +103,26 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   // "starting", "not started (starts on first use)", "restarting: ...",
   // "circuit open after ...", "stopped".
   std::string state() const;
+  // What an operator's status page shows of it, read at one instant.
+  struct Health {
+    // "serving", "starting", "not_started" (lazy, unused yet), "restarting"
+    // (down; the next attempt is at next_attempt), "breaker_open" (calls are
+    // refused until breaker_until), "stopped".
+    std::string phase;
+    std::string state;  // state()'s text at the same instant
+    // Why it last went down, failed to start, or had its breaker opened (the
+    // call's error), and when; "" = never.
+    std::string last_error;
+    std::optional<std::chrono::system_clock::time_point> last_error_at;
+    // Start attempts after the first (each restart after a crash, a drop or
+    // a failed start).
+    std::uint64_t restarts = 0;
+    std::size_t tools = 0;  // as last listed (or cached)
+    std::optional<std::chrono::system_clock::time_point> breaker_until;
+    std::optional<std::chrono::system_clock::time_point> next_attempt;
+    std::string protocol;  // as protocol()
+  };
+  Health health() const;
   // The era it spoke when it last served (legacy before it ever did).
   ProtocolEra era() const;
   // The protocol version it last spoke ("2026-07-28", "2025-11-25"); "" before.
@@ -125,6 +145,7 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   using Clock = std::chrono::steady_clock;
   Upstream(UpstreamSpec spec, Logger& logger, std::filesystem::path tools_cache, Hooks hooks);
   void supervise();
+  std::string state_locked() const;  // state(), under mutex_
   // A started client and the tools it listed.
   struct Connected {
     std::shared_ptr<McpClient> client;
@@ -163,8 +184,10 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   std::shared_ptr<McpClient> client_;  // null while down
   bool client_closed_ = false;         // client_'s transport has closed
   std::string down_reason_;            // why it is down ("" before the first start)
-  int attempts_ = 0;                   // failed starts in a row
-  std::uint64_t attempts_done_ = 0;    // start attempts ended, ever (success or not)
+  std::string last_error_;             // for health(): kept after it serves again
+  std::chrono::system_clock::time_point last_error_at_{};
+  int attempts_ = 0;                 // failed starts in a row
+  std::uint64_t attempts_done_ = 0;  // start attempts ended, ever (success or not)
   Clock::time_point next_attempt_{};
   std::chrono::milliseconds delay_{0};
   Clock::time_point serving_since_{};

@@ -330,3 +330,95 @@ TEST_CASE("bodies past the budget wait for it, then get 503 with Retry-After") {
   REQUIRE(slow->send(padded.substr(100)));
   CHECK(slow->receive(5s, "}}").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }
+
+namespace {
+
+// Options serving a status page: `page` as the page, {"shown": true} as its data.
+toolmux::HttpOptions with_status(std::string page, toolmux::HttpOptions options = {}) {
+  options.status_page = std::move(page);
+  options.status_snapshot = [] { return nlohmann::json{{"shown", true}}; };
+  return options;
+}
+
+// The whole answer to a GET of `path` with `headers` (each ending in \r\n).
+std::string get_all(const FrontDoor& door, const std::string& path,
+                    const std::string& headers = "") {
+  auto client = door.connect();
+  REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                       headers + "\r\n"));
+  return client->receive(5s);
+}
+
+// The value of header `name` in `answer` ("" when absent).
+std::string header_of(const std::string& answer, const std::string& name) {
+  const auto at = answer.find("\r\n" + name + ": ");
+  if (at == std::string::npos) return "";
+  const auto from = at + name.size() + 4;
+  return answer.substr(from, answer.find("\r\n", from) - from);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "/status answers the page under a strict policy with a fresh nonce, /status.json the data") {
+  FrontDoor door(
+      with_status("<style nonce=\"{{TOOLMUX_NONCE}}\"></style>"
+                  "<script nonce=\"{{TOOLMUX_NONCE}}\"></script>"));
+  const std::string page = get_all(door, "/status");
+  REQUIRE(page.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(header_of(page, "Content-Type") == "text/html; charset=utf-8");
+  CHECK(header_of(page, "Cache-Control") == "no-store");
+  CHECK(header_of(page, "X-Content-Type-Options") == "nosniff");
+  CHECK(header_of(page, "X-Frame-Options") == "DENY");
+  CHECK(header_of(page, "Referrer-Policy") == "no-referrer");
+  const std::string policy = header_of(page, "Content-Security-Policy");
+  const auto nonce_at = policy.find("'nonce-");
+  REQUIRE(nonce_at != std::string::npos);
+  const std::string nonce =
+      policy.substr(nonce_at + 7, policy.find('\'', nonce_at + 7) - nonce_at - 7);
+  CHECK(nonce.size() == 24);  // 18 random bytes, base64url
+  CHECK(policy == toolmux::status_page_policy(nonce));
+  CHECK(policy == "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'nonce-" +
+                      nonce +
+                      "'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; "
+                      "frame-ancestors 'none'");
+  CHECK_THAT(page, Catch::EndsWith("<style nonce=\"" + nonce + "\"></style><script nonce=\"" +
+                                   nonce + "\"></script>"));
+  CHECK(header_of(get_all(door, "/status"), "Content-Security-Policy") != policy);
+
+  const std::string data = get_all(door, "/status.json");
+  REQUIRE(data.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(header_of(data, "Content-Type") == "application/json");
+  CHECK(header_of(data, "Cache-Control") == "no-store");
+  CHECK_THAT(data, Catch::EndsWith("\r\n\r\n{\"shown\":true}"));
+}
+
+TEST_CASE(
+    "/status is refused as the endpoint refuses, and with tokens only named principals see it") {
+  toolmux::HttpOptions options;
+  options.tokens = {{"alice-token-0123456789", "alice"}, {"bob-token-0123456789ab", "bob"}};
+  options.status_principals = {"alice"};
+  FrontDoor door(with_status("page", options));
+  const std::string alice = "Authorization: Bearer alice-token-0123456789\r\n";
+
+  CHECK(get_all(door, "/status", alice).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  const std::string bob =
+      get_all(door, "/status.json", "Authorization: Bearer bob-token-0123456789ab\r\n");
+  CHECK(bob.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+  CHECK_THAT(bob, Catch::Contains("principal \\\"bob\\\" may not see the status page"));
+  const std::string anonymous = get_all(door, "/status");
+  CHECK(anonymous.rfind("HTTP/1.1 401 Unauthorized\r\n", 0) == 0);
+  CHECK(header_of(anonymous, "WWW-Authenticate") == "Bearer realm=\"toolmux\"");
+  const std::string origin = get_all(door, "/status", alice + "Origin: http://evil.example\r\n");
+  CHECK(origin.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+  CHECK_THAT(origin, Catch::Contains("Origin \\\"http://evil.example\\\" is not allowed"));
+}
+
+TEST_CASE(
+    "without tokens the status page is the local client's, and without a snapshot it is not served") {
+  FrontDoor open(with_status("page"));
+  CHECK(get_all(open, "/status").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  FrontDoor none(toolmux::HttpOptions{});
+  CHECK(get_all(none, "/status").rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
+  CHECK(get_all(none, "/status.json").rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
+}

@@ -215,6 +215,10 @@ TEST_CASE("cli: serve --http and its options", "[cli]") {
                                    "https://o.example",
                                    "--tokens-file",
                                    "t.txt",
+                                   "--status-principal",
+                                   "ops",
+                                   "--status-principal",
+                                   "alice",
                                    "--max-sessions",
                                    "5",
                                    "--session-idle",
@@ -238,6 +242,7 @@ TEST_CASE("cli: serve --http and its options", "[cli]") {
   CHECK(o.allowed_hosts == std::vector<std::string>{"a.example", "b.example"});
   CHECK(o.allowed_origins == std::vector<std::string>{"https://o.example"});
   CHECK(o.tokens_file == "t.txt");
+  CHECK(o.status_principals == std::vector<std::string>{"ops", "alice"});
   CHECK(o.max_sessions == 5);
   CHECK(o.session_idle_seconds == 60);
   CHECK(o.max_session_queued_calls == 100000);
@@ -355,6 +360,11 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"serve", "--allow-host", "h"}, "those options need --http HOST:PORT"},
       {{"serve", "--allow-origin", "o"}, "those options need --http HOST:PORT"},
       {{"serve", "--tokens-file", "t"}, "those options need --http HOST:PORT"},
+      {{"serve", "--status-principal", "ops"}, "those options need --http HOST:PORT"},
+      {{"serve", "--http", "h:1", "--path", "/status"},
+       "--path /status is taken by toolmux's /status"},
+      {{"serve", "--http", "h:1", "--path", "/metrics"},
+       "--path /metrics is taken by toolmux's /metrics"},
       {{"serve", "--http", "h:1", "--max-session-queued-calls", "100001"},
        "--max-session-queued-calls needs a whole number from 0 to 100000"},
       {{"serve", "--max-sessions", "0"}, "--max-sessions needs a whole number above 0"},
@@ -450,6 +460,7 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "serve --allow-host",
                                                   "serve --allow-origin",
                                                   "serve --tokens-file",
+                                                  "serve --status-principal",
                                                   "serve --max-sessions",
                                                   "serve --session-idle",
                                                   "serve --max-session-queued-calls",

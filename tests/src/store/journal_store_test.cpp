@@ -343,6 +343,25 @@ TEST_CASE("journal: an audit record's arguments are capped") {
   CHECK(records[1].arguments.is_null());
 }
 
+TEST_CASE("journal: latest_audit gives the store's newest records, newest first, up to a limit") {
+  TempDir dir;
+  auto store = open_store(options_for(dir.path()));
+  CHECK(store->latest_audit(5).empty());
+  // Out of time order: the newest by time comes first, not the last written.
+  REQUIRE(store->audit(record("c2", at(20))).ok());
+  REQUIRE(store->audit(record("c1", at(10))).ok());
+  REQUIRE(store->begin(intent("c3")).ok());
+  REQUIRE(store->finish("c3", "ok", text_result("done"), record("c3", at(30))).ok());
+  CHECK(call_ids(store->latest_audit(5)) == std::vector<std::string>{"c3", "c2", "c1"});
+  CHECK(call_ids(store->latest_audit(2)) == std::vector<std::string>{"c3", "c2"});
+  CHECK(store->latest_audit(0).empty());
+  const std::vector<AuditRecord> newest = store->latest_audit(1);
+  REQUIRE(newest.size() == 1);
+  CHECK(newest[0].tool == "delete_file");
+  CHECK(newest[0].outcome == "ok");
+  CHECK(newest[0].duration_ms == 12.5);
+}
+
 TEST_CASE("journal: two stores open at once take two slots, and the readers see both") {
   TempDir dir;
   const auto options = options_for(dir.path());

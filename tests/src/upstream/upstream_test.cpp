@@ -112,6 +112,60 @@ TEST_CASE("a crashed upstream fails calls fast, is restarted after a delay, and 
   CHECK(s.starts() == 2);
 }
 
+TEST_CASE("health() gives the phase, the last error and when, the restarts, the breaker's end") {
+  UpstreamLifecycle lifecycle = quick();
+  lifecycle.restart_initial = 500ms;
+  lifecycle.restart_max = 500ms;
+  lifecycle.breaker_failures = 2;
+  lifecycle.breaker_cooldown = 10s;
+  Scripted s(lifecycle);
+  REQUIRE(s.upstream->wait_started(5s));
+  Upstream::Health h = s.upstream->health();
+  CHECK(h.phase == "serving");
+  CHECK(h.state == "serving");
+  CHECK(h.last_error.empty());
+  CHECK_FALSE(h.last_error_at);
+  CHECK(h.restarts == 0);
+  CHECK(h.tools > 0);
+  CHECK_FALSE(h.breaker_until);
+  CHECK_FALSE(h.next_attempt);
+
+  const auto crashed_at = std::chrono::system_clock::now();
+  CHECK(s.call("crash").failure == McpClient::Failure::gone);
+  for (int i = 0; i < 100 && h.phase != "restarting"; ++i) {
+    std::this_thread::sleep_for(10ms);
+    h = s.upstream->health();
+  }
+  CHECK(h.phase == "restarting");
+  CHECK(h.state.rfind("restarting: exited with status 1; next attempt in ", 0) == 0);
+  CHECK(h.last_error == "exited with status 1");
+  REQUIRE(h.last_error_at);
+  CHECK(*h.last_error_at >= crashed_at - 1s);
+  REQUIRE(h.next_attempt);
+  CHECK(*h.next_attempt > std::chrono::system_clock::now());
+  CHECK(*h.next_attempt < std::chrono::system_clock::now() + 1s);
+
+  REQUIRE(call_until_answered(s, "any").result);
+  h = s.upstream->health();
+  CHECK(h.phase == "serving");
+  CHECK(h.restarts == 1);
+  CHECK(h.last_error == "exited with status 1");  // kept once it serves again
+  CHECK_FALSE(h.next_attempt);
+
+  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
+        McpClient::Failure::timed_out);
+  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
+        McpClient::Failure::timed_out);
+  h = s.upstream->health();
+  CHECK(h.phase == "breaker_open");
+  CHECK(h.state.rfind("circuit open after 2 failed calls in a row", 0) == 0);
+  REQUIRE(h.breaker_until);
+  CHECK(*h.breaker_until > std::chrono::system_clock::now() + 8s);
+  CHECK(*h.breaker_until < std::chrono::system_clock::now() + 11s);
+  CHECK(h.last_error != "exited with status 1");  // the call's error now
+  CHECK_FALSE(h.last_error.empty());
+}
+
 TEST_CASE("a read_only call whose upstream was lost under it is tried again, others never are") {
   SECTION("read_only: answered after the restart") {
     Scripted s(quick());

@@ -1,0 +1,36 @@
+// An upstream for status_page.test.mjs: the 1.x SDK's McpServer over stdio
+// with two tools, which writes its process id to the file
+// $STATUS_UPSTREAM_PID_FILE when it starts (written whole, then renamed into
+// place), so that a test can kill this very process.
+//   echo {text}  readOnlyHint: true; answers the text. Its description holds
+//                markup, which the status page must show as text.
+//   wipe {}      destructiveHint: true; answers "wiped" (never called)
+
+import fs from 'node:fs';
+
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+
+const HOSTILE_DESCRIPTION = 'Echoes the text. <img src=x onerror="window.__pwned=1"><b>bold?</b>';
+
+const server = new McpServer({ name: 'status-fixture', version: '1.0.0' });
+
+server.registerTool(
+  'echo',
+  { description: HOSTILE_DESCRIPTION, inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+  async ({ text }) => ({ content: [{ type: 'text', text }] }),
+);
+
+server.registerTool(
+  'wipe',
+  { description: 'Wipes everything.', annotations: { readOnlyHint: false, destructiveHint: true } },
+  async () => ({ content: [{ type: 'text', text: 'wiped' }] }),
+);
+
+await server.connect(new StdioServerTransport());
+const pidFile = process.env.STATUS_UPSTREAM_PID_FILE;
+if (pidFile) {
+  fs.writeFileSync(`${pidFile}.tmp`, String(process.pid));
+  fs.renameSync(`${pidFile}.tmp`, pidFile);
+}

@@ -35,7 +35,7 @@ std::optional<ClientFormat> client_format_from_name(std::string_view name);
 std::string client_format_title(ClientFormat format);
 
 // The largest configuration read, and how deep its values may nest.
-inline constexpr std::size_t kMaxClientConfigBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxClientConfigBytes = std::size_t{1024} * 1024;
 inline constexpr std::size_t kMaxClientConfigDepth = 32;
 
 // JSON with comments (// and /* */) and trailing commas, as VS Code writes its

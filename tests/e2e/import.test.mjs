@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { DATA_DIR, REPO_ROOT, TOOLMUX_BIN, listAllTools, makeTempDir, requireBinary, startClient, waitUntil } from './helpers.mjs';
+import { DATA_DIR, REPO_ROOT, TOOLMUX_BIN, listAllTools, makeTempDir, requireBinary, runCli, startClient, waitUntil } from './helpers.mjs';
 
 const MODULES = path.resolve('node_modules/@modelcontextprotocol');
 const EVERYTHING = path.join(MODULES, 'server-everything/dist/index.js');
@@ -22,27 +22,6 @@ const MEMORY = path.join(MODULES, 'server-memory/dist/index.js');
 const DOCTOR_DATA = path.join(DATA_DIR, '..', 'doctor');
 // What toolmux declares to its upstreams: a server may list tools by them.
 const UPSTREAM_CAPABILITIES = { elicitation: {}, sampling: {} };
-
-/** Runs toolmux with `env` added to this process's; resolves { code, stdout, stderr }. */
-function runToolmux(args, { env = {}, cwd, timeoutMs = 20000 } = {}) {
-  requireBinary();
-  return new Promise((resolve, reject) => {
-    const child = spawn(TOOLMUX_BIN, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`toolmux ${args.join(' ')} did not exit in ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** The JSON object printed after `heading` to the end of the output. */
 function printedJsonAfter(text, heading) {
@@ -75,7 +54,7 @@ test('import: a Claude Desktop configuration of real servers, served by toolmux 
   );
   const catalogFile = path.join(dir, 'toolmux-catalog.json');
 
-  const imported = await runToolmux(['import', config], { cwd: dir });
+  const imported = await runCli(['import', config], { cwd: dir });
   assert.equal(imported.code, 0, imported.stderr);
   const out = imported.stdout;
   assert.match(out, /as Claude Desktop's configuration \(claude_desktop_config\.json\): 2 of 3 servers imported\./);
@@ -91,7 +70,7 @@ test('import: a Claude Desktop configuration of real servers, served by toolmux 
   assert.ok(!fs.readFileSync(catalogFile, 'utf8').includes(memoryFile));
 
   const env = { TOOLMUX_MEMORY_MEMORY_FILE_PATH: memoryFile };
-  const checked = await runToolmux(['check', catalogFile], { env });
+  const checked = await runCli(['check', catalogFile], { env });
   assert.equal(checked.code, 0, checked.stdout + checked.stderr);
   assert.match(checked.stdout, /ok, .* 2 upstream MCP servers \(not started\)/);
 
@@ -142,7 +121,7 @@ test('import: VS Code JSON with comments; --dry-run writes nothing; an existing 
   const vscode = path.join(DATA_DIR, '..', 'import', 'vscode_mcp.json');
   const out = path.join(dir, 'catalog.json');
 
-  const dry = await runToolmux(['import', vscode, '--out', out, '--dry-run']);
+  const dry = await runCli(['import', vscode, '--out', out, '--dry-run']);
   assert.equal(dry.code, 0, dry.stderr);
   assert.ok(!fs.existsSync(out), '--dry-run writes nothing');
   assert.match(dry.stdout, /as VS Code's configuration \(mcp\.json\): 3 of 4 servers imported\./);
@@ -154,16 +133,16 @@ test('import: VS Code JSON with comments; --dry-run writes nothing; an existing 
   assert.deepEqual(client.servers.toolmux.args, ['serve', '--catalog', out]);
 
   fs.writeFileSync(out, '{"tools": []}\n');
-  const refused = await runToolmux(['import', vscode, '--out', out]);
+  const refused = await runCli(['import', vscode, '--out', out]);
   assert.equal(refused.code, 1);
   assert.equal(refused.stderr, `toolmux: ${out} exists; give --force to replace it, or --out another file\n`);
   assert.equal(fs.readFileSync(out, 'utf8'), '{"tools": []}\n');
 
-  const forced = await runToolmux(['import', vscode, '--out', out, '--force']);
+  const forced = await runCli(['import', vscode, '--out', out, '--force']);
   assert.equal(forced.code, 0, forced.stderr);
   assert.deepEqual(Object.keys(JSON.parse(fs.readFileSync(out, 'utf8')).upstreams).sort(), ['github', 'perplexity', 'playwright']);
 
-  const broken = await runToolmux(['import', path.join(DATA_DIR, '..', 'import', 'wrong_shapes.json'), '--out', path.join(dir, 'x.json')]);
+  const broken = await runCli(['import', path.join(DATA_DIR, '..', 'import', 'wrong_shapes.json'), '--out', path.join(dir, 'x.json')]);
   assert.equal(broken.code, 1);
   assert.match(broken.stderr, /: 4 problems, nothing imported\n {2}\/mcpServers\/args-not-strings\/args\/1: an argument must be a string\n/);
 });
@@ -172,7 +151,7 @@ test('doctor: a broken setup gets one line per problem and exit 1; a good one ex
   const dir = makeTempDir('toolmux-doctor-');
   const notADir = path.join(dir, 'state');
   fs.writeFileSync(notADir, 'x');
-  const broken = await runToolmux(['doctor', '--catalog', path.join(DOCTOR_DATA, 'broken_setup.json'), '--data-dir', notADir], {
+  const broken = await runCli(['doctor', '--catalog', path.join(DOCTOR_DATA, 'broken_setup.json'), '--data-dir', notADir], {
     env: { TOOLMUX_DOCTOR_TEST_SET: 'doctor-secret-value' },
   });
   assert.equal(broken.code, 1, broken.stdout);
@@ -184,7 +163,7 @@ test('doctor: a broken setup gets one line per problem and exit 1; a good one ex
   assert.ok(!broken.stdout.includes('doctor-secret-value'));
   assert.equal(lines.at(-2), '5 problems to fix.');
 
-  const good = await runToolmux(['doctor', '--catalog', path.join(DOCTOR_DATA, 'good_setup.json'), '--data-dir', path.join(dir, 'data'), '--http', '127.0.0.1:0'], {
+  const good = await runCli(['doctor', '--catalog', path.join(DOCTOR_DATA, 'good_setup.json'), '--data-dir', path.join(dir, 'data'), '--http', '127.0.0.1:0'], {
     env: { TOOLMUX_DOCTOR_TEST_SET: 'doctor-secret-value' },
   });
   assert.equal(good.code, 0, good.stdout);

@@ -28,12 +28,14 @@ ClientConfigImport import_file(const std::string& name,
 
 std::vector<std::string> names_of(const std::vector<toolmux::LeftOutServer>& servers) {
   std::vector<std::string> names;
+  names.reserve(servers.size());
   for (const auto& server : servers) names.push_back(server.name);
   return names;
 }
 
 std::vector<std::string> variables_of(const ClientConfigImport& imported) {
   std::vector<std::string> names;
+  names.reserve(imported.variables.size());
   for (const auto& variable : imported.variables) names.push_back(variable.name);
   return names;
 }

@@ -1,47 +1,21 @@
 #include "src/app/doctor.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
 #include "src/base/process_runner.h"
+#include "tests/support/tcp.h"
 #include "tests/support/temp_dir.h"
 
 using toolmux::ServeOptions;
 using toolmux::testing::TempDir;
+using Listener = toolmux::testing::TcpListener;
 
 namespace {
 
 const std::string kData = TOOLMUX_TEST_DATA "/doctor/";
-
-// A listening socket on 127.0.0.1, on a port the system picks.
-class Listener {
- public:
-  Listener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) == 0);
-    REQUIRE(::listen(fd_, 1) == 0);
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) == 0);
-    port_ = ntohs(address.sin_port);
-  }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-  ~Listener() { ::close(fd_); }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 std::string run(const ServeOptions& options, int& code) {
   std::ostringstream out;

@@ -450,7 +450,9 @@ ClientConfigImport import_client_config(std::string_view text, std::optional<Cli
   const std::string json_text = plain ? std::string(text) : jsonc_to_json(text);
   JsonLimits limits;
   limits.max_depth = kMaxClientConfigDepth;
-  limits.hard_depth = kMaxClientConfigDepth + 1;
+  // Deeper than max_depth is reported at its pointer; past hard_depth the
+  // text is not read further.
+  limits.hard_depth = 2 * kMaxClientConfigDepth;
   limits.max_values = 100'000;
   ParsedJson parsed = parse_untrusted_json(json_text, limits);
   if (parsed.syntax_error) {
@@ -566,8 +568,11 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
   const ClientConfigImport imported = import_client_config(text, options.format);
   if (!imported.problems.empty()) {
     err << "toolmux: " << input << ": " << imported.problems.size()
-        << (imported.problems.size() == 1 ? " problem" : " problems") << ", nothing imported\n"
-        << format_problems(imported.problems);
+        << (imported.problems.size() == 1 ? " problem" : " problems") << ", nothing imported\n";
+    for (const Problem& problem : imported.problems) {
+      err << "  " << (problem.pointer.empty() ? "" : problem.pointer + ": ") << problem.message
+          << "\n";
+    }
     return 1;
   }
   const std::filesystem::path catalog_path =

@@ -172,7 +172,9 @@ TEST_CASE("import: text that is not JSON, too deep, too large or without servers
   CHECK_THAT(not_json.problems[0].message, Catch::StartsWith("not JSON"));
 
   const ClientConfigImport deep = import_file("too_deep.json");
-  REQUIRE_FALSE(deep.problems.empty());
+  REQUIRE(deep.problems.size() == 1);
+  CHECK_THAT(deep.problems[0].pointer, Catch::StartsWith("/mcpServers/deep/x/0/0/0/"));
+  CHECK_THAT(deep.problems[0].message, Catch::Contains("32"));
   CHECK(deep.upstreams.empty());
 
   const ClientConfigImport large =

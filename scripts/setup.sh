@@ -10,6 +10,9 @@ if [[ ${1:-} == --tests ]]; then
   # The fuzz build (scripts/fuzz.sh): clang with the libFuzzer, ASan and UBSan
   # runtimes; it links libstdc++, so libc++ is not needed.
   packages+=(clang libclang-rt-14-dev)
+  # `script` (a pseudo-terminal for serve's first-run guidance, tests/e2e/import.test.mjs);
+  # essential in Debian, listed so that a trimmed image gets it too.
+  packages+=(bsdutils)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 

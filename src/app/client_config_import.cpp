@@ -88,8 +88,10 @@ bool variable_name_ok(std::string_view name) {
 // One server entry read: its upstream, or why it was left out.
 class EntryReader {
  public:
-  EntryReader(ClientConfigImport& result, std::set<std::string>& variable_names)
-      : result_(result), variable_names_(variable_names) {}
+  // `inputs`: VS Code's inputs, id -> what the user is asked.
+  EntryReader(ClientConfigImport& result, std::set<std::string>& variable_names,
+              const std::map<std::string, std::string>& inputs)
+      : result_(result), variable_names_(variable_names), inputs_(inputs) {}
 
   void read(const std::string& client_name, const std::string& upstream_name, const json& entry,
             const std::string& pointer) {
@@ -308,10 +310,24 @@ class EntryReader {
       } else {
         variable.name = unique_variable("TOOLMUX_" + upper_identifier(upstream_name_) + "_" +
                                         upper_identifier(key));
+        if (value.is_string()) variable.input = input_asked(value.get<std::string>());
       }
       references.emplace_back(key, std::move(variable));
     }
     return true;
+  }
+
+  // For "${input:ID}": what VS Code asks the user (the input's description,
+  // else its id); "" for any other value.
+  std::string input_asked(const std::string& value) const {
+    constexpr std::string_view kOpen = "${input:";
+    if (value.size() <= kOpen.size() + 1 || value.compare(0, kOpen.size(), kOpen) != 0 ||
+        value.back() != '}') {
+      return "";
+    }
+    const std::string id = value.substr(kOpen.size(), value.size() - kOpen.size() - 1);
+    const auto found = inputs_.find(id);
+    return found == inputs_.end() || found->second.empty() ? id : found->second;
   }
 
   std::string unique_variable(const std::string& wanted) {
@@ -333,6 +349,7 @@ class EntryReader {
 
   ClientConfigImport& result_;
   std::set<std::string>& variable_names_;
+  const std::map<std::string, std::string>& inputs_;
   std::string name_;
   std::string upstream_name_;
   std::string pointer_;
@@ -487,6 +504,16 @@ ClientConfigImport import_client_config(std::string_view text, std::optional<Cli
     if (upstream_name_for(client_name) == client_name) upstream_names.insert(client_name);
   }
   std::set<std::string> variable_names;
+  std::map<std::string, std::string> inputs;  // VS Code's "inputs": id -> description
+  if (const auto list = config.find("inputs"); list != config.end() && list->is_array()) {
+    for (const json& input : *list) {
+      if (!input.is_object() || !input.contains("id") || !input["id"].is_string()) continue;
+      const auto description = input.find("description");
+      inputs[input["id"].get<std::string>()] =
+          description != input.end() && description->is_string() ? description->get<std::string>()
+                                                                 : "";
+    }
+  }
   for (const auto& [client_name, entry] : servers->items()) {
     std::string name = upstream_name_for(client_name);
     if (name != client_name) {
@@ -497,7 +524,7 @@ ClientConfigImport import_client_config(std::string_view text, std::optional<Cli
       }
       upstream_names.insert(name);
     }
-    EntryReader reader(result, variable_names);
+    EntryReader reader(result, variable_names, inputs);
     reader.read(client_name, name, entry,
                 std::string("/") + key + "/" + pointer_token(client_name));
     if (!reader.failed() && name != client_name && result.upstreams.contains(name)) {
@@ -626,6 +653,8 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
     for (const ImportedVariable& variable : imported.variables) {
       out << "  " << variable.name << "  " << variable.source
           << (variable.already_referenced ? " (the client read it from this variable too)" : "")
+          << (variable.input.empty() ? ""
+                                     : " (the client asked for it: \"" + variable.input + "\")")
           << "\n";
     }
   }

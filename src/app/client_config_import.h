@@ -51,6 +51,9 @@ struct ImportedVariable {
   // True when the client already read it from its own environment
   // ("${env:NAME}"): the same variable serves toolmux.
   bool already_referenced = false;
+  // When the value was exactly "${input:ID}" (VS Code asks the user for it):
+  // that input's "description", or its id when it has none.
+  std::string input;
 };
 
 // A server of the client's configuration that the catalog does not hold.

@@ -4,8 +4,9 @@
 // upstream's command is found and executable, each variable the catalog reads
 // ({"fromEnv"}) is set and each file it reads ({"fromFile"}) is readable, the
 // data directory is writable (or can be created), and the HTTP address is
-// free to listen on. Values of variables and files are never printed.
-// Not thread-safe only in that it reads the process's environment.
+// free to listen on. Values of variables and files are never printed. It
+// reads the process's environment and writes (then removes) one file in the
+// data directory; run it from one thread.
 #pragma once
 
 #include <iosfwd>

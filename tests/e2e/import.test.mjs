@@ -126,7 +126,7 @@ test('import: VS Code JSON with comments; --dry-run writes nothing; an existing 
   assert.ok(!fs.existsSync(out), '--dry-run writes nothing');
   assert.match(dry.stdout, /as VS Code's configuration \(mcp\.json\): 3 of 4 servers imported\./);
   assert.match(dry.stdout, /^ {2}not imported: legacy-sse: its "type" is "sse" .*Streamable HTTP only$/m);
-  assert.match(dry.stdout, /^ {2}TOOLMUX_PERPLEXITY_PERPLEXITY_API_KEY {2}\/servers\/perplexity\/env\/PERPLEXITY_API_KEY$/m);
+  assert.match(dry.stdout, /^ {2}TOOLMUX_PERPLEXITY_PERPLEXITY_API_KEY {2}\/servers\/perplexity\/env\/PERPLEXITY_API_KEY \(the client asked for it: "Perplexity API Key"\)$/m);
   assert.ok(!dry.stdout.includes('github-token-value'), 'header values are never printed');
   const client = printedJsonAfter(dry.stdout, "replaces the servers imported:\n");
   assert.equal(client.servers.toolmux.type, 'stdio');

@@ -120,6 +120,8 @@ TEST_CASE("import: VS Code's file, read as JSON with comments and trailing comma
         std::vector<std::string>{"TOOLMUX_GITHUB_AUTHORIZATION",
                                  "TOOLMUX_PERPLEXITY_PERPLEXITY_API_KEY"});
   CHECK(imported.variables[1].source == "/servers/perplexity/env/PERPLEXITY_API_KEY");
+  CHECK(imported.variables[1].input == "Perplexity API Key");  // its "${input:perplexity-key}"
+  CHECK(imported.variables[0].input.empty());
   CHECK(imported.notes == std::vector<std::string>{"\"playwright\": ignored its field \"dev\""});
   CHECK(toolmux::imported_catalog(imported, "").dump().find("github-token-value") ==
         std::string::npos);

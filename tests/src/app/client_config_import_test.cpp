@@ -85,8 +85,7 @@ TEST_CASE("import: Claude Desktop's file, with a disabled server and secrets in 
   }
 }
 
-TEST_CASE("import: Cursor's file, HTTP servers, ${env:} references and what is left out",
-          "[import]") {
+TEST_CASE("import: Cursor's file, HTTP servers, env references and what is left out", "[import]") {
   const ClientConfigImport imported = import_file("cursor_mcp.json");
   REQUIRE(imported.problems.empty());
   CHECK(imported.format == ClientFormat::cursor);
@@ -127,7 +126,7 @@ TEST_CASE("import: VS Code's file, read as JSON with comments and trailing comma
         std::string::npos);
 }
 
-TEST_CASE("import: --format names the format; VS Code's comments are refused in the others",
+TEST_CASE("import: --format names the format, and VS Code's comments are refused in the others",
           "[import]") {
   CHECK(import_file("claude_desktop_config.json", ClientFormat::cursor).format ==
         ClientFormat::cursor);
@@ -156,8 +155,9 @@ TEST_CASE("import: every catalog it writes passes toolmux check once its variabl
   }
 }
 
-TEST_CASE("import: an entry of the wrong shape is a problem at its pointer; nothing is imported",
-          "[import]") {
+TEST_CASE(
+    "import: an entry of the wrong shape is a problem at its pointer, and nothing is imported",
+    "[import]") {
   const ClientConfigImport imported = import_file("wrong_shapes.json");
   CHECK(imported.upstreams.empty());
   CHECK(imported.imported.empty());

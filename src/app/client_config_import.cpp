@@ -45,18 +45,28 @@ std::string upstream_name_for(std::string_view client_name) {
   return out;
 }
 
-// "${env:NAME}" exactly: NAME; else nullopt.
-std::optional<std::string> whole_env_reference(const std::string& value) {
-  constexpr std::string_view kOpen = "${env:";
-  if (value.size() <= kOpen.size() + 1 || value.compare(0, kOpen.size(), kOpen) != 0 ||
+bool variable_name_ok(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return false;
+  for (const char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return false;
+  }
+  return true;
+}
+
+// "${<kind>:X}" exactly (the client's variable syntax): X; else nullopt.
+std::optional<std::string> whole_variable(const std::string& value, std::string_view kind) {
+  const std::string open = "${" + std::string(kind) + ":";
+  if (value.size() <= open.size() + 1 || value.compare(0, open.size(), open) != 0 ||
       value.back() != '}') {
     return std::nullopt;
   }
-  std::string name = value.substr(kOpen.size(), value.size() - kOpen.size() - 1);
-  if (std::isdigit(static_cast<unsigned char>(name[0])) != 0) return std::nullopt;
-  for (const char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return std::nullopt;
-  }
+  return value.substr(open.size(), value.size() - open.size() - 1);
+}
+
+// "${env:NAME}" exactly, NAME a variable name: NAME; else nullopt.
+std::optional<std::string> whole_env_reference(const std::string& value) {
+  auto name = whole_variable(value, "env");
+  if (!name || !variable_name_ok(*name)) return std::nullopt;
   return name;
 }
 
@@ -73,14 +83,6 @@ bool is_authorization(std::string_view name) {
   if (name.size() != kName.size()) return false;
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(name[i])) != kName[i]) return false;
-  }
-  return true;
-}
-
-bool variable_name_ok(std::string_view name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return false;
-  for (const char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return false;
   }
   return true;
 }
@@ -320,14 +322,10 @@ class EntryReader {
   // For "${input:ID}": what VS Code asks the user (the input's description,
   // else its id); "" for any other value.
   std::string input_asked(const std::string& value) const {
-    constexpr std::string_view kOpen = "${input:";
-    if (value.size() <= kOpen.size() + 1 || value.compare(0, kOpen.size(), kOpen) != 0 ||
-        value.back() != '}') {
-      return "";
-    }
-    const std::string id = value.substr(kOpen.size(), value.size() - kOpen.size() - 1);
-    const auto found = inputs_.find(id);
-    return found == inputs_.end() || found->second.empty() ? id : found->second;
+    const auto id = whole_variable(value, "input");
+    if (!id) return "";
+    const auto found = inputs_.find(*id);
+    return found == inputs_.end() || found->second.empty() ? *id : found->second;
   }
 
   std::string unique_variable(const std::string& wanted) {

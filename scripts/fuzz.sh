@@ -28,6 +28,7 @@ declare -A max_len=(
   [untrusted_json_fuzz]=4096 [jsonrpc_fuzz]=4096 [catalog_file_fuzz]=8192 [schema_fuzz]=4096
   [sse_parser_fuzz]=2048 [uri_template_fuzz]=1024 [glob_fuzz]=1024 [http_request_fuzz]=8192
   [redact_fuzz]=4096 [search_memory_fuzz]=4096 [rerank_answer_fuzz]=16384
+  [client_config_fuzz]=8192
 )
 # Longest one input may take (seconds) before the run fails as a hang: 20 by
 # default; the matchers of untrusted text answer in microseconds, so a slow

@@ -10,6 +10,9 @@ if [[ ${1:-} == --tests ]]; then
   # The fuzz build (scripts/fuzz.sh): clang with the libFuzzer, ASan and UBSan
   # runtimes; it links libstdc++, so libc++ is not needed.
   packages+=(clang libclang-rt-14-dev)
+  # `script` (a pseudo-terminal for serve's first-run guidance, tests/e2e/import.test.mjs);
+  # essential in Debian, listed so that a trimmed image gets it too.
+  packages+=(bsdutils)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
   # The packages' tests (tests/packaging): cpack's dependencies from
   # dpkg-shlibdeps (dpkg-dev; it runs file and objdump), the man page read with

@@ -154,6 +154,8 @@ class CommandLineDefinition {
     define_journal();
     define_audit();
     define_freeze();
+    define_import();
+    define_doctor();
     // `toolmux version` and `toolmux help`, as before --version and --help; unlisted.
     version_command_ = app_.add_subcommand("version", "")->group("");
     help_command_ = app_.add_subcommand("help", "")->group("");
@@ -197,9 +199,14 @@ class CommandLineDefinition {
       finish_plain(*audit_, CommandLine::Action::audit);
     } else if (freeze_->parsed()) {
       finish_freeze();
+    } else if (import_->parsed()) {
+      finish_import();
+    } else if (doctor_->parsed()) {
+      finish_plain(*doctor_, CommandLine::Action::doctor);
     } else {
       throw UsageError(
-          "missing command (serve, check, search, journal, audit, freeze, --version, --help)");
+          "missing command (serve, check, search, journal, audit, freeze, import, doctor, "
+          "--version, --help)");
     }
   }
 
@@ -635,6 +642,65 @@ class CommandLineDefinition {
     cl_.action = CommandLine::Action::freeze;
   }
 
+  void define_import() {
+    import_ = app_.add_subcommand(
+        "import",
+        "Read an MCP client's configuration (Claude Desktop's claude_desktop_config.json, "
+        "Cursor's or VS Code's mcp.json) and write a catalog whose upstreams are its servers; "
+        "print what was imported, skipped or left out and why, the variables to set for the "
+        "secrets (names only), and the client configuration that replaces those servers with "
+        "one toolmux entry.");
+    ImportOptions& o = cl_.import;
+    import_
+        ->add_option(
+            "FILE",
+            [&o](const CLI::results_t& values) {
+              o.input = values.front();
+              return true;
+            },
+            "The client's configuration file.")
+        ->type_name("FILE");
+    value_option(*import_, "--format", "FORMAT",
+                 "claude, cursor or vscode (default: told from the content).",
+                 "--format needs claude, cursor or vscode", [&o](const std::string& v) {
+                   o.format = client_format_from_name(v);
+                   if (!o.format) {
+                     throw UsageError("--format needs claude, cursor or vscode, not \"" +
+                                      clip_for_message(v) + "\"");
+                   }
+                 });
+    text_option(*import_, "--out", "FILE", "The catalog to write (default: toolmux-catalog.json).",
+                [&o](const std::string& v) { o.out = v; });
+    flag_option(*import_, "--force", o.force, "Replace the --out file when it exists.");
+    flag_option(*import_, "--dry-run", o.dry_run,
+                "Print the catalog and the client configuration; write nothing.");
+  }
+
+  void finish_import() {
+    if (const auto rest = import_->remaining(); !rest.empty()) {
+      throw UsageError("import takes one FILE and its options, not \"" +
+                       clip_for_message(rest.front()) + "\"");
+    }
+    if (cl_.import.input.empty()) throw UsageError("import needs the client's configuration FILE");
+    cl_.action = CommandLine::Action::import_config;
+  }
+
+  void define_doctor() {
+    doctor_ = app_.add_subcommand(
+        "doctor",
+        "Check a setup and say what to fix, one line per check: the catalog is valid, each stdio "
+        "upstream's command is found, each variable the catalog reads is set (values never "
+        "shown), the data directory is writable, and the --http address is free. Exit 0 when "
+        "all pass, 1 otherwise.");
+    text_option(*doctor_, "--catalog", "FILE", "The catalog file serve would use.",
+                [this](const std::string& v) { cl_.serve.catalog_file = v; });
+    tool_options(*doctor_);
+    data_dir_option(*doctor_);
+    value_option(*doctor_, "--http", "HOST:PORT", "The address serve --http would listen on.",
+                 "--http needs HOST:PORT",
+                 [this](const std::string& v) { take_http_address(v, cl_.serve); });
+  }
+
   CommandLine& cl_;
   CLI::App app_;
   bool version_asked_ = false;
@@ -644,6 +710,8 @@ class CommandLineDefinition {
   CLI::App* journal_ = nullptr;
   CLI::App* audit_ = nullptr;
   CLI::App* freeze_ = nullptr;
+  CLI::App* import_ = nullptr;
+  CLI::App* doctor_ = nullptr;
   CLI::Option* reason_ = nullptr;
   bool no_journal_ = false;
   CLI::App* version_command_ = nullptr;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "src/app/client_config_import.h"
 #include "src/assembly/serve_options.h"
 #include "src/store/journal_store.h"
 
@@ -24,10 +25,23 @@ struct CheckFuzzOptions {
 enum class FreezeAction { on, off, status };
 
 struct CommandLine {
-  enum class Action { serve, check, search, journal, audit, freeze, version, help, usage_error };
+  enum class Action {
+    serve,
+    check,
+    search,
+    journal,
+    audit,
+    freeze,
+    import_config,
+    doctor,
+    version,
+    help,
+    usage_error
+  };
   Action action = Action::help;
-  // check and search use the catalog, roots and allow_writes; journal, audit
-  // and freeze the data directory (empty = default_data_dir()).
+  // check, search and doctor use the catalog, roots and allow_writes; journal,
+  // audit, freeze and doctor the data directory (empty = default_data_dir());
+  // doctor the HTTP address too.
   ServeOptions serve;
   std::filesystem::path check_file;
   CheckFuzzOptions check_fuzz;
@@ -42,7 +56,10 @@ struct CommandLine {
   AuditQuery audit_query;
   FreezeAction freeze_action = FreezeAction::status;
   std::string freeze_reason;  // freeze on --reason
-  std::string error;          // for usage_error
+  // import's input, --format, --out, --force, --dry-run (run() fills in the
+  // program's path and the schema's).
+  ImportOptions import;
+  std::string error;  // for usage_error
 };
 
 // Parses toolmux's arguments (without the program's name). Never throws: a bad

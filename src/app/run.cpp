@@ -1,11 +1,15 @@
 #include "src/app/toolmux.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
 
 #include "src/app/catalog_fuzz.h"
 #include "src/app/catalog_host.h"
 #include "src/app/cli.h"
+#include "src/app/doctor.h"
+#include "src/app/first_run.h"
+#include "src/app/self_path.h"
 #include "src/app/serve_http.h"
 #include "src/app/serve_stdio.h"
 #include "src/app/store_commands.h"
@@ -172,6 +176,11 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   store_options.retention = catalog->limits.retention;
   store_options.max_bytes = catalog->limits.store_max_bytes;
   results->configure(store_options);
+  // Started by hand in a terminal: say how a client connects instead of
+  // waiting in silence (stderr only: stdout is MCP's).
+  if (!options.http && ::isatty(STDIN_FILENO) == 1) {
+    std::cerr << first_run_guidance(executable_path(), client_serve_args(options)) << std::flush;
+  }
   const int code = options.http ? serve_http(host, results, options, logger)
                                 : serve_stdio(host, results, options, logger);
   host.stop();
@@ -209,6 +218,16 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       break;
     case CommandLine::Action::freeze:
       code = run_freeze(cl, std::cout, std::cerr);
+      break;
+    case CommandLine::Action::import_config: {
+      ImportOptions options = cl.import;
+      options.toolmux_path = executable_path();
+      options.schema_ref = catalog_schema_path(options.toolmux_path);
+      code = run_import(options, std::cout, std::cerr);
+      break;
+    }
+    case CommandLine::Action::doctor:
+      code = run_doctor(cl.serve, native_tools, std::cout);
       break;
     case CommandLine::Action::serve:
       code = run_serve(cl.serve, native_tools, native_providers);

@@ -156,25 +156,6 @@ std::string search_path(const std::vector<std::string>& env) {
   return own ? own : "/usr/local/bin:/usr/bin:/bin";
 }
 
-// Resolves argv[0] the way execvp would, but with the child's PATH and its
-// working directory for relative PATH entries. nullopt when nothing matches.
-std::optional<std::string> find_program(const std::string& name, const std::string& path,
-                                        const std::filesystem::path& cwd) {
-  if (name.find('/') != std::string::npos) return name;
-  std::string_view rest = path;
-  while (true) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    std::filesystem::path candidate = std::filesystem::path(dir) / name;
-    if (candidate.is_relative() && !cwd.empty()) candidate = cwd / candidate;
-    if (is_executable_file(candidate.string())) return candidate.string();
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return std::nullopt;
-}
-
 // Captures one stream up to a cap, counting everything. The kept bytes
 // gather in chunks and are joined once at the end: a growing string would copy
 // itself at each doubling and hold two large buffers at once.
@@ -333,6 +314,23 @@ bool child_has_exited(pid_t pid) {
 }
 
 }  // namespace
+
+std::optional<std::string> find_program(const std::string& name, const std::string& path,
+                                        const std::filesystem::path& cwd) {
+  if (name.find('/') != std::string::npos) return name;
+  std::string_view rest = path;
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    std::filesystem::path candidate = std::filesystem::path(dir) / name;
+    if (candidate.is_relative() && !cwd.empty()) candidate = cwd / candidate;
+    if (is_executable_file(candidate.string())) return candidate.string();
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return std::nullopt;
+}
 
 Result<int> spawn_child(const ProcessRequest& request, int stdin_fd, int stdout_fd, int stderr_fd) {
   if (request.argv.empty() || request.argv[0].empty()) {

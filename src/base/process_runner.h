@@ -18,12 +18,20 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/base/status.h"
 
 namespace toolmux {
+
+// Resolves argv[0] (`name`) the way execvp would, but in `path` (a PATH
+// value) and with `cwd` for relative PATH entries: the first executable
+// regular file, or `name` itself when it holds a '/'. nullopt when nothing
+// matches.
+std::optional<std::string> find_program(const std::string& name, const std::string& path,
+                                        const std::filesystem::path& cwd);
 
 struct ProcessRequest {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'

@@ -351,11 +351,14 @@ export class RawServer {
   }
 }
 
-/** Runs `toolmux ARGS...` to completion; returns { code, signal, stdout, stderr }. */
-export function runCli(args, { timeoutMs = 10000, cwd } = {}) {
+/**
+ * Runs `toolmux ARGS...` to completion, with `env` added to this process's
+ * environment; returns { code, signal, stdout, stderr }.
+ */
+export function runCli(args, { timeoutMs = 10000, cwd, env = {} } = {}) {
   requireBinary();
   return new Promise((resolve, reject) => {
-    const child = spawn(TOOLMUX_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+    const child = spawn(TOOLMUX_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));

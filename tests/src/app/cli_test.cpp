@@ -106,6 +106,36 @@ TEST_CASE("cli: serve's guarded-mutation options", "[cli]") {
   CHECK(parse_ok({"serve", "--audit-retention-days=36500"}).serve.audit_retention_days == 36500);
 }
 
+TEST_CASE("cli: import and doctor", "[cli]") {
+  const CommandLine plain = parse_ok({"import", "claude_desktop_config.json"});
+  REQUIRE(plain.action == Action::import_config);
+  CHECK(plain.import.input == "claude_desktop_config.json");
+  CHECK_FALSE(plain.import.format);
+  CHECK(plain.import.out == "toolmux-catalog.json");
+  CHECK_FALSE(plain.import.force);
+  CHECK_FALSE(plain.import.dry_run);
+  const CommandLine every = parse_ok(
+      {"import", "--format", "vscode", "--out", "/c.json", "--force", "--dry-run", "mcp.json"});
+  CHECK(every.import.input == "mcp.json");
+  CHECK(every.import.format == toolmux::ClientFormat::vscode);
+  CHECK(every.import.out == "/c.json");
+  CHECK(every.import.force);
+  CHECK(every.import.dry_run);
+
+  const CommandLine doctor = parse_ok({"doctor"});
+  REQUIRE(doctor.action == Action::doctor);
+  CHECK(doctor.serve.catalog_file.empty());
+  CHECK_FALSE(doctor.serve.http);
+  const CommandLine checked = parse_ok({"doctor", "--catalog", "c.json", "--data-dir", "/d",
+                                        "--http", "127.0.0.1:8080", "--root", "/r"});
+  CHECK(checked.serve.catalog_file == "c.json");
+  CHECK(checked.serve.data_dir == "/d");
+  CHECK(checked.serve.http);
+  CHECK(checked.serve.http_host == "127.0.0.1");
+  CHECK(checked.serve.http_port == 8080);
+  CHECK(checked.serve.roots == std::vector<std::filesystem::path>{"/r"});
+}
+
 TEST_CASE("cli: journal, audit and freeze", "[cli]") {
   const CommandLine journal = parse_ok({"journal"});
   REQUIRE(journal.action == Action::journal);
@@ -319,7 +349,16 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {{}, "missing command (serve, check, search, journal, audit, freeze, --version, --help)"},
+      {{},
+       "missing command (serve, check, search, journal, audit, freeze, import, doctor, --version, "
+       "--help)"},
+      {{"import"}, "import needs the client's configuration FILE"},
+      {{"import", "a.json", "b.json"}, "import takes one FILE and its options, not \"b.json\""},
+      {{"import", "a.json", "--format", "windsurf"},
+       "--format needs claude, cursor or vscode, not \"windsurf\""},
+      {{"import", "a.json", "--format"}, "--format needs claude, cursor or vscode"},
+      {{"doctor", "--http", "8080"}, "--http needs HOST:PORT, e.g. 127.0.0.1:8080 (got \"8080\")"},
+      {{"doctor", "extra"}, "unknown option \"extra\" for doctor"},
       {{"frobnicate"}, "unknown command \"frobnicate\""},
       {{"--bogus"}, "unknown command \"--bogus\""},
       {{"serve", "--no-such-option"}, "unknown option \"--no-such-option\" for serve"},
@@ -489,7 +528,16 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "audit --json",
                                                   "audit --data-dir",
                                                   "freeze --reason",
-                                                  "freeze --data-dir"};
+                                                  "freeze --data-dir",
+                                                  "import --format",
+                                                  "import --out",
+                                                  "import --force",
+                                                  "import --dry-run",
+                                                  "doctor --catalog",
+                                                  "doctor --data-dir",
+                                                  "doctor --http",
+                                                  "doctor --root",
+                                                  "doctor --allow-writes"};
   for (const std::string& known : known_options) {
     CHECK(std::find(accepted.begin(), accepted.end(), known) != accepted.end());
   }

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Deliberately not executable: toolmux doctor reports it.
+exit 0

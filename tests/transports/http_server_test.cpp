@@ -415,7 +415,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "without tokens the status page is the local client's, and without a snapshot it is not served") {
+    "without tokens the status page is the local client's, and without a snapshot it is not "
+    "served") {
   FrontDoor open(with_status("page"));
   CHECK(get_all(open, "/status").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   FrontDoor none(toolmux::HttpOptions{});

@@ -7,6 +7,8 @@
 # build-fuzz/crashes/<target>/ and the log in build-fuzz/runs/<target>.log.
 #
 #   scripts/fuzz.sh [--seconds N] [TARGET...]   (default: 20 s each, all targets)
+#
+# Targets run JOBS at a time (default: nproc), each on one core.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/build-fuzz"
@@ -50,28 +52,48 @@ cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-failed=()
-printf '%-20s %12s %10s  %s\n' target executions "execs/s" result
-for t in "${targets[@]}"; do
-  work="$build/runs/$t"
-  crashes="$build/crashes/$t"
-  rm -rf "$work"
+# One target's run; its result line goes to runs/<target>.result.
+run_target() {
+  local t=$1 work="$build/runs/$1" crashes="$build/crashes/$1" log="$build/runs/$1.log"
+  local status=0 runs speed result=ok
+  rm -rf "$work" "$build/runs/$t.result"
   mkdir -p "$work/corpus" "$crashes"
   cp -r "$here/tests/fuzz/corpus/$t/." "$work/corpus/" 2>/dev/null || true
-  log="$build/runs/$t.log"
-  status=0
   # Run in the work folder: a target may write scratch files where it runs.
   (cd "$work" && "$build/tests/fuzz/$t" -max_total_time="$seconds" -max_len="${max_len[$t]}" \
     -timeout="${max_seconds[$t]:-20}" -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
     corpus) >"$log" 2>&1 || status=$?
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   speed="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
-  result=ok
   if ((status != 0)) || grep -qE '^==[0-9]+==ERROR|runtime error:|^SUMMARY: ' "$log"; then
     result="FAILED (exit $status): see $log and $crashes/"
+  fi
+  printf '%-20s %12s %10s  %s\n' "$t" "${runs:-?}" "${speed:-?}" "$result" >"$build/runs/$t.result"
+}
+
+# Each target runs on one core: as many at once as there are cores (JOBS).
+mkdir -p "$build/runs"
+jobs=${JOBS:-$(nproc)}
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait
+failed=()
+printf '%-20s %12s %10s  %s\n' target executions "execs/s" result
+for t in "${targets[@]}"; do
+  if [[ -f $build/runs/$t.result ]]; then
+    cat "$build/runs/$t.result"
+    grep -q ' ok$' "$build/runs/$t.result" || failed+=("$t")
+  else
+    printf '%-20s %12s %10s  %s\n' "$t" "?" "?" "FAILED: its run ended without a result"
     failed+=("$t")
   fi
-  printf '%-20s %12s %10s  %s\n' "$t" "${runs:-?}" "${speed:-?}" "$result"
 done
 if ((${#failed[@]})); then
   echo "fuzz.sh: ${#failed[@]} target(s) failed: ${failed[*]}" >&2

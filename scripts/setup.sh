@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev libcli11-dev libsodium-dev catch2)
+packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev libcli11-dev libsodium-dev libpq-dev catch2)
 if [[ ${1:-} == --tests ]]; then
   packages+=(clang-format clang-tidy)
   # The fuzz build (scripts/fuzz.sh): clang with the libFuzzer, ASan and UBSan
@@ -20,6 +20,9 @@ if [[ ${1:-} == --tests ]]; then
   packages+=(dpkg-dev file binutils man-db systemd)
   # The status page's end-to-end test renders it in headless Chromium.
   packages+=(chromium)
+  # The shared store's tests: a PostgreSQL server started in a temporary folder
+  # (tests/support/postgres.sh) and HAProxy in front of several instances.
+  packages+=(postgresql-15 haproxy)
 fi
 
 missing=()

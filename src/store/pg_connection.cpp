@@ -203,6 +203,21 @@ bool PgConnection::broken() {
   return PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_);
 }
 
+int PgConnection::socket() const { return PQsocket(conn_); }
+
+Result<std::vector<PgNotification>> PgConnection::take_notifications() {
+  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
+    return Status::unavailable("lost the connection to the store at " + target_ + ": " +
+                               trimmed(PQerrorMessage(conn_)));
+  }
+  std::vector<PgNotification> out;
+  while (PGnotify* notify = PQnotifies(conn_)) {
+    out.push_back({notify->relname ? notify->relname : "", notify->extra ? notify->extra : ""});
+    PQfreemem(notify);
+  }
+  return out;
+}
+
 // ---- PgTransaction ----
 
 Result<PgTransaction> PgTransaction::begin(PgConnection& connection, bool serializable) {

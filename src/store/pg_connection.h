@@ -86,6 +86,12 @@ class PgResult {
   pg_result* result_;
 };
 
+// A NOTIFY this connection LISTENs to received.
+struct PgNotification {
+  std::string channel;
+  std::string payload;
+};
+
 struct PgConnectOptions {
   std::chrono::seconds connect_timeout{5};
   // Each statement is cancelled by the server after this (statement_timeout).
@@ -116,6 +122,13 @@ class PgConnection {
   const std::string& last_sqlstate() const { return last_sqlstate_; }
   // "host H port P database D".
   const std::string& target() const { return target_; }
+
+  // The connection's socket, to wait on with poll() for notifications.
+  int socket() const;
+  // Reads what the server sent meanwhile, without blocking, and gives the
+  // notifications received (oldest first; none is given twice). unavailable
+  // when the connection is lost.
+  Result<std::vector<PgNotification>> take_notifications();
 
  private:
   PgConnection(pg_conn* conn, std::string target) : conn_(conn), target_(std::move(target)) {}

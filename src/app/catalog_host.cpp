@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <utility>
 
@@ -46,10 +47,15 @@ CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_to
       logger_(logger),
       data_dir_(data_dir) {
   Upstream::Hooks hooks;
-  hooks.on_tools_changed = [this] {
+  hooks.on_tools_changed = [this](const std::string& upstream) {
     {
       std::lock_guard lock(mutex_);
       rebuild_wanted_ = true;
+      if (announce_ && changed_upstreams_.size() < 256 &&
+          std::find(changed_upstreams_.begin(), changed_upstreams_.end(), upstream) ==
+              changed_upstreams_.end()) {
+        changed_upstreams_.push_back(upstream);
+      }
     }
     wake_.notify_all();
   };
@@ -82,28 +88,37 @@ ServeOptions CatalogHost::build_options() const {
   return options;
 }
 
-bool CatalogHost::look_at_freeze() {
-  if (data_dir_.empty()) return false;
-  std::optional<std::string> freeze = read_write_freeze(data_dir_);
-  std::lock_guard lock(mutex_);
-  if (freeze == freeze_) return false;
-  logger_.write(
-      freeze ? LogLevel::warning : LogLevel::info, freeze ? "write_freeze_on" : "write_freeze_off",
-      {{"file", (data_dir_ / kWriteFreezeFile).string()}, {"reason", freeze.value_or("")}});
-  freeze_ = std::move(freeze);
-  freeze_since_.reset();
-  if (freeze_) {
+CatalogHost::FreezeReading CatalogHost::read_freeze_file() const {
+  FreezeReading reading;
+  const std::string path = (data_dir_ / kWriteFreezeFile).string();
+  reading.where = path;
+  reading.reason = read_write_freeze(data_dir_);
+  if (reading.reason) {
     // When `toolmux freeze on` wrote the file, which a restart keeps.
     struct stat info {};
-    freeze_since_ = std::chrono::system_clock::now();
-    const std::string path = (data_dir_ / kWriteFreezeFile).string();
     if (::stat(path.c_str(), &info) == 0) {
-      freeze_since_ = std::chrono::system_clock::time_point(
+      reading.since = std::chrono::system_clock::time_point(
           std::chrono::duration_cast<std::chrono::system_clock::duration>(
               std::chrono::seconds(info.st_mtim.tv_sec) +
               std::chrono::nanoseconds(info.st_mtim.tv_nsec)));
     }
   }
+  return reading;
+}
+
+bool CatalogHost::look_at_freeze() {
+  if (!freeze_source_ && data_dir_.empty()) return false;
+  FreezeReading reading = freeze_source_ ? freeze_source_() : read_freeze_file();
+  if (!reading.known) return false;
+  std::lock_guard lock(mutex_);
+  if (reading.reason == freeze_) return false;
+  const bool on = reading.reason.has_value();
+  logger_.write(on ? LogLevel::warning : LogLevel::info,
+                on ? "write_freeze_on" : "write_freeze_off",
+                {{"file", reading.where}, {"reason", reading.reason.value_or("")}});
+  freeze_ = std::move(reading.reason);
+  freeze_since_.reset();
+  if (on) freeze_since_ = reading.since.value_or(std::chrono::system_clock::now());
   return true;
 }
 
@@ -182,6 +197,30 @@ void CatalogHost::request_reload() {
   {
     std::lock_guard lock(mutex_);
     reload_wanted_ = true;
+    local_reload_wanted_ = true;
+  }
+  wake_.notify_all();
+}
+
+void CatalogHost::set_freeze_source(FreezeSource source) { freeze_source_ = std::move(source); }
+
+void CatalogHost::set_announce(Announce announce) { announce_ = std::move(announce); }
+
+void CatalogHost::take_peer_event(std::string_view kind, const nlohmann::json& data) {
+  const bool resync = kind == "resync";
+  std::vector<std::shared_ptr<Upstream>> relist;
+  if (kind == "list_changed" && data.contains("upstream") && data["upstream"].is_string()) {
+    if (auto upstream = upstreams_->find(data["upstream"].get<std::string>())) {
+      relist.push_back(std::move(upstream));
+    }
+  } else if (resync) {
+    relist = upstreams_->list();
+  }
+  for (const auto& upstream : relist) upstream->request_relist();
+  {
+    std::lock_guard lock(mutex_);
+    if (kind == "reload" || resync) reload_wanted_ = true;
+    if (kind == "freeze" || resync) freeze_look_wanted_ = true;
   }
   wake_.notify_all();
 }
@@ -223,9 +262,17 @@ void CatalogHost::run() {
   std::unique_lock lock(mutex_);
   auto next_poll = std::chrono::steady_clock::now() + kFilePoll;
   while (!stopping_) {
-    wake_.wait_until(lock, next_poll,
-                     [this] { return stopping_ || reload_wanted_ || rebuild_wanted_; });
+    wake_.wait_until(lock, next_poll, [this] {
+      return stopping_ || reload_wanted_ || rebuild_wanted_ || freeze_look_wanted_;
+    });
     if (stopping_) break;
+    if (freeze_look_wanted_) {
+      freeze_look_wanted_ = false;
+      lock.unlock();
+      const bool freeze_changed = look_at_freeze();
+      lock.lock();
+      if (freeze_changed) rebuild_wanted_ = true;
+    }
     if (std::chrono::steady_clock::now() >= next_poll) {
       next_poll = std::chrono::steady_clock::now() + kFilePoll;
       lock.unlock();
@@ -236,6 +283,7 @@ void CatalogHost::run() {
         logger_.write(LogLevel::info, "catalog_file_changed",
                       {{"file", options_.catalog_file.string()}});
         reload_wanted_ = true;
+        local_reload_wanted_ = true;
       }
       lock.unlock();
       const bool freeze_changed = look_at_freeze();
@@ -247,20 +295,27 @@ void CatalogHost::run() {
     wake_.wait_for(lock, kSettle, [this] { return stopping_; });
     if (stopping_) break;
     const bool reload_now = reload_wanted_;
+    const bool announce_reload = local_reload_wanted_;
     reload_wanted_ = false;
+    local_reload_wanted_ = false;
     rebuild_wanted_ = false;
+    const std::vector<std::string> changed = std::exchange(changed_upstreams_, {});
     lock.unlock();
-    if (reload_now) {
-      reload();
-    } else {
-      rebuild();
+    const bool reloaded = reload_now ? reload() : (rebuild(), false);
+    // Told after the catalog serves the change, so that an instance told
+    // and asking back finds it.
+    if (announce_) {
+      if (reloaded && announce_reload) announce_("reload", nlohmann::json::object());
+      for (const std::string& upstream : changed) {
+        announce_("list_changed", {{"upstream", upstream}});
+      }
     }
     lock.lock();
   }
 }
 
-void CatalogHost::reload() {
-  if (options_.catalog_file.empty()) return;
+bool CatalogHost::reload() {
+  if (options_.catalog_file.empty()) return false;
   CatalogLoad load = load_catalog_file(options_.catalog_file);
   Problems problems = load.problems;
   // Refused with the `toolmux check` report; what served before goes on.
@@ -276,7 +331,7 @@ void CatalogHost::reload() {
   }
   if (!problems.empty()) {
     reject();
-    return;
+    return false;
   }
   upstreams_->update(load.catalog.upstreams);
   {
@@ -289,7 +344,7 @@ void CatalogHost::reload() {
                                &logger_, &load, native_providers_, learning(&load));
   if (!catalog) {
     reject();
-    return;
+    return false;
   }
   {
     std::lock_guard lock(mutex_);
@@ -299,6 +354,7 @@ void CatalogHost::reload() {
       LogLevel::info, "catalog_reloaded",
       {{"file", options_.catalog_file.string()}, {"tools", catalog->registry->tools().size()}});
   replace(catalog);
+  return true;
 }
 
 void CatalogHost::rebuild() {

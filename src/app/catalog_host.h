@@ -23,6 +23,13 @@
 // learn, no snapshot has them, and until one does, the file is neither read nor
 // written. With no data_dir the memory lives in memory only.
 //
+// Instances that share a store (src/store/cluster_bus.h) keep each other
+// current through two seams set before start(): announce() is told, on the
+// host's thread, of a reload this instance decided on and of an upstream
+// whose tools changed here; take_peer_event() is how another instance's news
+// comes in. The freeze may be read from the store instead of the file
+// (set_freeze_source).
+//
 // One thread of its own does every reload and rebuild, and another takes
 // SIGHUP (block_reload_signal() must run before any thread starts). Public
 // methods may be called from any thread.
@@ -58,6 +65,17 @@ class CatalogHost {
  public:
   using Listener = std::function<void(std::shared_ptr<const Catalog>)>;
 
+  // The write freeze as a source says it is now.
+  struct FreezeReading {
+    bool known = true;                  // false: the source could not be read; nothing changes
+    std::optional<std::string> reason;  // nullopt: off
+    std::optional<std::chrono::system_clock::time_point> since;  // when it was switched on
+    std::string where;                                           // for the log
+  };
+  using FreezeSource = std::function<FreezeReading()>;
+  // "reload" ({}) or "list_changed" ({"upstream": name}).
+  using Announce = std::function<void(std::string_view kind, const nlohmann::json& data)>;
+
   CatalogHost(ServeOptions options, std::vector<NativeTool> native_tools,
               std::shared_ptr<LazyResultStore> results, Logger& logger,
               const std::filesystem::path& data_dir, NativeProviders native_providers = {});
@@ -81,14 +99,31 @@ class CatalogHost {
   std::optional<std::chrono::system_clock::time_point> freeze_since() const;
   // Asks for a reload of the file, as SIGHUP does.
   void request_reload();
+
+  // Where the write freeze is read instead of data_dir/write-freeze (looked
+  // at every second all the same). Before start().
+  void set_freeze_source(FreezeSource source);
+  // Told "reload" after a reload this instance decided on (its file changed,
+  // SIGHUP, request_reload()) that replaced the catalog, and "list_changed"
+  // with the upstream's name after an upstream's tools changed here. Called
+  // on the host's thread. Before start().
+  void set_announce(Announce announce);
+  // Another instance's news: "reload" reloads the file (and is not announced
+  // again), "list_changed" has the upstream it names list its tools again,
+  // "freeze" looks at the freeze now, "resync" (news may have been missed)
+  // does all three, for every upstream. Other kinds are ignored. Returns at
+  // once.
+  void take_peer_event(std::string_view kind, const nlohmann::json& data);
   // Stops watching and stops the upstreams, then saves the search memory.
   // Idempotent.
   void stop();
 
  private:
   void run();
-  void reload();
+  // True when a new catalog replaced the old one.
+  bool reload();
   void rebuild();
+  FreezeReading read_freeze_file() const;
   void replace(const std::shared_ptr<const Catalog>& catalog);
   std::optional<std::string> file_signature() const;
   // options_ with the write freeze as it is now.
@@ -116,7 +151,12 @@ class CatalogHost {
   std::optional<std::string> freeze_;  // the write freeze's reason while it is on
   std::optional<std::chrono::system_clock::time_point> freeze_since_;
   bool reload_wanted_ = false;
+  bool local_reload_wanted_ = false;  // a reload this instance decided on: announced
   bool rebuild_wanted_ = false;
+  bool freeze_look_wanted_ = false;
+  std::vector<std::string> changed_upstreams_;  // to announce
+  FreezeSource freeze_source_;
+  Announce announce_;
   bool stopping_ = false;
   std::thread worker_;
   std::thread signal_taker_;

@@ -35,6 +35,8 @@ std::string errno_text(int error) {
 
 }  // namespace
 
+std::string clean_freeze_reason(std::string_view raw) { return clean_reason(raw); }
+
 std::optional<std::string> read_write_freeze(const std::filesystem::path& data_dir) {
   const fs::path path = data_dir / kWriteFreezeFile;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

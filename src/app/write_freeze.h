@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "src/base/status.h"
 
@@ -19,6 +20,11 @@ namespace toolmux {
 inline constexpr const char* kWriteFreezeFile = "write-freeze";
 // The longest reason kept, in bytes (a longer one is cut at a UTF-8 boundary).
 inline constexpr std::size_t kMaxFreezeReasonBytes = 500;
+
+// A reason as kept and shown: valid UTF-8, control characters as spaces,
+// surrounding spaces trimmed, at most kMaxFreezeReasonBytes (cut at a
+// character boundary). The shared store's freeze is cleaned so too.
+std::string clean_freeze_reason(std::string_view raw);
 
 // The reason when the freeze is on ("" when the file is empty), nullopt when
 // it is off. A file that cannot be read counts as on (failing safe), with a

@@ -38,11 +38,23 @@ const PgMigration kResultsAndStateKey{
 ))sql",
     }};
 
+// The run-time write freeze of a deployment (pg_write_freeze.h): at most one
+// row, there while the freeze is on.
+const PgMigration kWriteFreeze{
+    2,
+    {
+        R"sql(CREATE TABLE toolmux_write_freeze (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  reason text NOT NULL,
+  since_ns bigint NOT NULL
+))sql",
+    }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
-  static const std::vector<PgMigration> migrations{kResultsAndStateKey};
+  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze};
   return migrations;
 }
 

@@ -140,6 +140,14 @@ bool Upstream::wait_started(milliseconds timeout) {
   return client_ != nullptr;
 }
 
+void Upstream::request_relist() {
+  {
+    std::lock_guard lock(mutex_);
+    relist_wanted_ = true;
+  }
+  changed_.notify_all();
+}
+
 void Upstream::stop() {
   std::shared_ptr<McpClient> client;
   {
@@ -362,11 +370,7 @@ Result<Upstream::Connected> Upstream::connect() {
     auto self = weak.lock();
     if (!self) return;
     if (method == "notifications/tools/list_changed") {
-      {
-        std::lock_guard lock(self->mutex_);
-        self->relist_wanted_ = true;
-      }
-      self->changed_.notify_all();
+      self->request_relist();
     } else if (self->hooks_.on_notification) {
       self->hooks_.on_notification(self->name(), method, params);
     }
@@ -410,7 +414,7 @@ void Upstream::set_tools(const std::vector<json>& tools) {
   write_cache(tools_cache_, tools);
   logger_.write(LogLevel::info, "upstream_tools_changed",
                 {{"upstream", name()}, {"tools", tools.size()}});
-  if (hooks_.on_tools_changed) hooks_.on_tools_changed();
+  if (hooks_.on_tools_changed) hooks_.on_tools_changed(name());
 }
 
 void Upstream::relist(const std::shared_ptr<McpClient>& client) {

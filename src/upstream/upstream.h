@@ -59,7 +59,8 @@ namespace toolmux {
 class Upstream : public std::enable_shared_from_this<Upstream> {
  public:
   struct Hooks {
-    std::function<void()> on_tools_changed;
+    // Called with the upstream's name.
+    std::function<void(const std::string& upstream)> on_tools_changed;
     // Notifications other than tools/list_changed, progress and log messages
     // (resources/updated, resources/list_changed, prompts/list_changed).
     std::function<void(const std::string& upstream, const std::string& method,
@@ -84,6 +85,10 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   bool wait_started(std::chrono::milliseconds timeout);
   // Ends the supervisor and the upstream; calls in flight fail. Idempotent.
   void stop();
+  // Lists its tools again soon, as when it says tools/list_changed (another
+  // instance sharing the store heard that its copy of this upstream changed).
+  // Nothing when it is not running: its next start lists them.
+  void request_relist();
 
   const std::string& name() const { return spec_.name; }
   // The spec it runs with. A reload with the same connection may change the

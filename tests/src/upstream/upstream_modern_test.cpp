@@ -49,7 +49,7 @@ struct Served {
     spec.lifecycle.restart_initial = 200ms;
     spec.lifecycle.restart_max = 400ms;
     Upstream::Hooks hooks;
-    hooks.on_tools_changed = [this] { ++tools_changed; };
+    hooks.on_tools_changed = [this](const std::string&) { ++tools_changed; };
     upstream = Upstream::create(spec, quiet.logger, {}, hooks);
     upstream->start();
   }

@@ -44,7 +44,7 @@ struct Scripted {
     spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received().string()};
     spec.lifecycle = lifecycle;
     Upstream::Hooks hooks;
-    hooks.on_tools_changed = [this] { ++tools_changed; };
+    hooks.on_tools_changed = [this](const std::string&) { ++tools_changed; };
     upstream = Upstream::create(spec, quiet.logger, cache, hooks);
     upstream->start();
   }

@@ -17,6 +17,8 @@ namespace {
 constexpr std::size_t kRecentEvents = 1024;
 constexpr std::size_t kRecentBytes = std::size_t{1} << 20;
 constexpr std::uint64_t kStoredEvents = 4096;
+// How often a stream of a shared log looks for other instances' events.
+constexpr std::chrono::milliseconds kSharedLogPoll{250};
 
 }  // namespace
 
@@ -57,9 +59,20 @@ SessionStreams::SessionStreams(std::string session_id, EventLog* log)
   standalone_delivered_ = last_seq_;
 }
 
+std::uint64_t SessionStreams::take_seq() {
+  if (store_ && store_->shared()) {
+    if (const std::uint64_t seq = store_->next_seq(session_id_); seq > 0) {
+      last_seq_ = std::max(last_seq_, seq);
+      return seq;
+    }
+  }
+  return ++last_seq_;
+}
+
 std::uint64_t SessionStreams::append_event(std::uint64_t stream, const std::string& data,
                                            bool final) {
-  StoredEvent event{++last_seq_, stream, data, final};
+  const std::uint64_t seq = take_seq();
+  StoredEvent event{seq, stream, data, final};
   if (store_) {
     store_->append_event(session_id_, event);
     if (event.seq % 256 == 0 && event.seq > kStoredEvents) {
@@ -73,12 +86,12 @@ std::uint64_t SessionStreams::append_event(std::uint64_t stream, const std::stri
     recent_bytes_ -= recent_.front().data.size();
     recent_.pop_front();
   }
-  return last_seq_;
+  return seq;
 }
 
 void SessionStreams::switch_to_sse(Exchange& exchange) {
   // The stream's id is a seq of its own, so ids stay unique after a restart.
-  exchange.stream = ++last_seq_;
+  exchange.stream = take_seq();
   exchange.mode = Exchange::Mode::sse;
   bool ended = false;
   for (auto& [text, final] : exchange.pending) {
@@ -211,6 +224,8 @@ std::optional<StreamCursor> SessionStreams::attach_standalone() {
 std::optional<StreamCursor> SessionStreams::resume(const std::string& last_event_id) {
   auto cursor = parse_event_id(last_event_id);
   std::lock_guard lock(mutex_);
+  // Another instance may have sent events since this one last did.
+  if (store_ && store_->shared()) last_seq_ = std::max(last_seq_, store_->last_seq(session_id_));
   if (!cursor || closed_ || cursor->stream > last_seq_ || cursor->after_seq > last_seq_ ||
       (cursor->stream != 0 && cursor->after_seq < cursor->stream)) {
     return std::nullopt;
@@ -248,8 +263,15 @@ SessionStreams::Next SessionStreams::next(const StreamCursor& cursor,
       out.end |= e.final;
     };
     const std::uint64_t first_in_memory = recent_.empty() ? last_seq_ + 1 : recent_.front().seq;
-    if (cursor.after_seq + 1 >= first_in_memory || !store_) {
+    // A shared log holds other instances' events too, which this one's
+    // memory does not.
+    const bool shared = store_ && store_->shared();
+    if (!shared && (cursor.after_seq + 1 >= first_in_memory || !store_)) {
       for (const auto& e : recent_) take(e);
+    } else if (shared) {
+      for (const auto& e :
+           store_->stream_events_after(session_id_, cursor.stream, cursor.after_seq))
+        take(e);
     } else {
       for (const auto& e : store_->events_after(session_id_, cursor.after_seq)) take(e);
     }
@@ -264,7 +286,10 @@ SessionStreams::Next SessionStreams::next(const StreamCursor& cursor,
       return out;
     }
     if (std::chrono::steady_clock::now() >= give_up) return out;
-    changed_.wait_until(lock, give_up);
+    // Another instance's events wake nobody here: look again soon.
+    changed_.wait_until(
+        lock,
+        shared ? std::min(give_up, std::chrono::steady_clock::now() + kSharedLogPoll) : give_up);
   }
 }
 

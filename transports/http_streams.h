@@ -98,6 +98,8 @@ class SessionStreams final : public MessageSink {
 
  private:
   std::uint64_t append_event(std::uint64_t stream, const std::string& data, bool final);
+  // The next seq: from a shared log when it can give one, else counted here.
+  std::uint64_t take_seq();
   std::shared_ptr<Exchange> find_exchange(const nlohmann::json& id);
   void switch_to_sse(Exchange& exchange);
   bool stream_live(std::uint64_t stream) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/base/digest.h"
 #include "src/base/random_id.h"
 
 namespace toolmux {
@@ -96,6 +97,7 @@ std::shared_ptr<Session> SessionManager::create(const std::string& principal) {
 }
 
 std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::string& principal) {
+  if (shared()) return find_shared(id, principal);
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second.session->principal() != principal) return nullptr;
@@ -103,7 +105,84 @@ std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::
   return it->second.session;
 }
 
+std::shared_ptr<Session> SessionManager::find_shared(const std::string& id,
+                                                     const std::string& principal) {
+  // Read outside the lock: the store may take a while.
+  const Result<std::optional<json>> stored = store_->load_session(id);
+  std::shared_ptr<Session> session;
+  std::shared_ptr<Session> gone;
+  bool touch = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    const auto now = std::chrono::steady_clock::now();
+    if (!stored.ok()) {
+      // The store cannot be read: the copy here serves, if there is one.
+      if (it == sessions_.end() || it->second.session->principal() != principal) return nullptr;
+      it->second.last_used = now;
+      return it->second.session;
+    }
+    if (!stored->has_value()) {
+      // Ended by another instance (or never made): the copy goes too.
+      if (it != sessions_.end()) {
+        gone = it->second.session;
+        sessions_.erase(it);
+      }
+    } else if ((**stored).value("principal", "") == principal) {
+      const json& record = **stored;
+      if (it == sessions_.end()) {
+        if (sessions_.size() >= limits_.max_sessions) return nullptr;
+        session = make_session(id, principal, record.value("label", "http"));
+        it = sessions_.emplace(id, Entry{session, now}).first;
+      }
+      session = it->second.session;
+      // What another instance changed (initialize, log level, discovered
+      // tools) is taken in.
+      if (const json state = record.value("state", json::object()); state != session->state()) {
+        session->restore(state);
+      }
+      it->second.last_used = now;
+      if (now - it->second.touched >= std::chrono::minutes(1)) {
+        it->second.touched = now;
+        touch = true;
+      }
+    }
+  }
+  if (gone) drop_copy(gone, "ended elsewhere");
+  if (touch) store_->touch_session(id);
+  return session;
+}
+
+void SessionManager::drop_copy(const std::shared_ptr<Session>& session, const char* why) {
+  session->cancel_all_calls();
+  if (const auto& sink = session->owned_sink()) sink->session_ended();
+  logger_.write(LogLevel::info, "session_copy_dropped",
+                {{"session", session->label()}, {"why", why}});
+}
+
+void SessionManager::set_end_listener(std::function<void(const std::string&)> listener) {
+  std::lock_guard lock(mutex_);
+  end_listener_ = std::move(listener);
+}
+
+void SessionManager::forget_ended_elsewhere(const std::string& digest) {
+  std::shared_ptr<Session> gone;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (sha256_hex(it->first) == digest) {
+        gone = it->second.session;
+        sessions_.erase(it);
+        break;
+      }
+    }
+  }
+  if (gone) drop_copy(gone, "ended elsewhere");
+}
+
 bool SessionManager::end(const std::string& id, const std::string& principal) {
+  // A session this instance has not seen yet is loaded, so that it can end it.
+  if (shared() && !find_shared(id, principal)) return false;
   std::shared_ptr<Session> session;
   {
     std::lock_guard lock(mutex_);
@@ -126,6 +205,16 @@ void SessionManager::forget(const std::shared_ptr<Session>& session, const char*
     if (const auto results = results_->get(); results.ok()) (*results)->delete_owner(session->id());
   }
   logger_.write(LogLevel::info, "session_ended", {{"session", session->label()}, {"why", why}});
+  tell_ended(session->id());
+}
+
+void SessionManager::tell_ended(const std::string& id) {
+  std::function<void(const std::string&)> listener;
+  {
+    std::lock_guard lock(mutex_);
+    listener = end_listener_;
+  }
+  if (listener) listener(id);
 }
 
 std::size_t SessionManager::expire_idle() {
@@ -145,8 +234,25 @@ std::size_t SessionManager::expire_idle() {
       }
     }
   }
-  for (const auto& session : expired) forget(session, "idle");
-  return expired.size();
+  if (!shared()) {
+    for (const auto& session : expired) forget(session, "idle");
+    return expired.size();
+  }
+  // Another instance may be serving them: only the copies go. The store's
+  // sessions expire by their last use on any instance.
+  for (const auto& session : expired) drop_copy(session, "idle here");
+  const std::vector<std::string> ended = store_->expire_sessions(
+      std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout));
+  for (const std::string& id : ended) {
+    if (results_) {
+      if (const auto results = results_->get(); results.ok()) (*results)->delete_owner(id);
+    }
+    tell_ended(id);
+  }
+  if (!ended.empty()) {
+    logger_.write(LogLevel::info, "sessions_expired", {{"sessions", ended.size()}});
+  }
+  return expired.size() + ended.size();
 }
 
 void SessionManager::hold(const std::string& id) {

@@ -7,6 +7,14 @@
 // A session belongs to the principal that created it: find() gives another
 // principal the same "no such session" as an unknown id.
 //
+// With a shared store (several instances on one PostgreSQL database:
+// SessionStore::shared()), a session lives in the store and each instance
+// keeps a copy: find() loads a session this instance has not seen, and
+// brings its copy up to date (or forgets it, when another instance ended it)
+// at every request. Idle expiry then only drops copies; the store's sessions
+// expire by the time any instance last used them (touch_session, at most once
+// a minute a session), swept by one instance at a time.
+//
 // Thread-safe.
 #pragma once
 
@@ -56,6 +64,15 @@ class SessionManager {
   // Ends sessions idle longer than the limit; called periodically. A session
   // with a call in flight or a connection held open is not idle.
   std::size_t expire_idle();
+
+  // Told the id of each session ended here (deleted, or expired), after it
+  // was removed from the store: the other instances are to forget it. Set
+  // before sessions are served.
+  void set_end_listener(std::function<void(const std::string& id)> listener);
+  // Another instance ended the session whose id has this digest
+  // (session_id_digest): the copy here, if any, is dropped (its calls
+  // cancelled, its streams closed). Nothing is deleted from the store.
+  void forget_ended_elsewhere(const std::string& digest);
   // A connection that belongs to the session and stays open (its SSE stream,
   // where a quiet client waits for notifications) keeps it from idling out:
   // hold() when it opens, release() when it closes, which counts as a use.
@@ -82,12 +99,18 @@ class SessionManager {
   struct Entry {
     std::shared_ptr<Session> session;
     std::chrono::steady_clock::time_point last_used;
-    std::size_t holds = 0;  // open connections (hold/release)
+    std::chrono::steady_clock::time_point touched{};  // shared store: last touch_session
+    std::size_t holds = 0;                            // open connections (hold/release)
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
   };
   std::shared_ptr<Session> make_session(const std::string& id, const std::string& principal,
                                         const std::string& label);
   void forget(const std::shared_ptr<Session>& session, const char* why);
+  void tell_ended(const std::string& id);
+  // Drops this instance's copy only (shared store).
+  void drop_copy(const std::shared_ptr<Session>& session, const char* why);
+  std::shared_ptr<Session> find_shared(const std::string& id, const std::string& principal);
+  bool shared() const { return store_ && store_->shared(); }
 
   const SessionLimits limits_;
   SessionStore* const store_;
@@ -98,6 +121,7 @@ class SessionManager {
   mutable std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> sessions_;
   std::size_t next_label_ = 1;
+  std::function<void(const std::string&)> end_listener_;
 
   std::mutex sweeper_mutex_;
   std::condition_variable sweeper_wake_;

@@ -39,21 +39,44 @@ const PgMigration kResultsAndStateKey{
 
 // The run-time write freeze of a deployment (pg_write_freeze.h): at most one
 // row, there while the freeze is on.
-const PgMigration kWriteFreeze{
-    2,
-    {
-        R"sql(CREATE TABLE toolmux_write_freeze (
+const PgMigration kWriteFreeze{2,
+                               {
+                                   R"sql(CREATE TABLE toolmux_write_freeze (
   only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
   reason text NOT NULL,
   since_ns bigint NOT NULL
 ))sql",
+                               }};
+
+// Legacy HTTP sessions and the SSE events sent to them (pg_session_store.h):
+// a session's row numbers its events (last_seq) for every instance.
+const PgMigration kSessions{
+    3,
+    {
+        R"sql(CREATE TABLE toolmux_sessions (
+  id text PRIMARY KEY,
+  record text NOT NULL,
+  last_seq bigint NOT NULL DEFAULT 0,
+  touched_ns bigint NOT NULL
+))sql",
+        "CREATE INDEX toolmux_sessions_by_touch ON toolmux_sessions (touched_ns)",
+        R"sql(CREATE TABLE toolmux_session_events (
+  session_id text NOT NULL REFERENCES toolmux_sessions (id) ON DELETE CASCADE,
+  seq bigint NOT NULL,
+  stream bigint NOT NULL,
+  data text NOT NULL,
+  final boolean NOT NULL,
+  PRIMARY KEY (session_id, seq)
+))sql",
+        "CREATE INDEX toolmux_session_events_by_stream ON toolmux_session_events "
+        "(session_id, stream, seq)",
     }};
 
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
-  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze};
+  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze, kSessions};
   return migrations;
 }
 

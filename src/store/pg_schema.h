@@ -31,6 +31,7 @@ const std::vector<PgMigration>& pg_migrations();
 inline constexpr std::int64_t kPgLockMigrations = 0x746f6f6c6d757801;
 inline constexpr std::int64_t kPgLockResultExpiry = 0x746f6f6c6d757802;
 inline constexpr std::int64_t kPgLockResultSpace = 0x746f6f6c6d757803;
+inline constexpr std::int64_t kPgLockSessionExpiry = 0x746f6f6c6d757810;
 
 // Brings the database up to the last of `migrations` and returns its version.
 // In one transaction under pg_advisory_xact_lock(kPgLockMigrations), so that

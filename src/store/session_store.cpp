@@ -30,14 +30,29 @@ std::uint64_t seq_of_key(std::string_view key) {
   return std::strtoull(std::string(key.substr(key.size() - 16)).c_str(), nullptr, 16);
 }
 
-}  // namespace
+class RocksDbSessionStore final : public SessionStore {
+ public:
+  RocksDbSessionStore(std::unique_ptr<rocksdb::DB> db, fs::path folder)
+      : db_(std::move(db)), folder_(std::move(folder)) {}
 
-struct SessionStore::Impl {
-  std::unique_ptr<rocksdb::DB> db;
+  void put_session(std::string_view id, const json& record) override;
+  void delete_session(std::string_view id) override;
+  std::vector<std::pair<std::string, json>> load_sessions() const override;
+  Result<std::optional<json>> load_session(std::string_view id) const override;
+  void append_event(std::string_view session, const StoredEvent& event) override;
+  std::vector<StoredEvent> events_after(std::string_view session,
+                                        std::uint64_t after_seq) const override;
+  std::uint64_t last_seq(std::string_view session) const override;
+  void trim_events(std::string_view session, std::uint64_t below_seq) override;
+  void flush() override;
+  std::string where() const override { return folder_.string(); }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  fs::path folder_;
 };
 
-SessionStore::SessionStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-SessionStore::~SessionStore() = default;
+}  // namespace
 
 Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_dir) {
   const fs::path folder = data_dir / "sessions";
@@ -52,19 +67,18 @@ Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_di
         "cannot open the session store in " + folder.string() +
         " (is another toolmux serving HTTP on this data directory?): " + status.ToString());
   }
-  auto impl = std::make_unique<Impl>();
-  impl->db.reset(raw);
-  return std::unique_ptr<SessionStore>(new SessionStore(std::move(impl)));
+  return std::unique_ptr<SessionStore>(
+      new RocksDbSessionStore(std::unique_ptr<rocksdb::DB>(raw), folder));
 }
 
-void SessionStore::put_session(std::string_view id, const json& record) {
+void RocksDbSessionStore::put_session(std::string_view id, const json& record) {
   const std::string key = session_key(id);
   const std::string value = record.dump();
   const RocksDbWrite unchecked;
-  impl_->db->Put(rocksdb::WriteOptions(), key, value);
+  db_->Put(rocksdb::WriteOptions(), key, value);
 }
 
-void SessionStore::delete_session(std::string_view id) {
+void RocksDbSessionStore::delete_session(std::string_view id) {
   rocksdb::WriteBatch batch;
   batch.Delete(session_key(id));
   const std::string prefix = events_prefix(id);
@@ -72,12 +86,12 @@ void SessionStore::delete_session(std::string_view id) {
   end.back() = static_cast<char>('/' + 1);
   batch.DeleteRange(prefix, end);
   const RocksDbWrite unchecked;
-  impl_->db->Write(rocksdb::WriteOptions(), &batch);
+  db_->Write(rocksdb::WriteOptions(), &batch);
 }
 
-std::vector<std::pair<std::string, json>> SessionStore::load_sessions() const {
+std::vector<std::pair<std::string, json>> RocksDbSessionStore::load_sessions() const {
   std::vector<std::pair<std::string, json>> sessions;
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek("s/"); it->Valid() && it->key().starts_with("s/"); it->Next()) {
     json record = json::parse(it->value().ToString(), nullptr, false);
     if (record.is_discarded()) continue;
@@ -86,19 +100,29 @@ std::vector<std::pair<std::string, json>> SessionStore::load_sessions() const {
   return sessions;
 }
 
-void SessionStore::append_event(std::string_view session, const StoredEvent& event) {
+Result<std::optional<json>> RocksDbSessionStore::load_session(std::string_view id) const {
+  std::string value;
+  const rocksdb::Status got = db_->Get(rocksdb::ReadOptions(), session_key(id), &value);
+  if (got.IsNotFound()) return std::optional<json>();
+  if (!got.ok()) return Status::io_error("cannot read " + folder_.string() + ": " + got.ToString());
+  json record = json::parse(value, nullptr, false);
+  if (record.is_discarded()) return std::optional<json>();
+  return std::optional<json>(std::move(record));
+}
+
+void RocksDbSessionStore::append_event(std::string_view session, const StoredEvent& event) {
   const std::string key = event_key(session, event.seq);
   const std::string value =
       json{{"stream", event.stream}, {"data", event.data}, {"final", event.final}}.dump();
   const RocksDbWrite unchecked;
-  impl_->db->Put(rocksdb::WriteOptions(), key, value);
+  db_->Put(rocksdb::WriteOptions(), key, value);
 }
 
-std::vector<StoredEvent> SessionStore::events_after(std::string_view session,
-                                                    std::uint64_t after_seq) const {
+std::vector<StoredEvent> RocksDbSessionStore::events_after(std::string_view session,
+                                                           std::uint64_t after_seq) const {
   std::vector<StoredEvent> events;
   const std::string prefix = events_prefix(session);
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(event_key(session, after_seq + 1)); it->Valid() && it->key().starts_with(prefix);
        it->Next()) {
     json value = json::parse(it->value().ToString(), nullptr, false);
@@ -109,25 +133,25 @@ std::vector<StoredEvent> SessionStore::events_after(std::string_view session,
   return events;
 }
 
-std::uint64_t SessionStore::last_seq(std::string_view session) const {
+std::uint64_t RocksDbSessionStore::last_seq(std::string_view session) const {
   const std::string prefix = events_prefix(session);
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(event_key(session, UINT64_MAX));
   if (it->Valid() && it->key().starts_with(prefix)) return seq_of_key(it->key().ToStringView());
   return 0;
 }
 
-void SessionStore::trim_events(std::string_view session, std::uint64_t below_seq) {
+void RocksDbSessionStore::trim_events(std::string_view session, std::uint64_t below_seq) {
   const std::string from = event_key(session, 0);
   const std::string to = event_key(session, below_seq);
   const RocksDbWrite unchecked;
-  impl_->db->DeleteRange(rocksdb::WriteOptions(), impl_->db->DefaultColumnFamily(), from, to);
+  db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(), from, to);
 }
 
-void SessionStore::flush() {
+void RocksDbSessionStore::flush() {
   const RocksDbWrite unchecked;
-  impl_->db->FlushWAL(true);
-  impl_->db->Flush(rocksdb::FlushOptions());
+  db_->FlushWAL(true);
+  db_->Flush(rocksdb::FlushOptions());
 }
 
 }  // namespace toolmux

@@ -643,8 +643,9 @@ class CommandLineDefinition {
     freeze_ = app_.add_subcommand(
         "freeze",
         "Switch the write freeze on or off, or say whether it is on. While it is on, every "
-        "server on that data directory refuses every tool but read_only ones and leaves them "
-        "out of tools/list and tool_search; reads keep working.");
+        "server on that data directory (with --store postgresql: every instance on that store) "
+        "refuses every tool but read_only ones and leaves them out of tools/list and "
+        "tool_search; reads keep working.");
     freeze_
         ->add_option(
             "ACTION",
@@ -668,6 +669,7 @@ class CommandLineDefinition {
                           "With on: why, shown in every refusal (at most 500 bytes).",
                           [this](const std::string& v) { cl_.freeze_reason = v; });
     data_dir_option(*freeze_);
+    store_options(*freeze_);
   }
 
   // A command whose options are all named (journal, audit).
@@ -688,6 +690,7 @@ class CommandLineDefinition {
     if (reason_->count() > 0 && cl_.freeze_action != FreezeAction::on) {
       throw UsageError("--reason goes with freeze on");
     }
+    finish_store();
     cl_.action = CommandLine::Action::freeze;
   }
 

@@ -6,6 +6,7 @@
 
 #include "src/app/catalog_fuzz.h"
 #include "src/app/catalog_host.h"
+#include "src/app/cluster_link.h"
 #include "src/app/cli.h"
 #include "src/app/doctor.h"
 #include "src/app/first_run.h"
@@ -185,6 +186,21 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   stores.results = std::make_shared<LazyResultStore>(store_options);
   auto& results = stores.results;
   CatalogHost host(options, native, results, logger, store_options.data_dir, providers);
+  // Before the host starts: it reads the freeze from the store, and tells the
+  // other instances what changes here.
+  std::unique_ptr<ClusterLink> cluster;
+  if (stores.shared) {
+    auto conninfo = store_connection_string(options);
+    auto linked = conninfo.ok() ? ClusterLink::start(*conninfo, stores.instance_id,
+                                                     stores.shared->pool(), host, logger)
+                                : Result<std::unique_ptr<ClusterLink>>(conninfo.status());
+    if (!linked.ok()) {
+      std::cerr << "toolmux: refusing to start: " << linked.message() << "\n";
+      return 2;
+    }
+    cluster = std::move(*linked);
+    stores.cluster = cluster.get();
+  }
   Problems problems;
   auto catalog = host.start(problems);
   if (!catalog) {
@@ -204,6 +220,8 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   }
   const int code = options.http ? serve_http(host, stores, options, logger)
                                 : serve_stdio(host, stores, options, logger);
+  // No news from the others while the host stops.
+  if (cluster) cluster->stop();
   host.stop();
   return code;
 }

@@ -14,6 +14,7 @@
 #include "src/base/redact.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
+#include "src/store/pg_session_store.h"
 #include "src/store/session_store.h"
 #include "transports/http_server.h"
 
@@ -80,7 +81,15 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? default_data_dir() : options.data_dir;
-  auto opened = SessionStore::open(data_dir);
+  // With a shared store, every instance finds every legacy session.
+  Result<std::unique_ptr<SessionStore>> opened = Status::io_error("no session store");
+  if (!stores.shared) {
+    opened = SessionStore::open(data_dir);
+  } else if (auto pg = PgSessionStore::open(stores.shared, logger); pg.ok()) {
+    opened = std::unique_ptr<SessionStore>(std::move(*pg));
+  } else {
+    opened = pg.status();
+  }
   if (!opened.ok()) {
     logger.write(LogLevel::error, "refusing_to_start", {{"reason", opened.message()}});
     return 2;
@@ -114,6 +123,14 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   auto sessions_holder =
       std::make_unique<SessionDirectory>(server, limits, store.get(), stores.results, logger);
   SessionManager& sessions = sessions_holder->manager();
+  if (stores.cluster) {
+    // A session ended here is forgotten by the others at once, and theirs here.
+    sessions.set_end_listener([cluster = stores.cluster](const std::string& id) {
+      cluster->session_ended(id);
+    });
+    stores.cluster->set_session_forgetter(
+        [&sessions](const std::string& digest) { sessions.forget_ended_elsewhere(digest); });
+  }
 
   http.json_limits = server.json_limits();
   auto status_holder =
@@ -184,6 +201,12 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
     }
   }
   server.wait_for_running_tools(std::chrono::seconds(2));
+  if (stores.cluster) {
+    // The link is stopped after this returns; the sessions may outlive it
+    // (below): neither reaches the other from here on.
+    stores.cluster->set_session_forgetter({});
+    sessions.set_end_listener({});
+  }
   store->flush();
   logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
   if (http_server.connection_threads() > 0) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "src/app/cluster_link.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_store.h"
 
@@ -18,6 +19,9 @@ struct ServeStores {
   // This process's id, random at start: in its logs and /status.json, so that
   // an operator tells the instances of a deployment apart.
   std::string instance_id;
+  // --store postgresql: this instance's link to the others (news both ways);
+  // null with --store rocksdb.
+  ClusterLink* cluster = nullptr;
 };
 
 }  // namespace toolmux

@@ -8,10 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/app/shared_store.h"
 #include "src/app/time_text.h"
 #include "src/app/write_freeze.h"
 #include "src/base/utf8.h"
+#include "src/store/cluster_bus.h"
 #include "src/store/journal_store.h"
+#include "src/store/pg_write_freeze.h"
 #include "src/store/lazy_result_store.h"
 
 namespace toolmux {
@@ -210,7 +213,57 @@ int run_audit(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+namespace {
+
+// `toolmux freeze --store postgresql`: the deployment's freeze, in the store,
+// and every instance told at once.
+int run_shared_freeze(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto store = open_shared_store(cl.serve);
+  if (!store.ok()) return failed(err, store.status());
+  PgPool& pool = (*store)->pool();
+  const std::string where = "the store at " + (*store)->target();
+  Status status;
+  switch (cl.freeze_action) {
+    case FreezeAction::on:
+      status = freeze_pg_writes(pool, clean_freeze_reason(cl.freeze_reason),
+                                std::chrono::system_clock::now());
+      if (status.ok()) {
+        out << "Write freeze on in " << where
+            << ": every instance on it refuses every tool but read_only ones.\n";
+      }
+      break;
+    case FreezeAction::off:
+      status = thaw_pg_writes(pool);
+      if (status.ok()) out << "Write freeze off in " << where << ".\n";
+      break;
+    case FreezeAction::status: {
+      auto freeze = read_pg_write_freeze(pool);
+      status = freeze.status();
+      if (!freeze.ok()) break;
+      if (freeze->has_value()) {
+        const std::string reason = clean_freeze_reason((*freeze)->reason);
+        out << "Write freeze on in " << where << " since "
+            << format_rfc3339((*freeze)->since)
+            << (reason.empty() ? " (no reason given)" : ": " + cell(reason)) << ".\n";
+      } else {
+        out << "Write freeze off in " << where << ".\n";
+      }
+      return 0;
+    }
+  }
+  if (!status.ok()) return failed(err, status);
+  // The instances look at the store every second anyway: this is only sooner.
+  if (const Status told = notify_cluster(pool, "toolmux freeze", "freeze"); !told.ok()) {
+    err << "toolmux: the instances were not told at once (" << told.message()
+        << "); they see the change within a second or two.\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_freeze(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  if (cl.serve.store == StoreKind::postgresql) return run_shared_freeze(cl, out, err);
   const fs::path dir = data_dir_of(cl);
   Status status;
   switch (cl.freeze_action) {

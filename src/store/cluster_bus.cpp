@@ -29,7 +29,35 @@ Result<std::unique_ptr<PgConnection>> connect_and_listen(const ClusterBusOptions
   return std::move(*connection);
 }
 
+// The payload of an event, or invalid_argument when it is not one.
+Result<std::string> event_payload(const std::string& from, std::string_view kind,
+                                  const json& data) {
+  if (!data.is_object()) return Status::invalid_argument("a cluster event's data is an object");
+  std::string payload = json{{"v", 1}, {"from", from}, {"kind", kind}, {"data", data}}.dump();
+  if (payload.size() > kMaxClusterEventBytes) {
+    return Status::invalid_argument("a cluster event of " + std::to_string(payload.size()) +
+                                    " bytes is over the limit of " +
+                                    std::to_string(kMaxClusterEventBytes));
+  }
+  return payload;
+}
+
+Result<PgResult> send_event(PgConnection& connection, const std::string& payload) {
+  return connection.exec("SELECT pg_notify($1, $2)",
+                         {PgParam::text(kClusterChannel), PgParam::text(payload)});
+}
+
 }  // namespace
+
+Status notify_cluster(PgPool& pool, const std::string& from, std::string_view kind,
+                      const json& data) {
+  auto payload = event_payload(from, kind, data);
+  if (!payload.ok()) return payload.status();
+  auto lease = pool.acquire();
+  if (!lease.ok()) return lease.status();
+  auto sent = send_event(**lease, *payload);
+  return sent.ok() ? Status() : sent.status();
+}
 
 std::string session_id_digest(std::string_view session_id) { return sha256_hex(session_id); }
 
@@ -78,14 +106,8 @@ void ClusterBus::stop() {
 }
 
 Status ClusterBus::publish(std::string_view kind, const json& data) {
-  if (!data.is_object()) return Status::invalid_argument("a cluster event's data is an object");
-  const std::string payload =
-      json{{"v", 1}, {"from", options_.instance_id}, {"kind", kind}, {"data", data}}.dump();
-  if (payload.size() > kMaxClusterEventBytes) {
-    return Status::invalid_argument("a cluster event of " + std::to_string(payload.size()) +
-                                    " bytes is over the limit of " +
-                                    std::to_string(kMaxClusterEventBytes));
-  }
+  auto payload = event_payload(options_.instance_id, kind, data);
+  if (!payload.ok()) return payload.status();
   std::lock_guard lock(publish_mutex_);
   // One retry on a fresh connection: the one kept may have gone stale.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -95,8 +117,7 @@ Status ClusterBus::publish(std::string_view kind, const json& data) {
       if (!connection.ok()) return connection.status();
       publishing_ = std::move(*connection);
     }
-    auto sent = publishing_->exec("SELECT pg_notify($1, $2)",
-                                  {PgParam::text(kClusterChannel), PgParam::text(payload)});
+    auto sent = send_event(*publishing_, *payload);
     if (sent.ok()) return Status();
     if (!sent.status().is_unavailable() || attempt == 1) return sent.status();
     publishing_.reset();

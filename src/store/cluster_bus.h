@@ -117,6 +117,13 @@ class ClusterBus {
   std::thread thread_;
 };
 
+// Tells every instance listening on the store, from a program that does not
+// listen itself (`toolmux freeze --store postgresql`): one NOTIFY on a
+// connection of `pool`. `from` names the sender. As ClusterBus::publish for
+// its errors.
+Status notify_cluster(PgPool& pool, const std::string& from, std::string_view kind,
+                      const nlohmann::json& data = nlohmann::json::object());
+
 // The SHA-256 (hex) of a session id: what a "session_ended" event names, so
 // that ids (bearer secrets) never travel in notifications or logs.
 std::string session_id_digest(std::string_view session_id);

@@ -1,0 +1,263 @@
+// Three toolmux instances behind HAProxy (examples/haproxy/haproxy.cfg: round
+// robin, no stickiness, /health checked every 300 ms), each with its own
+// RocksDB store (cluster.mjs starts and stops them):
+// - the v2 client at 2026-07-28 lists tools and calls read-only ones through
+//   the proxy, and every instance answers some of them (HAProxy's header and
+//   each instance's log say which);
+// - a legacy session lives in the instance that opened it: the others answer
+//   404 (today), so the 1.x client cannot go on with its session across
+//   instances (a `todo` until sessions are shared);
+// - kill -9 of one instance under 300 modern calls, 8 at a time: only calls
+//   in flight on it fail, HAProxy takes it out of rotation within about a
+//   second, and the others go on answering;
+// - teardown leaves no process and no folder, also when the test process is
+//   killed.
+//
+// The catalog (tests/data/e2e/cluster/catalog.json): gen_chars, and pause,
+// which runs 0.3 s as a child process of the instance.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { Cluster, childrenOf, connectModern } from './cluster.mjs';
+import {
+  DATA_DIR,
+  connectHttp,
+  genCharsText,
+  initializeRequest,
+  rawPost,
+  sessionHeaders,
+  short,
+  sleep,
+  textOf,
+  toolNames,
+  waitUntil,
+} from './helpers.mjs';
+
+const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
+const FILES = { 'notes.txt': 'three instances, one answer\n', 'docs/': '' };
+const TOOLS = ['call_tool', 'find_files', 'gen_chars', 'get_file_info', 'list_directory', 'pause', 'read_text_file', 'read_tool_result', 'search_file_contents', 'tool_search'];
+const NAMES = ['toolmux1', 'toolmux2', 'toolmux3'];
+
+/** How many of `served` (server names) each instance answered. */
+function countBy(served) {
+  const counts = Object.fromEntries(NAMES.map((n) => [n, 0]));
+  for (const name of served) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+}
+
+/** The tool_call log lines of an instance. */
+const toolCalls = (server) => server.logs.filter((l) => l.event === 'tool_call');
+
+describe('three instances with their own RocksDB behind HAProxy', () => {
+  let cluster;
+  before(async () => {
+    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES });
+  });
+  after(() => cluster?.close());
+
+  test('the v2 client at 2026-07-28 lists the tools and calls read-only ones through the proxy, on every instance', async (t) => {
+    const modern = await connectModern(t, cluster.url);
+    const listedBy = [];
+    for (let i = 0; i < 3; i++) {
+      const { tools } = await modern.client.listTools({}, { cacheMode: 'bypass' });
+      assert.deepEqual(toolNames(tools), TOOLS);
+      listedBy.push(modern.last);
+    }
+    const calledBy = [];
+    const callsBefore = cluster.instances.map((s) => toolCalls(s).length);
+    for (let i = 0; i < 6; i++) {
+      const read = await modern.client.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } });
+      assert.notEqual(read.isError, true, short(read));
+      assert.equal(textOf(read), FILES['notes.txt']);
+      calledBy.push(modern.last);
+      const chars = await modern.client.callTool({ name: 'gen_chars', arguments: { count: 9 } });
+      assert.equal(textOf(chars), genCharsText(9), short(chars));
+      calledBy.push(modern.last);
+    }
+    // Round robin, no stickiness: each instance answered lists and calls.
+    assert.deepEqual(new Set(listedBy), new Set(NAMES), `tools/list answered by ${listedBy}`);
+    const calls = countBy(calledBy);
+    for (const name of NAMES) assert.ok(calls[name] >= 2, `calls answered: ${JSON.stringify(calls)}`);
+    // Each instance's own log agrees with the proxy's header.
+    await waitUntil(() => cluster.instances.every((s, i) => toolCalls(s).length - callsBefore[i] === calls[s.name]), 5000, 'the tool_call log lines');
+    const stats = await cluster.stats();
+    const answered = countBy([...listedBy, ...calledBy]);
+    for (const name of NAMES) assert.ok(stats[name].responses2xx >= answered[name], `HAProxy's counts: ${JSON.stringify(stats)}; answered: ${JSON.stringify(answered)}`);
+  });
+
+  test("today a legacy session lives in the instance that opened it: the others answer 404 for it", async () => {
+    const init = await rawPost(cluster.url, initializeRequest());
+    const body = await init.text();
+    assert.equal(init.status, 200, body);
+    const sessionId = init.headers.get('mcp-session-id');
+    const owner = init.headers.get('x-toolmux-server');
+    assert.ok(sessionId && owner);
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await rawPost(cluster.url, { jsonrpc: '2.0', id: i + 2, method: 'tools/list' }, sessionHeaders(sessionId));
+      answers.push({ status: response.status, server: response.headers.get('x-toolmux-server') });
+      await response.text();
+    }
+    assert.deepEqual(
+      answers.map((a) => (a.server === owner ? 200 : 404)),
+      answers.map((a) => a.status),
+      `${owner} opened the session; answers: ${JSON.stringify(answers)}`,
+    );
+    assert.deepEqual(new Set(answers.map((a) => a.server)), new Set(NAMES));
+  });
+
+  test('the 1.x client goes on with its legacy session across instances', {
+    todo: 'legacy sessions live in each instance\'s own store: a request that HAProxy sends to another instance gets 404 (see the test above); needs sessions in the shared PostgreSQL store',
+  }, async (t) => {
+    const legacy = await connectHttp(t, cluster.url);
+    for (let i = 0; i < 6; i++) {
+      const result = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: i + 1 } });
+      assert.equal(textOf(result), genCharsText(i + 1), short(result));
+    }
+  });
+});
+
+describe('kill -9 of one instance under load', () => {
+  let cluster;
+  before(async () => {
+    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES });
+  });
+  after(() => cluster?.close());
+
+  test('300 modern calls, 8 at a time: only the calls in flight on the killed instance fail, and the cluster goes on answering', async (t) => {
+    const TOTAL = 300;
+    const WORKERS = 8;
+    const victim = 1;
+    const victimName = cluster.instances[victim].name;
+    const clients = await Promise.all(Array.from({ length: WORKERS }, () => connectModern(t, cluster.url)));
+    const kinds = [
+      { name: 'tools/list', run: (c) => c.listTools({}, { cacheMode: 'bypass' }), check: (r) => assert.deepEqual(toolNames(r.tools), TOOLS) },
+      { name: 'read_text_file', run: (c) => c.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } }), check: (r) => assert.equal(textOf(r), FILES['notes.txt']) },
+      { name: 'pause', run: (c) => c.callTool({ name: 'pause', arguments: {} }), check: (r) => assert.equal(textOf(r).trim(), 'done') },
+      { name: 'gen_chars', run: (c) => c.callTool({ name: 'gen_chars', arguments: { count: 40 } }), check: (r) => assert.equal(textOf(r), genCharsText(40)) },
+      { name: 'tool_search', run: (c) => c.callTool({ name: 'tool_search', arguments: { query: 'read a text file', limit: 3 } }), check: (r) => assert.notEqual(r.isError, true) },
+    ];
+    const calls = [];
+    const callsBefore = cluster.instances.map((s) => toolCalls(s).length);
+    let next = 0;
+    let killedAt = null;
+    const worker = async (record) => {
+      while (next < TOTAL) {
+        const n = next++;
+        const call = { n, kind: kinds[n % kinds.length], start: performance.now() };
+        record.last = null;
+        record.callId = n;
+        try {
+          const result = await call.kind.run(record.client);
+          call.kind.check(result);
+          call.ok = true;
+        } catch (error) {
+          call.ok = false;
+          call.error = `${error.message}${error.cause ? ` (${error.cause.message ?? error.cause})` : ''}`;
+        }
+        call.end = performance.now();
+        call.server = record.last;
+        calls.push(call);
+      }
+    };
+    const killer = (async () => {
+      // Kill once a third of the calls are done and a pause runs on the victim
+      // (its command is a child of the instance): a call is surely in flight.
+      const pid = cluster.instances[victim].child.pid;
+      await waitUntil(() => calls.length >= TOTAL / 3 && childrenOf(pid).length > 0, 30000, 'a pause running on the victim');
+      killedAt = performance.now();
+      await cluster.kill(victim);
+      await cluster.waitForDown(victim);
+      downMs = performance.now() - killedAt;
+    })();
+    let downMs;
+    await Promise.all([...clients.map(worker), killer]);
+
+    assert.equal(calls.length, TOTAL);
+    const failed = calls.filter((c) => !c.ok);
+    for (const c of failed) c.proxied = cluster.requests.filter((r) => r.call === String(c.n));
+    const summary = failed.map((c) => ({ n: c.n, kind: c.kind.name, server: c.server, proxied: c.proxied, start: Math.round(c.start - killedAt), error: c.error.slice(0, 160) }));
+    // Every failure was in flight at the kill, and went to the victim: either
+    // HAProxy answered 502 naming it, or (the request was not the first on
+    // its client connection) HAProxy closed the connection without an answer
+    // and without a log line, as it does only when the server's connection
+    // broke: a keep-alive race the client may retry.
+    const atKill = (c) => c.start <= killedAt && c.end >= killedAt;
+    const onVictim = (c) => (c.server === victimName && c.proxied.every((r) => r.server === victimName)) || (c.server === null && c.proxied.length === 0 && /other side closed|socket hang up/.test(c.error));
+    assert.ok(failed.every((c) => atKill(c) && onVictim(c)), `failures not in flight on ${victimName}: ${JSON.stringify(summary)}`);
+    // At most one per client, and at least the pause that was running.
+    assert.ok(failed.length >= 1 && failed.length <= WORKERS, JSON.stringify(summary));
+    // No failed call ran on a survivor: each survivor logged exactly the tool
+    // calls that were answered by it.
+    await waitUntil(
+      () =>
+        cluster.instances.every((s, i) => i === victim || toolCalls(s).length - callsBefore[i] === calls.filter((c) => c.ok && c.server === s.name && c.kind.name !== 'tools/list').length),
+      3000,
+      'each survivor\'s tool_call lines to match its answered calls',
+    );
+    // Calls before the kill were spread over all three; none started after it
+    // reached the victim (a connection refused is sent elsewhere).
+    assert.deepEqual(new Set(calls.filter((c) => c.end < killedAt).map((c) => c.server)), new Set(NAMES));
+    const servedAfter = new Set(calls.filter((c) => c.start > killedAt).map((c) => c.server));
+    assert.ok(!servedAfter.has(victimName), `calls started after the kill were answered by ${[...servedAfter]}`);
+    // Out of rotation within about a second (fall 2 at inter 300 ms) of the kill.
+    t.diagnostic(`${failed.length} calls failed, in flight on ${victimName} (${summary.map((c) => c.kind).join(', ')}); HAProxy had it down ${Math.round(downMs)} ms after the kill at the latest`);
+    assert.ok(downMs < 2000, `marked down only ${Math.round(downMs)} ms after the kill`);
+
+    // The survivors go on answering, alternately.
+    const after = [];
+    for (let i = 0; i < 6; i++) {
+      const result = await clients[0].client.callTool({ name: 'gen_chars', arguments: { count: 5 } });
+      assert.equal(textOf(result), genCharsText(5), short(result));
+      after.push(clients[0].last);
+    }
+    assert.deepEqual(countBy(after), { ...Object.fromEntries(NAMES.map((n) => [n, 3])), [victimName]: 0 });
+  });
+});
+
+describe('teardown', () => {
+  /** Whether a process is gone (or a zombie, which no longer runs). */
+  const gone = (pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+    } catch {
+      return true;
+    }
+  };
+
+  test('a test process killed with its cluster and PostgreSQL running leaves no process and no folder', async () => {
+    // A child node process starts a cluster and a PostgreSQL server, prints
+    // what it made, and is killed with SIGKILL: its watchdog cleans up.
+    const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cluster.mjs');
+    const code = `
+      import { Cluster, Postgres } from ${JSON.stringify(script)};
+      const pg = await Postgres.start(null);
+      const cluster = await Cluster.start(null, { instances: 2 });
+      console.log(JSON.stringify({ dirs: [cluster.dir, pg.parent], pids: [...cluster.pids().instances, ...cluster.pids().haproxy, ...pg.pids()] }));
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    await waitUntil(() => out.includes('\n') || child.exitCode !== null, 60000, 'the child to start its cluster');
+    const made = JSON.parse(out);
+    assert.ok(made.pids.length >= 4, out);
+    assert.ok(made.dirs.every((d) => fs.existsSync(d)), out);
+    child.kill('SIGKILL');
+    await waitUntil(() => made.pids.every(gone) && made.dirs.every((d) => !fs.existsSync(d)), 20000, `pids ${made.pids} gone and ${made.dirs} removed`);
+  });
+
+  test('close() stops every process and removes the folders', async () => {
+    const cluster = await Cluster.start(null, { instances: 2 });
+    const pids = [...cluster.pids().instances, ...cluster.pids().haproxy];
+    await cluster.close();
+    assert.ok(pids.every(gone), `still running: ${pids.filter((p) => !gone(p))}`);
+    assert.ok(!fs.existsSync(cluster.dir));
+    await sleep(0);
+  });
+});

@@ -26,6 +26,8 @@ import { HttpServer, REPO_ROOT, TOOLMUX_BIN, makeRoot, sleep } from './helpers.m
 const execFileAsync = promisify(execFile);
 
 export const HAPROXY_EXAMPLE = path.join(REPO_ROOT, 'examples/haproxy/haproxy.cfg');
+/** The same with legacy sessions kept on the instance that opened them. */
+export const HAPROXY_LEGACY_SESSIONS = path.join(REPO_ROOT, 'examples/haproxy/legacy-sessions.cfg');
 export const POSTGRES_SH = path.join(REPO_ROOT, 'tests/support/postgres.sh');
 /** The response header naming the HAProxy server (toolmux1, toolmux2, ...) that answered. */
 export const SERVER_HEADER = 'x-toolmux-server';
@@ -157,12 +159,12 @@ export async function freePort() {
 }
 
 /**
- * examples/haproxy/haproxy.cfg for this cluster: its `bind` on `port`, one
+ * examples/haproxy/haproxy.cfg (or `example`) for this cluster: its `bind` on `port`, one
  * `server` line per instance port, a stats socket, and a response header
  * naming the server that answered (SERVER_HEADER).
  */
-export function haproxyConfig({ port, servers, statsSocket }) {
-  const example = fs.readFileSync(HAPROXY_EXAMPLE, 'utf8');
+export function haproxyConfig({ port, servers, statsSocket, example: file = HAPROXY_EXAMPLE }) {
+  const example = fs.readFileSync(file, 'utf8');
   const lines = [];
   let serversWritten = false;
   for (const line of example.split('\n')) {
@@ -181,14 +183,16 @@ export function haproxyConfig({ port, servers, statsSocket }) {
       }
       if (/^frontend\s/.test(line)) {
         // One line per request on stdout: the X-Test-Call header a test sent,
-        // the server, the status and the termination state.
+        // the server, the status, the termination state, the time and the
+        // Mcp-Session-Id.
         lines.push('    log global');
         lines.push('    http-request capture req.hdr(x-test-call) len 40');
-        lines.push('    log-format "request %[capture.req.hdr(0)] %s %ST %tsc %Ta"');
+        lines.push('    http-request capture req.hdr(mcp-session-id) len 64');
+        lines.push('    log-format "request %[capture.req.hdr(0)] %s %ST %tsc %Ta %[capture.req.hdr(1)]"');
       }
     }
   }
-  if (!serversWritten) throw new Error(`${HAPROXY_EXAMPLE} has no server lines`);
+  if (!serversWritten) throw new Error(`${file} has no server lines`);
   return lines.join('\n');
 }
 
@@ -228,10 +232,13 @@ export class Cluster {
    * fresh --data-dir, all the same --root and `catalog`, plus `args`) and
    * HAProxy in front. `store`: 'rocksdb' (default, each instance its own) or
    * 'postgresql' (`--store postgresql`, TOOLMUX_POSTGRES_URL a fresh database
-   * of `postgres`, a Postgres). `t` closes it after the test; else call close().
+   * of `postgres`, a Postgres). `haproxy`: the example configuration to run
+   * (default examples/haproxy/haproxy.cfg). `t` closes it after the test;
+   * else call close().
    */
-  static async start(t, { instances = 3, catalog, args = [], env = {}, files = {}, store = 'rocksdb', postgres } = {}) {
+  static async start(t, { instances = 3, catalog, args = [], env = {}, files = {}, store = 'rocksdb', postgres, haproxy = HAPROXY_EXAMPLE } = {}) {
     const cluster = new Cluster();
+    cluster.example = haproxy;
     if (t) t.after(() => cluster.close());
     try {
       await cluster.#start({ instances, catalog, args, env, files, store, postgres });
@@ -282,7 +289,7 @@ export class Cluster {
     for (let attempt = 0; ; attempt++) {
       const port = await freePort();
       const cfg = path.join(this.dir, 'haproxy.cfg');
-      fs.writeFileSync(cfg, haproxyConfig({ port, servers: this.instances.map((s) => s.port), statsSocket }));
+      fs.writeFileSync(cfg, haproxyConfig({ port, servers: this.instances.map((s) => s.port), statsSocket, example: this.example }));
       const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
       this.requests = [];
       let buffer = '';
@@ -291,9 +298,10 @@ export class Cluster {
         buffer += chunk;
         let newline;
         while ((newline = buffer.indexOf('\n')) >= 0) {
-          const match = /^request (\S+) (\S+) (-?\d+) (\S+) (-?\d+)$/.exec(buffer.slice(0, newline));
+          const match = /^request (\S+) (\S+) (-?\d+) (\S+) (-?\d+) (\S+)$/.exec(buffer.slice(0, newline));
           buffer = buffer.slice(newline + 1);
-          if (match) this.requests.push({ call: match[1] === '-' ? null : match[1], server: match[2], status: Number(match[3]), termination: match[4], ms: Number(match[5]) });
+          const text = (v) => (v === '-' ? null : v);
+          if (match) this.requests.push({ call: text(match[1]), server: match[2], status: Number(match[3]), termination: match[4], ms: Number(match[5]), session: text(match[6]) });
         }
       });
       watch('pid', child.pid);
@@ -316,6 +324,12 @@ export class Cluster {
     this.origin = `http://127.0.0.1:${this.haproxy.port}`;
     this.url = `${this.origin}/mcp`;
   }
+
+  /**
+   * `requests`: HAProxy's log, one { call, server, status, termination, ms,
+   * session } per request it logged (call: the X-Test-Call header; session:
+   * the Mcp-Session-Id; null when absent).
+   */
 
   /** HAProxy's `show stat` rows of the backend's servers: { name, status, requests, ... } by server name. */
   async stats() {

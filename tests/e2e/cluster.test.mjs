@@ -23,12 +23,14 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { Cluster, childrenOf, connectModern } from './cluster.mjs';
+import { Cluster, HAPROXY_LEGACY_SESSIONS, childrenOf, connectModern } from './cluster.mjs';
 import {
   DATA_DIR,
   connectHttp,
   genCharsText,
   initializeRequest,
+  notFoundPrefix,
+  offloadChars,
   rawPost,
   sessionHeaders,
   short,
@@ -90,6 +92,22 @@ describe('three instances with their own RocksDB behind HAProxy', () => {
     for (const name of NAMES) assert.ok(stats[name].responses2xx >= answered[name], `HAProxy's counts: ${JSON.stringify(stats)}; answered: ${JSON.stringify(answered)}`);
   });
 
+  test("today a modern client's offloaded result is stored by the instance that ran the call: the others do not find it", async (t) => {
+    const modern = await connectModern(t, cluster.url);
+    const id = await offloadChars(assert, modern.client, 12000);
+    const owner = modern.last;
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const page = await modern.client.callTool({ name: 'read_tool_result', arguments: { result_id: id, offset: 0, max_chars: 100 } });
+      answers.push({ server: modern.last, found: page.isError !== true, text: textOf(page).slice(0, 300) });
+    }
+    assert.deepEqual(new Set(answers.map((a) => a.server)), new Set(NAMES));
+    for (const a of answers) {
+      if (a.server === owner) assert.ok(a.found && a.text.startsWith(genCharsText(100)), JSON.stringify(a));
+      else assert.ok(!a.found && a.text.startsWith(notFoundPrefix(id).replace(' for this session', '')), JSON.stringify(a));
+    }
+  });
+
   test("today a legacy session lives in the instance that opened it: the others answer 404 for it", async () => {
     const init = await rawPost(cluster.url, initializeRequest());
     const body = await init.text();
@@ -119,6 +137,38 @@ describe('three instances with their own RocksDB behind HAProxy', () => {
       const result = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: i + 1 } });
       assert.equal(textOf(result), genCharsText(i + 1), short(result));
     }
+  });
+});
+
+describe('legacy sessions kept on their instance (examples/haproxy/legacy-sessions.cfg)', () => {
+  let cluster;
+  before(async () => {
+    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, haproxy: HAPROXY_LEGACY_SESSIONS });
+  });
+  after(() => cluster?.close());
+
+  test('two 1.x clients each go on with their session on the instance that opened it, while modern requests go round robin', async (t) => {
+    const legacy = [await connectHttp(t, cluster.url), await connectHttp(t, cluster.url)];
+    const before = cluster.requests.length;
+    for (let i = 0; i < 6; i++) {
+      for (const session of legacy) {
+        const result = await session.client.callTool({ name: 'gen_chars', arguments: { count: i + 1 } });
+        assert.equal(textOf(result), genCharsText(i + 1), short(result));
+      }
+    }
+    const modern = await connectModern(t, cluster.url);
+    for (let i = 0; i < 6; i++) await modern.client.callTool({ name: 'gen_chars', arguments: { count: 2 } });
+    // Each session's calls all went to one instance (HAProxy's log); the two
+    // sessions were opened on two instances (round robin), the modern calls
+    // reached all three.
+    await waitUntil(() => cluster.requests.length >= before + 18, 5000, "HAProxy's log lines");
+    const calls = cluster.requests.slice(before);
+    const servers = new Set(calls.map((r) => r.server));
+    assert.deepEqual(servers, new Set(NAMES), JSON.stringify(calls));
+    assert.deepEqual(new Set(modern.served.slice(-6)), new Set(NAMES));
+    const owners = legacy.map((session) => new Set(calls.filter((r) => r.session === session.transport.sessionId).map((r) => r.server)));
+    assert.deepEqual(owners.map((o) => o.size), [1, 1], JSON.stringify(calls));
+    assert.notDeepEqual(owners[0], owners[1]);
   });
 });
 

@@ -233,12 +233,15 @@ export class Cluster {
    * HAProxy in front. `store`: 'rocksdb' (default, each instance its own) or
    * 'postgresql' (`--store postgresql`, TOOLMUX_POSTGRES_URL a fresh database
    * of `postgres`, a Postgres). `haproxy`: the example configuration to run
-   * (default examples/haproxy/haproxy.cfg). `t` closes it after the test;
+   * (default examples/haproxy/haproxy.cfg). `stateKey` (32 bytes): written
+   * as every instance's <data-dir>/state.key before it starts, so that a
+   * requestState sealed by one opens on another. `t` closes it after the test;
    * else call close().
    */
-  static async start(t, { instances = 3, catalog, args = [], env = {}, files = {}, store = 'rocksdb', postgres, haproxy = HAPROXY_EXAMPLE } = {}) {
+  static async start(t, { instances = 3, catalog, args = [], env = {}, files = {}, store = 'rocksdb', postgres, haproxy = HAPROXY_EXAMPLE, stateKey } = {}) {
     const cluster = new Cluster();
     cluster.example = haproxy;
+    cluster.stateKey = stateKey;
     if (t) t.after(() => cluster.close());
     try {
       await cluster.#start({ instances, catalog, args, env, files, store, postgres });
@@ -275,6 +278,7 @@ export class Cluster {
   async #startInstance(i) {
     const dataDir = path.join(this.dir, `data${i + 1}`);
     fs.mkdirSync(dataDir, { mode: 0o700 });
+    if (this.stateKey) fs.writeFileSync(path.join(dataDir, 'state.key'), this.stateKey, { mode: 0o600 });
     const server = await HttpServer.start(null, { ...this.startOptions, dataDir, root: this.root });
     watch('pid', server.child.pid);
     server.name = `toolmux${i + 1}`;
@@ -414,9 +418,10 @@ export async function hasStoreOption(bin = TOOLMUX_BIN) {
  * Each request carries `X-Test-Call: <record.callId>` when a test set one
  * (HAProxy's log then names it: Cluster.requests); `served` holds, for each
  * response, the server HAProxy sent the request to (SERVER_HEADER), in
- * order, and `last` the latest. Closed after the test when `t` is given.
+ * order, and `last` the latest. `capabilities` are the client's. Closed
+ * after the test when `t` is given.
  */
-export async function connectModern(t, url) {
+export async function connectModern(t, url, { capabilities = {} } = {}) {
   const served = [];
   const record = {
     served,
@@ -434,7 +439,7 @@ export async function connectModern(t, url) {
   const transport = new ModernTransport(new URL(url), { fetch: record.fetch });
   const client = new ModernClient(
     { name: 'toolmux-e2e-cluster', version: '0.0.0' },
-    { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } },
   );
   if (t) t.after(() => client.close().catch(() => {}));
   await client.connect(transport);

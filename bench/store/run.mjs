@@ -218,7 +218,12 @@ async function load(url, processes) {
     deadline.end = deadline.warm + SECONDS * 1000;
     let counted = 0;
     let cpuStart = null;
-    const cpuNow = () => processes().reduce((sum, p) => sum + cpuSeconds(p.pid, p), 0);
+    // CPU seconds by kind of process (toolmux, haproxy, postgres).
+    const cpuNow = () => {
+      const out = {};
+      for (const p of processes()) out[p.kind] = (out[p.kind] ?? 0) + cpuSeconds(p.pid, p);
+      return out;
+    };
     const loop = async () => {
       while (performance.now() < deadline.end) {
         await client.call('read_text_file', { path: 'note.txt' });
@@ -231,9 +236,11 @@ async function load(url, processes) {
       counted = 0;
     })();
     await Promise.all([warm, ...Array.from({ length: CONNECTIONS }, loop)]);
-    const cpu = cpuNow() - cpuStart;
+    const cpuEnd = cpuNow();
     const seconds = (performance.now() - deadline.warm) / 1000;
-    return { callsPerSecond: counted / seconds, cpuUsPerCall: (cpu / counted) * 1e6 };
+    const perCall = Object.fromEntries(Object.entries(cpuEnd).map(([kind, s]) => [kind, ((s - (cpuStart[kind] ?? 0)) / counted) * 1e6]));
+    const cpuUsPerCall = Object.values(perCall).reduce((a, b) => a + b, 0);
+    return { callsPerSecond: counted / seconds, cpuUsPerCall, cpuUsPerCallBy: perCall };
   } finally {
     client.close();
   }
@@ -247,10 +254,10 @@ function startCluster(store, pg, instances, catalog) {
 
 function processesOf(cluster, pg, { proxy }) {
   return () => [
-    ...cluster.instances.map((s) => ({ pid: s.child.pid })),
-    ...(proxy ? [{ pid: cluster.haproxy.child.pid }] : []),
+    ...cluster.instances.map((s) => ({ kind: 'toolmux', pid: s.child.pid })),
+    ...(proxy ? [{ kind: 'haproxy', pid: cluster.haproxy.child.pid }] : []),
     // The postmaster with the backends it has reaped, and the live ones.
-    ...(pg ? pg.pids().map((pid, i) => ({ pid, reaped: i === 0 })) : []),
+    ...(pg ? pg.pids().map((pid, i) => ({ kind: 'postgres', pid, reaped: i === 0 })) : []),
   ];
 }
 
@@ -304,6 +311,11 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
+  // The median per kind of process of the CPU per call.
+  const byKind = (list) => {
+    const kinds = [...new Set(list.flatMap((x) => Object.keys(x.cpuUsPerCallBy)))];
+    return Object.fromEntries(kinds.map((k) => [k, round(median(list.map((x) => x.cpuUsPerCallBy[k] ?? 0)), 0)]));
+  };
   const summary = {};
   for (const store of stores) {
     const r = results[store];
@@ -318,6 +330,8 @@ async function main() {
       one_cpu_us_per_call: round(m(r.one, 'cpuUsPerCall'), 0),
       three_calls_per_s: round(m(r.three, 'callsPerSecond'), 0),
       three_cpu_us_per_call: round(m(r.three, 'cpuUsPerCall'), 0),
+      one_cpu_us_per_call_by: byKind(r.one),
+      three_cpu_us_per_call_by: byKind(r.three),
       runs: r,
     };
   }
@@ -352,6 +366,7 @@ async function main() {
       cpu_per_call: round(summary[s].three_cpu_us_per_call / summary[s].one_cpu_us_per_call, 2),
     };
     console.log(`${s}, three behind HAProxy / one: ${JSON.stringify(ratios[`${s}_three_over_one`])}`);
+    console.log(`${s}, CPU µs per call by process: one instance ${JSON.stringify(summary[s].one_cpu_us_per_call_by)}, three ${JSON.stringify(summary[s].three_cpu_us_per_call_by)}`);
   }
   console.log(
     JSON.stringify({

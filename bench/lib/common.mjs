@@ -61,6 +61,22 @@ export function cpuSeconds(pid, { reaped = false } = {}) {
   return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / CLK_TCK; // cutime, cstime
 }
 
+/**
+ * The large-result benchmarks' text: numbered lines mixing 1- to 4-byte UTF-8
+ * characters, whole lines only, at least `bytes` bytes.
+ */
+export function multibyteLines(bytes) {
+  const c = ['a', 'é', '☃', '𝄞'];
+  const parts = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = `${i} ${c[i % 4]} é☃𝄞 ${c[(i * 3 + 1) % 4]} naïve snow☃ clef𝄞 ${c[(i * 7 + 2) % 4]}\n`;
+    parts.push(line);
+    size += Buffer.byteLength(line, 'utf8');
+  }
+  return parts.join('');
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The median of the values that are not null. */

@@ -34,7 +34,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { Cluster, Postgres, hasStoreOption } from '../../tests/e2e/cluster.mjs';
-import { REPO_ROOT, cpuSeconds, median, round, toolmuxVersion } from '../lib/common.mjs';
+import { REPO_ROOT, cpuSeconds, median, multibyteLines, round, toolmuxVersion } from '../lib/common.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -66,19 +66,6 @@ for (const [name, v] of [['--runs', RUNS], ['--calls', CALLS], ['--seconds', SEC
 if (!(SIZE_BYTES >= 1e5)) throw new Error('--size-mb must be at least 0.1');
 
 const log = (text) => process.stderr.write(`${text}\n`);
-
-/** The text the offload tool prints: numbered lines of 1- to 4-byte characters, at least `bytes` bytes. */
-function bigText(bytes) {
-  const c = ['a', 'é', '☃', '𝄞'];
-  const parts = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const line = `${i} ${c[i % 4]} é☃𝄞 ${c[(i * 3 + 1) % 4]} naïve snow☃ clef𝄞 ${c[(i * 7 + 2) % 4]}\n`;
-    parts.push(line);
-    size += Buffer.byteLength(line, 'utf8');
-  }
-  return parts.join('');
-}
 
 /** The catalog: print_big prints `bigFile` (an absolute path). */
 const catalogFor = (bigFile) => ({
@@ -268,7 +255,7 @@ async function main() {
   const withPg = await hasStoreOption(process.env.TOOLMUX_BIN);
   const stores = wanted.filter((s) => s === 'rocksdb' || withPg);
   if (wanted.includes('postgresql') && !withPg) log('this toolmux has no `serve --store`: PostgreSQL left out');
-  const text = bigText(SIZE_BYTES);
+  const text = multibyteLines(SIZE_BYTES);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolmux-store-bench-'));
   const catalog = path.join(dir, 'catalog.json');
   fs.writeFileSync(path.join(dir, 'big.txt'), text);

@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { promisify } from 'node:util';
 
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
@@ -296,17 +297,10 @@ export class Cluster {
       fs.writeFileSync(cfg, haproxyConfig({ port, servers: this.instances.map((s) => s.port), statsSocket, example: this.example }));
       const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
       this.requests = [];
-      let buffer = '';
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (chunk) => {
-        buffer += chunk;
-        let newline;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const match = /^request (\S+) (\S+) (-?\d+) (\S+) (-?\d+) (\S+)$/.exec(buffer.slice(0, newline));
-          buffer = buffer.slice(newline + 1);
-          const text = (v) => (v === '-' ? null : v);
-          if (match) this.requests.push({ call: text(match[1]), server: match[2], status: Number(match[3]), termination: match[4], ms: Number(match[5]), session: text(match[6]) });
-        }
+      readline.createInterface({ input: child.stdout }).on('line', (line) => {
+        const match = /^request (\S+) (\S+) (-?\d+) (\S+) (-?\d+) (\S+)$/.exec(line);
+        const text = (v) => (v === '-' ? null : v);
+        if (match) this.requests.push({ call: text(match[1]), server: match[2], status: Number(match[3]), termination: match[4], ms: Number(match[5]), session: text(match[6]) });
       });
       watch('pid', child.pid);
       let stderr = '';

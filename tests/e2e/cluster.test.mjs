@@ -1,6 +1,8 @@
 // Three toolmux instances behind HAProxy (examples/haproxy/haproxy.cfg: round
 // robin, no stickiness, /health checked every 300 ms), each with its own
 // RocksDB store (cluster.mjs starts and stops them):
+// - the Host a client sends reaches the instances unchanged: 127.0.0.1 and a
+//   name given to every instance with --allow-host pass, another gets 403;
 // - the v2 client at 2026-07-28 lists tools and calls read-only ones through
 //   the proxy, and every instance answers some of them (HAProxy's header,
 //   each instance's log and HAProxy's counters say which);
@@ -28,6 +30,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -67,12 +70,37 @@ function countBy(served) {
 /** The tool_call log lines of an instance. */
 const toolCalls = (server) => server.logs.filter((l) => l.event === 'tool_call');
 
+/** A raw POST of tools/list at 2026-07-28 to `url` with `Host: host`; resolves { status, server }. */
+function postWithHost(url, host) {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } });
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {
+      method: 'POST',
+      headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+    }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode, server: response.headers['x-toolmux-server'] }));
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
 describe('three instances with their own RocksDB behind HAProxy', () => {
   let cluster;
   before(async () => {
-    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES });
+    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, args: ['--allow-host', 'tools.example.internal'] });
   });
   after(() => cluster?.close());
+
+  test("the Host a client sends passes through HAProxy unchanged: 127.0.0.1 and a name given with --allow-host are accepted, another name gets 403", async () => {
+    const port = new URL(cluster.url).port;
+    for (const [host, status] of [[`127.0.0.1:${port}`, 200], [`tools.example.internal:${port}`, 200], [`elsewhere.example:${port}`, 403]]) {
+      const answers = await Promise.all([0, 1, 2].map(() => postWithHost(cluster.url, host)));
+      assert.deepEqual(answers.map((a) => a.status), [status, status, status], `${host}: ${JSON.stringify(answers)}`);
+      assert.deepEqual(new Set(answers.map((a) => a.server)), new Set(NAMES), `${host}: ${JSON.stringify(answers)}`);
+    }
+  });
 
   test('the v2 client at 2026-07-28 lists the tools and calls read-only ones through the proxy, on every instance', async (t) => {
     const modern = await connectModern(t, cluster.url);

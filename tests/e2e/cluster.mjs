@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 
-import { HttpServer, REPO_ROOT, TOOLMUX_BIN, makeRoot, sleep } from './helpers.mjs';
+import { HttpServer, REPO_ROOT, TOOLMUX_BIN, sleep, writeTree } from './helpers.mjs';
 
 const execFileAsync = promisify(execFile);
 
@@ -260,7 +260,10 @@ export class Cluster {
   }
 
   async #start({ instances, catalog, args, env, files, store, postgres }) {
-    this.root = makeRoot(files);
+    // Inside the cluster's folder, so that the watchdog removes it too.
+    this.root = path.join(this.dir, 'root');
+    fs.mkdirSync(this.root);
+    writeTree(this.root, files);
     this.store = store;
     const instanceEnv = { ...env };
     const storeArgs = [];

@@ -6,10 +6,9 @@
 // - the v2 client at 2026-07-28 lists tools and calls read-only ones through
 //   the proxy, and every instance answers some of them (HAProxy's header,
 //   each instance's log and HAProxy's counters say which);
-// - what one instance stores the others do not see (today): a modern
-//   client's offloaded result, a legacy session (404 elsewhere), so the 1.x
-//   client cannot go on with its session across instances (a `todo` until
-//   sessions are shared);
+// - what one instance stores the others do not see: a modern client's
+//   offloaded result, a legacy session (404 elsewhere, so the 1.x client
+//   cannot go on with its session across instances);
 // - examples/haproxy/legacy-sessions.cfg keeps each legacy session on the
 //   instance that opened it, while modern requests go round robin;
 // - a question to the client (input_required) whose retry reaches another
@@ -132,7 +131,7 @@ describe('three instances with their own RocksDB behind HAProxy', () => {
     for (const name of NAMES) assert.ok(stats[name].responses2xx >= answered[name], `HAProxy's counts: ${JSON.stringify(stats)}; answered: ${JSON.stringify(answered)}`);
   });
 
-  test("today a modern client's offloaded result is stored by the instance that ran the call: the others do not find it", async (t) => {
+  test("a modern client's offloaded result is stored by the instance that ran the call: the others do not find it", async (t) => {
     const modern = await connectModern(t, cluster.url);
     const id = await offloadChars(assert, modern.client, 12000);
     const owner = modern.last;
@@ -148,7 +147,7 @@ describe('three instances with their own RocksDB behind HAProxy', () => {
     }
   });
 
-  test("today a legacy session lives in the instance that opened it: the others answer 404 for it", async () => {
+  test("a legacy session lives in the instance that opened it: the others answer 404 for it", async () => {
     const init = await rawPost(cluster.url, initializeRequest());
     const body = await init.text();
     assert.equal(init.status, 200, body);
@@ -167,16 +166,6 @@ describe('three instances with their own RocksDB behind HAProxy', () => {
       `${owner} opened the session; answers: ${JSON.stringify(answers)}`,
     );
     assert.deepEqual(new Set(answers.map((a) => a.server)), new Set(NAMES));
-  });
-
-  test('the 1.x client goes on with its legacy session across instances', {
-    todo: 'legacy sessions live in each instance\'s own store: a request that HAProxy sends to another instance gets 404 (see the test above); needs sessions in the shared PostgreSQL store',
-  }, async (t) => {
-    const legacy = await connectHttp(t, cluster.url);
-    for (let i = 0; i < 6; i++) {
-      const result = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: i + 1 } });
-      assert.equal(textOf(result), genCharsText(i + 1), short(result));
-    }
   });
 });
 

@@ -213,20 +213,6 @@ function haproxyCommand(socketPath, command) {
 // ---------------------------------------------------------------------------
 // The cluster
 
-const postgresPerFile = { pg: null };
-
-/**
- * The PostgreSQL server of this test file (one per node process), started on
- * first use and stopped at the end by `after` (node:test's hook, passed in).
- */
-export async function filePostgres(after) {
-  if (!postgresPerFile.pg) {
-    postgresPerFile.pg = Postgres.start(null);
-    after(async () => (await postgresPerFile.pg)?.stop());
-  }
-  return postgresPerFile.pg;
-}
-
 export class Cluster {
   /**
    * Starts `instances` toolmux instances (`serve --http 127.0.0.1:0`, each a

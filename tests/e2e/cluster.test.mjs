@@ -34,7 +34,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { Cluster, HAPROXY_LEGACY_SESSIONS, childrenOf, connectModern, filePostgres, hasStoreOption } from './cluster.mjs';
+import { Cluster, HAPROXY_LEGACY_SESSIONS, Postgres, childrenOf, connectModern, hasStoreOption } from './cluster.mjs';
 import {
   DATA_DIR,
   connectHttp,
@@ -201,28 +201,28 @@ describe('legacy sessions kept on their instance (examples/haproxy/legacy-sessio
   });
 });
 
+// tool_search with re-ranking by the client's model (tests/data/e2e/rerank/):
+// an unsure search asks the client for a sampling, as input_required; the
+// client's retry carries the sealed requestState, and goes to the next instance.
+const RERANK_CATALOG = path.join(DATA_DIR, 'rerank', 'catalog.json');
+const UNSURE = { query: 'weekly report summary overview', limit: 3 };
+
+/** The v2 client with sampling (answered "[3, 1]") and elicitation (approving); `asked` lists the questions. */
+async function answeringClient(t, url) {
+  const record = await connectModern(t, url, { capabilities: { sampling: {}, elicitation: {} } });
+  record.asked = [];
+  record.client.setRequestHandler('sampling/createMessage', async (request) => {
+    record.asked.push(request.params);
+    return { role: 'assistant', model: 'scripted', content: { type: 'text', text: '[3, 1]' } };
+  });
+  record.client.setRequestHandler('elicitation/create', async (request) => {
+    record.asked.push(request.params);
+    return { action: 'accept', content: { approve: true, approver: 'Ada Lovelace', rationale: 'a test through the proxy' } };
+  });
+  return record;
+}
+
 describe('a question to the client answered through another instance (2026-07-28 requestState)', () => {
-  // tool_search with re-ranking by the client's model (tests/data/e2e/rerank/):
-  // an unsure search asks the client for a sampling, as input_required; the
-  // client's retry carries the sealed requestState, and goes to the next instance.
-  const RERANK_CATALOG = path.join(DATA_DIR, 'rerank', 'catalog.json');
-  const UNSURE = { query: 'weekly report summary overview', limit: 3 };
-
-  /** The v2 client with sampling (answered "[3, 1]") and elicitation (approving); `asked` lists the questions. */
-  async function answeringClient(t, url) {
-    const record = await connectModern(t, url, { capabilities: { sampling: {}, elicitation: {} } });
-    record.asked = [];
-    record.client.setRequestHandler('sampling/createMessage', async (request) => {
-      record.asked.push(request.params);
-      return { role: 'assistant', model: 'scripted', content: { type: 'text', text: '[3, 1]' } };
-    });
-    record.client.setRequestHandler('elicitation/create', async (request) => {
-      record.asked.push(request.params);
-      return { action: 'accept', content: { approve: true, approver: 'Ada Lovelace', rationale: 'a test through the proxy' } };
-    });
-    return record;
-  }
-
   test("with each instance's own state.key, the retry that reaches another instance is refused", async (t) => {
     const cluster = await Cluster.start(t, { catalog: RERANK_CATALOG, files: FILES });
     const modern = await answeringClient(t, cluster.url);
@@ -364,12 +364,16 @@ describe('kill -9 of one instance under load', () => {
 const STORE_SKIP = (await hasStoreOption()) ? false : 'this toolmux has no `serve --store` (the PostgreSQL store)';
 
 describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: STORE_SKIP }, () => {
+  let pg;
   let cluster;
   before(async () => {
-    const pg = await filePostgres(after);
+    pg = await Postgres.start(null);
     cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
   });
-  after(() => cluster?.close());
+  after(async () => {
+    await cluster?.close();
+    await pg?.stop();
+  });
 
   test('a result offloaded through one instance is read back whole through the others', async (t) => {
     const modern = await connectModern(t, cluster.url);
@@ -383,6 +387,18 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: ST
     // Its pages came from every instance, not only the one that stored it.
     const readers = new Set(modern.served.slice(start));
     assert.deepEqual(readers, new Set(NAMES), `stored by ${owner}, pages from ${[...readers]}`);
+  });
+
+  test("a re-ranking question's retry is opened by another instance: the requestState key is in the store", async (t) => {
+    const rerank = await Cluster.start(t, { catalog: RERANK_CATALOG, files: FILES, store: 'postgresql', postgres: pg });
+    const modern = await answeringClient(t, rerank.url);
+    for (let i = 0; i < 3; i++) {
+      const result = await modern.client.callTool({ name: 'tool_search', arguments: UNSURE });
+      assert.equal(result.structuredContent?.reranked, true, short(result));
+    }
+    assert.equal(modern.asked.length, 3);
+    const served = modern.served.slice(-6);
+    for (let i = 0; i < 6; i += 2) assert.notEqual(served[i], served[i + 1], JSON.stringify(served));
   });
 
   test('the 1.x client goes on with its legacy session across instances', {

@@ -96,6 +96,19 @@ foreach(rule IN LISTS rules)
   endwhile()
 endforeach()
 
+# A database's headers (RocksDB's, libpq's) are included only in src/store:
+# every other layer reaches storage through its interfaces.
+foreach(file IN LISTS all_sources)
+  if(file MATCHES "^src/store/")
+    continue()
+  endif()
+  file(STRINGS ${root}/${file} database_includes REGEX "^#include <(rocksdb/|libpq-fe\\.h|libpq/)")
+  foreach(line IN LISTS database_includes)
+    message(SEND_ERROR "${file}: ${line}: only src/store includes a database's headers")
+    math(EXPR violations "${violations} + 1")
+  endforeach()
+endforeach()
+
 if(violations GREATER 0)
   message(FATAL_ERROR "layering: ${violations} include(s) against the arrows")
 endif()

@@ -7,6 +7,8 @@
 #                                       server, prints its connection string
 #   postgres.sh createdb DIR NAME       a new, empty database; prints its string
 #   postgres.sh stop DIR                stops the server (immediately) and removes DIR
+#   postgres.sh pause DIR               stops the server (immediately), keeps DIR
+#   postgres.sh resume DIR              starts a paused server again, same options
 #   postgres.sh conninfo DIR [NAME]     the connection string, database NAME
 #                                       (default postgres)
 #
@@ -72,12 +74,23 @@ case $cmd in
     }
     options="-k $dir -p 5432 -c listen_addresses= -c max_connections=200"
     ((durable)) || options+=" -c fsync=off -c full_page_writes=off"
+    echo "$options" >"$dir/options"
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$options" start \
       >/dev/null || {
       cat "$dir/server.log" >&2
       exit 1
     }
     conninfo "$dir"
+    ;;
+  pause)
+    as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
+    ;;
+  resume)
+    as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "$(cat "$dir/options")" start >/dev/null || {
+      cat "$dir/server.log" >&2
+      exit 1
+    }
     ;;
   createdb)
     name=${3:-}

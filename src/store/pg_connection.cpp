@@ -1,0 +1,319 @@
+#include "src/store/pg_connection.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <utility>
+
+namespace toolmux {
+
+namespace {
+
+// libpq's messages end with a newline (or two); a Status message does not.
+std::string trimmed(const char* message) {
+  std::string out = message ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// SQLSTATE classes that mean the connection, not the statement, failed:
+// 08 (connection exception) and 57P01-57P03 (the server shutting down or
+// starting).
+bool connection_lost_state(std::string_view state) {
+  return state.starts_with("08") || state == "57P01" || state == "57P02" || state == "57P03";
+}
+
+}  // namespace
+
+Result<std::string> describe_pg_target(const std::string& conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (!options) {
+    if (error) PQfreemem(error);
+    // libpq's message may quote part of the string, which may hold a password.
+    return Status::invalid_argument(
+        "the store's connection string does not parse: give a libpq URI "
+        "(postgresql://host:port/database) or key=value pairs (host=... dbname=...)");
+  }
+  std::string host;
+  std::string hostaddr;
+  std::string port;
+  std::string dbname;
+  std::string user;
+  for (PQconninfoOption* o = options; o->keyword; ++o) {
+    if (!o->val) continue;
+    const std::string_view key = o->keyword;
+    if (key == "host") host = o->val;
+    if (key == "hostaddr") hostaddr = o->val;
+    if (key == "port") port = o->val;
+    if (key == "dbname") dbname = o->val;
+    if (key == "user") user = o->val;
+  }
+  PQconninfoFree(options);
+  // What libpq falls back on when the string says nothing.
+  const auto env = [](const char* name, const char* fallback) {
+    const char* value = std::getenv(name);
+    return value && *value ? std::string(value) : fallback;
+  };
+  if (host.empty()) host = hostaddr.empty() ? env("PGHOST", "the default socket") : hostaddr;
+  if (port.empty()) port = env("PGPORT", "5432");
+  if (dbname.empty()) dbname = env("PGDATABASE", user.empty() ? "the user's own" : user.c_str());
+  return "host " + host + " port " + port + " database " + dbname;
+}
+
+// ---- PgResult ----
+
+PgResult::PgResult(PgResult&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}
+
+PgResult& PgResult::operator=(PgResult&& other) noexcept {
+  if (this != &other) {
+    if (result_) PQclear(result_);
+    result_ = std::exchange(other.result_, nullptr);
+  }
+  return *this;
+}
+
+PgResult::~PgResult() {
+  if (result_) PQclear(result_);
+}
+
+int PgResult::rows() const { return result_ ? PQntuples(result_) : 0; }
+
+std::uint64_t PgResult::affected() const {
+  if (!result_) return 0;
+  const char* text = PQcmdTuples(result_);
+  std::uint64_t n = 0;
+  std::from_chars(text, text + std::char_traits<char>::length(text), n);
+  return n;
+}
+
+bool PgResult::is_null(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
+
+std::string_view PgResult::text(int row, int column) const {
+  return {PQgetvalue(result_, row, column),
+          static_cast<std::size_t>(PQgetlength(result_, row, column))};
+}
+
+std::string PgResult::bytes(int row, int column) const {
+  if (is_null(row, column)) return {};
+  std::size_t length = 0;
+  unsigned char* raw = PQunescapeBytea(
+      reinterpret_cast<const unsigned char*>(PQgetvalue(result_, row, column)), &length);
+  if (!raw) return {};
+  std::string out(reinterpret_cast<const char*>(raw), length);
+  PQfreemem(raw);
+  return out;
+}
+
+std::int64_t PgResult::integer(int row, int column) const {
+  const std::string_view t = text(row, column);
+  std::int64_t n = 0;
+  std::from_chars(t.data(), t.data() + t.size(), n);
+  return n;
+}
+
+// ---- PgConnection ----
+
+Result<std::unique_ptr<PgConnection>> PgConnection::connect(const std::string& conninfo,
+                                                            const PgConnectOptions& options) {
+  Result<std::string> target = describe_pg_target(conninfo);
+  if (!target.ok()) return target.status();
+  const std::string timeout =
+      std::to_string(std::max<std::int64_t>(options.connect_timeout.count(), 2));
+  // Keywords before dbname are defaults the string may override; dbname is
+  // expanded into the string's own keywords (expand_dbname = 1).
+  const char* keywords[] = {"connect_timeout", "application_name", "client_encoding", "dbname",
+                            nullptr};
+  const char* values[] = {timeout.c_str(), "toolmux", "UTF8", conninfo.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, 1);
+  if (!conn) return Status::unavailable("cannot reach the store at " + *target + ": out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = trimmed(PQerrorMessage(conn));
+    PQfinish(conn);
+    return Status::unavailable("cannot reach the store at " + *target + ": " + why);
+  }
+  // The server's notices (NOTICE: relation ... already exists, skipping) are
+  // not for toolmux's output; errors come back through results.
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
+  std::unique_ptr<PgConnection> connection(new PgConnection(conn, std::move(*target)));
+  auto set = connection->exec("SELECT set_config('statement_timeout', $1, false)",
+                              {PgParam::text(std::to_string(options.statement_timeout.count()))});
+  if (!set.ok()) return set.status();
+  return connection;
+}
+
+PgConnection::~PgConnection() { PQfinish(conn_); }
+
+Result<PgResult> PgConnection::exec(std::string_view sql, const std::vector<PgParam>& params) {
+  last_sqlstate_.clear();
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  values.reserve(params.size());
+  lengths.reserve(params.size());
+  formats.reserve(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const PgParam& p = params[i];
+    if (!p.value()) {
+      values.push_back(nullptr);
+      lengths.push_back(0);
+      formats.push_back(0);
+      continue;
+    }
+    // A text parameter is read up to its first NUL: refuse rather than cut.
+    if (!p.binary() && p.value()->find('\0') != std::string::npos) {
+      return Status::invalid_argument("parameter $" + std::to_string(i + 1) +
+                                      " holds a NUL byte, which PostgreSQL's text cannot hold");
+    }
+    values.push_back(p.value()->data());
+    lengths.push_back(static_cast<int>(p.value()->size()));
+    formats.push_back(p.binary() ? 1 : 0);
+  }
+  const std::string statement(sql);
+  PGresult* raw = PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()), nullptr,
+                               values.data(), lengths.data(), formats.data(), 0);
+  PgResult result(raw);
+  const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  if (raw) {
+    const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+    last_sqlstate_ = state ? state : "";
+  }
+  if (PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_)) {
+    return Status::unavailable("lost the connection to the store at " + target_ + ": " +
+                               trimmed(PQerrorMessage(conn_)));
+  }
+  const char* message = raw ? PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  return Status::io_error("the store at " + target_ + " failed: " +
+                          (message ? std::string(message) : trimmed(PQerrorMessage(conn_))));
+}
+
+bool PgConnection::broken() {
+  if (PQstatus(conn_) != CONNECTION_OK) return true;
+  // Reads what the server sent meanwhile without blocking (libpq's socket is
+  // non-blocking): a server that went away has closed it, which marks the
+  // connection bad. A server shutting down sends an error first; the end of
+  // the stream comes on a further read.
+  for (int i = 0; i < 3; ++i) {
+    if (PQconsumeInput(conn_) == 0) return true;
+  }
+  return PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_);
+}
+
+// ---- PgTransaction ----
+
+Result<PgTransaction> PgTransaction::begin(PgConnection& connection, bool serializable) {
+  auto begun = connection.exec(serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
+  if (!begun.ok()) return begun.status();
+  return PgTransaction(connection);
+}
+
+PgTransaction::PgTransaction(PgTransaction&& other) noexcept
+    : connection_(other.connection_), open_(std::exchange(other.open_, false)) {}
+
+PgTransaction::~PgTransaction() {
+  if (open_) (void)connection_->exec("ROLLBACK");
+}
+
+Status PgTransaction::commit() {
+  open_ = false;
+  // A failed COMMIT ends the transaction too: nothing is left to roll back.
+  auto done = connection_->exec("COMMIT");
+  return done.ok() ? Status() : done.status();
+}
+
+// ---- PgPool and PgLease ----
+
+PgLease::PgLease(PgLease&& other) noexcept
+    : pool_(std::exchange(other.pool_, nullptr)), connection_(std::move(other.connection_)) {}
+
+PgLease& PgLease::operator=(PgLease&& other) noexcept {
+  if (this != &other) {
+    if (pool_ && connection_) pool_->give_back(std::move(connection_));
+    pool_ = std::exchange(other.pool_, nullptr);
+    connection_ = std::move(other.connection_);
+  }
+  return *this;
+}
+
+PgLease::~PgLease() {
+  if (pool_ && connection_) pool_->give_back(std::move(connection_));
+}
+
+Result<std::unique_ptr<PgPool>> PgPool::make(PgPoolOptions options) {
+  Result<std::string> target = describe_pg_target(options.conninfo);
+  if (!target.ok()) return target.status();
+  if (options.max_connections == 0) {
+    return Status::invalid_argument("the store's pool needs at least one connection");
+  }
+  return std::unique_ptr<PgPool>(new PgPool(std::move(options), std::move(*target)));
+}
+
+PgPool::~PgPool() = default;
+
+std::size_t PgPool::open_connections() const {
+  std::lock_guard lock(mutex_);
+  return open_;
+}
+
+void PgPool::give_back(std::unique_ptr<PgConnection> connection) {
+  const bool keep = !connection->broken();
+  {
+    std::lock_guard lock(mutex_);
+    if (keep) {
+      idle_.push_back(std::move(connection));
+    } else {
+      --open_;
+    }
+  }
+  if (!keep) connection.reset();  // closed outside the lock
+  freed_.notify_one();
+}
+
+Result<PgLease> PgPool::acquire() {
+  std::unique_lock lock(mutex_);
+  const auto deadline = std::chrono::steady_clock::now() + options_.acquire_timeout;
+  for (;;) {
+    while (!idle_.empty()) {
+      std::unique_ptr<PgConnection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      if (!connection->broken()) return PgLease(this, std::move(connection));
+      --open_;  // the server closed it while it was idle
+      lock.unlock();
+      connection.reset();
+      lock.lock();
+    }
+    if (retry_at_ && now() < *retry_at_) {
+      return Status::unavailable("the store is unreachable (retrying): " + last_failure_);
+    }
+    if (open_ < options_.max_connections) break;
+    if (freed_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        open_ >= options_.max_connections) {
+      return Status::unavailable("the store is busy: all " +
+                                 std::to_string(options_.max_connections) +
+                                 " connections to it are in use");
+    }
+  }
+  ++open_;  // reserved while connecting, outside the lock
+  lock.unlock();
+  auto connected = PgConnection::connect(options_.conninfo, options_.connect);
+  lock.lock();
+  if (!connected.ok()) {
+    --open_;
+    backoff_ =
+        backoff_.count() == 0 ? options_.backoff_min : std::min(backoff_ * 2, options_.backoff_max);
+    retry_at_ = now() + backoff_;
+    last_failure_ = connected.message();
+    lock.unlock();
+    freed_.notify_one();
+    return connected.status();
+  }
+  backoff_ = std::chrono::milliseconds(0);
+  retry_at_.reset();
+  return PgLease(this, std::move(*connected));
+}
+
+}  // namespace toolmux

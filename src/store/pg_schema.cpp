@@ -1,0 +1,113 @@
+#include "src/store/pg_schema.h"
+
+#include <string>
+
+namespace toolmux {
+
+namespace {
+
+// Version 1: offloaded results (text in chunks, each with its first
+// character's offset, so that a page reads only the chunks it covers) and
+// the key that seals requestState.
+const PgMigration kResultsAndStateKey{
+    1,
+    {
+        R"sql(CREATE TABLE toolmux_results (
+  id text PRIMARY KEY,
+  owner text NOT NULL,
+  created_ns bigint NOT NULL,
+  seq bigint GENERATED ALWAYS AS IDENTITY,
+  bytes bigint NOT NULL,
+  chars bigint NOT NULL,
+  mime_type text NOT NULL,
+  base64 boolean NOT NULL
+))sql",
+        "CREATE INDEX toolmux_results_by_owner ON toolmux_results (owner, created_ns, seq)",
+        "CREATE INDEX toolmux_results_by_age ON toolmux_results (created_ns, seq)",
+        R"sql(CREATE TABLE toolmux_result_chunks (
+  result_id text NOT NULL REFERENCES toolmux_results (id) ON DELETE CASCADE,
+  first_char bigint NOT NULL,
+  chars bigint NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY (result_id, first_char)
+))sql",
+        R"sql(CREATE TABLE toolmux_state_key (
+  name text PRIMARY KEY,
+  key bytea NOT NULL CHECK (length(key) = 32)
+))sql",
+    }};
+
+}  // namespace
+
+const std::vector<PgMigration>& pg_migrations() {
+  // Append only; see pg_schema.h.
+  static const std::vector<PgMigration> migrations{kResultsAndStateKey};
+  return migrations;
+}
+
+Status newer_schema(int found, int known) {
+  return Status::invalid_argument("the store's schema is version " + std::to_string(found) +
+                                  "; this toolmux knows up to " + std::to_string(known) +
+                                  ": upgrade toolmux");
+}
+
+Result<int> migrate_pg_schema(PgConnection& connection,
+                              const std::vector<PgMigration>& migrations) {
+  auto transaction = PgTransaction::begin(connection);
+  if (!transaction.ok()) return transaction.status();
+  auto locked =
+      transaction->exec("SELECT pg_advisory_xact_lock($1)", {PgParam::integer(kPgLockMigrations)});
+  if (!locked.ok()) return locked.status();
+  auto made = transaction->exec(
+      "CREATE TABLE IF NOT EXISTS toolmux_schema ("
+      "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+  if (!made.ok()) return made.status();
+  auto current = transaction->exec("SELECT coalesce(max(version), 0) FROM toolmux_schema");
+  if (!current.ok()) return current.status();
+  int version = static_cast<int>(current->integer(0, 0));
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  if (version > known) return newer_schema(version, known);
+  for (const PgMigration& migration : migrations) {
+    if (migration.version <= version) continue;
+    for (std::string_view statement : migration.statements) {
+      auto done = transaction->exec(statement);
+      if (!done.ok()) {
+        return Status(done.status().code() == Status::Code::kUnavailable
+                          ? done.status()
+                          : Status::io_error("migration " + std::to_string(migration.version) +
+                                             " of the store's schema failed: " + done.message()));
+      }
+    }
+    auto noted = transaction->exec("INSERT INTO toolmux_schema (version) VALUES ($1)",
+                                   {PgParam::integer(migration.version)});
+    if (!noted.ok()) return noted.status();
+    version = migration.version;
+  }
+  Status committed = transaction->commit();
+  if (!committed.ok()) return committed;
+  return version;
+}
+
+Result<bool> try_advisory_xact_lock(PgTransaction& transaction, std::int64_t key) {
+  auto got = transaction.exec("SELECT pg_try_advisory_xact_lock($1)", {PgParam::integer(key)});
+  if (!got.ok()) return got.status();
+  return got->text(0, 0) == "t";
+}
+
+Result<std::optional<PgExclusiveLock>> PgExclusiveLock::try_take(PgPool& pool, std::int64_t key) {
+  auto lease = pool.acquire();
+  if (!lease.ok()) return lease.status();
+  auto got = (*lease)->exec("SELECT pg_try_advisory_lock($1)", {PgParam::integer(key)});
+  if (!got.ok()) return got.status();
+  if (got->text(0, 0) != "t") return std::optional<PgExclusiveLock>();
+  return std::optional<PgExclusiveLock>(PgExclusiveLock(std::move(*lease), key));
+}
+
+PgExclusiveLock::PgExclusiveLock(PgExclusiveLock&& other) noexcept
+    : lease_(std::move(other.lease_)), key_(other.key_), held_(std::exchange(other.held_, false)) {}
+
+PgExclusiveLock::~PgExclusiveLock() {
+  if (held_) (void)lease_->exec("SELECT pg_advisory_unlock($1)", {PgParam::integer(key_)});
+}
+
+}  // namespace toolmux

@@ -156,10 +156,21 @@ const percentile = (values, p) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
 
+/** CPU seconds used so far by `processes()` ({ kind, pid, reaped }), summed by kind. */
+function cpuByKind(processes) {
+  const out = {};
+  for (const p of processes()) out[p.kind] = (out[p.kind] ?? 0) + cpuSeconds(p.pid, p);
+  return out;
+}
+
+/** `after` - `before` by kind, in milliseconds, divided by `per`. */
+const cpuDelta = (before, after, per = 1) =>
+  Object.fromEntries(Object.entries(after).map(([kind, s]) => [kind, ((s - (before[kind] ?? 0)) * 1000) / per]));
+
 // ---------------------------------------------------------------------------
 // Phase 1: one instance, a fresh store.
 
-async function phaseOne(cluster, text) {
+async function phaseOne(cluster, text, processes) {
   const client = new ModernHttp(cluster.instances[0].url);
   try {
     for (let i = 0; i < 50; i++) await client.call('read_text_file', { path: 'note.txt' });
@@ -170,9 +181,11 @@ async function phaseOne(cluster, text) {
       ms.push(performance.now() - t0);
       if (result.content[0].text !== NOTE) throw new Error(`read_text_file answered ${JSON.stringify(result).slice(0, 300)}`);
     }
+    const cpu0 = cpuByKind(processes);
     const t0 = performance.now();
     const offload = await client.call('print_big');
     const offloadMs = performance.now() - t0;
+    const cpu1 = cpuByKind(processes);
     const id = /result_id "([^"]+)"/.exec(offload.content.at(-1).text)?.[1];
     if (!id) throw new Error(`print_big was not offloaded: ${JSON.stringify(offload).slice(0, 500)}`);
     const parts = [];
@@ -188,8 +201,17 @@ async function phaseOne(cluster, text) {
       if (page.structuredContent.next_offset === undefined) break;
       offset = page.structuredContent.next_offset;
     }
+    const cpu2 = cpuByKind(processes);
     if (parts.join('') !== text) throw new Error('the pages read back differ from the text');
-    return { smallMedianMs: median(ms), smallP99Ms: percentile(ms, 99), offloadMs, readMs, pages };
+    return {
+      smallMedianMs: median(ms),
+      smallP99Ms: percentile(ms, 99),
+      offloadMs,
+      readMs,
+      pages,
+      offloadCpuMsBy: cpuDelta(cpu0, cpu1),
+      readCpuMsBy: cpuDelta(cpu1, cpu2),
+    };
   } finally {
     client.close();
   }
@@ -205,12 +227,7 @@ async function load(url, processes) {
     deadline.end = deadline.warm + SECONDS * 1000;
     let counted = 0;
     let cpuStart = null;
-    // CPU seconds by kind of process (toolmux, haproxy, postgres).
-    const cpuNow = () => {
-      const out = {};
-      for (const p of processes()) out[p.kind] = (out[p.kind] ?? 0) + cpuSeconds(p.pid, p);
-      return out;
-    };
+    const cpuNow = () => cpuByKind(processes);
     const loop = async () => {
       while (performance.now() < deadline.end) {
         await client.call('read_text_file', { path: 'note.txt' });
@@ -225,7 +242,7 @@ async function load(url, processes) {
     await Promise.all([warm, ...Array.from({ length: CONNECTIONS }, loop)]);
     const cpuEnd = cpuNow();
     const seconds = (performance.now() - deadline.warm) / 1000;
-    const perCall = Object.fromEntries(Object.entries(cpuEnd).map(([kind, s]) => [kind, ((s - (cpuStart[kind] ?? 0)) / counted) * 1e6]));
+    const perCall = cpuDelta(cpuStart, cpuEnd, counted / 1000); // µs per call
     const cpuUsPerCall = Object.values(perCall).reduce((a, b) => a + b, 0);
     return { callsPerSecond: counted / seconds, cpuUsPerCall, cpuUsPerCallBy: perCall };
   } finally {
@@ -270,7 +287,7 @@ async function main() {
         log(`run ${run + 1}/${RUNS}: ${store}, one instance`);
         const cluster = await startCluster(store, pg, 1, catalog);
         try {
-          results[store].runs.push(await phaseOne(cluster, text));
+          results[store].runs.push(await phaseOne(cluster, text, processesOf(cluster, store === 'postgresql' ? pg : null, { proxy: false })));
         } finally {
           await cluster.close();
         }
@@ -281,13 +298,13 @@ async function main() {
         log(`load ${run + 1}/${RUNS}: ${store}, one instance, then three behind HAProxy`);
         const one = await startCluster(store, pg, 1, catalog);
         try {
-          results[store].one.push(await load(one.instances[0].url, processesOf(one, pg, { proxy: false })));
+          results[store].one.push(await load(one.instances[0].url, processesOf(one, store === 'postgresql' ? pg : null, { proxy: false })));
         } finally {
           await one.close();
         }
         const three = await startCluster(store, pg, 3, catalog);
         try {
-          results[store].three.push(await load(three.url, processesOf(three, pg, { proxy: true })));
+          results[store].three.push(await load(three.url, processesOf(three, store === 'postgresql' ? pg : null, { proxy: true })));
         } finally {
           await three.close();
         }
@@ -299,9 +316,9 @@ async function main() {
   }
 
   // The median per kind of process of the CPU per call.
-  const byKind = (list) => {
-    const kinds = [...new Set(list.flatMap((x) => Object.keys(x.cpuUsPerCallBy)))];
-    return Object.fromEntries(kinds.map((k) => [k, round(median(list.map((x) => x.cpuUsPerCallBy[k] ?? 0)), 0)]));
+  const byKind = (list, key = 'cpuUsPerCallBy') => {
+    const kinds = [...new Set(list.flatMap((x) => Object.keys(x[key])))];
+    return Object.fromEntries(kinds.map((k) => [k, round(median(list.map((x) => x[key][k] ?? 0)), 0)]));
   };
   const summary = {};
   for (const store of stores) {
@@ -317,6 +334,8 @@ async function main() {
       one_cpu_us_per_call: round(m(r.one, 'cpuUsPerCall'), 0),
       three_calls_per_s: round(m(r.three, 'callsPerSecond'), 0),
       three_cpu_us_per_call: round(m(r.three, 'cpuUsPerCall'), 0),
+      offload_cpu_ms_by: byKind(r.runs, 'offloadCpuMsBy'),
+      read_back_cpu_ms_by: byKind(r.runs, 'readCpuMsBy'),
       one_cpu_us_per_call_by: byKind(r.one),
       three_cpu_us_per_call_by: byKind(r.three),
       runs: r,
@@ -353,6 +372,7 @@ async function main() {
       cpu_per_call: round(summary[s].three_cpu_us_per_call / summary[s].one_cpu_us_per_call, 2),
     };
     console.log(`${s}, three behind HAProxy / one: ${JSON.stringify(ratios[`${s}_three_over_one`])}`);
+    console.log(`${s}, CPU ms by process: offload ${JSON.stringify(summary[s].offload_cpu_ms_by)}, read-back ${JSON.stringify(summary[s].read_back_cpu_ms_by)}`);
     console.log(`${s}, CPU µs per call by process: one instance ${JSON.stringify(summary[s].one_cpu_us_per_call_by)}, three ${JSON.stringify(summary[s].three_cpu_us_per_call_by)}`);
   }
   console.log(

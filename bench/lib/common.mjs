@@ -2,7 +2,7 @@
 // binary's version, a process's memory, the statistics they report, and a
 // raw JSON-RPC client over stdio.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,41 @@ export function readMemory(pid) {
     return match ? Number(match[1]) : null;
   };
   return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+}
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/**
+ * CPU seconds (user + system) a process has used, from /proc/PID/stat; with
+ * `reaped`, also what its children that it has waited for used. 0 for a
+ * process that is gone.
+ */
+export function cpuSeconds(pid, { reaped = false } = {}) {
+  let stat;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return 0;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const own = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / CLK_TCK; // cutime, cstime
+}
+
+/**
+ * The large-result benchmarks' text: numbered lines mixing 1- to 4-byte UTF-8
+ * characters, whole lines only, at least `bytes` bytes.
+ */
+export function multibyteLines(bytes) {
+  const c = ['a', 'é', '☃', '𝄞'];
+  const parts = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = `${i} ${c[i % 4]} é☃𝄞 ${c[(i * 3 + 1) % 4]} naïve snow☃ clef𝄞 ${c[(i * 7 + 2) % 4]}\n`;
+    parts.push(line);
+    size += Buffer.byteLength(line, 'utf8');
+  }
+  return parts.join('');
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { REPO_ROOT, median, peerEntry, readMemory, round, sleep, toolmuxVersion } from '../lib/common.mjs';
+import { REPO_ROOT, median, multibyteLines, peerEntry, readMemory, round, sleep, toolmuxVersion } from '../lib/common.mjs';
 
 const PROTOCOL_VERSION = '2025-06-18'; // supported by both servers
 const PAGE_CHARS = 20000;
@@ -65,22 +65,6 @@ function parseArgs(argv) {
 }
 
 /** The peer from bench/startup's pinned install (same package, same version). */
-/**
- * The test text: numbered lines of 1- to 4-byte characters, whole lines only,
- * at least `bytes` bytes.
- */
-function makeText(bytes) {
-  const c = ['a', 'é', '☃', '𝄞'];
-  const parts = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const line = `${i} ${c[i % 4]} é☃𝄞 ${c[(i * 3 + 1) % 4]} naïve snow☃ clef𝄞 ${c[(i * 7 + 2) % 4]}\n`;
-    parts.push(line);
-    size += Buffer.byteLength(line, 'utf8');
-  }
-  return Buffer.from(parts.join(''), 'utf8');
-}
-
 function countChars(buffer) {
   // Every byte that is not a UTF-8 continuation byte (10xxxxxx) starts a character.
   let n = 0;
@@ -288,7 +272,7 @@ async function main() {
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'toolmux-offload-bench-')));
   const root = path.join(work, 'root');
   fs.mkdirSync(root);
-  const text = makeText(Math.round(options.sizeMb * MB));
+  const text = Buffer.from(multibyteLines(Math.round(options.sizeMb * MB)), 'utf8');
   const file = path.join(root, 'big.txt');
   fs.writeFileSync(file, text);
   const catalog = path.join(work, 'catalog.json');

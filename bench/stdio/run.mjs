@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { REPO_ROOT, median, round, stdioClient, toolmuxVersion } from '../lib/common.mjs';
+import { REPO_ROOT, cpuSeconds, median, round, stdioClient, toolmuxVersion } from '../lib/common.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +57,6 @@ const SEQUENTIAL = Number(values.sequential);
 const WINDOW = Number(values.window);
 const REPS = Number(values.reps);
 const TEXT = 'This is a simple text response for testing.';
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const example = path.join(values.build, 'examples/conformance-server/toolmux-conformance-server');
 
@@ -68,12 +67,6 @@ const servers = {
   }),
   sdk: () => ({ command: process.execPath, args: [path.join(here, 'sdk_server.mjs')] }),
 };
-
-function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
-}
 
 // A server over pipes; `request` writes one call and gives its answer's promise.
 function start(name, dir) {

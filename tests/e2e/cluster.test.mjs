@@ -401,9 +401,7 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: ST
     for (let i = 0; i < 6; i += 2) assert.notEqual(served[i], served[i + 1], JSON.stringify(served));
   });
 
-  test('the 1.x client goes on with its legacy session across instances', {
-    todo: 'legacy sessions and their events are not yet in the shared store',
-  }, async (t) => {
+  test('the 1.x client goes on with its legacy session across instances', async (t) => {
     const legacy = await connectHttp(t, cluster.url);
     for (let i = 0; i < 6; i++) {
       const result = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: i + 1 } });
@@ -432,9 +430,7 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: ST
     }
   });
 
-  test('a catalog reload is seen by the listeners of every instance', {
-    todo: 'reload and list_changed fan-out between instances (LISTEN/NOTIFY) is not built yet',
-  }, async () => {
+  test('a catalog reload is seen by the listeners of every instance', async () => {
     // A 2026-07-28 subscriptions/listen on each instance (directly), then
     // SIGHUP (reload) to the first instance only.
     const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };

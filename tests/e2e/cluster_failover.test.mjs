@@ -1,0 +1,55 @@
+// Losing an instance of a deployment that shares one PostgreSQL store: a
+// legacy session, and a result it offloaded, live on in the store, so the
+// 1.x client goes on through HAProxy after the instance that made them is
+// killed with kill -9.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { Cluster, Postgres, hasStoreOption } from './cluster.mjs';
+import { DATA_DIR, connectHttp, genCharsText, offloadChars, rawInitialize, readStoredResult, short, textOf } from './helpers.mjs';
+
+const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
+const FILES = { 'notes.txt': 'failover\n' };
+const STORE_SKIP = (await hasStoreOption()) ? false : 'this toolmux has no `serve --store` (the PostgreSQL store)';
+
+describe('an instance killed under a legacy session (PostgreSQL store)', { skip: STORE_SKIP }, () => {
+  let pg;
+  let cluster;
+  before(async () => {
+    pg = await Postgres.start(null);
+    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
+  });
+  after(async () => {
+    await cluster?.close();
+    await pg?.stop();
+  });
+
+  test('the 1.x client goes on with its session and reads its stored result after kill -9 of the instance that made them', async (t) => {
+    const [first] = cluster.instances;
+    // The session is made on the first instance, which also stores a large result of it.
+    const id = await rawInitialize(first.url);
+    const direct = await connectHttp(t, first.url, { sessionId: id });
+    const count = 20000;
+    const stored = await offloadChars(assert, direct.client, count);
+    await direct.close();
+
+    // Through HAProxy (round robin, no stickiness) with the same session.
+    const legacy = await connectHttp(t, cluster.url, { sessionId: id });
+    for (let i = 1; i <= 3; i++) {
+      const result = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: i } });
+      assert.equal(textOf(result), genCharsText(i), short(result));
+    }
+
+    await cluster.kill(0);
+
+    // Every call after the kill is answered by the survivors, in the same session.
+    for (let i = 4; i <= 9; i++) {
+      const result = await legacy.client.callTool({ name: 'gen_chars', arguments: { count: i } });
+      assert.equal(textOf(result), genCharsText(i), short(result));
+    }
+    const read = await readStoredResult(assert, legacy.client, stored);
+    assert.equal(read.text, genCharsText(count));
+    assert.equal(legacy.transport.sessionId, id);
+  });
+});

@@ -186,6 +186,12 @@ std::string payload_notice(const Payload& p, const std::string& id) {
          std::string(kResultUriPrefix) + id + ".]";
 }
 
+// Said after the truncation marker when the text was to be stored and the
+// result store did not take it.
+constexpr std::string_view kNotStoredNote =
+    "\n[toolmux: the whole result could not be stored to read page by page: the result store is "
+    "unavailable now; the server's log says why. Calling again later may store it.]";
+
 std::string truncation_marker(std::size_t kept, std::size_t total) {
   return "\n[toolmux: truncated: showing the first " + std::to_string(kept) + " of " +
          std::to_string(total) + " characters; " + std::to_string(total - kept) +
@@ -252,11 +258,13 @@ class Limiter {
   void limit_block(json& block) {
     if (is_text_block(block)) {
       std::string& text = block["text"].get_ref<std::string&>();
+      bool not_stored = false;
       if (over_threshold(text)) {
         if (std::string id = store(text, StoredFormat{}); !id.empty()) {
           text = offload_notice(text, id, "this result");
           return;
         }
+        not_stored = limits_.offload && store_;
       }
       if (limits_.max_text_chars < 0) return;
       const auto max = static_cast<std::size_t>(limits_.max_text_chars);
@@ -265,6 +273,9 @@ class Limiter {
         const std::size_t total = utf8_length(text);
         text.resize(cut);
         text += truncation_marker(max, total);
+        // Why it was cut rather than stored: the store refused it (full,
+        // unreachable), so the rest cannot be read page by page now.
+        if (not_stored) text += kNotStoredNote;
         report_.truncated = true;
       }
       return;

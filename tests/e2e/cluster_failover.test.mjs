@@ -6,8 +6,13 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { Cluster, Postgres, hasStoreOption } from './cluster.mjs';
-import { DATA_DIR, connectHttp, genCharsText, offloadChars, rawInitialize, readStoredResult, short, textOf } from './helpers.mjs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+import { Cluster, POSTGRES_SH, Postgres, connectModern, hasStoreOption } from './cluster.mjs';
+import { DATA_DIR, connectHttp, genCharsText, offloadChars, parseOffloadNotice, rawInitialize, readStoredResult, short, textOf, waitUntil } from './helpers.mjs';
+
+const execFileAsync = promisify(execFile);
 
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
 const FILES = { 'notes.txt': 'failover\n' };
@@ -51,5 +56,51 @@ describe('an instance killed under a legacy session (PostgreSQL store)', { skip:
     const read = await readStoredResult(assert, legacy.client, stored);
     assert.equal(read.text, genCharsText(count));
     assert.equal(legacy.transport.sessionId, id);
+  });
+});
+
+describe('the store unreachable for a while (PostgreSQL stopped, then started)', { skip: STORE_SKIP }, () => {
+  let pg;
+  let cluster;
+  before(async () => {
+    pg = await Postgres.start(null);
+    cluster = await Cluster.start(null, { instances: 1, catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
+  });
+  after(async () => {
+    await cluster?.close();
+    await pg?.stop();
+  });
+
+  test('what is in memory keeps working, a result that cannot be stored comes back whole, and storing comes back by itself', async (t) => {
+    const [server] = cluster.instances;
+    const modern = await connectModern(t, server.url);
+    const count = 20000;
+    await offloadChars(assert, modern.client, count);
+
+    await execFileAsync('bash', [POSTGRES_SH, 'pause', pg.dir]);
+    let paused = true;
+    t.after(async () => {
+      if (paused) await execFileAsync('bash', [POSTGRES_SH, 'resume', pg.dir]);
+    });
+    // The catalog and small answers are in memory.
+    const listed = await modern.client.listTools();
+    assert.ok(listed.tools.length > 0);
+    const small = await modern.client.callTool({ name: 'gen_chars', arguments: { count: 5 } });
+    assert.equal(textOf(small), genCharsText(5), short(small));
+    // A result that would go to the store comes back whole instead (this
+    // catalog cuts nothing: maxTextChars -1), with no notice of a stored result.
+    const large = await modern.client.callTool({ name: 'gen_chars', arguments: { count } });
+    assert.notEqual(large.isError, true, short(large, 300));
+    assert.equal(parseOffloadNotice(textOf(large)), null, short(large, 300));
+    assert.ok(textOf(large) === genCharsText(count), 'the whole text, unchanged');
+
+    await execFileAsync('bash', [POSTGRES_SH, 'resume', pg.dir]);
+    paused = false;
+    // Reconnected with back-off (at most 5 s between attempts).
+    await waitUntil(async () => {
+      const again = await modern.client.callTool({ name: 'gen_chars', arguments: { count } });
+      return again.isError !== true && parseOffloadNotice(textOf(again));
+    }, 15000, 'offloading to work again after the store came back');
+    assert.ok(server.logs.some((l) => /store/.test(JSON.stringify(l)) && l.level === 'warning'), 'a warning says the store was unreachable');
   });
 });

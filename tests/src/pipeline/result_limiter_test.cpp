@@ -288,6 +288,29 @@ TEST_CASE("a block the store fails to take stays, and the response bound still h
              Catch::EndsWith("so block 2 (an image, image/png, 1500000 bytes) was left out.]"));
 }
 
+TEST_CASE("a text the store fails to take is cut, and the marker says it could not be stored") {
+  const StorePayload failing = [](std::string_view, const StoredFormat&) { return std::string(); };
+  ResultLimits limits;
+  limits.offload_threshold_bytes = 1000;
+  limits.max_text_chars = 2000;
+  ToolResult result = ToolResult::text(std::string(5000, 'y'));
+  const LimitReport report = apply_result_limits(result, limits, failing);
+  CHECK(report.truncated);
+  CHECK_FALSE(report.offloaded);
+  REQUIRE(result.content.size() == 1);
+  CHECK(result.content[0]["text"] ==
+        std::string(2000, 'y') +
+            "\n[toolmux: truncated: showing the first 2000 of 5000 characters; 3000 characters "
+            "were cut]\n[toolmux: the whole result could not be stored to read page by page: the "
+            "result store is unavailable now; the server's log says why. Calling again later may "
+            "store it.]");
+
+  // Without a store to try (offloading off), the marker alone.
+  ToolResult plain = ToolResult::text(std::string(5000, 'y'));
+  apply_result_limits(plain, limits, nullptr);
+  CHECK_THAT(plain.content[0]["text"].get<std::string>(), Catch::EndsWith("were cut]"));
+}
+
 TEST_CASE("result_payload_bytes counts text, binary data, resources and structuredContent") {
   ToolResult result = ToolResult::text("12345");
   result.content.push_back({{"type", "image"}, {"data", "AAAA"}, {"mimeType", "image/png"}});

@@ -1042,6 +1042,42 @@ TEST_CASE("PostgreSQL: expiry runs in one instance at a time") {
   CHECK(first->stored_count() == 0);
 }
 
+TEST_CASE("PostgreSQL: a stopped server makes put and read unavailable, until it is back") {
+  toolmux::testing::PostgresServer server;  // its own: this test stops it
+  toolmux::PgStoreOptions pg;
+  pg.conninfo = server.create_database();
+  auto opened = PgStore::open(pg);
+  REQUIRE(opened.ok());
+  ResultStoreOptions options;
+  options.postgres = *opened;
+  auto store = open_store(options);
+  const std::string id = put(*store, "o", "kept");
+
+  server.pause();
+  auto refused = store->put("o", "lost");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().is_unavailable());
+  CHECK(refused.message().find("host " + server.dir().string() + " port 5432 database t1") !=
+        std::string::npos);
+  auto unread = store->read("o", id, 0, 10);
+  REQUIRE_FALSE(unread.ok());
+  CHECK(unread.status().is_unavailable());  // not not_found: the id may well exist
+
+  server.resume();
+  std::optional<std::string> again;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!again && std::chrono::steady_clock::now() < until) {
+    auto tried = store->put("o", "after");
+    if (tried.ok())
+      again = *tried;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(again);
+  CHECK(read_all(*store, "o", id, 10, 4) == "kept");
+  CHECK(read_all(*store, "o", *again, 10, 5) == "after");
+}
+
 // Not run by default: ./result_store_test "[.measure]"
 TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
   TempDir dir;

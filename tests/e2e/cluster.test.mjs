@@ -18,6 +18,7 @@
 // - kill -9 of one instance under 300 modern calls, 8 at a time: only calls
 //   in flight on it fail, HAProxy takes it out of rotation within about a
 //   second, and the others go on answering;
+// - examples/haproxy/*.cfg pass `haproxy -c` as written;
 // - teardown leaves no process and no folder, also when the test process is
 //   killed.
 //
@@ -27,12 +28,13 @@
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 import { Cluster, HAPROXY_LEGACY_SESSIONS, Postgres, childrenOf, connectModern, hasStoreOption } from './cluster.mjs';
 import {
@@ -54,6 +56,7 @@ import {
   waitUntil,
 } from './helpers.mjs';
 
+const execFileAsync = promisify(execFile);
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
 const FILES = { 'notes.txt': 'three instances, one answer\n', 'docs/': '' };
 const TOOLS = ['approved_echo', 'call_tool', 'find_files', 'gen_chars', 'get_file_info', 'list_directory', 'note_mutation', 'pause', 'read_text_file', 'read_tool_result', 'search_file_contents', 'tool_search'];
@@ -464,6 +467,17 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: ST
       await Promise.all(listeners.map((r) => r.close()));
     }
   });
+});
+
+test('the HAProxy configurations of examples/haproxy/ are valid as written (haproxy -c)', async () => {
+  const dir = path.dirname(HAPROXY_LEGACY_SESSIONS);
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cfg'));
+  assert.deepEqual(files.sort(), ['haproxy.cfg', 'legacy-sessions.cfg']);
+  for (const file of files) {
+    const { stdout, stderr } = await execFileAsync('haproxy', ['-c', '-f', path.join(dir, file)]);
+    assert.match(`${stdout}${stderr}`, /Configuration file is valid/, file);
+    assert.doesNotMatch(`${stdout}${stderr}`, /WARNING/, file);
+  }
 });
 
 describe('teardown', () => {

@@ -5,7 +5,8 @@
 //   name given to every instance with --allow-host pass, another gets 403;
 // - the v2 client at 2026-07-28 lists tools and calls read-only ones through
 //   the proxy, and every instance answers some of them (HAProxy's header,
-//   each instance's log and HAProxy's counters say which);
+//   each instance's log, its instance id in /status.json and HAProxy's
+//   counters say which);
 // - what one instance stores the others do not see: a modern client's
 //   offloaded result, a legacy session (404 elsewhere, so the 1.x client
 //   cannot go on with its session across instances);
@@ -72,6 +73,26 @@ function countBy(served) {
 /** The tool_call log lines of an instance. */
 const toolCalls = (server) => server.logs.filter((l) => l.event === 'tool_call');
 
+/**
+ * GET /status.json through the proxy `n` times, one after the other; asserts
+ * that each answer names the instance id and store the answering instance
+ * logged at start, and that all instances answered.
+ */
+async function assertStatusFromEveryInstance(cluster, store, n = 3) {
+  const ids = new Set();
+  for (let i = 0; i < n; i++) {
+    const response = await fetch(`${cluster.origin}/status.json`);
+    assert.equal(response.status, 200);
+    const { server } = await response.json();
+    const instance = cluster.instances.find((s) => s.name === response.headers.get('x-toolmux-server'));
+    const logged = instance.logs.find((l) => l.event === 'instance');
+    assert.equal(server.instance, logged?.instance, `${instance.name}'s /status.json and its log`);
+    assert.equal(server.store, store);
+    ids.add(server.instance);
+  }
+  assert.equal(ids.size, cluster.instances.length, `instance ids: ${[...ids]}`);
+}
+
 /** A raw POST of tools/list at 2026-07-28 to `url` with `Host: host`; resolves { status, server }. */
 function postWithHost(url, host) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } });
@@ -129,6 +150,7 @@ describe('three instances with their own RocksDB behind HAProxy', () => {
     for (const name of NAMES) assert.ok(calls[name] >= 2, `calls answered: ${JSON.stringify(calls)}`);
     // Each instance's own log agrees with the proxy's header.
     await waitUntil(() => cluster.instances.every((s, i) => toolCalls(s).length - callsBefore[i] === calls[s.name]), 5000, 'the tool_call log lines');
+    await assertStatusFromEveryInstance(cluster, 'rocksdb');
     const stats = await cluster.stats();
     const answered = countBy([...listedBy, ...calledBy]);
     for (const name of NAMES) assert.ok(stats[name].responses2xx >= answered[name], `HAProxy's counts: ${JSON.stringify(stats)}; answered: ${JSON.stringify(answered)}`);
@@ -382,6 +404,10 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: ST
   after(async () => {
     await cluster?.close();
     await pg?.stop();
+  });
+
+  test('every instance says in /status.json that it runs on the PostgreSQL store, each with its own instance id', async () => {
+    await assertStatusFromEveryInstance(cluster, 'postgresql');
   });
 
   test('a result offloaded through one instance is read back whole through the others', async (t) => {

@@ -392,6 +392,9 @@ TEST_CASE("ids are random base64url, used exactly as given, and owned") {
   CHECK(read_error(*store, "alice", id + " ") == Code::kNotFound);
   CHECK(read_error(*store, "alice", " " + id) == Code::kNotFound);
   CHECK(read_error(*store, "alice", id.substr(0, 42)) == Code::kNotFound);
+  // Not even a possible id: a NUL byte, bytes that are not UTF-8, at the length of one.
+  CHECK(read_error(*store, "alice", id.substr(0, 42) + std::string(1, '\0')) == Code::kNotFound);
+  CHECK(read_error(*store, "alice", id.substr(0, 41) + "\xc3\x28") == Code::kNotFound);
   CHECK(read_error(*store, "alice", "") == Code::kNotFound);
   // An id is no key prefix of anything else: "m/" + id + more is not it.
   CHECK(read_error(*store, "alice", id + "A") == Code::kNotFound);

@@ -30,7 +30,10 @@ json confirmation_request(const ToolCall& call) {
   if (!spec.title.empty()) message += " - " + redact(spec.title);
   const std::string caller = call.principal.empty() ? "(unknown)" : call.principal;
   message += "\nCaller: " + redact(caller);
-  if (!call.session_label.empty()) message += ", session " + call.session_label;
+  // A 2026-07-28 request has no session: its carrier's label is new for every
+  // request, and the question must read the same when the client retries with
+  // the answer (its digest matches the two).
+  if (!call.session_label.empty() && !call.modern) message += ", session " + call.session_label;
   const std::string arguments = redact_json(call.arguments ? *call.arguments : json::object())
                                     .dump(2, ' ', false, json::error_handler_t::replace);
   message += "\nArguments: " + clip_for_message(arguments, kMaxShownArgumentBytes);

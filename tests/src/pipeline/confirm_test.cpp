@@ -156,6 +156,35 @@ TEST_CASE("a 2026-07-28 client's question goes back in the answer: the call is i
   CHECK(call.confirmation == "asked");
 }
 
+TEST_CASE("a 2026-07-28 question reads the same on every retry: no per-request label in it") {
+  GuardedFixture f;
+  std::vector<json> asked;
+  for (const char* label : {"modern-1", "modern-2"}) {
+    auto client = std::make_shared<ScriptedClient>();
+    client->answer = {std::nullopt, "", true};
+    StubNext next;
+    ToolCall call = f.guarded_call(client);
+    call.modern = true;
+    call.session_label = label;
+    stages::confirm()(next.handler())(call);
+    REQUIRE(client->asked.size() == 1);
+    asked.push_back(client->asked.front());
+  }
+  CHECK(asked[0] == asked[1]);
+  CHECK_THAT(asked[0]["message"].get<std::string>(), !Catch::Contains("modern-"));
+
+  // A legacy session's label is shown: it names the session the human knows.
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer = {std::nullopt, "", true};
+  StubNext next;
+  ToolCall call = f.guarded_call(client);
+  call.session_label = "http-7";
+  stages::confirm()(next.handler())(call);
+  REQUIRE(client->asked.size() == 1);
+  CHECK_THAT(client->asked.front()["message"].get<std::string>(),
+             Catch::Contains("Caller: local, session http-7"));
+}
+
 TEST_CASE("a read_only call and a call no rule guards are not asked about") {
   GuardedFixture f;
   auto client = std::make_shared<ScriptedClient>();

@@ -59,6 +59,14 @@ CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_to
     }
     wake_.notify_all();
   };
+  // Set before start() (set_tools_cache), which makes the first upstreams.
+  hooks.read_tools = [this](const std::string& upstream) {
+    return read_tools_ ? read_tools_(upstream) : std::nullopt;
+  };
+  hooks.write_tools = [this](const std::string& upstream,
+                             const std::vector<nlohmann::json>& tools) {
+    if (write_tools_) write_tools_(upstream, tools);
+  };
   hooks.on_notification = [this](const std::string& upstream, const std::string& method,
                                  const nlohmann::json& params) {
     // Resources and prompts of the catalog serving now.
@@ -203,6 +211,11 @@ void CatalogHost::request_reload() {
 }
 
 void CatalogHost::set_freeze_source(FreezeSource source) { freeze_source_ = std::move(source); }
+
+void CatalogHost::set_tools_cache(ReadTools read, WriteTools write) {
+  read_tools_ = std::move(read);
+  write_tools_ = std::move(write);
+}
 
 void CatalogHost::set_announce(Announce announce) { announce_ = std::move(announce); }
 

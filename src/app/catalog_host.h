@@ -100,6 +100,14 @@ class CatalogHost {
   // Asks for a reload of the file, as SIGHUP does.
   void request_reload();
 
+  // Where upstreams' last tool lists are also kept (the shared store), beside
+  // data_dir/upstreams. Before start().
+  using ReadTools =
+      std::function<std::optional<std::vector<nlohmann::json>>(const std::string& upstream)>;
+  using WriteTools =
+      std::function<void(const std::string& upstream, const std::vector<nlohmann::json>& tools)>;
+  void set_tools_cache(ReadTools read, WriteTools write);
+
   // Where the write freeze is read instead of data_dir/write-freeze (looked
   // at every second all the same). Before start().
   void set_freeze_source(FreezeSource source);
@@ -157,6 +165,8 @@ class CatalogHost {
   std::vector<std::string> changed_upstreams_;  // to announce
   FreezeSource freeze_source_;
   Announce announce_;
+  ReadTools read_tools_;
+  WriteTools write_tools_;
   bool stopping_ = false;
   std::thread worker_;
   std::thread signal_taker_;

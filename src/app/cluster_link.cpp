@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "src/app/write_freeze.h"
+#include "src/store/pg_tool_lists.h"
 #include "src/store/pg_write_freeze.h"
 
 namespace toolmux {
@@ -24,6 +25,20 @@ Result<std::unique_ptr<ClusterLink>> ClusterLink::start(const std::string& conni
   host.set_announce([raw = link.get()](std::string_view kind, const nlohmann::json& data) {
     raw->publish(kind, data);
   });
+  host.set_tools_cache(
+      [&pool, &logger](const std::string& upstream) -> std::optional<std::vector<nlohmann::json>> {
+        auto read = read_pg_tool_list(pool, upstream);
+        if (read.ok()) return *read;
+        logger.write(LogLevel::warning, "tool_list_unread",
+                     {{"upstream", upstream}, {"reason", read.message()}});
+        return std::nullopt;
+      },
+      [&pool, &logger](const std::string& upstream, const std::vector<nlohmann::json>& tools) {
+        if (const Status written = write_pg_tool_list(pool, upstream, tools); !written.ok()) {
+          logger.write(LogLevel::warning, "tool_list_not_kept",
+                       {{"upstream", upstream}, {"reason", written.message()}});
+        }
+      });
   return link;
 }
 

@@ -3,7 +3,8 @@
 // (src/store/cluster_bus.h), publishes what the catalog host announces (a
 // reload decided here, an upstream whose tools changed here), hands the other
 // instances' news to the catalog host, reads the write freeze from the store
-// (src/store/pg_write_freeze.h), and tells the others when a session ends
+// (src/store/pg_write_freeze.h), keeps upstreams' last tool lists there
+// too (src/store/pg_tool_lists.h), and tells the others when a session ends
 // here.
 //
 // Made before CatalogHost::start() (it sets the host's freeze source and

@@ -72,11 +72,22 @@ const PgMigration kSessions{
         "(session_id, stream, seq)",
     }};
 
+// The last tool list of each upstream, by name (pg_tool_lists.h).
+const PgMigration kToolLists{4,
+                             {
+                                 R"sql(CREATE TABLE toolmux_tool_lists (
+  upstream text PRIMARY KEY,
+  tools text NOT NULL,
+  listed_ns bigint NOT NULL
+))sql",
+                             }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
-  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze, kSessions};
+  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze, kSessions,
+                                                   kToolLists};
   return migrations;
 }
 

@@ -117,7 +117,10 @@ Upstream::Upstream(UpstreamSpec spec, Logger& logger, std::filesystem::path tool
   // Only a lazy upstream's tools are taken from the last run: an eager one
   // that cannot start offers nothing rather than tools that cannot answer.
   if (!spec_.lifecycle.lazy) return;
-  if (auto cached = read_cache(tools_cache_)) {
+  std::optional<std::vector<json>> cached;
+  if (hooks_.read_tools) cached = hooks_.read_tools(spec_.name);
+  if (!cached) cached = read_cache(tools_cache_);
+  if (cached) {
     tools_ = std::move(*cached);
     tools_known_ = true;
   }
@@ -412,6 +415,7 @@ void Upstream::set_tools(const std::vector<json>& tools) {
   }
   if (!changed) return;
   write_cache(tools_cache_, tools);
+  if (hooks_.write_tools) hooks_.write_tools(name(), tools);
   logger_.write(LogLevel::info, "upstream_tools_changed",
                 {{"upstream", name()}, {"tools", tools.size()}});
   if (hooks_.on_tools_changed) hooks_.on_tools_changed(name());

@@ -61,6 +61,14 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   struct Hooks {
     // Called with the upstream's name.
     std::function<void(const std::string& upstream)> on_tools_changed;
+    // Where else its last tool list is kept, beside the file `tools_cache`
+    // (a deployment's shared store): read first when it is made (a lazy
+    // upstream's tools known from any instance's last listing), written after
+    // each change. Either may be empty.
+    std::function<std::optional<std::vector<nlohmann::json>>(const std::string& upstream)>
+        read_tools;
+    std::function<void(const std::string& upstream, const std::vector<nlohmann::json>& tools)>
+        write_tools;
     // Notifications other than tools/list_changed, progress and log messages
     // (resources/updated, resources/list_changed, prompts/list_changed).
     std::function<void(const std::string& upstream, const std::string& method,

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/eventually.h"
 #include "tests/support/quiet_logger.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_context.h"
@@ -247,6 +249,47 @@ TEST_CASE("a lazy upstream starts on first use, its tools known from the last ru
   CHECK((*outcome.result)["content"][0]["text"] == "called");
   CHECK(s.upstream->state() == "serving");
   CHECK(s.starts() == 1);
+}
+
+TEST_CASE("a lazy upstream's tools come from the shared store first, and each listing goes there") {
+  TempDir dir;
+  QuietLogger quiet;
+  UpstreamSpec spec;
+  spec.name = "scripted";
+  spec.prefix = "scripted_";
+  spec.argv = {(fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh").string()};
+  spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + (dir.path() / "received").string()};
+  spec.lifecycle = quick();
+  spec.lifecycle.lazy = true;
+  std::mutex mutex;  // written on the upstream's thread
+  std::vector<std::pair<std::string, std::size_t>> written;
+  const auto writes = [&] {
+    std::lock_guard lock(mutex);
+    return written;
+  };
+  Upstream::Hooks hooks;
+  hooks.read_tools = [](const std::string& name) -> std::optional<std::vector<json>> {
+    if (name != "scripted") return std::nullopt;
+    return std::vector<json>{
+        {{"name", "from_another_instance"}, {"inputSchema", {{"type", "object"}}}}};
+  };
+  hooks.write_tools = [&](const std::string& name, const std::vector<json>& tools) {
+    std::lock_guard lock(mutex);
+    written.emplace_back(name, tools.size());
+  };
+  auto upstream = Upstream::create(spec, quiet.logger, dir.path() / "none.json", hooks);
+  upstream->start();
+  // Known from the store: not started to learn them.
+  CHECK_FALSE(upstream->wait_started(1s));
+  REQUIRE(upstream->tools().size() == 1);
+  CHECK(upstream->tools()[0]["name"] == "from_another_instance");
+  CHECK_FALSE(fs::exists(dir.path() / "received"));
+  // Its first use lists its real tools, which go to the store.
+  TestContext context(5s);
+  CHECK(upstream->call_tool("any", json::object(), context, SideEffect::read_only).result);
+  REQUIRE(testing::eventually([&] { return !writes().empty(); }));
+  CHECK(writes().front() == std::make_pair(std::string("scripted"), std::size_t{4}));
+  upstream->stop();
 }
 
 TEST_CASE("list_changed from the upstream re-lists its tools") {

@@ -32,7 +32,7 @@ TEST_CASE("the connection string comes from TOOLMUX_POSTGRES_URL, trimmed", "[sh
   CHECK(*url == "host=/run/pg dbname=toolmux");
 }
 
-TEST_CASE("--store-url-file's first line wins over the variable", "[shared_store]") {
+TEST_CASE("the first line of --store-url-file wins over the variable", "[shared_store]") {
   TempDir dir;
   const auto file = dir.write("url", "\tpostgresql://toolmux:s3cret@db/toolmux \nsecond line\n");
   ::setenv("TOOLMUX_POSTGRES_URL", "host=/elsewhere", 1);

@@ -19,7 +19,6 @@ const PgMigration kResultsAndStateKey{
   seq bigint GENERATED ALWAYS AS IDENTITY,
   bytes bigint NOT NULL,
   chars bigint NOT NULL,
-  chunks integer NOT NULL,
   mime_type text NOT NULL,
   base64 boolean NOT NULL
 ))sql",

@@ -30,6 +30,7 @@ const std::vector<PgMigration>& pg_migrations();
 // program using it: these spell "toolmux" and a number).
 inline constexpr std::int64_t kPgLockMigrations = 0x746f6f6c6d757801;
 inline constexpr std::int64_t kPgLockResultExpiry = 0x746f6f6c6d757802;
+inline constexpr std::int64_t kPgLockResultSpace = 0x746f6f6c6d757803;
 // The journal's maintenance: marking the calls of dead instances interrupted,
 // and retention (pg_journal_store.h).
 inline constexpr std::int64_t kPgLockJournalMaintenance = 0x746f6f6c6d757810;

@@ -1,16 +1,19 @@
-// Where large tool results go instead of the response: a RocksDB database in
-// the data directory, read back page by page by read_tool_result.
+// Where large tool results go instead of the response, read back page by
+// page by read_tool_result: an interface with two implementations, one
+// contract (the comments below hold for both).
+//
+// - RocksDbResultStore (rocksdb_result_store.h): a RocksDB database in the
+//   data directory, for one machine (the default).
+// - PgResultStore (pg_result_store.h): PostgreSQL, shared by every toolmux
+//   instance of a deployment: a result stored through one is read through
+//   any other.
 //
 // A result belongs to its owner (the session that produced it): read() gives
 // the same not-found answer for an id that does not exist and for one that
 // belongs to someone else, so ids cannot be probed. Ids are 256-bit random
-// values (base64url, 43 characters), compared exactly as given.
-//
-// Several processes may use one data directory at once (two desktop clients
-// launching the same configuration): RocksDB allows one writer per database,
-// so the store lives in numbered slots, dir/results/slot-0, slot-1, ..., and a
-// process takes the lowest slot no other process holds. A process restarted
-// alone gets slot 0 back, with what it had stored.
+// values (base64url, 43 characters), compared exactly as given. Offsets and
+// lengths count Unicode characters. A page read loads only the stored chunks
+// (64 KiB of text each) that the page covers, never a whole result.
 //
 // Thread-safe: every method may be called from any thread.
 #pragma once
@@ -30,11 +33,15 @@
 
 namespace toolmux {
 
+class PgStore;  // src/store/pg_store.h
+
 struct ResultStoreOptions {
-  std::filesystem::path data_dir;             // the store lives in data_dir/results/slot-N
+  // PostgreSQL when set (data_dir and max_slots are not used then), else RocksDB.
+  std::shared_ptr<PgStore> postgres;
+  std::filesystem::path data_dir;             // RocksDB: data_dir/results/slot-N
   std::chrono::seconds retention{24 * 3600};  // results older than this are gone
   std::uint64_t max_bytes = 1ull << 30;       // past this, the oldest results are evicted
-  std::size_t max_slots = 16;                 // processes that can share data_dir at once
+  std::size_t max_slots = 16;                 // RocksDB: processes sharing data_dir at once
   // The wall clock, replaceable in tests of expiry.
   std::function<std::chrono::system_clock::time_point()> now = std::chrono::system_clock::now;
 };
@@ -66,50 +73,48 @@ struct StoredResult {
 
 class ResultStore {
  public:
-  // Opens the store, creating what is missing. When no slot could be opened,
-  // a Status naming the folder and RocksDB's reason: resource_exhausted when
-  // every slot is taken or max_slots is 0, io_error otherwise.
+  // Opens the store the options name (PostgreSQL when options.postgres is
+  // set, else RocksDB), creating what is missing; that implementation's open
+  // says how it fails.
   static Result<std::unique_ptr<ResultStore>> open(const ResultStoreOptions& options);
-  ~ResultStore();
+  virtual ~ResultStore() = default;
 
   // Stores `text` (valid UTF-8) for `owner` and returns its new id; evicts the
   // oldest results when the store would exceed max_bytes. Without a format,
   // text/plain text. Fails with invalid_argument when `text` is not UTF-8 or
   // format.mime_type is longer than StoredFormat::kMaxMimeTypeBytes,
   // resource_exhausted when `text` alone is larger than max_bytes, io_error on
-  // a storage failure.
-  Result<std::string> put(std::string_view owner, std::string_view text);
-  Result<std::string> put(std::string_view owner, std::string_view text,
-                          const StoredFormat& format);
+  // a storage failure (unavailable when a shared store cannot be reached).
+  Result<std::string> put(std::string_view owner, std::string_view text) {
+    return put(owner, text, StoredFormat{});
+  }
+  virtual Result<std::string> put(std::string_view owner, std::string_view text,
+                                  const StoredFormat& format) = 0;
 
   // At most `max_chars` characters from `offset_chars` (both count Unicode
   // characters). not_found when the id is unknown, expired, or not `owner`'s
   // (one answer for all three); out_of_range when offset_chars is past the
   // end. An offset equal to the length gives an empty last page.
-  Result<ResultPage> read(std::string_view owner, std::string_view id, std::uint64_t offset_chars,
-                          std::size_t max_chars) const;
+  virtual Result<ResultPage> read(std::string_view owner, std::string_view id,
+                                  std::uint64_t offset_chars, std::size_t max_chars) const = 0;
 
   // The results of `owner` that have not expired, oldest first.
-  std::vector<StoredResult> list(std::string_view owner) const;
+  virtual std::vector<StoredResult> list(std::string_view owner) const = 0;
 
   // Deletes every result of `owner` (its session ended).
-  void delete_owner(std::string_view owner);
+  virtual void delete_owner(std::string_view owner) = 0;
 
   // Deletes results older than the retention; called periodically and at open.
   // Returns how many were deleted.
-  std::size_t expire_old();
+  virtual std::size_t expire_old() = 0;
 
-  // Total bytes of stored text, and how many results.
-  std::uint64_t stored_bytes() const;
-  std::size_t stored_count() const;
-  // The slot folder this process holds (for logs and tests).
-  const std::filesystem::path& folder() const;
-
-  struct Impl;
-
- private:
-  explicit ResultStore(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  // Total bytes of stored text, and how many results (in a shared store, of
+  // every instance).
+  virtual std::uint64_t stored_bytes() const = 0;
+  virtual std::size_t stored_count() const = 0;
+  // Where the results are, for logs: a folder, or a PostgreSQL host, port and
+  // database (never a password).
+  virtual std::string where() const = 0;
 };
 
 }  // namespace toolmux

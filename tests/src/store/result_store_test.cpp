@@ -1,3 +1,7 @@
+// The contract of result_store.h, checked against both implementations (one
+// test body, two stores: GENERATE runs it for each), then what is RocksDB's
+// own (slots, ingestion, killed writers) and what is PostgreSQL's own (many
+// instances on one database).
 #include "src/store/result_store.h"
 
 #include <fcntl.h>
@@ -24,11 +28,19 @@
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 
+#include "src/store/pg_connection.h"
+#include "src/store/pg_result_store.h"
+#include "src/store/pg_schema.h"
+#include "src/store/pg_store.h"
+#include "src/store/rocksdb_result_store.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_child.h"
 
+using toolmux::PgStore;
 using toolmux::ResultStore;
 using toolmux::ResultStoreOptions;
+using toolmux::RocksDbResultStore;
 using toolmux::testing::TempDir;
 using Code = toolmux::Status::Code;
 
@@ -51,11 +63,52 @@ ResultStoreOptions options_for(const TempDir& dir) {
   return options;
 }
 
+enum class Backend { rocksdb, postgresql };
+
+// Where a test's stores live: a temporary data directory (RocksDB), or a
+// fresh database on the test binary's PostgreSQL server.
+struct Backing {
+  explicit Backing(Backend kind) : backend(kind) {
+    if (kind != Backend::postgresql) return;
+    conninfo = toolmux::testing::fresh_postgres_database();
+    postgres = another_instance();
+  }
+  // Another PgStore on the same database, as another instance would have.
+  std::shared_ptr<PgStore> another_instance() const {
+    toolmux::PgStoreOptions pg;
+    pg.conninfo = conninfo;
+    auto opened = PgStore::open(pg);
+    INFO(opened.message());
+    REQUIRE(opened.ok());
+    return *opened;
+  }
+  ResultStoreOptions options() const {
+    ResultStoreOptions options;
+    options.data_dir = dir.path();
+    options.postgres = postgres;
+    return options;
+  }
+  Backend backend;
+  TempDir dir;
+  std::string conninfo;
+  std::shared_ptr<PgStore> postgres;
+};
+
+// Both stores, one after the other (Catch's GENERATE runs the test for each).
+#define EACH_BACKEND GENERATE(Backend::rocksdb, Backend::postgresql)
+
 std::unique_ptr<ResultStore> open_store(const ResultStoreOptions& options) {
   auto store = ResultStore::open(options);
   INFO(store.message());
   REQUIRE(store.ok());
   CHECK(store.message().empty());
+  return std::move(store).value();
+}
+
+std::unique_ptr<RocksDbResultStore> open_rocksdb(const ResultStoreOptions& options) {
+  auto store = RocksDbResultStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
   return std::move(store).value();
 }
 
@@ -178,8 +231,8 @@ std::uint64_t vm_hwm_kib() {
 }  // namespace
 
 TEST_CASE("a result reads back page by page, byte for byte, with multi-byte characters") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   std::vector<std::size_t> starts;
   std::string text = mixed_text(5'000'000, &starts);
   std::string id = put(*store, "session-1", text);
@@ -215,8 +268,8 @@ TEST_CASE("a result reads back page by page, byte for byte, with multi-byte char
 }
 
 TEST_CASE("tiny pages cross chunk boundaries without splitting characters") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   // Just over two 64 KiB chunks, ending on a 4-byte character.
   std::vector<std::size_t> starts;
   std::string text = mixed_text(140'000, &starts, 3);
@@ -243,8 +296,8 @@ TEST_CASE("tiny pages cross chunk boundaries without splitting characters") {
 }
 
 TEST_CASE("the ends of a result: last page, empty page at the end, offset past the end") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   std::string text = "h\xc3\xa9llo \xe4\xb8\xad \xf0\x9f\x98\x80!";  // "héllo 中 😀!"
   std::string id = put(*store, "o", text);
 
@@ -276,8 +329,8 @@ TEST_CASE("the ends of a result: last page, empty page at the end, offset past t
 }
 
 TEST_CASE("an empty result has one empty page") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   std::string id = put(*store, "o", "");
   auto page = store->read("o", id, 0, 100);
   REQUIRE(page.ok());
@@ -288,8 +341,8 @@ TEST_CASE("an empty result has one empty page") {
 }
 
 TEST_CASE("invalid UTF-8 is refused") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   for (const std::string& bad :
        {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
         std::string("\xc0\xaf"), std::string("\x80x")}) {
@@ -302,8 +355,8 @@ TEST_CASE("invalid UTF-8 is refused") {
 }
 
 TEST_CASE("ids are random base64url, used exactly as given, and owned") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   std::set<std::string> ids;
   for (int i = 0; i < 200; ++i) {
     std::string id = put(*store, "o", "x");
@@ -345,21 +398,25 @@ TEST_CASE("ids are random base64url, used exactly as given, and owned") {
 }
 
 TEST_CASE("results survive closing and reopening the store") {
-  TempDir dir;
-  auto options = options_for(dir);
+  Backing backing(EACH_BACKEND);
+  auto options = backing.options();
   std::string text = mixed_text(300'000);
   std::string id1;
   std::string id2;
-  std::filesystem::path folder;
+  std::string where;
   {
     auto store = open_store(options);
-    folder = store->folder();
-    CHECK(folder == dir.path() / "results" / "slot-0");
+    where = store->where();
+    if (backing.backend == Backend::rocksdb) {
+      CHECK(where == (backing.dir.path() / "results" / "slot-0").string());
+    } else {
+      CHECK(where.starts_with("PostgreSQL at host /tmp/tmpg-"));
+    }
     id1 = put(*store, "a", text);
     id2 = put(*store, "b", "short");
   }
   auto store = open_store(options);
-  CHECK(store->folder() == folder);
+  CHECK(store->where() == where);
   CHECK(store->stored_count() == 2);
   CHECK(store->stored_bytes() == text.size() + 5);
   CHECK(read_all(*store, "a", id1, 20000, count_chars(text)) == text);
@@ -367,8 +424,8 @@ TEST_CASE("results survive closing and reopening the store") {
 }
 
 TEST_CASE("a result's format is kept: listed, and across a reopen") {
-  TempDir dir;
-  auto options = options_for(dir);
+  Backing backing(EACH_BACKEND);
+  auto options = backing.options();
   std::string png;
   std::string long_mime;
   {
@@ -401,9 +458,9 @@ TEST_CASE("a result's format is kept: listed, and across a reopen") {
 }
 
 TEST_CASE("results expire after the retention, also across a reopen") {
-  TempDir dir;
+  Backing backing(EACH_BACKEND);
   FakeClock clock;
-  auto options = options_for(dir);
+  auto options = backing.options();
   options.retention = std::chrono::hours(1);
   options.now = clock.fn();
 
@@ -435,9 +492,9 @@ TEST_CASE("results expire after the retention, also across a reopen") {
 }
 
 TEST_CASE("a later put sweeps out expired results, so their space comes back") {
-  TempDir dir;
+  Backing backing(EACH_BACKEND);
   FakeClock clock;
-  auto options = options_for(dir);
+  auto options = backing.options();
   options.retention = std::chrono::hours(1);
   options.now = clock.fn();
   auto store = open_store(options);
@@ -449,9 +506,9 @@ TEST_CASE("a later put sweeps out expired results, so their space comes back") {
 }
 
 TEST_CASE("past max_bytes the oldest results are evicted first") {
-  TempDir dir;
+  Backing backing(EACH_BACKEND);
   FakeClock clock;
-  auto options = options_for(dir);
+  auto options = backing.options();
   options.max_bytes = 1000;
   options.now = clock.fn();  // a clock that stands still: creation order decides
   auto store = open_store(options);
@@ -487,8 +544,8 @@ TEST_CASE("past max_bytes the oldest results are evicted first") {
 }
 
 TEST_CASE("a single result larger than max_bytes is refused") {
-  TempDir dir;
-  auto options = options_for(dir);
+  Backing backing(EACH_BACKEND);
+  auto options = backing.options();
   options.max_bytes = 1000;
   auto store = open_store(options);
   std::string kept = put(*store, "o", std::string(400, 'k'));
@@ -502,8 +559,8 @@ TEST_CASE("a single result larger than max_bytes is refused") {
 }
 
 TEST_CASE("delete_owner deletes only that owner's results") {
-  TempDir dir;
-  auto store = open_store(options_for(dir));
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
   std::string a1 = put(*store, "a", "one");
   std::string a2 = put(*store, "a", mixed_text(200'000));
   const std::string ab_text = "prefix of a longer owner";
@@ -524,8 +581,8 @@ TEST_CASE("delete_owner deletes only that owner's results") {
 }
 
 TEST_CASE("concurrent puts and reads") {
-  TempDir dir;
-  auto options = options_for(dir);
+  Backing backing(EACH_BACKEND);
+  auto options = backing.options();
   options.max_bytes = 4'000'000;
   auto store = open_store(options);
   std::atomic<int> failures{0};
@@ -596,7 +653,7 @@ TEST_CASE("results either side of 1 MiB: one batch below, an ingested table file
   options.retention = std::chrono::hours(1);
   options.max_bytes = 5'500'000;
   options.now = clock.fn();
-  auto store = open_store(options);
+  auto store = open_rocksdb(options);
   const auto ingest = store->folder() / "ingest";
 
   // 1 MiB is the last size written as a batch; one more byte takes the other
@@ -625,7 +682,7 @@ TEST_CASE("results either side of 1 MiB: one batch below, an ingested table file
 
   // Reopened: all there, counted, with sequence order kept for eviction.
   store.reset();
-  store = open_store(options);
+  store = open_rocksdb(options);
   CHECK(store->stored_count() == 5);
   CHECK(read_all(*store, "b", ingested, 70'000, count_chars(over_limit)) == over_limit);
   CHECK(read_all(*store, "a", big1, 1'000'000, count_chars(big)) == big);
@@ -665,7 +722,7 @@ TEST_CASE("concurrent puts and reads of large results") {
   TempDir dir;
   auto options = options_for(dir);
   options.max_bytes = 8'000'000;
-  auto store = open_store(options);
+  auto store = open_rocksdb(options);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   threads.reserve(3);
@@ -694,8 +751,8 @@ TEST_CASE("concurrent puts and reads of large results") {
 TEST_CASE("each process takes the lowest free slot") {
   TempDir dir;
   auto options = options_for(dir);
-  auto first = open_store(options);
-  auto second = open_store(options);
+  auto first = open_rocksdb(options);
+  auto second = open_rocksdb(options);
   CHECK(first->folder() == dir.path() / "results" / "slot-0");
   CHECK(second->folder() == dir.path() / "results" / "slot-1");
 
@@ -710,7 +767,7 @@ TEST_CASE("each process takes the lowest free slot") {
 
   // The slot-0 holder closes: the next open gets slot 0 back, with its data.
   first.reset();
-  auto third = open_store(options);
+  auto third = open_rocksdb(options);
   CHECK(third->folder() == dir.path() / "results" / "slot-0");
   auto page = third->read("o", in_first, 0, 100);
   REQUIRE(page.ok());
@@ -788,7 +845,7 @@ TEST_CASE("child: hold slot 0", "[.child]") {
   if (!dir) return;
   ResultStoreOptions options;
   options.data_dir = dir;
-  auto store = ResultStore::open(options);
+  auto store = RocksDbResultStore::open(options);
   if (!store.ok() || (*store)->folder().filename() != "slot-0") ::_exit(1);
   auto id = (*store)->put("child", "from the child");
   if (!id.ok() || !write_id(*id)) ::_exit(2);
@@ -811,9 +868,9 @@ TEST_CASE("another process holding slot 0 makes this one take slot 1") {
   auto options = options_for(dir);
   Child child = spawn_child("child: hold slot 0", dir.path());
   std::string child_id = next_id(child);
-  std::unique_ptr<ResultStore> parent;
+  std::unique_ptr<RocksDbResultStore> parent;
   if (!child_id.empty()) {
-    auto opened = ResultStore::open(options);
+    auto opened = RocksDbResultStore::open(options);
     if (opened.ok()) parent = std::move(opened).value();
   }
   int status = finish(child, child_id.empty());  // EOF on kChildInFd: the child exits
@@ -824,7 +881,7 @@ TEST_CASE("another process holding slot 0 makes this one take slot 1") {
   CHECK(read_error(*parent, "child", child_id) == Code::kNotFound);
 
   // The child is gone: slot 0 is free again, with what the child stored.
-  auto again = open_store(options);
+  auto again = open_rocksdb(options);
   CHECK(again->folder() == dir.path() / "results" / "slot-0");
   auto page = again->read("child", child_id, 0, 100);
   REQUIRE(page.ok());
@@ -867,7 +924,7 @@ void check_killed_writer(const std::string& child_test, const std::string& text)
     // A table file left by a put killed before its ingestion.
     toolmux::testing::write_file(ingest / "left-behind.sst", "partial");
 
-    auto store = open_store(options);
+    auto store = open_rocksdb(options);
     CHECK(store->folder() == folder);
     CHECK(files_in(ingest) == 0);
     CHECK(store->stored_count() >= ids.size());
@@ -892,11 +949,104 @@ TEST_CASE("a process killed while writing a small result leaves only whole resul
   check_killed_writer("child: write small results until killed", small_writer_text());
 }
 
+TEST_CASE("PostgreSQL: a 10 MB result read back in pages equals the original") {
+  Backing backing(Backend::postgresql);
+  auto store = open_store(backing.options());
+  std::vector<std::size_t> starts;
+  const std::string text = mixed_text(10'000'000, &starts, 11);
+  const std::string id = put(*store, "o", text);
+  CHECK(store->stored_bytes() == text.size());
+  CHECK(read_all(*store, "o", id, 100'000, starts.size()) == text);
+  // A page in the middle is the matching characters.
+  auto page = store->read("o", id, 4'000'001, 3);
+  REQUIRE(page.ok());
+  CHECK(page->text == text.substr(starts[4'000'001], starts[4'000'004] - starts[4'000'001]));
+  CHECK(page->next_offset == 4'000'004u);
+  // Stored in chunks of at most 64 KiB, each with its first character.
+  toolmux::PgLease lease = backing.postgres->pool().acquire().value();
+  auto chunks = lease->exec(
+      "SELECT count(*), max(length(data)), sum(chars) FROM toolmux_result_chunks "
+      "WHERE result_id = $1",
+      {toolmux::PgParam::text(id)});
+  REQUIRE(chunks.ok());
+  CHECK(chunks->integer(0, 0) >= 10'000'000 / 65536);
+  CHECK(chunks->integer(0, 1) <= 65536);
+  CHECK(chunks->integer(0, 2) == static_cast<std::int64_t>(starts.size()));
+}
+
+TEST_CASE("PostgreSQL: a result stored through one instance is read through another") {
+  Backing backing(Backend::postgresql);
+  auto first = open_store(backing.options());
+  ResultStoreOptions other_options = backing.options();
+  other_options.postgres = backing.another_instance();
+  auto second = open_store(other_options);
+
+  const std::string text = mixed_text(300'000, nullptr, 4);
+  const std::string id = put(*first, "session", text);
+  CHECK(read_all(*second, "session", id, 20'000, count_chars(text)) == text);
+  CHECK(read_error(*second, "someone else", id) == Code::kNotFound);
+  const auto listed = second->list("session");
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].id == id);
+  CHECK(second->stored_count() == 1);
+  // The session ends on the second instance: gone for the first too.
+  second->delete_owner("session");
+  CHECK(read_error(*first, "session", id) == Code::kNotFound);
+  CHECK(first->stored_count() == 0);
+}
+
+TEST_CASE("PostgreSQL: eviction past max_bytes counts every instance's results") {
+  Backing backing(Backend::postgresql);
+  FakeClock clock;
+  ResultStoreOptions options = backing.options();
+  options.max_bytes = 1000;
+  options.now = clock.fn();
+  auto first = open_store(options);
+  options.postgres = backing.another_instance();
+  auto second = open_store(options);
+  const std::string old_id = put(*first, "o", std::string(600, 'a'));
+  const std::string new_id = put(*second, "o", std::string(600, 'b'));
+  CHECK(read_error(*second, "o", old_id) == Code::kNotFound);
+  CHECK(read_error(*first, "o", new_id) == Code::kOk);
+  CHECK(first->stored_bytes() == 600);
+}
+
+TEST_CASE("PostgreSQL: expiry runs in one instance at a time") {
+  Backing backing(Backend::postgresql);
+  FakeClock clock;
+  ResultStoreOptions options = backing.options();
+  options.retention = std::chrono::hours(1);
+  options.now = clock.fn();
+  auto first = open_store(options);
+  options.postgres = backing.another_instance();
+  auto second = open_store(options);
+  for (int i = 0; i < 20; ++i) put(i % 2 == 0 ? *first : *second, "o", "result");
+  clock.advance(std::chrono::hours(2));
+
+  {
+    // While one instance holds the expiry lock, another's expiry skips.
+    auto held =
+        toolmux::PgExclusiveLock::try_take(backing.postgres->pool(), toolmux::kPgLockResultExpiry);
+    REQUIRE(held.ok());
+    REQUIRE(held->has_value());
+    CHECK(second->expire_old() == 0);
+    CHECK(second->stored_count() == 20);
+  }
+  // Both at once: each result is deleted once, by one of them.
+  std::size_t by_first = 0;
+  std::size_t by_second = 0;
+  std::thread other([&] { by_second = second->expire_old(); });
+  by_first = first->expire_old();
+  other.join();
+  CHECK(by_first + by_second == 20);
+  CHECK(first->stored_count() == 0);
+}
+
 // Not run by default: ./result_store_test "[.measure]"
 TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
   TempDir dir;
   std::uint64_t at_start = vm_hwm_kib();
-  auto store = open_store(options_for(dir));
+  auto store = open_rocksdb(options_for(dir));
   std::uint64_t opened = vm_hwm_kib();
   std::string text = mixed_text(10'000'000, nullptr, 5);
   std::size_t total = count_chars(text);
@@ -940,7 +1090,7 @@ TEST_CASE("measure: 10 MB put and page reads", "[.measure]") {
 // is a high-water mark). A result at the 1 MiB limit goes in one WriteBatch.
 TEST_CASE("measure: 1 MiB put and page reads", "[.measure-small]") {
   TempDir dir;
-  auto store = open_store(options_for(dir));
+  auto store = open_rocksdb(options_for(dir));
   std::string text = mixed_text((1u << 20) - 4, nullptr, 5);
   std::uint64_t before = vm_hwm_kib();
   auto t0 = std::chrono::steady_clock::now();

@@ -57,7 +57,7 @@
 
 namespace toolmux {
 
-class PgPool;  // src/store/pg_connection.h
+class PgStore;  // src/store/pg_store.h
 
 // The largest result recorded for replay, in bytes of JSON text.
 inline constexpr std::size_t kMaxReplayResultBytes = std::size_t{1} << 20;
@@ -66,9 +66,9 @@ inline constexpr std::size_t kMaxAuditArgumentsBytes = std::size_t{16} << 10;
 
 struct JournalStoreOptions {
   // PostgreSQL when set (data_dir and max_slots are not used then), else
-  // RocksDB. The database's schema must be migrated (pg_schema.h). The store
-  // keeps one of the pool's connections for as long as it is open.
-  std::shared_ptr<PgPool> postgres;
+  // RocksDB. The store keeps one of the PgStore's pooled connections for as
+  // long as it is open.
+  std::shared_ptr<PgStore> postgres;
   std::filesystem::path data_dir;               // RocksDB: data_dir/journal/slot-N
   std::chrono::hours audit_retention{24 * 30};  // audit records older than this are removed
   std::size_t max_slots = 16;                   // RocksDB: processes sharing data_dir at once

@@ -151,7 +151,7 @@ Result<std::optional<JournalEntry>> mark_interrupted(PgTransaction& transaction,
 }  // namespace
 
 PgJournalStore::PgJournalStore(JournalStoreOptions options)
-    : options_(std::move(options)), pool_(options_.postgres) {
+    : options_(std::move(options)), postgres_(options_.postgres), pool_(postgres_->pool()) {
   if (!options_.now) options_.now = std::chrono::system_clock::now;
   instance_ = options_.instance_id.empty() ? random_id(8) : options_.instance_id;
 }
@@ -161,7 +161,7 @@ PgJournalStore::~PgJournalStore() { release(); }
 std::int64_t PgJournalStore::now_ns() const { return to_ns(options_.now()); }
 
 Result<std::unique_ptr<PgJournalStore>> PgJournalStore::open(const JournalStoreOptions& options) {
-  if (!options.postgres) return Status::invalid_argument("the PostgreSQL journal needs a store");
+  if (!options.postgres) return Status::invalid_argument("the PostgreSQL journal needs a PgStore");
   std::unique_ptr<PgJournalStore> store(new PgJournalStore(options));
   if (auto held = store->hold(); !held.ok()) return held.status();
   const std::int64_t now = store->now_ns();
@@ -177,7 +177,7 @@ Result<std::int32_t> PgJournalStore::hold() {
   std::lock_guard<std::mutex> lock(keeper_mutex_);
   if (keeper_ && !(*keeper_)->broken()) return holder_;
   keeper_.reset();  // a broken connection is discarded, not pooled
-  auto lease = pool_->acquire();
+  auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();
   auto number = (*lease)->exec("SELECT nextval('toolmux_journal_holders')");
   if (!number.ok()) return number.status();
@@ -187,7 +187,7 @@ Result<std::int32_t> PgJournalStore::hold() {
   if (!locked.ok()) return locked.status();
   if (locked->text(0, 0) != "t") {
     return Status::io_error("the journal's lock " + std::to_string(holder) +
-                            " is held by another session of " + pool_->target());
+                            " is held by another session of " + pool_.target());
   }
   keeper_.emplace(std::move(*lease));
   holder_ = holder;
@@ -211,7 +211,7 @@ Status PgJournalStore::begin(const JournalIntent& intent) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto holder = hold();
     if (!holder.ok()) return holder.status();
-    auto lease = pool_->acquire();
+    auto lease = pool_.acquire();
     if (!lease.ok()) return lease.status();
     // Only while this instance's lock is held (the subquery reads it for
     // the row being inserted, as j): otherwise another instance could mark
@@ -248,7 +248,7 @@ FROM (SELECT $3::integer AS holder) j WHERE )sql" +
     release();  // the lock is gone: a new one, on a new connection
   }
   return Status::unavailable("could not hold this instance's journal lock in the store (" +
-                             pool_->target() + ")");
+                             pool_.target() + ")");
 }
 
 Status PgJournalStore::finish(const std::string& call_id, const std::string& outcome,
@@ -273,7 +273,7 @@ Status PgJournalStore::finish(const std::string& call_id, const std::string& out
   params.push_back(PgParam::integer(now));
   params.push_back(result_text.empty() ? PgParam::null() : PgParam::text(result_text));
   params.push_back(PgParam::text(too_large ? "true" : "false"));
-  auto lease = pool_->acquire();
+  auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();
   // One statement: the outcome and the audit record commit together. The
   // last SELECT sees the entry as it was before this statement.
@@ -312,7 +312,7 @@ Status PgJournalStore::audit(const AuditRecord& record) {
   maybe_maintain();
   AuditRecord copy = record;
   if (copy.time.time_since_epoch().count() == 0) copy.time = options_.now();
-  auto lease = pool_->acquire();
+  auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();
   auto inserted = (*lease)->exec(kAuditInsert, audit_params(copy, instance_));
   return inserted.ok() ? Status::ok_status() : inserted.status();
@@ -321,7 +321,7 @@ Status PgJournalStore::audit(const AuditRecord& record) {
 std::optional<JournalEntry> PgJournalStore::find_by_key(const std::string& principal,
                                                         const std::string& key) const {
   if (key.empty()) return std::nullopt;
-  auto lease = pool_->acquire();
+  auto lease = pool_.acquire();
   if (!lease.ok()) return std::nullopt;
   const std::string select = "SELECT " + kEntryColumns +
                              ", j.result FROM toolmux_journal j WHERE j.principal = $1 AND "
@@ -353,7 +353,7 @@ std::optional<JournalEntry> PgJournalStore::find_by_key(const std::string& princ
 std::vector<AuditRecord> PgJournalStore::latest_audit(std::size_t limit) const {
   std::vector<AuditRecord> out;
   if (limit == 0) return out;
-  auto lease = pool_->acquire();
+  auto lease = pool_.acquire();
   if (!lease.ok()) return out;
   auto rows = (*lease)->exec(std::string("SELECT ") + kAuditColumns +
                                  " FROM toolmux_audit ORDER BY time_ns DESC, seq DESC LIMIT $1",
@@ -381,7 +381,7 @@ void PgJournalStore::maybe_maintain() {
 
 Result<std::vector<JournalEntry>> PgJournalStore::maintain(bool retention) {
   std::vector<JournalEntry> marked;
-  auto lease = pool_->acquire();
+  auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();
   auto transaction = PgTransaction::begin(**lease);
   if (!transaction.ok()) return transaction.status();

@@ -42,12 +42,13 @@
 
 #include "src/store/journal_store.h"
 #include "src/store/pg_connection.h"
+#include "src/store/pg_store.h"
 
 namespace toolmux {
 
 class PgJournalStore final : public JournalStore {
  public:
-  // The store on options.postgres (which must be set, its schema migrated):
+  // The store on options.postgres (which must be set):
   // takes this instance's lock, marks the calls of dead instances
   // interrupted (interrupted()) and applies the retention. The pool's Status
   // when no connection can be had, the connection's when a statement fails.
@@ -64,7 +65,7 @@ class PgJournalStore final : public JournalStore {
                                           const std::string& key) const override;
   std::vector<AuditRecord> latest_audit(std::size_t limit) const override;
   const std::vector<JournalEntry>& interrupted() const override { return interrupted_; }
-  std::string where() const override { return pool_->target(); }
+  std::string where() const override { return postgres_->target(); }
 
   // The maintenance pass now: marks the calls of dead instances interrupted
   // and, when `retention` is true, deletes what is past the retention. Does
@@ -86,7 +87,8 @@ class PgJournalStore final : public JournalStore {
   std::int64_t now_ns() const;
 
   JournalStoreOptions options_;
-  std::shared_ptr<PgPool> pool_;
+  std::shared_ptr<PgStore> postgres_;
+  PgPool& pool_;
   std::string instance_;
   std::mutex keeper_mutex_;
   std::optional<PgLease> keeper_;  // guarded by keeper_mutex_

@@ -16,6 +16,7 @@
 
 #include "src/store/pg_journal_store.h"
 #include "src/store/pg_schema.h"
+#include "src/store/pg_store.h"
 #include "src/store/rocksdb_journal_store.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -152,36 +153,32 @@ struct RocksDbBackend {
   }
 };
 
-std::shared_ptr<PgPool> make_pool(const std::string& conninfo) {
-  PgPoolOptions options;
+std::shared_ptr<PgStore> open_postgres(const std::string& conninfo) {
+  PgStoreOptions options;
   options.conninfo = conninfo;
   options.max_connections = 12;
-  return std::shared_ptr<PgPool>(checked(PgPool::make(options)));
+  return checked(PgStore::open(options));
 }
 
 // A fresh PostgreSQL database, migrated. Each options() is another
-// instance: a pool of its own, as another process would have.
+// instance: a PgStore (a pool) of its own, as another process would have.
 struct PgBackend {
   std::string conninfo = fresh_postgres_database();
-  std::shared_ptr<PgPool> reader = migrated(conninfo);
+  std::shared_ptr<PgStore> store = open_postgres(conninfo);
+  PgPool& reader = store->pool();
 
-  static std::shared_ptr<PgPool> migrated(const std::string& conninfo) {
-    auto connection = connect_postgres(conninfo);
-    checked(migrate_pg_schema(*connection));
-    return make_pool(conninfo);
-  }
   JournalStoreOptions options() const {
     JournalStoreOptions options;
-    options.postgres = make_pool(conninfo);
+    options.postgres = open_postgres(conninfo);
     return options;
   }
-  std::vector<JournalEntry> journal() const { return checked(toolmux::read_journal(*reader)); }
+  std::vector<JournalEntry> journal() const { return checked(toolmux::read_journal(reader)); }
   std::vector<AuditRecord> audit(const AuditQuery& query = {}) const {
-    return checked(toolmux::read_audit(*reader, query));
+    return checked(toolmux::read_audit(reader, query));
   }
-  Result<std::vector<JournalEntry>> read_journal() const { return toolmux::read_journal(*reader); }
+  Result<std::vector<JournalEntry>> read_journal() const { return toolmux::read_journal(reader); }
   Status for_each_audit(const AuditQuery& query, const AuditRecordFn& fn) const {
-    return for_each_audit_record(*reader, query, fn);
+    return for_each_audit_record(reader, query, fn);
   }
 };
 
@@ -1061,7 +1058,7 @@ TEST_CASE("child: begin a call on PostgreSQL and wait", "[.child]") {
   const char* conninfo = std::getenv(kChildDirVariable);
   if (!conninfo) return;
   JournalStoreOptions options;
-  options.postgres = make_pool(conninfo);
+  options.postgres = open_postgres(conninfo);
   options.instance_id = "child";
   auto store = PgJournalStore::open(options);
   if (!store.ok() || !(*store)->begin(intent("held-call", "carol", "k")).ok()) ::_exit(1);

@@ -113,20 +113,22 @@ std::string journal_row(const JournalEntry& e) {
 
 json journal_json(const JournalEntry& e) {
   const JournalIntent& i = e.intent;
-  return {{"started", format_rfc3339(i.started)},
-          {"ended", e.ended ? json(format_rfc3339(*e.ended)) : json(nullptr)},
-          {"call_id", i.call_id},
-          {"tool", i.tool},
-          {"side_effect", i.side_effect},
-          {"arguments_digest", i.arguments_digest},
-          {"principal", i.principal},
-          {"session", text_or_null(i.session)},
-          {"approver", text_or_null(i.approver)},
-          {"rationale", text_or_null(i.rationale)},
-          {"idempotency_key", text_or_null(i.idempotency_key)},
-          {"outcome", e.outcome ? json(*e.outcome) : json(nullptr)},
-          {"state", state_of(e)},
-          {"result_too_large", e.result_too_large}};
+  json out = {{"started", format_rfc3339(i.started)},
+              {"ended", e.ended ? json(format_rfc3339(*e.ended)) : json(nullptr)},
+              {"call_id", i.call_id},
+              {"tool", i.tool},
+              {"side_effect", i.side_effect},
+              {"arguments_digest", i.arguments_digest},
+              {"principal", i.principal},
+              {"session", text_or_null(i.session)},
+              {"approver", text_or_null(i.approver)},
+              {"rationale", text_or_null(i.rationale)},
+              {"idempotency_key", text_or_null(i.idempotency_key)},
+              {"outcome", e.outcome ? json(*e.outcome) : json(nullptr)},
+              {"state", state_of(e)},
+              {"result_too_large", e.result_too_large}};
+  if (!e.instance.empty()) out["instance"] = e.instance;  // PostgreSQL
+  return out;
 }
 
 std::string audit_header() {
@@ -141,19 +143,21 @@ std::string audit_row(const AuditRecord& r) {
 }
 
 json audit_json(const AuditRecord& r) {
-  return {{"time", format_rfc3339(r.time)},
-          {"call_id", r.call_id},
-          {"principal", r.principal},
-          {"session", text_or_null(r.session)},
-          {"tool", r.tool},
-          {"side_effect", text_or_null(r.side_effect)},
-          {"arguments", r.arguments},
-          {"confirmation", r.confirmation},
-          {"approver", text_or_null(r.approver)},
-          {"rationale", text_or_null(r.rationale)},
-          {"outcome", r.outcome},
-          {"duration_ms", r.duration_ms},
-          {"idempotency_key", text_or_null(r.idempotency_key)}};
+  json out = {{"time", format_rfc3339(r.time)},
+              {"call_id", r.call_id},
+              {"principal", r.principal},
+              {"session", text_or_null(r.session)},
+              {"tool", r.tool},
+              {"side_effect", text_or_null(r.side_effect)},
+              {"arguments", r.arguments},
+              {"confirmation", r.confirmation},
+              {"approver", text_or_null(r.approver)},
+              {"rationale", text_or_null(r.rationale)},
+              {"outcome", r.outcome},
+              {"duration_ms", r.duration_ms},
+              {"idempotency_key", text_or_null(r.idempotency_key)}};
+  if (!r.instance.empty()) out["instance"] = r.instance;  // PostgreSQL
+  return out;
 }
 
 // Prints rows as they come: a table's header before the first one. False

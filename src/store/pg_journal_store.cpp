@@ -148,6 +148,12 @@ Result<std::optional<JournalEntry>> mark_interrupted(PgTransaction& transaction,
   return std::optional<JournalEntry>(std::move(entry));
 }
 
+// A reader's failure: none when the tables are not there yet (a database no
+// server has used: nothing to list, as a data directory without a journal).
+Status read_failure(const PgConnection& connection, const Status& status) {
+  return connection.last_sqlstate() == "42P01" ? Status::ok_status() : status;
+}
+
 }  // namespace
 
 PgJournalStore::PgJournalStore(JournalStoreOptions options)
@@ -429,7 +435,7 @@ Status for_each_journal_entry(PgPool& pool, const JournalEntryFn& fn) {
                                    "($1::bigint, $2::bigint) ORDER BY j.started_ns, j.seq LIMIT $3",
                                {PgParam::integer(after_started), PgParam::integer(after_seq),
                                 PgParam::integer(kPageRows)});
-    if (!rows.ok()) return rows.status();
+    if (!rows.ok()) return read_failure(**lease, rows.status());
     for (int row = 0; row < rows->rows(); ++row) {
       if (!fn(entry_at(*rows, row))) return Status::ok_status();
     }
@@ -455,7 +461,7 @@ Status for_each_audit_record(PgPool& pool, const AuditQuery& query, const AuditR
         (*lease)->exec(std::string("SELECT ") + kAuditColumns + " FROM toolmux_audit WHERE " +
                            filters + " ORDER BY time_ns DESC, seq DESC LIMIT $4",
                        params);
-    if (!rows.ok()) return rows.status();
+    if (!rows.ok()) return read_failure(**lease, rows.status());
     for (int row = rows->rows() - 1; row >= 0; --row) {
       if (!fn(record_at(*rows, row))) break;
     }
@@ -473,7 +479,7 @@ Status for_each_audit_record(PgPool& pool, const AuditQuery& query, const AuditR
         std::string("SELECT ") + kAuditColumns + " FROM toolmux_audit WHERE " + filters +
             " AND (time_ns, seq) > ($5::bigint, $6::bigint) ORDER BY time_ns, seq LIMIT $4",
         params);
-    if (!rows.ok()) return rows.status();
+    if (!rows.ok()) return read_failure(**lease, rows.status());
     for (int row = 0; row < rows->rows(); ++row) {
       if (!fn(record_at(*rows, row))) return Status::ok_status();
     }

@@ -1096,3 +1096,16 @@ TEST_CASE("journal on PostgreSQL: a killed process's call is marked interrupted 
   CHECK(records[0].outcome == "interrupted");
   CHECK(records[0].principal == "carol");
 }
+
+TEST_CASE("journal on PostgreSQL: a database no server has used reads as empty") {
+  PgPoolOptions options;
+  options.conninfo = fresh_postgres_database();
+  auto pool = checked(PgPool::make(options));
+  CHECK(checked(read_journal(*pool)).empty());
+  CHECK(checked(read_audit(*pool, {})).empty());
+  AuditQuery newest;
+  newest.limit = 5;
+  CHECK(checked(read_audit(*pool, newest)).empty());
+  // Nothing was created by reading.
+  CHECK(query_one(options.conninfo, "SELECT to_regclass('toolmux_audit') IS NULL") == "t");
+}

@@ -185,13 +185,30 @@ Result<std::int32_t> PgJournalStore::hold() {
   keeper_.reset();  // a broken connection is discarded, not pooled
   auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();
+  const auto take_lock = [&lease](std::int32_t holder) -> Result<bool> {
+    auto locked =
+        (*lease)->exec("SELECT pg_try_advisory_lock($1::integer, $2::integer)",
+                       {PgParam::integer(kPgJournalHolderSpace), PgParam::integer(holder)});
+    if (!locked.ok()) return locked.status();
+    return locked->text(0, 0) == "t";
+  };
+  // The number this instance had, when its connection broke (the server
+  // restarted, say): its calls that nobody marked interrupted meanwhile go
+  // on under it. Only this instance ever takes it.
+  if (holder_ != 0) {
+    auto again = take_lock(holder_);
+    if (!again.ok()) return again.status();
+    if (*again) {
+      keeper_.emplace(std::move(*lease));
+      return holder_;
+    }
+  }
   auto number = (*lease)->exec("SELECT nextval('toolmux_journal_holders')");
   if (!number.ok()) return number.status();
   const auto holder = static_cast<std::int32_t>(number->integer(0, 0));
-  auto locked = (*lease)->exec("SELECT pg_try_advisory_lock($1::integer, $2::integer)",
-                               {PgParam::integer(kPgJournalHolderSpace), PgParam::integer(holder)});
+  auto locked = take_lock(holder);
   if (!locked.ok()) return locked.status();
-  if (locked->text(0, 0) != "t") {
+  if (!*locked) {
     return Status::io_error("the journal's lock " + std::to_string(holder) +
                             " is held by another session of " + pool_.target());
   }

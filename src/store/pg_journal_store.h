@@ -21,8 +21,10 @@
 // audit(); one instance at a time, under kPgLockJournalMaintenance, the
 // others skip it), and by find_by_key() when it meets one. A call is never
 // run again by the store. If the kept connection breaks while the instance
-// lives, its running calls are marked interrupted too (their finish() then
-// fails with invalid_argument), and the store takes a new lock number.
+// lives (the server restarted, say), the store takes its lock again on a new
+// connection at the next begin(); its running calls that another instance
+// marked interrupted meanwhile stay so (their finish() then fails with
+// invalid_argument).
 //
 // Retention runs in the maintenance pass, at most hourly. The times compared
 // are each instance's clock (options.now): instances' clocks should agree to
@@ -78,8 +80,8 @@ class PgJournalStore final : public JournalStore {
 
  private:
   explicit PgJournalStore(JournalStoreOptions options);
-  // This instance's lock number, taking a new one (on a new connection) when
-  // the kept connection is gone.
+  // This instance's lock number, taken again (on a new connection) when the
+  // kept connection is gone.
   Result<std::int32_t> hold();
   // Gives up the kept connection (unlocking first, when it still works).
   void release();

@@ -1109,3 +1109,34 @@ TEST_CASE("journal on PostgreSQL: a database no server has used reads as empty")
   // Nothing was created by reading.
   CHECK(query_one(options.conninfo, "SELECT to_regclass('toolmux_audit') IS NULL") == "t");
 }
+
+TEST_CASE("journal on PostgreSQL: a server restart refuses calls meanwhile, then they go on") {
+  PgBackend b;
+  auto options = b.options();
+  auto store = open_pg(options);
+  REQUIRE(store->begin(intent("before", "alice", "k")).ok());
+
+  postgres_server().pause();
+  auto refused = store->begin(intent("during"));
+  postgres_server().resume();
+  INFO(refused.message());
+  CHECK(refused.is_unavailable());
+  CHECK(refused.message().find("database t") != std::string::npos);  // where, no secrets
+
+  // Once the pool's back-off has passed, calls are journaled again, and the
+  // call that ran across the restart records its outcome.
+  Status after = Status::unavailable("not tried");
+  for (int i = 0; i < 100 && !after.ok(); ++i) {
+    after = store->begin(intent("after"));
+    if (!after.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(after.message());
+  REQUIRE(after.ok());
+  // The instance holds its lock again, under its number: its call is alive.
+  CHECK(checked(store->maintain(false)).empty());
+  REQUIRE(store->finish("before", "ok", text_result("done"), record("before", at(1))).ok());
+  auto entries = b.journal();
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].outcome == "ok");
+  CHECK(entries[1].running);
+}

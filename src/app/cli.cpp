@@ -203,6 +203,7 @@ class CommandLineDefinition {
       finish_import();
     } else if (doctor_->parsed()) {
       finish_plain(*doctor_, CommandLine::Action::doctor);
+      finish_store();
     } else {
       throw UsageError(
           "missing command (serve, check, search, journal, audit, freeze, import, doctor, "
@@ -309,6 +310,51 @@ class CommandLineDefinition {
                 [this](const std::string& v) { cl_.serve.data_dir = v; });
   }
 
+  // --store and --store-url-file: where serve keeps what instances share;
+  // doctor checks the same store.
+  void store_options(CLI::App& app) {
+    text_option(app, "--store", "KIND",
+                "Where offloaded results and the requestState key are kept: rocksdb (the data "
+                "directory; default) or postgresql (shared by every instance on one database; "
+                "the connection string comes from $TOOLMUX_POSTGRES_URL or --store-url-file).",
+                [this](const std::string& v) { cl_.serve.store = store_kind(v); });
+    text_option(app, "--store-url-file", "FILE",
+                "With --store postgresql: a file whose first line is the connection string "
+                "(a libpq URI or key=value pairs); used instead of $TOOLMUX_POSTGRES_URL.",
+                [this](const std::string& v) { cl_.serve.store_url_file = v; });
+  }
+
+  static StoreKind store_kind(const std::string& v) {
+    if (v == "rocksdb") return StoreKind::rocksdb;
+    if (v == "postgresql") return StoreKind::postgresql;
+    // Never repeat the value: a connection string may hold a password.
+    if (v.rfind("postgresql://", 0) == 0 || v.rfind("postgres://", 0) == 0 ||
+        v.find('=') != std::string::npos) {
+      throw UsageError(
+          "--store takes rocksdb or postgresql, not a connection string (the command line is "
+          "visible to every user of the machine and it may hold a password): give "
+          "--store postgresql and the connection string in $TOOLMUX_POSTGRES_URL or in a file "
+          "named by --store-url-file");
+    }
+    throw UsageError("--store must be rocksdb or postgresql");
+  }
+
+  // An argument left over that is a connection string (`--store postgresql
+  // postgresql://...`): refused as one, without repeating it.
+  static void store_kind_check_extra(const std::string& arg) {
+    if (arg.rfind("postgresql://", 0) == 0 || arg.rfind("postgres://", 0) == 0 ||
+        (arg.rfind('-', 0) != 0 && arg.find('=') != std::string::npos)) {
+      (void)store_kind(arg);
+    }
+  }
+
+  void finish_store() {
+    const ServeOptions& o = cl_.serve;
+    if (!o.store_url_file.empty() && o.store != StoreKind::postgresql) {
+      throw UsageError("--store-url-file needs --store postgresql");
+    }
+  }
+
   // --root and --allow-writes: what changes the tools serve offers, which check
   // and search take too.
   void tool_options(CLI::App& app) {
@@ -346,6 +392,7 @@ class CommandLineDefinition {
         ->expected(1, CLI::detail::expected_max_vector_size)
         ->allow_extra_args();
     data_dir_option(*serve_);
+    store_options(*serve_);
     flag_option(*serve_, "--read-only", o.read_only,
                 "Offer and run only read_only tools: every other tool is refused and left out of "
                 "tools/list and tool_search, as under `toolmux freeze on`.");
@@ -458,6 +505,7 @@ class CommandLineDefinition {
 
   void finish_serve() {
     if (const auto rest = serve_->remaining(); !rest.empty()) {
+      store_kind_check_extra(rest.front());
       throw UsageError("unknown option \"" + rest.front() + "\" for serve");
     }
     const ServeOptions& o = cl_.serve;
@@ -465,6 +513,7 @@ class CommandLineDefinition {
                            !o.status_principals.empty() || !o.allowed_origins.empty() ||
                            o.http_path != "/mcp";
     if (http_only && !o.http) throw UsageError("those options need --http HOST:PORT");
+    finish_store();
     cl_.serve.journal = !no_journal_;
     cl_.action = CommandLine::Action::serve;
   }
@@ -690,12 +739,13 @@ class CommandLineDefinition {
         "doctor",
         "Check a setup and say what to fix, one line per check: the catalog is valid, each stdio "
         "upstream's command is found, each variable the catalog reads is set (values never "
-        "shown), the data directory is writable, and the --http address is free. Exit 0 when "
-        "all pass, 1 otherwise.");
+        "shown), the data directory is writable, with --store postgresql the store is reachable, "
+        "and the --http address is free. Exit 0 when all pass, 1 otherwise.");
     text_option(*doctor_, "--catalog", "FILE", "The catalog file serve would use.",
                 [this](const std::string& v) { cl_.serve.catalog_file = v; });
     tool_options(*doctor_);
     data_dir_option(*doctor_);
+    store_options(*doctor_);
     value_option(*doctor_, "--http", "HOST:PORT", "The address serve --http would listen on.",
                  "--http needs HOST:PORT",
                  [this](const std::string& v) { take_http_address(v, cl_.serve); });

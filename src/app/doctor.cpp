@@ -15,10 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/app/shared_store.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/process_runner.h"
 #include "src/base/untrusted_json.h"
 #include "src/store/lazy_result_store.h"
+#include "src/store/pg_store.h"
 
 namespace toolmux {
 namespace {
@@ -203,6 +205,25 @@ DoctorCheck data_dir_check(const ServeOptions& options) {
                  "; create it" + elsewhere);
 }
 
+DoctorCheck store_check(const ServeOptions& options) {
+  Result<std::string> url = store_connection_string(options);
+  if (!url.ok()) return problem("store: " + url.message());
+  PgStoreOptions store;
+  store.conninfo = std::move(*url);
+  Result<PgStore::Probe> probe = PgStore::probe(store);
+  if (!probe.ok()) {
+    return problem("store: " + probe.message() +
+                   (probe.status().is_unavailable()
+                        ? "; start the server, or fix the connection string"
+                        : ""));
+  }
+  const std::string where = "store: PostgreSQL at " + probe->target;
+  if (probe->schema_version == 0) {
+    return ok(where + " is reachable; serve makes its tables on first start");
+  }
+  return ok(where + " is reachable (schema version " + std::to_string(probe->schema_version) + ")");
+}
+
 DoctorCheck http_check(const ServeOptions& options) {
   const std::string address =
       (options.http_host.find(':') != std::string::npos ? "[" + options.http_host + "]"
@@ -272,6 +293,7 @@ std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
     }
   }
   checks.push_back(data_dir_check(options));
+  if (options.store == StoreKind::postgresql) checks.push_back(store_check(options));
   if (options.http) checks.push_back(http_check(options));
   return checks;
 }

@@ -3,8 +3,9 @@
 // do>": the catalog file is valid (what `toolmux check` checks), each stdio
 // upstream's command is found and executable, each variable the catalog reads
 // ({"fromEnv"}) is set and each file it reads ({"fromFile"}) is readable, the
-// data directory is writable (or can be created), and the HTTP address is
-// free to listen on. Values of variables and files are never printed. It
+// data directory is writable (or can be created), with --store postgresql the
+// store is reachable (its schema read, nothing changed), and the HTTP address
+// is free to listen on. Values of variables and files are never printed. It
 // reads the process's environment and writes (then removes) one file in the
 // data directory; run it from one thread.
 #pragma once
@@ -26,7 +27,8 @@ struct DoctorCheck {
 };
 
 // The checks, in order: catalog, upstream commands, variables and files,
-// data directory, HTTP address (when options.http).
+// data directory, store (with --store postgresql), HTTP address (when
+// options.http).
 std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
                                        const std::vector<NativeTool>& native_tools = {});
 

@@ -12,8 +12,10 @@
 #include "src/app/self_path.h"
 #include "src/app/serve_http.h"
 #include "src/app/serve_stdio.h"
+#include "src/app/shared_store.h"
 #include "src/app/store_commands.h"
 #include "src/base/logger.h"
+#include "src/base/random_id.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -160,9 +162,28 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   // within 20 ms of the last write go out together, within 20 ms (warnings at
   // once; what waits at the end, on return).
   logger.buffer_for(std::chrono::milliseconds(20));
+  ServeStores stores;
+  stores.instance_id = random_id(12);
   ResultStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
-  auto results = std::make_shared<LazyResultStore>(store_options);
+  if (options.store == StoreKind::postgresql) {
+    // Before anything starts: an unreachable store is a clear error at once
+    // (within the connect timeout), naming where, never the connection string.
+    auto shared = open_shared_store(options);
+    if (!shared.ok()) {
+      std::cerr << "toolmux: refusing to start: " << shared.message() << "\n";
+      return 2;
+    }
+    stores.shared = *shared;
+    store_options.postgres = stores.shared;
+  }
+  logger.write(
+      LogLevel::info, "instance",
+      {{"instance", stores.instance_id},
+       {"store", stores.shared ? "postgresql" : "rocksdb"},
+       {"store_at", stores.shared ? stores.shared->target() : store_options.data_dir.string()}});
+  stores.results = std::make_shared<LazyResultStore>(store_options);
+  auto& results = stores.results;
   CatalogHost host(options, native, results, logger, store_options.data_dir, providers);
   Problems problems;
   auto catalog = host.start(problems);
@@ -181,8 +202,8 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   if (!options.http && ::isatty(STDIN_FILENO) == 1) {
     std::cerr << first_run_guidance(executable_path(), client_serve_args(options)) << std::flush;
   }
-  const int code = options.http ? serve_http(host, results, options, logger)
-                                : serve_stdio(host, results, options, logger);
+  const int code = options.http ? serve_http(host, stores, options, logger)
+                                : serve_stdio(host, stores, options, logger);
   host.stop();
   return code;
 }

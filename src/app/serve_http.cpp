@@ -56,8 +56,8 @@ sigset_t block_stop_signals() {
   return stop_signals;
 }
 
-int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
-               const ServeOptions& options, Logger& logger) {
+int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions& options,
+               Logger& logger) {
   // Signals are taken by one thread with sigwait; every thread started from
   // here on inherits the blocked mask.
   const sigset_t stop_signals = block_stop_signals();
@@ -91,8 +91,8 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   // These are left to process exit when a connection thread outlives the
   // drain (see the end): held by pointer, not on the stack.
   const std::shared_ptr<const Catalog> catalog = host.current();
-  ServerOptions server_options = server_options_for(options, results);
-  server_options.state_key = state_key_for(options, logger);
+  ServerOptions server_options = server_options_for(options, stores.results);
+  server_options.state_key = state_key_for(options, stores.shared.get(), logger);
   server_options.journal = journal_for(options, logger);
   // The status page reads the audit trail from the same store.
   std::shared_ptr<const CallJournal> journal = server_options.journal;
@@ -112,11 +112,13 @@ int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& result
   limits.max_sessions = options.max_sessions;
   limits.idle_timeout = std::chrono::seconds(options.session_idle_seconds);
   auto sessions_holder =
-      std::make_unique<SessionDirectory>(server, limits, store.get(), results, logger);
+      std::make_unique<SessionDirectory>(server, limits, store.get(), stores.results, logger);
   SessionManager& sessions = sessions_holder->manager();
 
   http.json_limits = server.json_limits();
-  auto status_holder = std::make_unique<StatusBoard>(host, *sessions_holder, journal);
+  auto status_holder =
+      std::make_unique<StatusBoard>(host, *sessions_holder, journal, StatusLimits{},
+                                    stores.instance_id, stores.shared ? "postgresql" : "rocksdb");
   http.status_page = std::string(status_page_html());
   http.status_snapshot = [board = status_holder.get()] { return board->snapshot(); };
   http.status_principals = options.status_principals;

@@ -9,9 +9,9 @@
 
 #include "src/app/catalog_host.h"
 #include "src/app/cli.h"
+#include "src/app/serve_stores.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/logger.h"
-#include "src/store/lazy_result_store.h"
 
 namespace toolmux {
 
@@ -21,7 +21,7 @@ namespace toolmux {
 // a thread without the mask would die of the signal instead.
 sigset_t block_stop_signals();
 
-int serve_http(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
-               const ServeOptions& options, Logger& logger);
+int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions& options,
+               Logger& logger);
 
 }  // namespace toolmux

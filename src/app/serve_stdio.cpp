@@ -32,8 +32,8 @@ void install_signal_handlers() {
 
 }  // namespace
 
-int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
-                const ServeOptions& options, Logger& logger) {
+int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions& options,
+                Logger& logger) {
   const auto shared_transport =
       std::make_shared<StdioTransport>(STDIN_FILENO, STDOUT_FILENO, options.max_message_bytes);
   StdioTransport& transport = *shared_transport;
@@ -42,8 +42,8 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
 
   Metrics metrics;
   const std::shared_ptr<const Catalog> catalog = host.current();
-  ServerOptions server_options = server_options_for(options, results);
-  server_options.state_key = state_key_for(options, logger);
+  ServerOptions server_options = server_options_for(options, stores.results);
+  server_options.state_key = state_key_for(options, stores.shared.get(), logger);
   server_options.journal = journal_for(options, logger);
   McpServer server(catalog, std::move(server_options), logger, metrics);
   // A reload or an upstream's change: served from then on, the client told.
@@ -85,7 +85,7 @@ int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& resul
   drained = session->wait_for_calls(stop_wait) && drained;
   drained = server.wait_for_running_tools(stop_wait) && drained;
   // The session has ended: its offloaded results go with it.
-  if (ResultStore* store = results->if_open()) store->delete_owner(session->id());
+  if (ResultStore* store = stores.results->if_open()) store->delete_owner(session->id());
   host.remove_listener(listener);
   logger.write(LogLevel::info, "stopped", {{"calls_drained", drained}});
   return 0;

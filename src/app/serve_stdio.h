@@ -5,9 +5,9 @@
 
 #include "src/app/catalog_host.h"
 #include "src/app/cli.h"
+#include "src/app/serve_stores.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/logger.h"
-#include "src/store/lazy_result_store.h"
 
 namespace toolmux {
 
@@ -15,7 +15,7 @@ namespace toolmux {
 // closes, the calls already read still run and are answered, for
 // options.shutdown_grace_seconds at most, after which those still running are
 // answered with an error; on a signal they are cancelled. Returns the exit code.
-int serve_stdio(CatalogHost& host, const std::shared_ptr<LazyResultStore>& results,
-                const ServeOptions& options, Logger& logger);
+int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions& options,
+                Logger& logger);
 
 }  // namespace toolmux

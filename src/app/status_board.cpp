@@ -156,6 +156,8 @@ json status_snapshot(const StatusFacts& facts, const StatusLimits& limits) {
   }
   return {{"server",
            {{"version", TOOLMUX_VERSION},
+            {"instance", facts.instance},
+            {"store", facts.store},
             {"now", format_rfc3339(facts.now)},
             {"started", format_rfc3339(facts.started)},
             {"uptime_s",
@@ -168,13 +170,21 @@ json status_snapshot(const StatusFacts& facts, const StatusLimits& limits) {
 }
 
 StatusBoard::StatusBoard(CatalogHost& host, SessionDirectory& sessions,
-                         std::shared_ptr<const CallJournal> journal, StatusLimits limits)
-    : host_(host), sessions_(sessions), journal_(std::move(journal)), limits_(limits) {}
+                         std::shared_ptr<const CallJournal> journal, StatusLimits limits,
+                         std::string instance, std::string store)
+    : host_(host),
+      sessions_(sessions),
+      journal_(std::move(journal)),
+      limits_(limits),
+      instance_(std::move(instance)),
+      store_(std::move(store)) {}
 
 StatusFacts StatusBoard::gather() const {
   StatusFacts facts;
   facts.now = Clock::now();
   facts.started = started_;
+  facts.instance = instance_;
+  facts.store = store_;
   facts.catalog = host_.current();
   for (const auto& upstream : host_.upstreams()) {
     facts.upstreams.emplace_back(upstream->name(), upstream->health());

@@ -51,6 +51,8 @@ struct StatusLimits {
 struct StatusFacts {
   std::chrono::system_clock::time_point now;
   std::chrono::system_clock::time_point started;  // when serve started
+  std::string instance;                           // this process's id (ServeStores)
+  std::string store;                              // "rocksdb" or "postgresql" (--store)
   std::shared_ptr<const Catalog> catalog;         // may be null (nothing to show)
   // Each upstream's name and health, in the catalog file's order.
   std::vector<std::pair<std::string, Upstream::Health>> upstreams;
@@ -77,8 +79,10 @@ std::string_view status_page_html();
 // one gathering a poll. `host`, `sessions` and `journal` must outlive it.
 class StatusBoard {
  public:
+  // `instance` and `store` are shown as they are (StatusFacts).
   StatusBoard(CatalogHost& host, SessionDirectory& sessions,
-              std::shared_ptr<const CallJournal> journal, StatusLimits limits = {});
+              std::shared_ptr<const CallJournal> journal, StatusLimits limits = {},
+              std::string instance = "", std::string store = "rocksdb");
   nlohmann::json snapshot();
   StatusFacts gather() const;
 
@@ -87,6 +91,8 @@ class StatusBoard {
   SessionDirectory& sessions_;
   const std::shared_ptr<const CallJournal> journal_;
   const StatusLimits limits_;
+  const std::string instance_;
+  const std::string store_;
   const std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
 
   std::mutex mutex_;

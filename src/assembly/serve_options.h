@@ -13,10 +13,22 @@
 
 namespace toolmux {
 
+// Where serve keeps what instances of one deployment share (--store).
+enum class StoreKind {
+  rocksdb,     // the data directory, for one machine (the default)
+  postgresql,  // PostgreSQL, shared by every instance that uses the same database
+};
+
 struct ServeOptions {
   std::filesystem::path catalog_file;        // empty = built-in tools only
   std::vector<std::filesystem::path> roots;  // empty = the working directory
   std::filesystem::path data_dir;            // empty = $XDG_STATE_HOME/toolmux
+  // --store postgresql: offloaded results and the requestState key go to
+  // PostgreSQL. Its connection string is never on the command line (it may
+  // hold a password): it is the first line of store_url_file when given,
+  // else $TOOLMUX_POSTGRES_URL (src/app/store_url.h).
+  StoreKind store = StoreKind::rocksdb;
+  std::filesystem::path store_url_file;
   bool allow_writes = false;
   // --read-only: every tool but read_only ones is refused and left out of
   // tools/list and tool_search, as under the run-time write freeze

@@ -106,6 +106,12 @@ const std::vector<PgMigration>& pg_migrations() {
   return migrations;
 }
 
+Status newer_schema(int found, int known) {
+  return Status::invalid_argument("the store's schema is version " + std::to_string(found) +
+                                  "; this toolmux knows up to " + std::to_string(known) +
+                                  ": upgrade toolmux");
+}
+
 Result<int> migrate_pg_schema(PgConnection& connection,
                               const std::vector<PgMigration>& migrations) {
   auto transaction = PgTransaction::begin(connection);
@@ -121,11 +127,7 @@ Result<int> migrate_pg_schema(PgConnection& connection,
   if (!current.ok()) return current.status();
   int version = static_cast<int>(current->integer(0, 0));
   const int known = migrations.empty() ? 0 : migrations.back().version;
-  if (version > known) {
-    return Status::invalid_argument("the store's schema is version " + std::to_string(version) +
-                                    "; this toolmux knows up to " + std::to_string(known) +
-                                    ": upgrade toolmux");
-  }
+  if (version > known) return newer_schema(version, known);
   for (const PgMigration& migration : migrations) {
     if (migration.version <= version) continue;
     for (std::string_view statement : migration.statements) {

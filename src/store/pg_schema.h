@@ -48,6 +48,10 @@ inline constexpr std::int32_t kPgJournalHolderSpace = 0x746d786a;  // "tmxj"
 Result<int> migrate_pg_schema(PgConnection& connection,
                               const std::vector<PgMigration>& migrations = pg_migrations());
 
+// invalid_argument "the store's schema is version `found`; this toolmux knows
+// up to `known`: upgrade toolmux".
+Status newer_schema(int found, int known);
+
 // pg_try_advisory_xact_lock(key) in `transaction`: whether this instance has
 // the lock until the transaction ends (false: another one holds it now).
 Result<bool> try_advisory_xact_lock(PgTransaction& transaction, std::int64_t key);

@@ -25,6 +25,23 @@ Result<std::shared_ptr<PgStore>> PgStore::open(const PgStoreOptions& options) {
   return std::shared_ptr<PgStore>(new PgStore(std::move(*pool), version));
 }
 
+Result<PgStore::Probe> PgStore::probe(const PgStoreOptions& options) {
+  PgConnectOptions connect;
+  connect.connect_timeout = options.connect_timeout;
+  connect.statement_timeout = options.statement_timeout;
+  auto connection = PgConnection::connect(options.conninfo, connect);
+  if (!connection.ok()) return connection.status();
+  auto exists = (*connection)->exec("SELECT to_regclass('toolmux_schema') IS NOT NULL");
+  if (!exists.ok()) return exists.status();
+  if (exists->text(0, 0) != "t") return Probe{(*connection)->target(), 0};
+  auto version = (*connection)->exec("SELECT coalesce(max(version), 0) FROM toolmux_schema");
+  if (!version.ok()) return version.status();
+  const auto found = static_cast<int>(version->integer(0, 0));
+  const int known = pg_migrations().back().version;
+  if (found > known) return newer_schema(found, known);
+  return Probe{(*connection)->target(), found};
+}
+
 PgStore::PgStore(std::unique_ptr<PgPool> pool, int version)
     : pool_(std::move(pool)), schema_version_(version) {}
 

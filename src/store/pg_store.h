@@ -33,6 +33,15 @@ class PgStore {
   // database is newer than this toolmux). invalid_argument when the
   // connection string does not parse (without repeating it).
   static Result<std::shared_ptr<PgStore>> open(const PgStoreOptions& options);
+
+  // Connects once and reads the schema version (0: no toolmux tables yet),
+  // changing nothing: for `toolmux doctor`. The same errors as open(), and
+  // open()'s invalid_argument when the database is newer than this toolmux.
+  struct Probe {
+    std::string target;  // "host H port P database D"
+    int schema_version = 0;
+  };
+  static Result<Probe> probe(const PgStoreOptions& options);
   ~PgStore();
   PgStore(const PgStore&) = delete;
   PgStore& operator=(const PgStore&) = delete;

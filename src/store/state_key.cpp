@@ -4,10 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
 #include <string>
+
+#include "src/store/pg_connection.h"
+#include "src/store/pg_store.h"
 
 namespace toolmux {
 
@@ -78,6 +82,30 @@ Result<SealingKey> load_or_create_state_key(const std::filesystem::path& dir) {
     return Status::io_error(why(path, "create"));
   }
   ::unlink(temp.c_str());
+  return key;
+}
+
+Result<SealingKey> load_or_create_state_key(PgStore& store) {
+  auto lease = store.pool().acquire();
+  if (!lease.ok()) return lease.status();
+  const SealingKey made = SealingKey::random();
+  const std::string_view made_bytes(reinterpret_cast<const char*>(made.bytes.data()),
+                                    made.bytes.size());
+  // The first instance's insert wins; the others' do nothing.
+  auto inserted = (*lease)->exec(
+      "INSERT INTO toolmux_state_key (name, key) VALUES ('requestState', $1) "
+      "ON CONFLICT (name) DO NOTHING",
+      {PgParam::bytes(made_bytes)});
+  if (!inserted.ok()) return inserted.status();
+  auto stored = (*lease)->exec("SELECT key FROM toolmux_state_key WHERE name = 'requestState'");
+  if (!stored.ok()) return stored.status();
+  const std::string bytes = stored->rows() == 1 ? stored->bytes(0, 0) : std::string();
+  SealingKey key;
+  if (bytes.size() != key.bytes.size()) {
+    return Status::invalid_argument("the state key in the store at " + store.target() + " is not " +
+                                    std::to_string(SealingKey::kBytes) + " bytes");
+  }
+  std::copy(bytes.begin(), bytes.end(), key.bytes.begin());
   return key;
 }
 

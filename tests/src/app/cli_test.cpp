@@ -222,6 +222,36 @@ TEST_CASE("cli: serve takes each kind of option", "[cli]") {
 
 // What the Claude Desktop extension (packaging/mcpb/manifest.json) runs: its
 // list of folders expanded after one --root, and an empty catalog setting.
+TEST_CASE("cli: serve --store and --store-url-file", "[cli]") {
+  CHECK(parse_ok({"serve"}).serve.store == StoreKind::rocksdb);
+  CHECK(parse_ok({"serve", "--store", "rocksdb"}).serve.store == StoreKind::rocksdb);
+  const CommandLine pg =
+      parse_ok({"serve", "--store", "postgresql", "--store-url-file", "/run/toolmux/url"});
+  CHECK(pg.serve.store == StoreKind::postgresql);
+  CHECK(pg.serve.store_url_file == "/run/toolmux/url");
+  CHECK(parse_ok({"doctor", "--store=postgresql"}).serve.store == StoreKind::postgresql);
+}
+
+TEST_CASE("cli: a connection string on the command line is refused without repeating it", "[cli]") {
+  const std::string refusal =
+      "--store takes rocksdb or postgresql, not a connection string (the command line is "
+      "visible to every user of the machine and it may hold a password): give --store "
+      "postgresql and the connection string in $TOOLMUX_POSTGRES_URL or in a file named by "
+      "--store-url-file";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"serve", "--store", "postgresql://toolmux:s3cret@db.example/toolmux"},
+           {"serve", "--store", "postgres://toolmux:s3cret@db.example/toolmux"},
+           {"serve", "--store=host=db.example password=s3cret"},
+           {"serve", "--store", "postgresql", "postgresql://toolmux:s3cret@db.example/toolmux"},
+           {"serve", "--store", "postgresql", "host=db.example", "password=s3cret"},
+           {"doctor", "--store", "postgresql://toolmux:s3cret@db.example/toolmux"}}) {
+    INFO(describe(args));
+    const CommandLine cl = parse_command_line(args);
+    CHECK(cl.action == Action::usage_error);
+    CHECK(cl.error == refusal);
+  }
+}
+
 TEST_CASE("cli: serve --root takes several folders and an empty --catalog means none", "[cli]") {
   const CommandLine cl =
       parse_ok({"serve", "--catalog=", "--root", "/a", "/b", "/c", "--root", "/d", "--read-only"});
@@ -362,6 +392,11 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"frobnicate"}, "unknown command \"frobnicate\""},
       {{"--bogus"}, "unknown command \"--bogus\""},
       {{"serve", "--no-such-option"}, "unknown option \"--no-such-option\" for serve"},
+      {{"serve", "--store", "sqlite"}, "--store must be rocksdb or postgresql"},
+      {{"serve", "--store"}, "--store needs a value"},
+      {{"serve", "--store-url-file", "/run/url"}, "--store-url-file needs --store postgresql"},
+      {{"doctor", "--store-url-file", "/run/url"}, "--store-url-file needs --store postgresql"},
+      {{"serve", "--bogus=1"}, "unknown option \"--bogus=1\" for serve"},
       {{"serve", "extra"}, "unknown option \"extra\" for serve"},
       {{"serve", "--version"}, "unknown option \"--version\" for serve"},
       {{"serve", "check"}, "unknown option \"check\" for serve"},
@@ -537,7 +572,11 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "doctor --data-dir",
                                                   "doctor --http",
                                                   "doctor --root",
-                                                  "doctor --allow-writes"};
+                                                  "doctor --allow-writes",
+                                                  "serve --store",
+                                                  "serve --store-url-file",
+                                                  "doctor --store",
+                                                  "doctor --store-url-file"};
   for (const std::string& known : known_options) {
     CHECK(std::find(accepted.begin(), accepted.end(), known) != accepted.end());
   }

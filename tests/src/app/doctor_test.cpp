@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/base/process_runner.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/tcp.h"
 #include "tests/support/temp_dir.h"
 
@@ -133,4 +134,41 @@ TEST_CASE("doctor: a free HTTP port, and an address the machine does not have", 
   CHECK(checks[2].text == "HTTP 192.0.2.1:" + std::to_string(port) +
                               ": no interface of this machine has that address; give one it has, "
                               "such as 127.0.0.1");
+}
+
+TEST_CASE("doctor: with --store postgresql, whether the store is reachable, without changing it",
+          "[doctor]") {
+  TempDir dir;
+  ServeOptions options;
+  options.data_dir = dir.path();
+  options.store = toolmux::StoreKind::postgresql;
+  const std::string url = toolmux::testing::fresh_postgres_database();
+  const std::string where = "host " + toolmux::testing::postgres_server().dir().string() +
+                            " port 5432 database " + url.substr(url.rfind('=') + 1);
+  ::setenv("TOOLMUX_POSTGRES_URL", url.c_str(), 1);
+  int code = 0;
+  std::string out = run(options, code);
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("\nok: store: PostgreSQL at " + where +
+                 " is reachable; serve makes its tables on first start\n") != std::string::npos);
+  // Nothing was made.
+  auto db = toolmux::testing::connect_postgres(url);
+  auto tables = db->exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'toolmux%'");
+  REQUIRE(tables.ok());
+  CHECK(tables->integer(0, 0) == 0);
+
+  ::setenv("TOOLMUX_POSTGRES_URL",
+           "host=/tmp/toolmux-doctor-no-server port=5432 dbname=gone password=s3cret", 1);
+  out = run(options, code);
+  CHECK(code == 1);
+  CHECK(out.find("\nproblem: store: cannot reach the store at host "
+                 "/tmp/toolmux-doctor-no-server port 5432 database gone: ") != std::string::npos);
+  CHECK(out.find("; start the server, or fix the connection string\n") != std::string::npos);
+  CHECK(out.find("s3cret") == std::string::npos);
+
+  ::unsetenv("TOOLMUX_POSTGRES_URL");
+  out = run(options, code);
+  CHECK(out.find("\nproblem: store: --store postgresql needs a connection string: set "
+                 "TOOLMUX_POSTGRES_URL or give --store-url-file FILE\n") != std::string::npos);
 }

@@ -135,6 +135,15 @@ TEST_CASE("the status snapshot groups the catalog's tools by source, with each t
   CHECK(snapshot["server"]["started"] == "2024-10-04T00:00:00.000Z");
 }
 
+TEST_CASE("the status snapshot names the instance and its store") {
+  StatusFacts facts = facts_with(catalog_of({}));
+  facts.instance = "Xy3_instance";
+  facts.store = "postgresql";
+  const json snapshot = status_snapshot(facts);
+  CHECK(snapshot["server"]["instance"] == "Xy3_instance");
+  CHECK(snapshot["server"]["store"] == "postgresql");
+}
+
 TEST_CASE(
     "the status snapshot shows an upstream's restarts, last error and when its breaker closes") {
   StatusFacts facts = facts_with(catalog_of({}));

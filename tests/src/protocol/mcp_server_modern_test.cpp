@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "src/protocol/mcp_server.h"
+#include "tests/support/modern_greeting.h"
 #include "tests/support/test_tools.h"
 
 using namespace toolmux;
@@ -14,40 +15,13 @@ using nlohmann::json;
 
 namespace {
 
-const json kMeta = {
-    {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-    {"io.modelcontextprotocol/clientCapabilities", {{"elicitation", json::object()}}},
-    {"io.modelcontextprotocol/clientInfo", {{"name", "modern"}, {"version", "2"}}}};
-
-// The test tools, and greet {}: asks the client's name (question "user_name") and greets it.
-std::shared_ptr<Catalog> modern_catalog() {
-  auto registry = make_test_registry();
-  ToolSpec greet = spec("greet", object_schema());
-  greet.returns_by_deadline = true;
-  REQUIRE(
-      registry
-          ->add(greet,
-                [](const json&, CallContext& ctx) {
-                  ClientAnswer a = ctx.ask_client(
-                      "elicitation/create",
-                      {{"mode", "form"},
-                       {"message", "What is your name?"},
-                       {"requestedSchema",
-                        {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}}}},
-                      {}, "user_name");
-                  if (!a.result) return ToolResult::error("no name: " + a.error);
-                  return ToolResult::text("Hello, " + (*a.result)["content"].value("name", "?") +
-                                          "!");
-                })
-          .empty());
-  return make_test_catalog(registry);
-}
+const json& kMeta = kModernMeta;
 
 struct Fixture {
   explicit Fixture(CallLimits limits = {}) {
     ServerOptions options;
     options.call_limits = limits;
-    server = std::make_unique<McpServer>(modern_catalog(), options, logger, metrics);
+    server = std::make_unique<McpServer>(greeting_catalog(), options, logger, metrics);
   }
   ~Fixture() {
     server->end_listens();
@@ -218,7 +192,7 @@ TEST_CASE(
   CHECK(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L");
   CHECK(ack["params"]["notifications"] == json{{"toolsListChanged", true}});
 
-  f.server->replace_catalog(modern_catalog());
+  f.server->replace_catalog(greeting_catalog());
   REQUIRE(f.sink.wait_for_notification("notifications/tools/list_changed"));
   auto changed = f.sink.notifications("notifications/tools/list_changed");
   REQUIRE(changed.size() == 1);
@@ -237,7 +211,7 @@ TEST_CASE(
             {"method", "notifications/cancelled"},
             {"params", {{"requestId", "L"}}}});
     CHECK(f.session->wait_for_calls(std::chrono::seconds(2)));
-    f.server->replace_catalog(modern_catalog());
+    f.server->replace_catalog(greeting_catalog());
     CHECK(f.sink.notifications("notifications/tools/list_changed").size() == 1);
     CHECK(f.sink.response("L", std::chrono::milliseconds(100)).is_null());
   }

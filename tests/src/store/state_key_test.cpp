@@ -6,6 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <thread>
+
+#include "src/store/pg_store.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 
 using toolmux::testing::TempDir;
@@ -37,6 +41,44 @@ TEST_CASE("a state key file of the wrong size is refused, not replaced", "[state
   CHECK(key.status().is_invalid_argument());
   CHECK(key.message().find("state.key is not 32 bytes") != std::string::npos);
   CHECK(std::filesystem::file_size(dir.path() / "state.key") == 5);
+}
+
+}  // namespace toolmux
+
+namespace toolmux {
+
+TEST_CASE("with PostgreSQL every instance gets the same state key", "[state_key]") {
+  const std::string conninfo = testing::fresh_postgres_database();
+  auto instance = [&] {
+    PgStoreOptions options;
+    options.conninfo = conninfo;
+    auto store = PgStore::open(options);
+    REQUIRE(store.ok());
+    return *store;
+  };
+  auto first = instance();
+  auto second = instance();
+  // Both at once: one insert wins, both read it.
+  Result<SealingKey> a = Status::io_error("not run");
+  std::thread other([&] { a = load_or_create_state_key(*first); });
+  Result<SealingKey> b = load_or_create_state_key(*second);
+  other.join();
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->bytes == b->bytes);
+  CHECK(open_sealed(*b, seal(*a, "state")) == "state");
+  // And later, as a restarted instance would.
+  Result<SealingKey> again = load_or_create_state_key(*instance());
+  REQUIRE(again.ok());
+  CHECK(again->bytes == a->bytes);
+  // Another database (another deployment) has a key of its own.
+  PgStoreOptions elsewhere;
+  elsewhere.conninfo = testing::fresh_postgres_database();
+  auto other_store = PgStore::open(elsewhere);
+  REQUIRE(other_store.ok());
+  Result<SealingKey> foreign = load_or_create_state_key(**other_store);
+  REQUIRE(foreign.ok());
+  CHECK(foreign->bytes != a->bytes);
 }
 
 }  // namespace toolmux

@@ -8,11 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/app/shared_store.h"
 #include "src/app/time_text.h"
 #include "src/app/write_freeze.h"
 #include "src/base/utf8.h"
 #include "src/store/journal_store.h"
 #include "src/store/lazy_result_store.h"
+#include "src/store/pg_connection.h"
+#include "src/store/pg_journal_store.h"
 
 namespace toolmux {
 
@@ -183,33 +186,68 @@ int failed(std::ostream& err, const Status& status) {
   return 1;
 }
 
+// Where journal and audit read: the data directory, or with --store
+// postgresql the database every instance writes to.
+struct Listing {
+  fs::path data_dir;
+  std::unique_ptr<PgPool> postgres;  // null: the data directory
+  std::string where;                 // for "No ... in WHERE."
+
+  Status for_each(const JournalEntryFn& fn) const {
+    return postgres ? for_each_journal_entry(*postgres, fn) : for_each_journal_entry(data_dir, fn);
+  }
+  Status for_each(const AuditQuery& query, const AuditRecordFn& fn) const {
+    return postgres ? for_each_audit_record(*postgres, query, fn)
+                    : for_each_audit_record(data_dir, query, fn);
+  }
+};
+
+Result<Listing> listing_of(const CommandLine& cl) {
+  Listing listing;
+  if (cl.serve.store == StoreKind::postgresql) {
+    auto url = store_connection_string(cl.serve);
+    if (!url.ok()) return url.status();
+    PgPoolOptions options;
+    options.conninfo = std::move(*url);
+    options.max_connections = 1;  // one reader, one statement at a time
+    auto pool = PgPool::make(std::move(options));
+    if (!pool.ok()) return pool.status();
+    listing.where = "the store at " + (*pool)->target();
+    listing.postgres = std::move(*pool);
+    return listing;
+  }
+  listing.data_dir = data_dir_of(cl);
+  listing.where = (listing.data_dir / "journal").string();
+  return listing;
+}
+
 }  // namespace
 
 int run_journal(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  const fs::path dir = data_dir_of(cl);
+  auto listing = listing_of(cl);
+  if (!listing.ok()) return failed(err, listing.status());
   Printer printer(out, cl.json ? "" : journal_header());
-  Status status = for_each_journal_entry(dir, [&](const JournalEntry& e) {
+  Status status = listing->for_each([&](const JournalEntry& e) {
     return printer.print(cl.json ? json_line(journal_json(e)) : journal_row(e));
   });
   if (!status.ok()) return failed(err, status);
-  if (printer.count() == 0 && !cl.json) {
-    out << "No journaled calls in " << (dir / "journal").string() << ".\n";
-  }
+  if (printer.count() == 0 && !cl.json) out << "No journaled calls in " << listing->where << ".\n";
   return 0;
 }
 
 int run_audit(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  const fs::path dir = data_dir_of(cl);
+  auto listing = listing_of(cl);
+  if (!listing.ok()) return failed(err, listing.status());
   Printer printer(out, cl.json ? "" : audit_header());
-  Status status = for_each_audit_record(dir, cl.audit_query, [&](const AuditRecord& r) {
+  Status status = listing->for_each(cl.audit_query, [&](const AuditRecord& r) {
     return printer.print(cl.json ? json_line(audit_json(r)) : audit_row(r));
   });
   if (!status.ok()) return failed(err, status);
   if (printer.count() == 0 && !cl.json) {
     const AuditQuery& q = cl.audit_query;
     const bool filtered = q.since || !q.tool.empty() || !q.principal.empty();
-    out << "No audit records in " << (dir / "journal").string()
-        << (filtered ? " match those filters" : "") << ".\n";
+    out << "No audit records in " << listing->where << (filtered ? " match those filters" : "")
+        << ".\n";
   }
   return 0;
 }

@@ -179,7 +179,7 @@ Result<std::unique_ptr<PgJournalStore>> PgJournalStore::open(const JournalStoreO
   return store;
 }
 
-Result<std::int32_t> PgJournalStore::hold() {
+Result<std::int32_t> PgJournalStore::hold() const {
   std::lock_guard<std::mutex> lock(keeper_mutex_);
   if (keeper_ && !(*keeper_)->broken()) return holder_;
   keeper_.reset();  // a broken connection is discarded, not pooled
@@ -353,6 +353,12 @@ std::optional<JournalEntry> PgJournalStore::find_by_key(const std::string& princ
   auto rows = (*lease)->exec(select, params);
   if (!rows.ok() || rows->rows() == 0) return std::nullopt;
   JournalEntry entry = entry_at(*rows, 0);
+  if (!entry.outcome && !entry.running && entry.instance == instance_ && hold().ok()) {
+    // This instance's own call, from before its lock was taken again.
+    rows = (*lease)->exec(select, params);
+    if (!rows.ok() || rows->rows() == 0) return std::nullopt;
+    entry = entry_at(*rows, 0);
+  }
   if (!entry.outcome && !entry.running) {
     // Its instance is gone: the call died with it.
     auto transaction = PgTransaction::begin(**lease);
@@ -403,6 +409,9 @@ void PgJournalStore::maybe_maintain() {
 }
 
 Result<std::vector<JournalEntry>> PgJournalStore::maintain(bool retention) {
+  // This instance's lock first (taken again if its connection broke), so
+  // that its own running calls are not taken for a dead instance's.
+  if (auto held = hold(); !held.ok()) return held.status();
   std::vector<JournalEntry> marked;
   auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();

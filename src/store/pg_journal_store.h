@@ -82,7 +82,8 @@ class PgJournalStore final : public JournalStore {
   explicit PgJournalStore(JournalStoreOptions options);
   // This instance's lock number, taken again (on a new connection) when the
   // kept connection is gone.
-  Result<std::int32_t> hold();
+  // Const: find_by_key() takes it again too, before it judges a call dead.
+  Result<std::int32_t> hold() const;
   // Gives up the kept connection (unlocking first, when it still works).
   void release();
   void maybe_maintain();
@@ -92,9 +93,9 @@ class PgJournalStore final : public JournalStore {
   std::shared_ptr<PgStore> postgres_;
   PgPool& pool_;
   std::string instance_;
-  std::mutex keeper_mutex_;
-  std::optional<PgLease> keeper_;  // guarded by keeper_mutex_
-  std::int32_t holder_ = 0;        // guarded by keeper_mutex_
+  mutable std::mutex keeper_mutex_;
+  mutable std::optional<PgLease> keeper_;  // guarded by keeper_mutex_
+  mutable std::int32_t holder_ = 0;        // guarded by keeper_mutex_
   std::vector<JournalEntry> interrupted_;
   // When the maintenance pass and the retention last ran here, in
   // options_.now's nanoseconds.

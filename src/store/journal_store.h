@@ -176,7 +176,8 @@ class JournalStore {
   virtual Status finish(const std::string& call_id, const std::string& outcome,
                         const nlohmann::json& result, const AuditRecord& audit) = 0;
   // Appends one audit record (a call that wrote no intent: a read, a refusal,
-  // a replay). Not synced: the operating system writes it soon.
+  // a replay). RocksDB does not sync it (the operating system writes it
+  // soon); PostgreSQL commits it.
   virtual Status audit(const AuditRecord& record) = 0;
 
   // The journaled call `principal` made with idempotency key `key`, if any:

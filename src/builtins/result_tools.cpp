@@ -63,6 +63,10 @@ ToolResult read_page(LazyResultStore* results, const json& args, CallContext& co
       return ToolResult::error("offset " + std::to_string(offset) +
                                " is past the end of the result");
     }
+    // A shared store that cannot be reached (or failed) is not an unknown id.
+    if (page.status().is_unavailable() || page.status().is_io_error()) {
+      return ToolResult::error("The result store is not available: " + page.message());
+    }
     return ToolResult::error(not_found);
   }
   const std::uint64_t returned =

@@ -286,7 +286,7 @@ Result<PgLease> PgPool::acquire() {
       connection.reset();
       lock.lock();
     }
-    if (retry_at_ && now() < *retry_at_) {
+    if (retry_at_ && std::chrono::steady_clock::now() < *retry_at_) {
       return Status::unavailable("the store is unreachable (retrying): " + last_failure_);
     }
     if (open_ < options_.max_connections) break;
@@ -305,7 +305,7 @@ Result<PgLease> PgPool::acquire() {
     --open_;
     backoff_ =
         backoff_.count() == 0 ? options_.backoff_min : std::min(backoff_ * 2, options_.backoff_max);
-    retry_at_ = now() + backoff_;
+    retry_at_ = std::chrono::steady_clock::now() + backoff_;
     last_failure_ = connected.message();
     lock.unlock();
     freed_.notify_one();

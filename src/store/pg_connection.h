@@ -21,7 +21,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -205,9 +204,6 @@ class PgPool {
   const std::string& target() const { return target_; }
   // Connections open now (idle or leased).
   std::size_t open_connections() const;
-
-  // The clock of the back-off, replaceable in tests.
-  std::function<std::chrono::steady_clock::time_point()> now = std::chrono::steady_clock::now;
 
  private:
   friend class PgLease;

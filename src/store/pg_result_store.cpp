@@ -112,7 +112,7 @@ Result<std::string> PgResultStore::put(std::string_view owner, std::string_view 
 
 Result<ResultPage> PgResultStore::read(std::string_view owner, std::string_view id,
                                        std::uint64_t offset_chars, std::size_t max_chars) const {
-  if (id.size() != result_text::kIdLength) return result_text::not_found();
+  if (!result_text::may_be_id(id)) return result_text::not_found();
   auto lease = options_.postgres->pool().acquire();
   if (!lease.ok()) return lease.status();
   auto row = (*lease)->exec("SELECT owner, created_ns, chars FROM toolmux_results WHERE id = $1",

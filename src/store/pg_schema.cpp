@@ -7,9 +7,9 @@ namespace toolmux {
 namespace {
 
 // Version 1: offloaded results (text in chunks, each with its first
-// character's offset, so that a page reads only the chunks it covers) and
-// the key that seals requestState.
-const PgMigration kResultsAndStateKey{
+// character's offset, so that a page reads only the chunks it covers), the
+// key that seals requestState, and legacy HTTP sessions with their events.
+const PgMigration kResultsStateKeySessions{
     1,
     {
         R"sql(CREATE TABLE toolmux_results (
@@ -34,6 +34,20 @@ const PgMigration kResultsAndStateKey{
         R"sql(CREATE TABLE toolmux_state_key (
   name text PRIMARY KEY,
   key bytea NOT NULL CHECK (length(key) = 32)
+))sql",
+        // Legacy HTTP sessions (their records) and the SSE events sent to
+        // them, numbered per session.
+        R"sql(CREATE TABLE toolmux_sessions (
+  id text PRIMARY KEY,
+  record text NOT NULL
+))sql",
+        R"sql(CREATE TABLE toolmux_session_events (
+  session_id text NOT NULL,
+  seq bigint NOT NULL,
+  stream bigint NOT NULL,
+  data bytea NOT NULL,
+  final boolean NOT NULL,
+  PRIMARY KEY (session_id, seq)
 ))sql",
     }};
 
@@ -102,7 +116,7 @@ const PgMigration kJournalAndAudit{
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
-  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kJournalAndAudit};
+  static const std::vector<PgMigration> migrations{kResultsStateKeySessions, kJournalAndAudit};
   return migrations;
 }
 

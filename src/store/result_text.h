@@ -21,6 +21,15 @@ inline constexpr std::size_t kIdLength = 43;  // base64url of 32 bytes, no paddi
 // A chunk holds at most this much text, cut on a character boundary.
 inline constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
 
+// Whether `id` could be an id put() made: kIdLength characters of base64url.
+// Anything else is unknown without asking the store (which may not accept it
+// as a parameter: a NUL byte, bytes that are not UTF-8).
+inline bool may_be_id(std::string_view id) {
+  return id.size() == kIdLength &&
+         id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+             std::string_view::npos;
+}
+
 // One answer for an unknown id, an expired result and another owner's, so
 // that ids cannot be probed.
 inline Status not_found() {

@@ -38,7 +38,7 @@ echo "package_deb: $(basename "$deb"): $(stat -c %s "$deb") bytes"
 # The package as dpkg sees it: dependencies from dpkg-shlibdeps, the conffiles.
 depends="$(dpkg-deb -f "$deb" Depends)"
 echo "package_deb: Depends: $depends"
-for lib in libsodium23 libpcre2-8-0 libstemmer0d libcpp-httplib libsnappy1v5 libzstd1 libc6 libstdc++6; do
+for lib in libsodium23 libpq5 libpcre2-8-0 libstemmer0d libcpp-httplib libsnappy1v5 libzstd1 libc6 libstdc++6; do
   [[ "$depends" == *"$lib"* ]] || fail "Depends names no $lib: $depends"
 done
 conffiles="$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)"

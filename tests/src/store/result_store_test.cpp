@@ -392,6 +392,9 @@ TEST_CASE("ids are random base64url, used exactly as given, and owned") {
   CHECK(read_error(*store, "alice", id + " ") == Code::kNotFound);
   CHECK(read_error(*store, "alice", " " + id) == Code::kNotFound);
   CHECK(read_error(*store, "alice", id.substr(0, 42)) == Code::kNotFound);
+  // Not even a possible id: a NUL byte, bytes that are not UTF-8, at the length of one.
+  CHECK(read_error(*store, "alice", id.substr(0, 42) + std::string(1, '\0')) == Code::kNotFound);
+  CHECK(read_error(*store, "alice", id.substr(0, 41) + "\xc3\x28") == Code::kNotFound);
   CHECK(read_error(*store, "alice", "") == Code::kNotFound);
   // An id is no key prefix of anything else: "m/" + id + more is not it.
   CHECK(read_error(*store, "alice", id + "A") == Code::kNotFound);
@@ -1040,6 +1043,42 @@ TEST_CASE("PostgreSQL: expiry runs in one instance at a time") {
   other.join();
   CHECK(by_first + by_second == 20);
   CHECK(first->stored_count() == 0);
+}
+
+TEST_CASE("PostgreSQL: a stopped server makes put and read unavailable, until it is back") {
+  toolmux::testing::PostgresServer server;  // its own: this test stops it
+  toolmux::PgStoreOptions pg;
+  pg.conninfo = server.create_database();
+  auto opened = PgStore::open(pg);
+  REQUIRE(opened.ok());
+  ResultStoreOptions options;
+  options.postgres = *opened;
+  auto store = open_store(options);
+  const std::string id = put(*store, "o", "kept");
+
+  server.pause();
+  auto refused = store->put("o", "lost");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().is_unavailable());
+  CHECK(refused.message().find("host " + server.dir().string() + " port 5432 database t1") !=
+        std::string::npos);
+  auto unread = store->read("o", id, 0, 10);
+  REQUIRE_FALSE(unread.ok());
+  CHECK(unread.status().is_unavailable());  // not not_found: the id may well exist
+
+  server.resume();
+  std::optional<std::string> again;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!again && std::chrono::steady_clock::now() < until) {
+    auto tried = store->put("o", "after");
+    if (tried.ok())
+      again = *tried;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(again);
+  CHECK(read_all(*store, "o", id, 10, 4) == "kept");
+  CHECK(read_all(*store, "o", *again, 10, 5) == "after");
 }
 
 // Not run by default: ./result_store_test "[.measure]"

@@ -1,3 +1,6 @@
+// The contract of session_store.h, checked against both implementations (one
+// test body, two stores: GENERATE runs it for each), then what is RocksDB's
+// own (one process per data directory) and PostgreSQL's (several instances).
 #include "src/store/session_store.h"
 
 #include <catch2/catch.hpp>
@@ -7,6 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "src/store/pg_session_store.h"
+#include "src/store/pg_store.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/session_store.h"
 #include "tests/support/temp_dir.h"
 
@@ -22,6 +28,31 @@ StoredEvent event(std::uint64_t seq, std::uint64_t stream, bool final = false) {
   return {seq, stream, "message " + std::to_string(seq), final};
 }
 
+enum class Backend { rocksdb, postgresql };
+
+// Where a test's stores live: a temporary data directory (RocksDB), or a
+// fresh database on the test binary's PostgreSQL server.
+struct Backing {
+  explicit Backing(Backend kind) : backend(kind) {
+    if (kind == Backend::postgresql) conninfo = toolmux::testing::fresh_postgres_database();
+  }
+  // A store; on PostgreSQL, as a new instance would open it.
+  std::unique_ptr<SessionStore> open() const {
+    if (backend == Backend::rocksdb) return open_session_store(dir);
+    toolmux::PgStoreOptions options;
+    options.conninfo = conninfo;
+    auto store = toolmux::PgStore::open(options);
+    INFO(store.message());
+    REQUIRE(store.ok());
+    return std::make_unique<toolmux::PgSessionStore>(*store);
+  }
+  Backend backend;
+  TempDir dir;
+  std::string conninfo;
+};
+
+#define EACH_BACKEND GENERATE(Backend::rocksdb, Backend::postgresql)
+
 std::vector<std::uint64_t> seqs(const std::vector<StoredEvent>& events) {
   std::vector<std::uint64_t> out;
   for (const auto& e : events) out.push_back(e.seq);
@@ -31,8 +62,8 @@ std::vector<std::uint64_t> seqs(const std::vector<StoredEvent>& events) {
 }  // namespace
 
 TEST_CASE("session records are kept, replaced and listed") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   CHECK(store->load_sessions().empty());
   store->put_session("a", {{"principal", "alice"}});
   store->put_session("b", {{"principal", "bob"}});
@@ -50,8 +81,8 @@ TEST_CASE("session records are kept, replaced and listed") {
 // writes the others' batches). Under ThreadSanitizer this test is the
 // regression test for that hand-over being reported as a race.
 TEST_CASE("records and events written from many threads at once are all kept") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   constexpr int threads = 8;
   constexpr int per_thread = 40;
   std::vector<std::thread> writers;
@@ -75,8 +106,8 @@ TEST_CASE("records and events written from many threads at once are all kept") {
 }
 
 TEST_CASE("events_after gives a session's events after a seq, in order, with every field") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   for (std::uint64_t seq = 1; seq <= 20; ++seq) store->append_event("s1", event(seq, seq % 3));
   store->append_event("s1", event(21, 7, true));
   store->append_event("s2", event(5, 0));  // another session's, in the same range
@@ -95,8 +126,8 @@ TEST_CASE("events_after gives a session's events after a seq, in order, with eve
 }
 
 TEST_CASE("a session id that is a prefix of another does not see its events") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   store->append_event("abc", event(1, 0));
   store->append_event("abcd", event(2, 0));
   store->append_event("ab", event(3, 0));
@@ -109,8 +140,8 @@ TEST_CASE("a session id that is a prefix of another does not see its events") {
 }
 
 TEST_CASE("last_seq is the highest stored seq of the session, 0 without events") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   CHECK(store->last_seq("s") == 0);
   store->append_event("s", event(9, 0));
   store->append_event("s", event(0x10000, 0));
@@ -123,8 +154,8 @@ TEST_CASE("last_seq is the highest stored seq of the session, 0 without events")
 }
 
 TEST_CASE("trim_events deletes the events below a seq and no others") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   for (std::uint64_t seq = 1; seq <= 10; ++seq) {
     store->append_event("s", event(seq, 0));
     store->append_event("t", event(seq, 0));
@@ -136,8 +167,8 @@ TEST_CASE("trim_events deletes the events below a seq and no others") {
 }
 
 TEST_CASE("delete_session deletes the record and every event of that session only") {
-  TempDir dir;
-  auto store = open_session_store(dir);
+  Backing backing(EACH_BACKEND);
+  auto store = backing.open();
   store->put_session("s", {{"principal", "p"}});
   store->put_session("t", {{"principal", "p"}});
   for (std::uint64_t seq = 1; seq <= 5; ++seq) {
@@ -154,16 +185,16 @@ TEST_CASE("delete_session deletes the record and every event of that session onl
 }
 
 TEST_CASE("records and events outlive closing and reopening the store") {
-  TempDir dir;
+  Backing backing(EACH_BACKEND);
   {
-    auto store = open_session_store(dir);
+    auto store = backing.open();
     store->put_session("s", {{"principal", "alice"}, {"label", "http-3"}});
     store->append_event("s", event(1, 0));
     store->append_event("s", event(2, 4, true));
     store->flush();
   }
   {
-    auto store = open_session_store(dir);
+    auto store = backing.open();
     auto sessions = store->load_sessions();
     REQUIRE(sessions.size() == 1);
     CHECK(sessions[0].second["label"] == "http-3");
@@ -175,7 +206,7 @@ TEST_CASE("records and events outlive closing and reopening the store") {
     store->append_event("s", event(3, 0));
   }
   // Without flush(): what was written is still there (the write-ahead log).
-  auto store = open_session_store(dir);
+  auto store = backing.open();
   CHECK(store->last_seq("s") == 3);
 }
 
@@ -194,4 +225,23 @@ TEST_CASE("a data directory that cannot be created is an error") {
   auto store = SessionStore::open(dir / "file");
   CHECK_FALSE(store.ok());
   CHECK(store.message().find("cannot create") != std::string::npos);
+}
+
+TEST_CASE("PostgreSQL: instances on one database see each other's sessions and events") {
+  Backing backing(Backend::postgresql);
+  auto first = backing.open();
+  auto second = backing.open();
+  first->put_session("s", {{"principal", "alice"}, {"label", "http-1"}});
+  first->append_event("s", {1, 0, std::string("with a NUL \0 byte", 18), false});
+  second->append_event("s", event(2, 3, true));
+  auto sessions = second->load_sessions();
+  REQUIRE(sessions.size() == 1);
+  CHECK(sessions[0].second["principal"] == "alice");
+  const auto events = first->events_after("s", 0);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].data == std::string("with a NUL \0 byte", 18));
+  CHECK(events[1].final);
+  second->delete_session("s");
+  CHECK(first->load_sessions().empty());
+  CHECK(first->last_seq("s") == 0);
 }

@@ -1,4 +1,4 @@
-#include "src/store/session_store.h"
+#include "src/store/rocksdb_session_store.h"
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -32,14 +32,20 @@ std::uint64_t seq_of_key(std::string_view key) {
 
 }  // namespace
 
-struct SessionStore::Impl {
+struct RocksDbSessionStore::Impl {
   std::unique_ptr<rocksdb::DB> db;
 };
 
-SessionStore::SessionStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-SessionStore::~SessionStore() = default;
+RocksDbSessionStore::RocksDbSessionStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RocksDbSessionStore::~RocksDbSessionStore() = default;
 
 Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_dir) {
+  auto store = RocksDbSessionStore::open(data_dir);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<SessionStore>(std::move(*store));
+}
+
+Result<std::unique_ptr<RocksDbSessionStore>> RocksDbSessionStore::open(const fs::path& data_dir) {
   const fs::path folder = data_dir / "sessions";
   std::error_code ec;
   fs::create_directories(folder, ec);
@@ -54,17 +60,17 @@ Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_di
   }
   auto impl = std::make_unique<Impl>();
   impl->db.reset(raw);
-  return std::unique_ptr<SessionStore>(new SessionStore(std::move(impl)));
+  return std::unique_ptr<RocksDbSessionStore>(new RocksDbSessionStore(std::move(impl)));
 }
 
-void SessionStore::put_session(std::string_view id, const json& record) {
+void RocksDbSessionStore::put_session(std::string_view id, const json& record) {
   const std::string key = session_key(id);
   const std::string value = record.dump();
   const RocksDbWrite unchecked;
   impl_->db->Put(rocksdb::WriteOptions(), key, value);
 }
 
-void SessionStore::delete_session(std::string_view id) {
+void RocksDbSessionStore::delete_session(std::string_view id) {
   rocksdb::WriteBatch batch;
   batch.Delete(session_key(id));
   const std::string prefix = events_prefix(id);
@@ -75,7 +81,7 @@ void SessionStore::delete_session(std::string_view id) {
   impl_->db->Write(rocksdb::WriteOptions(), &batch);
 }
 
-std::vector<std::pair<std::string, json>> SessionStore::load_sessions() const {
+std::vector<std::pair<std::string, json>> RocksDbSessionStore::load_sessions() const {
   std::vector<std::pair<std::string, json>> sessions;
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek("s/"); it->Valid() && it->key().starts_with("s/"); it->Next()) {
@@ -86,7 +92,7 @@ std::vector<std::pair<std::string, json>> SessionStore::load_sessions() const {
   return sessions;
 }
 
-void SessionStore::append_event(std::string_view session, const StoredEvent& event) {
+void RocksDbSessionStore::append_event(std::string_view session, const StoredEvent& event) {
   const std::string key = event_key(session, event.seq);
   const std::string value =
       json{{"stream", event.stream}, {"data", event.data}, {"final", event.final}}.dump();
@@ -94,8 +100,8 @@ void SessionStore::append_event(std::string_view session, const StoredEvent& eve
   impl_->db->Put(rocksdb::WriteOptions(), key, value);
 }
 
-std::vector<StoredEvent> SessionStore::events_after(std::string_view session,
-                                                    std::uint64_t after_seq) const {
+std::vector<StoredEvent> RocksDbSessionStore::events_after(std::string_view session,
+                                                           std::uint64_t after_seq) const {
   std::vector<StoredEvent> events;
   const std::string prefix = events_prefix(session);
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
@@ -109,7 +115,7 @@ std::vector<StoredEvent> SessionStore::events_after(std::string_view session,
   return events;
 }
 
-std::uint64_t SessionStore::last_seq(std::string_view session) const {
+std::uint64_t RocksDbSessionStore::last_seq(std::string_view session) const {
   const std::string prefix = events_prefix(session);
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(event_key(session, UINT64_MAX));
@@ -117,14 +123,14 @@ std::uint64_t SessionStore::last_seq(std::string_view session) const {
   return 0;
 }
 
-void SessionStore::trim_events(std::string_view session, std::uint64_t below_seq) {
+void RocksDbSessionStore::trim_events(std::string_view session, std::uint64_t below_seq) {
   const std::string from = event_key(session, 0);
   const std::string to = event_key(session, below_seq);
   const RocksDbWrite unchecked;
   impl_->db->DeleteRange(rocksdb::WriteOptions(), impl_->db->DefaultColumnFamily(), from, to);
 }
 
-void SessionStore::flush() {
+void RocksDbSessionStore::flush() {
   const RocksDbWrite unchecked;
   impl_->db->FlushWAL(true);
   impl_->db->Flush(rocksdb::FlushOptions());

@@ -195,8 +195,10 @@ class CommandLineDefinition {
       finish_search();
     } else if (journal_->parsed()) {
       finish_plain(*journal_, CommandLine::Action::journal);
+      finish_store();
     } else if (audit_->parsed()) {
       finish_plain(*audit_, CommandLine::Action::audit);
+      finish_store();
     } else if (freeze_->parsed()) {
       finish_freeze();
     } else if (import_->parsed()) {
@@ -311,10 +313,11 @@ class CommandLineDefinition {
   }
 
   // --store and --store-url-file: where serve keeps what instances share;
-  // doctor checks the same store.
+  // doctor checks the same store, journal and audit read it.
   void store_options(CLI::App& app) {
     text_option(app, "--store", "KIND",
-                "Where offloaded results and the requestState key are kept: rocksdb (the data "
+                "Where offloaded results, the requestState key, the journal and the audit trail "
+                "are kept: rocksdb (the data "
                 "directory; default) or postgresql (shared by every instance on one database; "
                 "the connection string comes from $TOOLMUX_POSTGRES_URL or --store-url-file).",
                 [this](const std::string& v) { cl_.serve.store = store_kind(v); });
@@ -596,10 +599,12 @@ class CommandLineDefinition {
     cl_.action = CommandLine::Action::search;
   }
 
-  // --json and --data-dir: what journal and audit list, and how.
+  // --json, --data-dir, --store and --store-url-file: what journal and audit
+  // list, and how.
   void listing_options(CLI::App& app, const std::string& json_description) {
     flag_option(app, "--json", cl_.json, json_description);
     data_dir_option(app);
+    store_options(app);
   }
 
   void define_journal() {

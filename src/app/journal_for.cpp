@@ -8,7 +8,9 @@
 
 namespace toolmux {
 
-std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logger& logger) {
+std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logger& logger,
+                                               std::shared_ptr<PgStore> shared,
+                                               const std::string& instance_id) {
   if (!options.journal) {
     logger.write(LogLevel::warning, "journal_off",
                  {{"reason",
@@ -19,6 +21,8 @@ std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logg
   JournalStoreOptions store_options;
   store_options.data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   store_options.audit_retention = std::chrono::hours(24 * options.audit_retention_days);
+  store_options.postgres = std::move(shared);
+  store_options.instance_id = instance_id;
   // The logger outlives the journal: serve makes it first and ends last.
   return CallJournal::opening([store_options, &logger]() -> CallJournal::Opened {
     auto opened = JournalStore::open(store_options);
@@ -32,15 +36,17 @@ std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logg
     }
     std::shared_ptr<JournalStore> store = std::move(opened).value();
     for (const JournalEntry& entry : store->interrupted()) {
-      logger.write(LogLevel::warning, "call_interrupted",
-                   {{"call_id", entry.intent.call_id},
-                    {"tool", entry.intent.tool},
-                    {"principal", entry.intent.principal},
-                    {"approver", entry.intent.approver},
-                    {"started", format_rfc3339(entry.intent.started)},
-                    {"effect",
-                     "toolmux stopped while it ran; it may or may not have acted, and "
-                     "it is not run again (toolmux journal lists it)"}});
+      nlohmann::json fields = {{"call_id", entry.intent.call_id},
+                               {"tool", entry.intent.tool},
+                               {"principal", entry.intent.principal},
+                               {"approver", entry.intent.approver},
+                               {"started", format_rfc3339(entry.intent.started)},
+                               {"effect",
+                                "toolmux stopped while it ran; it may or may not have acted, and "
+                                "it is not run again (toolmux journal lists it)"}};
+      // PostgreSQL: the instance that ran it (maybe another one).
+      if (!entry.instance.empty()) fields["instance"] = entry.instance;
+      logger.write(LogLevel::warning, "call_interrupted", fields);
     }
     return {std::move(store), {}};
   });

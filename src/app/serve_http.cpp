@@ -102,7 +102,7 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   const std::shared_ptr<const Catalog> catalog = host.current();
   ServerOptions server_options = server_options_for(options, stores.results);
   server_options.state_key = state_key_for(options, stores.shared.get(), logger);
-  server_options.journal = journal_for(options, logger);
+  server_options.journal = journal_for(options, logger, stores.shared, stores.instance_id);
   // The status page reads the audit trail from the same store.
   std::shared_ptr<const CallJournal> journal = server_options.journal;
   auto server_holder =

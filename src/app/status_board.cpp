@@ -132,13 +132,16 @@ json calls_of(const StatusFacts& facts, const StatusLimits& limits) {
   json items = json::array();
   for (const AuditRecord& r : facts.calls) {
     if (items.size() >= limits.calls) break;
-    items.push_back({{"time", format_rfc3339(r.time)},
-                     {"principal", clip(r.principal, limits.text_bytes)},
-                     {"session", clip(r.session, limits.text_bytes)},
-                     {"tool", clip(r.tool, limits.text_bytes)},
-                     {"class", r.side_effect},
-                     {"outcome", r.outcome},
-                     {"duration_ms", r.duration_ms}});
+    json item = {{"time", format_rfc3339(r.time)},
+                 {"principal", clip(r.principal, limits.text_bytes)},
+                 {"session", clip(r.session, limits.text_bytes)},
+                 {"tool", clip(r.tool, limits.text_bytes)},
+                 {"class", r.side_effect},
+                 {"outcome", r.outcome},
+                 {"duration_ms", r.duration_ms}};
+    // The shared store: which instance served it.
+    if (!r.instance.empty()) item["instance"] = clip(r.instance, limits.text_bytes);
+    items.push_back(std::move(item));
   }
   return {{"limit", limits.calls},
           {"cut", facts.calls.size() > limits.calls},

@@ -16,6 +16,8 @@
 #include "src/store/journal_store.h"
 #include "src/store/pg_write_freeze.h"
 #include "src/store/lazy_result_store.h"
+#include "src/store/pg_connection.h"
+#include "src/store/pg_journal_store.h"
 
 namespace toolmux {
 
@@ -116,20 +118,22 @@ std::string journal_row(const JournalEntry& e) {
 
 json journal_json(const JournalEntry& e) {
   const JournalIntent& i = e.intent;
-  return {{"started", format_rfc3339(i.started)},
-          {"ended", e.ended ? json(format_rfc3339(*e.ended)) : json(nullptr)},
-          {"call_id", i.call_id},
-          {"tool", i.tool},
-          {"side_effect", i.side_effect},
-          {"arguments_digest", i.arguments_digest},
-          {"principal", i.principal},
-          {"session", text_or_null(i.session)},
-          {"approver", text_or_null(i.approver)},
-          {"rationale", text_or_null(i.rationale)},
-          {"idempotency_key", text_or_null(i.idempotency_key)},
-          {"outcome", e.outcome ? json(*e.outcome) : json(nullptr)},
-          {"state", state_of(e)},
-          {"result_too_large", e.result_too_large}};
+  json out = {{"started", format_rfc3339(i.started)},
+              {"ended", e.ended ? json(format_rfc3339(*e.ended)) : json(nullptr)},
+              {"call_id", i.call_id},
+              {"tool", i.tool},
+              {"side_effect", i.side_effect},
+              {"arguments_digest", i.arguments_digest},
+              {"principal", i.principal},
+              {"session", text_or_null(i.session)},
+              {"approver", text_or_null(i.approver)},
+              {"rationale", text_or_null(i.rationale)},
+              {"idempotency_key", text_or_null(i.idempotency_key)},
+              {"outcome", e.outcome ? json(*e.outcome) : json(nullptr)},
+              {"state", state_of(e)},
+              {"result_too_large", e.result_too_large}};
+  if (!e.instance.empty()) out["instance"] = e.instance;  // PostgreSQL
+  return out;
 }
 
 std::string audit_header() {
@@ -144,19 +148,21 @@ std::string audit_row(const AuditRecord& r) {
 }
 
 json audit_json(const AuditRecord& r) {
-  return {{"time", format_rfc3339(r.time)},
-          {"call_id", r.call_id},
-          {"principal", r.principal},
-          {"session", text_or_null(r.session)},
-          {"tool", r.tool},
-          {"side_effect", text_or_null(r.side_effect)},
-          {"arguments", r.arguments},
-          {"confirmation", r.confirmation},
-          {"approver", text_or_null(r.approver)},
-          {"rationale", text_or_null(r.rationale)},
-          {"outcome", r.outcome},
-          {"duration_ms", r.duration_ms},
-          {"idempotency_key", text_or_null(r.idempotency_key)}};
+  json out = {{"time", format_rfc3339(r.time)},
+              {"call_id", r.call_id},
+              {"principal", r.principal},
+              {"session", text_or_null(r.session)},
+              {"tool", r.tool},
+              {"side_effect", text_or_null(r.side_effect)},
+              {"arguments", r.arguments},
+              {"confirmation", r.confirmation},
+              {"approver", text_or_null(r.approver)},
+              {"rationale", text_or_null(r.rationale)},
+              {"outcome", r.outcome},
+              {"duration_ms", r.duration_ms},
+              {"idempotency_key", text_or_null(r.idempotency_key)}};
+  if (!r.instance.empty()) out["instance"] = r.instance;  // PostgreSQL
+  return out;
 }
 
 // Prints rows as they come: a table's header before the first one. False
@@ -182,33 +188,68 @@ int failed(std::ostream& err, const Status& status) {
   return 1;
 }
 
+// Where journal and audit read: the data directory, or with --store
+// postgresql the database every instance writes to.
+struct Listing {
+  fs::path data_dir;
+  std::unique_ptr<PgPool> postgres;  // null: the data directory
+  std::string where;                 // for "No ... in WHERE."
+
+  Status for_each(const JournalEntryFn& fn) const {
+    return postgres ? for_each_journal_entry(*postgres, fn) : for_each_journal_entry(data_dir, fn);
+  }
+  Status for_each(const AuditQuery& query, const AuditRecordFn& fn) const {
+    return postgres ? for_each_audit_record(*postgres, query, fn)
+                    : for_each_audit_record(data_dir, query, fn);
+  }
+};
+
+Result<Listing> listing_of(const CommandLine& cl) {
+  Listing listing;
+  if (cl.serve.store == StoreKind::postgresql) {
+    auto url = store_connection_string(cl.serve);
+    if (!url.ok()) return url.status();
+    PgPoolOptions options;
+    options.conninfo = std::move(*url);
+    options.max_connections = 1;  // one reader, one statement at a time
+    auto pool = PgPool::make(std::move(options));
+    if (!pool.ok()) return pool.status();
+    listing.where = "the store at " + (*pool)->target();
+    listing.postgres = std::move(*pool);
+    return listing;
+  }
+  listing.data_dir = data_dir_of(cl);
+  listing.where = (listing.data_dir / "journal").string();
+  return listing;
+}
+
 }  // namespace
 
 int run_journal(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  const fs::path dir = data_dir_of(cl);
+  auto listing = listing_of(cl);
+  if (!listing.ok()) return failed(err, listing.status());
   Printer printer(out, cl.json ? "" : journal_header());
-  Status status = for_each_journal_entry(dir, [&](const JournalEntry& e) {
+  Status status = listing->for_each([&](const JournalEntry& e) {
     return printer.print(cl.json ? json_line(journal_json(e)) : journal_row(e));
   });
   if (!status.ok()) return failed(err, status);
-  if (printer.count() == 0 && !cl.json) {
-    out << "No journaled calls in " << (dir / "journal").string() << ".\n";
-  }
+  if (printer.count() == 0 && !cl.json) out << "No journaled calls in " << listing->where << ".\n";
   return 0;
 }
 
 int run_audit(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  const fs::path dir = data_dir_of(cl);
+  auto listing = listing_of(cl);
+  if (!listing.ok()) return failed(err, listing.status());
   Printer printer(out, cl.json ? "" : audit_header());
-  Status status = for_each_audit_record(dir, cl.audit_query, [&](const AuditRecord& r) {
+  Status status = listing->for_each(cl.audit_query, [&](const AuditRecord& r) {
     return printer.print(cl.json ? json_line(audit_json(r)) : audit_row(r));
   });
   if (!status.ok()) return failed(err, status);
   if (printer.count() == 0 && !cl.json) {
     const AuditQuery& q = cl.audit_query;
     const bool filtered = q.since || !q.tool.empty() || !q.principal.empty();
-    out << "No audit records in " << (dir / "journal").string()
-        << (filtered ? " match those filters" : "") << ".\n";
+    out << "No audit records in " << listing->where << (filtered ? " match those filters" : "")
+        << ".\n";
   }
   return 0;
 }

@@ -1,29 +1,37 @@
-// What toolmux writes down about calls, in a RocksDB database in the data
-// directory: the journal of mutations (each non-read-only call's intent before
-// it runs, its outcome after) and the audit trail (one record per call, of
-// every class), kept for a retention period.
+// What toolmux writes down about calls: the journal of mutations (each
+// non-read-only call's intent before it runs, its outcome after) and the audit
+// trail (one record per call, of every class), kept for a retention period.
+// An interface with two implementations, one contract (the comments here hold
+// for both unless they name one):
 //
-// Crash safety: begin() and finish() write with sync, so an intent that
-// begin() accepted survives a kill -9 or a power cut. At open, every intent
-// with no outcome is a call that was running when its process died: open()
-// marks each one interrupted (an outcome "interrupted" and an audit record, in
-// one batch) and lists it in interrupted(); nothing is ever re-run.
+// - RocksDbJournalStore (rocksdb_journal_store.h): RocksDB databases in the
+//   data directory, for one machine (the default).
+// - PgJournalStore (pg_journal_store.h): PostgreSQL, shared by every toolmux
+//   instance of a deployment: a call journaled through one instance is
+//   replayed through any other, and the audit trail is one for all.
+//
+// Crash safety: begin() and finish() are durable before they return (RocksDB:
+// written with sync; PostgreSQL: committed, as the server's synchronous_commit
+// has it), so an intent that begin() accepted survives a kill -9. An intent
+// with no outcome whose process died is a call that was running then: it is
+// marked interrupted (an outcome "interrupted" and an audit record, written
+// together) and listed in interrupted() of the open that marked it; nothing
+// is ever re-run. RocksDB marks at the next open of the dead process's slot;
+// PostgreSQL notices a dead instance by the lock it no longer holds, at any
+// instance's next open, its maintenance pass, or find_by_key of that call.
 //
 // Replay: a call that carries an idempotency key is indexed by (principal,
 // key); find_by_key() gives its entry, with the recorded result once it has
-// an outcome, so a repeated call is answered without running again.
-//
-// Several processes may use one data directory at once: as the result store,
-// the journal lives in numbered slots, data_dir/journal/slot-N, a process
-// taking the lowest free one (a process restarted alone gets slot 0 back, and
-// with it the intents its predecessor left). Replay and interruption are per
-// slot; read_journal and read_audit read every slot.
+// an outcome, so a repeated call is answered without running again. RocksDB
+// indexes per slot (per process); PostgreSQL across every instance, with a
+// unique index, so two instances beginning one key at once give one winner.
 //
 // Retention: audit records older than audit_retention are deleted at open and
-// then at most once an hour, on the next finish() or audit(). A journal entry
-// that has an outcome goes with the same retention, counted from its end
-// (with its recorded result and its idempotency key, which can then be used
-// again); an entry with no outcome is kept until it gets one.
+// then at most once an hour, on the next finish() or audit() (PostgreSQL: by
+// one instance at a time). A journal entry that has an outcome goes with the
+// same retention, counted from its end (with its recorded result and its
+// idempotency key, which can then be used again); an entry with no outcome is
+// kept until it gets one.
 //
 // Bounds: a result recorded for replay is at most kMaxReplayResultBytes of
 // JSON text; a larger one is not kept and its entry says so
@@ -49,15 +57,26 @@
 
 namespace toolmux {
 
+class PgStore;  // src/store/pg_store.h
+
 // The largest result recorded for replay, in bytes of JSON text.
 inline constexpr std::size_t kMaxReplayResultBytes = std::size_t{1} << 20;
 // The largest arguments kept in an audit record, in bytes of JSON text.
 inline constexpr std::size_t kMaxAuditArgumentsBytes = std::size_t{16} << 10;
 
 struct JournalStoreOptions {
-  std::filesystem::path data_dir;               // the journal lives in data_dir/journal/slot-N
+  // PostgreSQL when set (data_dir and max_slots are not used then), else
+  // RocksDB. The store keeps one of the PgStore's pooled connections for as
+  // long as it is open.
+  std::shared_ptr<PgStore> postgres;
+  std::filesystem::path data_dir;               // RocksDB: data_dir/journal/slot-N
   std::chrono::hours audit_retention{24 * 30};  // audit records older than this are removed
-  std::size_t max_slots = 16;
+  std::size_t max_slots = 16;                   // RocksDB: processes sharing data_dir at once
+  // PostgreSQL: this instance's id, written with each entry and record.
+  std::string instance_id;
+  // PostgreSQL: how often finish() and audit() look for calls of instances
+  // that are gone (besides each open).
+  std::chrono::seconds maintenance_interval{60};
   // The wall clock, replaceable in tests of retention.
   std::function<std::chrono::system_clock::time_point()> now = std::chrono::system_clock::now;
 };
@@ -93,6 +112,9 @@ struct AuditRecord {
   std::string outcome;       // call_outcome_name, or "interrupted"
   double duration_ms = 0;
   std::string idempotency_key;  // "" = none
+  // The instance that wrote the record (PostgreSQL; "" in RocksDB). Set by
+  // the store.
+  std::string instance;
 };
 
 // A journaled call: its intent, and its outcome once it has one.
@@ -107,11 +129,13 @@ struct JournalEntry {
   // The call has an outcome, but its result was larger than
   // kMaxReplayResultBytes and was not recorded: it cannot be replayed.
   bool result_too_large = false;
-  // Only from read_journal: no outcome, and a live process holds its slot, so
-  // the call may still be running. No outcome and not running: the process
-  // died during the call, and the next one to open the slot marks it
-  // interrupted.
+  // Only from read_journal: no outcome, and a live process holds its slot
+  // (PostgreSQL: its instance holds its lock), so the call may still be
+  // running. No outcome and not running: the process died during the call,
+  // and it is marked interrupted soon (see above).
   bool running = false;
+  // The instance that began the call (PostgreSQL; "" in RocksDB).
+  std::string instance;
 };
 
 struct AuditQuery {
@@ -128,54 +152,55 @@ using AuditRecordFn = std::function<bool(const AuditRecord&)>;
 
 class JournalStore {
  public:
-  // Opens the store (creating what is missing) and marks the intents left
-  // without an outcome interrupted (interrupted()); removes audit records past
-  // the retention. A Status naming the folder and RocksDB's reason when no
-  // slot could be opened: resource_exhausted when every slot is taken,
-  // io_error otherwise.
+  // Opens the store the options name (PostgreSQL when options.postgres is
+  // set, else RocksDB), creating what is missing, and marks the intents left
+  // without an outcome by dead processes interrupted (interrupted()); removes
+  // audit records past the retention. That implementation's open says how it
+  // fails.
   static Result<std::unique_ptr<JournalStore>> open(const JournalStoreOptions& options);
-  ~JournalStore();
+  virtual ~JournalStore() = default;
 
-  // Writes the intent (synced) and, when it has an idempotency key, indexes
+  // Writes the intent (durably) and, when it has an idempotency key, indexes
   // it under (principal, key). invalid_argument when the call id is already
   // journaled or the key is already indexed for this principal (find_by_key
   // first), unless that call ended without finishing (an outcome other than
   // "ok" or "tool_error": interrupted, timed out, cancelled, ...): then the
   // call starts again in an entry of its own, which the id and the key now
-  // name, the earlier entry left as it was. io_error on a storage failure.
-  Status begin(const JournalIntent& intent);
+  // name, the earlier entry left as it was. io_error on a storage failure
+  // (unavailable when a shared store cannot be reached).
+  virtual Status begin(const JournalIntent& intent) = 0;
   // Records the outcome of a journaled call, with `result` for replay, and
-  // appends `audit`, in one atomic, synced batch. not_found when `call_id`
-  // has no intent; invalid_argument when it has an outcome already.
-  Status finish(const std::string& call_id, const std::string& outcome,
-                const nlohmann::json& result, const AuditRecord& audit);
+  // appends `audit`, atomically and durably: both are written or neither.
+  // not_found when `call_id` has no intent; invalid_argument when it has an
+  // outcome already.
+  virtual Status finish(const std::string& call_id, const std::string& outcome,
+                        const nlohmann::json& result, const AuditRecord& audit) = 0;
   // Appends one audit record (a call that wrote no intent: a read, a refusal,
-  // a replay). Not synced: the operating system writes it soon.
-  Status audit(const AuditRecord& record);
+  // a replay). RocksDB does not sync it (the operating system writes it
+  // soon); PostgreSQL commits it.
+  virtual Status audit(const AuditRecord& record) = 0;
 
   // The journaled call `principal` made with idempotency key `key`, if any:
   // running (no outcome), finished (its outcome and recorded result, or
   // result_too_large), or "interrupted" (no result: the call died with an
-  // earlier process and must not be run again by itself).
-  std::optional<JournalEntry> find_by_key(const std::string& principal,
-                                          const std::string& key) const;
-  // The newest `limit` audit records of this store's slot (the calls this
-  // process and earlier holders of its slot made), newest first. Records that
-  // cannot be read are skipped.
-  std::vector<AuditRecord> latest_audit(std::size_t limit) const;
+  // earlier process and must not be run again by itself). nullopt too when
+  // the store cannot be read; begin() then refuses a key in use all the same.
+  virtual std::optional<JournalEntry> find_by_key(const std::string& principal,
+                                                  const std::string& key) const = 0;
+  // The newest `limit` audit records, newest first: RocksDB, of this store's
+  // slot (the calls this process and earlier holders of its slot made);
+  // PostgreSQL, of every instance. Records that cannot be read are skipped.
+  virtual std::vector<AuditRecord> latest_audit(std::size_t limit) const = 0;
   // The calls open() found interrupted, oldest first (at most the 1024
   // oldest; every one is marked in the store).
-  const std::vector<JournalEntry>& interrupted() const;
-  // The slot folder this store holds (data_dir/journal/slot-N).
-  const std::filesystem::path& folder() const;
-
- private:
-  struct Impl;
-  explicit JournalStore(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  virtual const std::vector<JournalEntry>& interrupted() const = 0;
+  // Where the journal is, for logs: a folder, or a PostgreSQL host, port and
+  // database (never a password).
+  virtual std::string where() const = 0;
 };
 
-// For `toolmux journal` and `toolmux audit`: every slot of data_dir/journal,
+// For `toolmux journal` and `toolmux audit` on RocksDB (PostgreSQL's readers
+// are in pg_journal_store.h): every slot of data_dir/journal,
 // opened read-only (a running server keeps writing meanwhile; nothing is
 // written). A slot whose process died with intents not yet marked shows them
 // with no outcome and running false. Entries oldest first (by start), records

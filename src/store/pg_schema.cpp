@@ -85,12 +85,73 @@ const PgMigration kToolLists{
 ))sql",
     }};
 
+// Version 5: the journal of mutations and the audit trail
+// (pg_journal_store.h). An entry's holder is the number of the advisory lock
+// its instance held when it began (toolmux_journal_holders gives each
+// instance's connection a new one); the partial unique indexes are the
+// replay index: one live entry (no outcome yet, or finished) per call id and
+// per (principal, idempotency key).
+const PgMigration kJournalAndAudit{
+    5,
+    {
+        "CREATE SEQUENCE toolmux_journal_holders AS integer MINVALUE 1 CYCLE",
+        R"sql(CREATE TABLE toolmux_journal (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  call_id text NOT NULL,
+  instance text NOT NULL,
+  holder integer NOT NULL,
+  tool text NOT NULL,
+  side_effect text NOT NULL,
+  arguments_digest text NOT NULL,
+  principal text NOT NULL,
+  session text NOT NULL,
+  approver text NOT NULL,
+  rationale text NOT NULL,
+  idempotency_key text,
+  started_ns bigint NOT NULL,
+  outcome text,
+  ended_ns bigint,
+  result text,
+  result_too_large boolean NOT NULL DEFAULT false
+))sql",
+        "CREATE UNIQUE INDEX toolmux_journal_live_call ON toolmux_journal (call_id) "
+        "WHERE outcome IS NULL OR outcome IN ('ok', 'tool_error')",
+        "CREATE UNIQUE INDEX toolmux_journal_live_key ON toolmux_journal "
+        "(principal, idempotency_key) WHERE idempotency_key IS NOT NULL "
+        "AND (outcome IS NULL OR outcome IN ('ok', 'tool_error'))",
+        "CREATE INDEX toolmux_journal_by_call ON toolmux_journal (call_id, seq)",
+        "CREATE INDEX toolmux_journal_by_key ON toolmux_journal "
+        "(principal, idempotency_key, seq) WHERE idempotency_key IS NOT NULL",
+        "CREATE INDEX toolmux_journal_by_start ON toolmux_journal (started_ns, seq)",
+        "CREATE INDEX toolmux_journal_pending ON toolmux_journal (holder) WHERE outcome IS NULL",
+        "CREATE INDEX toolmux_journal_by_end ON toolmux_journal (ended_ns) "
+        "WHERE outcome IS NOT NULL",
+        R"sql(CREATE TABLE toolmux_audit (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  time_ns bigint NOT NULL,
+  instance text NOT NULL,
+  call_id text NOT NULL,
+  principal text NOT NULL,
+  session text NOT NULL,
+  tool text NOT NULL,
+  side_effect text NOT NULL,
+  arguments text NOT NULL,
+  confirmation text NOT NULL,
+  approver text NOT NULL,
+  rationale text NOT NULL,
+  outcome text NOT NULL,
+  duration_ms double precision NOT NULL,
+  idempotency_key text NOT NULL
+))sql",
+        "CREATE INDEX toolmux_audit_by_time ON toolmux_audit (time_ns, seq)",
+    }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
   static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze, kSessions,
-                                                   kToolLists};
+                                                   kToolLists, kJournalAndAudit};
   return migrations;
 }
 

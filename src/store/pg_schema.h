@@ -31,7 +31,16 @@ const std::vector<PgMigration>& pg_migrations();
 inline constexpr std::int64_t kPgLockMigrations = 0x746f6f6c6d757801;
 inline constexpr std::int64_t kPgLockResultExpiry = 0x746f6f6c6d757802;
 inline constexpr std::int64_t kPgLockResultSpace = 0x746f6f6c6d757803;
-inline constexpr std::int64_t kPgLockSessionExpiry = 0x746f6f6c6d757810;
+// The journal's maintenance: marking the calls of dead instances interrupted,
+// and retention (pg_journal_store.h).
+inline constexpr std::int64_t kPgLockJournalMaintenance = 0x746f6f6c6d757810;
+// Each instance's journal lock is pg_advisory_lock(kPgJournalHolderSpace, N)
+// (the two-number form, a key space of its own), N from
+// toolmux_journal_holders: held while the instance lives.
+inline constexpr std::int32_t kPgJournalHolderSpace = 0x746d786a;  // "tmxj"
+// Legacy sessions no instance used for the idle time are deleted by one
+// instance at a time (pg_session_store.h).
+inline constexpr std::int64_t kPgLockSessionExpiry = 0x746f6f6c6d757811;
 
 // Brings the database up to the last of `migrations` and returns its version.
 // In one transaction under pg_advisory_xact_lock(kPgLockMigrations), so that

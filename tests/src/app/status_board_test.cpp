@@ -139,9 +139,13 @@ TEST_CASE("the status snapshot names the instance and its store") {
   StatusFacts facts = facts_with(catalog_of({}));
   facts.instance = "Xy3_instance";
   facts.store = "postgresql";
+  // The shared store's audit trail: each call with the instance that served it.
+  facts.calls.push_back(call("read_file", "ok"));
+  facts.calls.back().instance = "Other_instance";
   const json snapshot = status_snapshot(facts);
   CHECK(snapshot["server"]["instance"] == "Xy3_instance");
   CHECK(snapshot["server"]["store"] == "postgresql");
+  CHECK(snapshot["calls"]["items"][0]["instance"] == "Other_instance");
 }
 
 TEST_CASE(

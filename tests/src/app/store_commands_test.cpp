@@ -1,7 +1,10 @@
 #include "src/app/store_commands.h"
 
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -11,6 +14,8 @@
 
 #include "src/app/cli.h"
 #include "src/store/journal_store.h"
+#include "src/store/pg_store.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 
 using nlohmann::json;
@@ -31,7 +36,7 @@ struct Run {
 };
 
 // Parses `args` as the command line would and runs the command.
-Run run(std::vector<std::string> args) {
+Run run(const std::vector<std::string>& args) {
   const CommandLine cl = toolmux::parse_command_line(args);
   INFO(cl.error);
   REQUIRE(cl.action != CommandLine::Action::usage_error);
@@ -278,4 +283,95 @@ TEST_CASE("toolmux freeze: on with a reason, status, off") {
   Run failed = run({"freeze", "on", "--data-dir", (dir / "file" / "state").string()});
   CHECK(failed.code == 1);
   CHECK(failed.err.find("toolmux: could not create the data directory ") == 0);
+}
+
+// ---- --store postgresql: what every instance wrote ----
+
+namespace {
+
+// A journal of its own on `postgres`: one instance of a deployment.
+std::unique_ptr<JournalStore> open_instance(const std::shared_ptr<toolmux::PgStore>& postgres,
+                                            const std::string& id) {
+  JournalStoreOptions options;
+  options.postgres = postgres;
+  options.instance_id = id;
+  auto store = JournalStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+// TOOLMUX_POSTGRES_URL set while it lives.
+struct PostgresUrl {
+  explicit PostgresUrl(const std::string& url) { ::setenv("TOOLMUX_POSTGRES_URL", url.c_str(), 1); }
+  ~PostgresUrl() { ::unsetenv("TOOLMUX_POSTGRES_URL"); }
+  PostgresUrl(const PostgresUrl&) = delete;
+  PostgresUrl& operator=(const PostgresUrl&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("toolmux journal and audit --store postgresql: the calls of every instance") {
+  const std::string conninfo = toolmux::testing::fresh_postgres_database();
+  toolmux::PgStoreOptions store_options;
+  store_options.conninfo = conninfo;
+  auto postgres = toolmux::PgStore::open(store_options);
+  INFO(postgres.message());
+  REQUIRE(postgres.ok());
+  auto first = open_instance(*postgres, "instance-1");
+  auto second = open_instance(*postgres, "instance-2");
+  REQUIRE(first->begin(intent("c-ok", kDay, "key-7")).ok());
+  REQUIRE(first
+              ->finish("c-ok", "ok", nullptr,
+                       record("c-ok", kDay + std::chrono::seconds(2), "delete_file", "alice"))
+              .ok());
+  REQUIRE(second->begin(intent("c-running", kDay + std::chrono::seconds(1))).ok());
+  REQUIRE(
+      second->audit(record("r-1", kDay + std::chrono::seconds(3), "read_text_file", "bob")).ok());
+  const PostgresUrl url(conninfo);
+
+  const auto journal = table_of({"journal", "--store", "postgresql"}, 2);
+  CHECK(journal[1].find("c-ok") != std::string::npos);
+  CHECK(journal[1].substr(journal[1].size() - 2) == "ok");
+  CHECK(journal[2].find("c-running") != std::string::npos);
+  CHECK(journal[2].substr(journal[2].size() - 7) == "running");
+
+  const Run audit = run({"audit", "--json", "--store", "postgresql"});
+  INFO(audit.err);
+  REQUIRE(audit.code == 0);
+  const auto lines = lines_of(audit.out);
+  REQUIRE(lines.size() == 2);
+  const json ok = json::parse(lines[0]);
+  const json read = json::parse(lines[1]);
+  CHECK(ok["call_id"] == "c-ok");
+  CHECK(ok["instance"] == "instance-1");
+  CHECK(read["call_id"] == "r-1");
+  CHECK(read["instance"] == "instance-2");
+  CHECK(table_of({"audit", "--store", "postgresql", "--principal", "bob"}, 1)[1].find("bob") !=
+        std::string::npos);
+
+  // The same from a file instead of the variable.
+  TempDir dir;
+  std::ofstream(dir / "url") << conninfo << "\n";
+  table_of({"journal", "--store", "postgresql", "--store-url-file", (dir / "url").string()}, 2);
+}
+
+TEST_CASE("toolmux journal and audit --store postgresql: nothing yet, or no connection string") {
+  const std::string conninfo = toolmux::testing::fresh_postgres_database();
+  {
+    const PostgresUrl url(conninfo);
+    const Run journal = run({"journal", "--store", "postgresql"});
+    CHECK(journal.code == 0);
+    CHECK(journal.out.find("No journaled calls in the store at host ") == 0);
+    CHECK(journal.out.find("conninfo") == std::string::npos);
+    const Run audit = run({"audit", "--store", "postgresql"});
+    CHECK(audit.code == 0);
+    CHECK(audit.out.find("No audit records in the store at host ") == 0);
+  }
+  const Run missing = run({"audit", "--store", "postgresql"});
+  CHECK(missing.code == 1);
+  CHECK(missing.out.empty());
+  CHECK(missing.err ==
+        "toolmux: --store postgresql needs a connection string: set TOOLMUX_POSTGRES_URL or give "
+        "--store-url-file FILE\n");
 }

@@ -14,6 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "src/store/pg_journal_store.h"
+#include "src/store/pg_schema.h"
+#include "src/store/pg_store.h"
+#include "src/store/rocksdb_journal_store.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_child.h"
 
@@ -51,6 +56,13 @@ JournalStoreOptions options_for(const std::filesystem::path& dir) {
 
 std::unique_ptr<JournalStore> open_store(const JournalStoreOptions& options) {
   auto store = JournalStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+std::unique_ptr<RocksDbJournalStore> open_rocksdb(const JournalStoreOptions& options) {
+  auto store = RocksDbJournalStore::open(options);
   INFO(store.message());
   REQUIRE(store.ok());
   return std::move(store).value();
@@ -97,6 +109,7 @@ json text_result(const std::string& text) {
 
 std::vector<std::string> call_ids(const std::vector<AuditRecord>& records) {
   std::vector<std::string> out;
+  out.reserve(records.size());
   for (const auto& r : records) out.push_back(r.call_id);
   return out;
 }
@@ -114,6 +127,60 @@ std::vector<JournalEntry> journal_of(const std::filesystem::path& dir) {
   REQUIRE(entries.ok());
   return std::move(entries).value();
 }
+
+// ---- The two implementations, for the tests of their one contract ----
+
+template <typename T>
+T checked(Result<T> result) {
+  INFO(result.message());
+  REQUIRE(result.ok());
+  return std::move(result).value();
+}
+
+// RocksDB in a temporary data directory.
+struct RocksDbBackend {
+  TempDir dir;
+  JournalStoreOptions options() const { return options_for(dir.path()); }
+  std::vector<JournalEntry> journal() const { return journal_of(dir.path()); }
+  std::vector<AuditRecord> audit(const AuditQuery& query = {}) const {
+    return audit_of(dir.path(), query);
+  }
+  Result<std::vector<JournalEntry>> read_journal() const {
+    return toolmux::read_journal(dir.path());
+  }
+  Status for_each_audit(const AuditQuery& query, const AuditRecordFn& fn) const {
+    return for_each_audit_record(dir.path(), query, fn);
+  }
+};
+
+std::shared_ptr<PgStore> open_postgres(const std::string& conninfo) {
+  PgStoreOptions options;
+  options.conninfo = conninfo;
+  options.max_connections = 12;
+  return checked(PgStore::open(options));
+}
+
+// A fresh PostgreSQL database, migrated. Each options() is another
+// instance: a PgStore (a pool) of its own, as another process would have.
+struct PgBackend {
+  std::string conninfo = fresh_postgres_database();
+  std::shared_ptr<PgStore> store = open_postgres(conninfo);
+  PgPool& reader = store->pool();
+
+  JournalStoreOptions options() const {
+    JournalStoreOptions options;
+    options.postgres = open_postgres(conninfo);
+    return options;
+  }
+  std::vector<JournalEntry> journal() const { return checked(toolmux::read_journal(reader)); }
+  std::vector<AuditRecord> audit(const AuditQuery& query = {}) const {
+    return checked(toolmux::read_audit(reader, query));
+  }
+  Result<std::vector<JournalEntry>> read_journal() const { return toolmux::read_journal(reader); }
+  Status for_each_audit(const AuditQuery& query, const AuditRecordFn& fn) const {
+    return for_each_audit_record(reader, query, fn);
+  }
+};
 
 // The next line the child wrote, without its newline, or "" (child gone, or
 // nothing within 30 s).
@@ -136,10 +203,10 @@ bool write_line(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("journal: an intent, then its outcome with the result and the audit record") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
-  CHECK(store->folder() == dir.path() / "journal" / "slot-0");
+TEMPLATE_TEST_CASE("journal: an intent, then its outcome with the result and the audit record", "",
+                   RocksDbBackend, PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   REQUIRE(store->begin(intent("c1", "alice", "key-1")).ok());
 
   auto running = store->find_by_key("alice", "key-1");
@@ -165,13 +232,13 @@ TEST_CASE("journal: an intent, then its outcome with the result and the audit re
   CHECK_FALSE(done->result_too_large);
 
   // Read beside the writer: the entry, and the audit record the same batch wrote.
-  auto entries = journal_of(dir.path());
+  auto entries = b.journal();
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].intent.call_id == "c1");
   CHECK(entries[0].outcome == "ok");
   CHECK_FALSE(entries[0].running);
   CHECK(entries[0].result.is_null());  // read_journal leaves results out
-  auto records = audit_of(dir.path());
+  auto records = b.audit();
   REQUIRE(records.size() == 1);
   const AuditRecord& r = records[0];
   CHECK(r.call_id == "c1");  // filled in from finish's call id
@@ -198,12 +265,14 @@ TEST_CASE("journal: an intent, then its outcome with the result and the audit re
   CHECK(again.is_invalid_argument());
   CHECK(again.message() == "call c1 is already in the journal");
   CHECK(store->begin(intent("")).is_invalid_argument());
-  CHECK(audit_of(dir.path()).size() == 1);  // none of those wrote a record
+  CHECK(b.audit().size() == 1);  // none of those wrote a record
 }
 
-TEST_CASE("journal: a call left without an outcome is marked interrupted at the next open, once") {
-  TempDir dir;
-  const auto options = options_for(dir.path());
+TEMPLATE_TEST_CASE(
+    "journal: a call left without an outcome is marked interrupted at the next open, once", "",
+    RocksDbBackend, PgBackend) {
+  TestType b;
+  const auto options = b.options();
   {
     auto store = open_store(options);
     REQUIRE(store->begin(intent("c1", "alice", "key-1")).ok());
@@ -213,7 +282,7 @@ TEST_CASE("journal: a call left without an outcome is marked interrupted at the 
   }  // closed without finishing c1: as after a kill -9, the intent is on disk
 
   // No process holds the slot: the entry reads as not running.
-  auto before = journal_of(dir.path());
+  auto before = b.journal();
   REQUIRE(before.size() == 2);
   CHECK(before[0].intent.call_id == "c1");
   CHECK_FALSE(before[0].outcome);
@@ -234,7 +303,7 @@ TEST_CASE("journal: a call left without an outcome is marked interrupted at the 
     CHECK(found->result.is_null());
     CHECK_FALSE(found->result_too_large);
   }
-  auto records = audit_of(dir.path());
+  auto records = b.audit();
   REQUIRE(records.size() == 2);
   // Stamped with the time open() found it (the clock's), before c2's at(1).
   const AuditRecord& marked = records[0];
@@ -250,15 +319,16 @@ TEST_CASE("journal: a call left without an outcome is marked interrupted at the 
   // Marked once: a later open finds nothing more, and writes no second record.
   auto third = open_store(options);
   CHECK(third->interrupted().empty());
-  CHECK(audit_of(dir.path()).size() == 2);
-  auto after = journal_of(dir.path());
+  CHECK(b.audit().size() == 2);
+  auto after = b.journal();
   REQUIRE(after.size() == 2);
   CHECK(after[0].outcome == "interrupted");
 }
 
-TEST_CASE("journal: the idempotency index is per principal") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
+TEMPLATE_TEST_CASE("journal: the idempotency index is per principal", "", RocksDbBackend,
+                   PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
   REQUIRE(store->begin(intent("c2", "bob", "k")).ok());
   auto reused = store->begin(intent("c3", "alice", "k"));
@@ -283,9 +353,11 @@ TEST_CASE("journal: the idempotency index is per principal") {
   CHECK_FALSE(store->find_by_key("a", "bc"));
 }
 
-TEST_CASE("journal: a call that ended without finishing may begin again under its id and key") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
+TEMPLATE_TEST_CASE(
+    "journal: a call that ended without finishing may begin again under its id and key", "",
+    RocksDbBackend, PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
   REQUIRE(store->finish("c1", "timed_out", nullptr, record("c1", at(1))).ok());
   // Asked again: it starts again, and the key names the new entry.
@@ -297,16 +369,17 @@ TEST_CASE("journal: a call that ended without finishing may begin again under it
   // A call that finished is never begun again.
   CHECK(store->begin(intent("c1", "alice", "k")).is_invalid_argument());
   CHECK(store->begin(intent("c2", "alice", "k")).is_invalid_argument());
-  auto entries = read_journal(dir.path());
+  auto entries = b.read_journal();
   REQUIRE(entries.ok());
   REQUIRE(entries.value().size() == 2);
   CHECK(entries.value()[0].outcome == "timed_out");
   CHECK(entries.value()[1].outcome == "ok");
 }
 
-TEST_CASE("journal: a result too large to replay is not recorded, and its entry says so") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
+TEMPLATE_TEST_CASE("journal: a result too large to replay is not recorded, and its entry says so",
+                   "", RocksDbBackend, PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   const json small = text_result(std::string(1000, 'x'));
   const json large = text_result(std::string(kMaxReplayResultBytes, 'x'));
   REQUIRE(store->begin(intent("small", "alice", "k-small")).ok());
@@ -324,28 +397,31 @@ TEST_CASE("journal: a result too large to replay is not recorded, and its entry 
   CHECK(dropped->result.is_null());
   CHECK(dropped->result_too_large);
   // Both calls are audited all the same.
-  CHECK(audit_of(dir.path()).size() == 2);
+  CHECK(b.audit().size() == 2);
 }
 
-TEST_CASE("journal: an audit record's arguments are capped") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
+TEMPLATE_TEST_CASE("journal: an audit record's arguments are capped", "", RocksDbBackend,
+                   PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   AuditRecord big = record("c1", at(0));
   big.arguments = {{"text", std::string(kMaxAuditArgumentsBytes, 'x')}};
   REQUIRE(store->audit(big).ok());
   AuditRecord none = record("c2", at(1));
   none.arguments = nullptr;
   REQUIRE(store->audit(none).ok());
-  auto records = audit_of(dir.path());
+  auto records = b.audit();
   REQUIRE(records.size() == 2);
   CHECK(records[0].arguments ==
         "(16395 bytes of arguments, over the audit record's 16384-byte limit)");
   CHECK(records[1].arguments.is_null());
 }
 
-TEST_CASE("journal: latest_audit gives the store's newest records, newest first, up to a limit") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
+TEMPLATE_TEST_CASE(
+    "journal: latest_audit gives the store's newest records, newest first, up to a limit", "",
+    RocksDbBackend, PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   CHECK(store->latest_audit(5).empty());
   // Out of time order: the newest by time comes first, not the last written.
   REQUIRE(store->audit(record("c2", at(20))).ok());
@@ -365,8 +441,8 @@ TEST_CASE("journal: latest_audit gives the store's newest records, newest first,
 TEST_CASE("journal: two stores open at once take two slots, and the readers see both") {
   TempDir dir;
   const auto options = options_for(dir.path());
-  auto first = open_store(options);
-  auto second = open_store(options);
+  auto first = open_rocksdb(options);
+  auto second = open_rocksdb(options);
   CHECK(first->folder() == dir.path() / "journal" / "slot-0");
   CHECK(second->folder() == dir.path() / "journal" / "slot-1");
 
@@ -392,7 +468,7 @@ TEST_CASE("journal: two stores open at once take two slots, and the readers see 
 
   // The slot-0 holder closes: the next open gets slot 0 back.
   first.reset();
-  auto third = open_store(options);
+  auto third = open_rocksdb(options);
   CHECK(third->folder() == dir.path() / "journal" / "slot-0");
   CHECK(third->find_by_key("alice", "k")->intent.call_id == "c1");
 
@@ -405,10 +481,12 @@ TEST_CASE("journal: two stores open at once take two slots, and the readers see 
                                (dir.path() / "journal").string()) == 0);
 }
 
-TEST_CASE("journal: retention removes old audit records and finished entries, at most hourly") {
-  TempDir dir;
+TEMPLATE_TEST_CASE(
+    "journal: retention removes old audit records and finished entries, at most hourly", "",
+    RocksDbBackend, PgBackend) {
+  TestType b;
   FakeClock clock;
-  auto options = options_for(dir.path());
+  auto options = b.options();
   options.audit_retention = hours(24);
   options.now = clock.fn();
   auto store = open_store(options);
@@ -420,17 +498,17 @@ TEST_CASE("journal: retention removes old audit records and finished entries, at
 
   // 23 hours on: nothing is old enough yet.
   clock.advance(hours(23));
-  REQUIRE(store->audit(record("read-2", at(23 * 3600), "read_text_file")).ok());
-  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"read-1", "c1", "read-2"});
+  REQUIRE(store->audit(record("read-2", at(std::int64_t{23} * 3600), "read_text_file")).ok());
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"read-1", "c1", "read-2"});
 
   // 25 hours on: the first hour's records go, and so does c1's entry (its key
   // is free again); c2, still without an outcome, stays.
   clock.advance(hours(2));
-  REQUIRE(store->audit(record("read-3", at(25 * 3600), "read_text_file")).ok());
-  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"read-2", "read-3"});
+  REQUIRE(store->audit(record("read-3", at(std::int64_t{25} * 3600), "read_text_file")).ok());
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"read-2", "read-3"});
   CHECK_FALSE(store->find_by_key("alice", "k"));
   CHECK(store->find_by_key("alice", "k2"));
-  auto entries = journal_of(dir.path());
+  auto entries = b.journal();
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].intent.call_id == "c2");
   REQUIRE(store->begin(intent("c3", "alice", "k")).ok());
@@ -439,26 +517,27 @@ TEST_CASE("journal: retention removes old audit records and finished entries, at
   // minutes after the last sweep, stays until the next sweep an hour later.
   clock.advance(minutes(10));
   REQUIRE(store->audit(record("late", at(0))).ok());
-  CHECK(audit_of(dir.path()).front().call_id == "late");
+  CHECK(b.audit().front().call_id == "late");
   clock.advance(hours(1));
-  REQUIRE(store->audit(record("read-4", at(26 * 3600 + 600), "read_text_file")).ok());
-  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"read-2", "read-3", "read-4"});
+  REQUIRE(store->audit(record("read-4", at(std::int64_t{26} * 3600 + 600), "read_text_file")).ok());
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"read-2", "read-3", "read-4"});
 
   // At open too: far ahead, everything finished goes.
   store.reset();
   clock.advance(hours(24 * 30));
   auto reopened = open_store(options);
   // c2 and c3, marked interrupted at this open, and their records.
-  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"c2", "c3"});
-  auto kept = journal_of(dir.path());
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"c2", "c3"});
+  auto kept = b.journal();
   REQUIRE(kept.size() == 2);
   CHECK(kept[0].outcome == "interrupted");
   CHECK(kept[1].outcome == "interrupted");
 }
 
-TEST_CASE("journal: read_audit filters by time, tool and principal, newest `limit` last") {
-  TempDir dir;
-  const auto options = options_for(dir.path());
+TEMPLATE_TEST_CASE("journal: read_audit filters by time, tool and principal, newest `limit` last",
+                   "", RocksDbBackend, PgBackend) {
+  TestType b;
+  const auto options = b.options();
   auto first = open_store(options);
   auto second = open_store(options);
   // Interleaved in time across the two slots; both stay open (held) while read.
@@ -469,39 +548,39 @@ TEST_CASE("journal: read_audit filters by time, tool and principal, newest `limi
   REQUIRE(first->audit(record("e", at(40), "delete_file", "bob")).ok());
 
   using V = std::vector<std::string>;
-  CHECK(call_ids(audit_of(dir.path())) == V{"a", "b", "c", "d", "e"});
+  CHECK(call_ids(b.audit()) == V{"a", "b", "c", "d", "e"});
   AuditQuery since;
   since.since = at(20);
-  CHECK(call_ids(audit_of(dir.path(), since)) == V{"c", "d", "e"});
+  CHECK(call_ids(b.audit(since)) == V{"c", "d", "e"});
   AuditQuery tool;
   tool.tool = "delete_file";
-  CHECK(call_ids(audit_of(dir.path(), tool)) == V{"b", "c", "e"});
+  CHECK(call_ids(b.audit(tool)) == V{"b", "c", "e"});
   AuditQuery principal;
   principal.principal = "bob";
-  CHECK(call_ids(audit_of(dir.path(), principal)) == V{"b", "d", "e"});
+  CHECK(call_ids(b.audit(principal)) == V{"b", "d", "e"});
   AuditQuery limit;
   limit.limit = 2;
-  CHECK(call_ids(audit_of(dir.path(), limit)) == V{"d", "e"});
+  CHECK(call_ids(b.audit(limit)) == V{"d", "e"});
   AuditQuery all;
   all.since = at(5);
   all.tool = "delete_file";
   all.principal = "alice";
-  CHECK(call_ids(audit_of(dir.path(), all)) == V{"c"});
+  CHECK(call_ids(b.audit(all)) == V{"c"});
   AuditQuery limited_filter;
   limited_filter.principal = "alice";
   limited_filter.limit = 1;
-  CHECK(call_ids(audit_of(dir.path(), limited_filter)) == V{"c"});
+  CHECK(call_ids(b.audit(limited_filter)) == V{"c"});
   AuditQuery more_than_there;
   more_than_there.limit = 100;
   more_than_there.since = at(30);
-  CHECK(call_ids(audit_of(dir.path(), more_than_there)) == V{"d", "e"});
+  CHECK(call_ids(b.audit(more_than_there)) == V{"d", "e"});
   AuditQuery nothing;
   nothing.tool = "no_such_tool";
-  CHECK(audit_of(dir.path(), nothing).empty());
+  CHECK(b.audit(nothing).empty());
 
   // The streaming form stops when told to.
   V seen;
-  auto status = for_each_audit_record(dir.path(), {}, [&](const AuditRecord& r) {
+  auto status = b.for_each_audit({}, [&](const AuditRecord& r) {
     seen.push_back(r.call_id);
     return seen.size() < 2;
   });
@@ -541,9 +620,10 @@ TEST_CASE("journal: the readers write nothing, not even RocksDB's info log") {
   CHECK(files_under(dir.path()) == before);
 }
 
-TEST_CASE("journal: calls journaled and audited from many threads at once are all there") {
-  TempDir dir;
-  auto store = open_store(options_for(dir.path()));
+TEMPLATE_TEST_CASE("journal: calls journaled and audited from many threads at once are all there",
+                   "", RocksDbBackend, PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
   constexpr int kThreads = 4;
   constexpr int kEach = 50;
   std::atomic<int> failures{0};
@@ -567,8 +647,8 @@ TEST_CASE("journal: calls journaled and audited from many threads at once are al
   }
   for (auto& thread : threads) thread.join();
   CHECK(failures == 0);
-  CHECK(audit_of(dir.path()).size() == 2 * kThreads * kEach);
-  CHECK(journal_of(dir.path()).size() == kThreads * kEach);
+  CHECK(b.audit().size() == 2 * kThreads * kEach);
+  CHECK(b.journal().size() == kThreads * kEach);
   CHECK(store->find_by_key("alice", "m-3-49")->result == text_result("m-3-49"));
 }
 
@@ -611,7 +691,7 @@ TEST_CASE("child: journal calls until killed", "[.child]") {
 TEST_CASE("child: open the journal and say which slot", "[.child]") {
   const char* dir = std::getenv(kChildDirVariable);
   if (!dir) return;
-  auto store = JournalStore::open(options_for(dir));
+  auto store = RocksDbJournalStore::open(options_for(dir));
   if (!store.ok() || !write_line((*store)->folder().filename().string())) ::_exit(1);
   ::_exit(0);
 }
@@ -645,9 +725,9 @@ TEST_CASE("journal: a call of a live process is running, and once killed it is i
     if (entries.ok()) while_alive = *entries;
   }
   // Another process holds slot 0: this one takes slot 1, and finds nothing there.
-  std::unique_ptr<JournalStore> beside;
+  std::unique_ptr<RocksDbJournalStore> beside;
   if (ready == "ready") {
-    auto opened = JournalStore::open(options);
+    auto opened = RocksDbJournalStore::open(options);
     if (opened.ok()) beside = std::move(opened).value();
   }
   CHECK(finish(child, true) == -1);  // kill -9
@@ -667,7 +747,7 @@ TEST_CASE("journal: a call of a live process is running, and once killed it is i
   CHECK_FALSE(after_kill[0].running);
 
   // The next open of slot 0 marks it.
-  auto restarted = open_store(options);
+  auto restarted = open_rocksdb(options);
   CHECK(restarted->folder() == dir.path() / "journal" / "slot-0");
   REQUIRE(restarted->interrupted().size() == 1);
   CHECK(restarted->interrupted()[0].intent.call_id == "held-call");
@@ -718,4 +798,349 @@ TEST_CASE("journal: a kill -9 never leaves an outcome without its audit record")
     CHECK(e.outcome);
     CHECK(records[e.intent.call_id] == 1);
   }
+}
+
+// ---- PostgreSQL: instances sharing one database ----
+
+namespace {
+
+std::unique_ptr<PgJournalStore> open_pg(const JournalStoreOptions& options) {
+  return checked(PgJournalStore::open(options));
+}
+
+JournalStoreOptions instance_options(const PgBackend& b, const std::string& id) {
+  JournalStoreOptions options = b.options();
+  options.instance_id = id;
+  return options;
+}
+
+// The one row of `sql` on `conninfo`, first column, as text.
+std::string query_one(const std::string& conninfo, const std::string& sql) {
+  auto connection = connect_postgres(conninfo);
+  auto rows = connection->exec(sql);
+  INFO(sql << ": " << rows.message());
+  REQUIRE(rows.ok());
+  REQUIRE(rows->rows() == 1);
+  return std::string(rows->text(0, 0));
+}
+
+// Ends the server process of the connection that holds the journal lock of
+// the instance that began `call_id`, as a crash of that instance would, and
+// waits until the lock is gone.
+void kill_instance_connection(const PgBackend& b, const std::string& call_id) {
+  const std::string locks =
+      " FROM pg_locks l JOIN toolmux_journal j ON l.objid = j.holder::bigint::oid WHERE "
+      "j.call_id = '" +
+      call_id + "' AND l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid = " +
+      std::to_string(kPgJournalHolderSpace) +
+      " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+  REQUIRE(query_one(b.conninfo, "SELECT bool_and(pg_terminate_backend(l.pid))" + locks) == "t");
+  for (int i = 0; i < 500; ++i) {
+    if (query_one(b.conninfo, "SELECT count(*)" + locks) == "0") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("the instance's lock was still held 5 s after its connection was ended");
+}
+
+}  // namespace
+
+TEST_CASE("journal on PostgreSQL: one key begun on two instances at once has one winner") {
+  PgBackend b;
+  auto first = open_pg(instance_options(b, "instance-a"));
+  auto second = open_pg(instance_options(b, "instance-b"));
+  for (int round = 0; round < 20; ++round) {
+    const std::string key = "key-" + std::to_string(round);
+    std::atomic<int> waiting{2};
+    Status a = Status::io_error("not run");
+    Status c = Status::io_error("not run");
+    auto go = [&waiting](JournalStore& store, const JournalIntent& i, Status& out) {
+      --waiting;
+      while (waiting.load() > 0) {
+      }
+      out = store.begin(i);
+    };
+    std::thread other(go, std::ref(*second), intent("b-" + key, "alice", key), std::ref(c));
+    go(*first, intent("a-" + key, "alice", key), a);
+    other.join();
+    INFO(round << ": " << a.message() << " / " << c.message());
+    CHECK(a.ok() != c.ok());
+    const Status& lost = a.ok() ? c : a;
+    CHECK(lost.is_invalid_argument());
+    CHECK(lost.message() ==
+          "the idempotency key \"" + key + "\" is already used by another call of this principal");
+    // Both instances find the winner.
+    const std::string winner = (a.ok() ? "a-" : "b-") + key;
+    auto seen_first = first->find_by_key("alice", key);
+    auto seen_second = second->find_by_key("alice", key);
+    REQUIRE(seen_first);
+    REQUIRE(seen_second);
+    CHECK(seen_first->intent.call_id == winner);
+    CHECK(seen_second->intent.call_id == winner);
+  }
+  // A call id is one call across instances too.
+  REQUIRE(first->begin(intent("same-id")).ok());
+  CHECK(second->begin(intent("same-id")).message() == "call same-id is already in the journal");
+}
+
+TEST_CASE("journal on PostgreSQL: a call finished on one instance is replayed from another") {
+  PgBackend b;
+  auto first = open_pg(instance_options(b, "instance-a"));
+  auto second = open_pg(instance_options(b, "instance-b"));
+  REQUIRE(first->begin(intent("c1", "alice", "k")).ok());
+  auto running = second->find_by_key("alice", "k");
+  REQUIRE(running);
+  CHECK_FALSE(running->outcome);  // its instance lives: still running
+  const json result = text_result("deleted build/out.txt");
+  REQUIRE(first->finish("c1", "ok", result, record("c1", at(1))).ok());
+  auto done = second->find_by_key("alice", "k");
+  REQUIRE(done);
+  CHECK(done->outcome == "ok");
+  CHECK(done->result == result);
+  REQUIRE(second->audit(record("r1", at(2), "read_text_file", "bob")).ok());
+
+  // One audit trail: every instance's records, each naming its instance.
+  auto records = b.audit();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].call_id == "c1");
+  CHECK(records[0].instance == "instance-a");
+  CHECK(records[1].call_id == "r1");
+  CHECK(records[1].instance == "instance-b");
+  CHECK(call_ids(first->latest_audit(5)) == std::vector<std::string>{"r1", "c1"});
+  auto entries = b.journal();
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].instance == "instance-a");
+  CHECK(second->where().find("database t") != std::string::npos);
+}
+
+TEST_CASE(
+    "journal on PostgreSQL: a killed instance's running call is marked by another, not re-run") {
+  PgBackend b;
+  auto doomed = open_pg(instance_options(b, "instance-a"));
+  auto survivor = open_pg(instance_options(b, "instance-b"));
+  REQUIRE(doomed->begin(intent("x", "alice", "k")).ok());
+  REQUIRE(doomed->begin(intent("y", "alice")).ok());
+  auto before = b.journal();
+  REQUIRE(before.size() == 2);
+  CHECK(before[0].running);
+
+  kill_instance_connection(b, "x");
+  auto after = b.journal();
+  REQUIRE(after.size() == 2);
+  CHECK_FALSE(after[0].outcome);
+  CHECK_FALSE(after[0].running);
+
+  // The maintenance pass of the other instance marks both, once.
+  auto marked = checked(survivor->maintain(false));
+  REQUIRE(marked.size() == 2);
+  CHECK(marked[0].intent.call_id == "x");
+  CHECK(marked[0].outcome == "interrupted");
+  CHECK(marked[0].instance == "instance-a");
+  CHECK(marked[1].intent.call_id == "y");
+  CHECK(checked(survivor->maintain(false)).empty());
+  auto records = b.audit();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].call_id == "x");
+  CHECK(records[0].outcome == "interrupted");
+  CHECK(records[0].idempotency_key == "k");
+
+  // A repeat of its key, on either instance, finds it interrupted: not run again.
+  auto found = survivor->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK(found->outcome == "interrupted");
+  CHECK(found->result.is_null());
+  // The instance that ran it cannot record an outcome over it.
+  auto late = doomed->finish("x", "ok", text_result("done"), record("x", at(5)));
+  CHECK(late.is_invalid_argument());
+  CHECK(late.message() == "call x already has an outcome (interrupted)");
+  CHECK(b.audit().size() == 2);
+
+  // It goes on with a new lock: its next call is running, not marked.
+  REQUIRE(doomed->begin(intent("z", "alice")).ok());
+  CHECK(checked(survivor->maintain(false)).empty());
+  CHECK(b.journal().back().running);
+}
+
+TEST_CASE("journal on PostgreSQL: find_by_key marks a call of a dead instance at once") {
+  PgBackend b;
+  auto doomed = open_pg(instance_options(b, "instance-a"));
+  auto survivor = open_pg(instance_options(b, "instance-b"));
+  REQUIRE(doomed->begin(intent("x", "alice", "k")).ok());
+  kill_instance_connection(b, "x");
+  auto found = survivor->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK(found->outcome == "interrupted");
+  auto records = b.audit();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].outcome == "interrupted");
+  CHECK(checked(survivor->maintain(false)).empty());
+  // Like any call that did not finish, it may be asked for again.
+  REQUIRE(survivor->begin(intent("x2", "alice", "k")).ok());
+}
+
+TEST_CASE("journal on PostgreSQL: finish writes the outcome and the audit record or neither") {
+  PgBackend b;
+  auto store = open_pg(b.options());
+  REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
+  auto connection = connect_postgres(b.conninfo);
+  REQUIRE(connection
+              ->exec("CREATE FUNCTION toolmux_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                     "$$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$")
+              .ok());
+  REQUIRE(connection
+              ->exec("CREATE FUNCTION toolmux_test_die() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                     "BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); "
+                     "PERFORM pg_sleep(5); RETURN NEW; END $$")
+              .ok());
+  const auto nothing_written = [&] {
+    auto entries = b.journal();
+    REQUIRE(entries.size() == 1);
+    CHECK_FALSE(entries[0].outcome);
+    CHECK(b.audit().empty());
+    auto found = store->find_by_key("alice", "k");
+    REQUIRE(found);
+    CHECK_FALSE(found->outcome);
+  };
+
+  SECTION("the audit record's insert fails") {
+    REQUIRE(connection
+                ->exec("CREATE TRIGGER refuse BEFORE INSERT ON toolmux_audit FOR EACH ROW "
+                       "EXECUTE FUNCTION toolmux_test_refuse()")
+                .ok());
+    auto failed = store->finish("c1", "ok", text_result("done"), record("c1", at(1)));
+    CHECK(failed.is_io_error());
+    CHECK(failed.message().find("refused by the test") != std::string::npos);
+    nothing_written();
+    REQUIRE(connection->exec("DROP TRIGGER refuse ON toolmux_audit").ok());
+  }
+  SECTION("the connection dies between the two") {
+    REQUIRE(connection
+                ->exec("CREATE TRIGGER die BEFORE INSERT ON toolmux_audit FOR EACH ROW "
+                       "EXECUTE FUNCTION toolmux_test_die()")
+                .ok());
+    auto failed = store->finish("c1", "ok", text_result("done"), record("c1", at(1)));
+    INFO(failed.message());
+    CHECK(failed.is_unavailable());
+    nothing_written();
+    REQUIRE(connection->exec("DROP TRIGGER die ON toolmux_audit").ok());
+  }
+  // Tried again, both are there.
+  REQUIRE(store->finish("c1", "ok", text_result("done"), record("c1", at(1))).ok());
+  CHECK(b.journal()[0].outcome == "ok");
+  CHECK(b.audit().size() == 1);
+}
+
+TEST_CASE("journal on PostgreSQL: the readers page through many rows") {
+  PgBackend b;
+  auto store = open_pg(b.options());
+  constexpr int kCalls = 1234;  // more than two pages
+  for (int n = 0; n < kCalls; ++n) {
+    // Many in one nanosecond: the pages are keyed by time and sequence.
+    REQUIRE(store->audit(record("r" + std::to_string(n), at(n / 100))).ok());
+  }
+  for (int n = 0; n < 600; ++n) {
+    JournalIntent i = intent("c" + std::to_string(n));
+    i.started = at(n / 100);
+    REQUIRE(store->begin(i).ok());
+  }
+  auto records = b.audit();
+  REQUIRE(records.size() == kCalls);
+  for (int n = 0; n < kCalls; ++n) CHECK(records[n].call_id == "r" + std::to_string(n));
+  auto entries = b.journal();
+  REQUIRE(entries.size() == 600);
+  CHECK(entries[599].intent.call_id == "c599");
+  CHECK(entries[599].running);
+  AuditQuery newest;
+  newest.limit = 3;
+  CHECK(call_ids(b.audit(newest)) == std::vector<std::string>{"r1231", "r1232", "r1233"});
+}
+
+TEST_CASE("child: begin a call on PostgreSQL and wait", "[.child]") {
+  const char* conninfo = std::getenv(kChildDirVariable);
+  if (!conninfo) return;
+  JournalStoreOptions options;
+  options.postgres = open_postgres(conninfo);
+  options.instance_id = "child";
+  auto store = PgJournalStore::open(options);
+  if (!store.ok() || !(*store)->begin(intent("held-call", "carol", "k")).ok()) ::_exit(1);
+  if (!write_line("ready")) ::_exit(2);
+  char byte;
+  while (::read(kChildInFd, &byte, 1) > 0) {
+  }
+  ::_exit(0);  // without closing the store: as a crash would
+}
+
+TEST_CASE("journal on PostgreSQL: a killed process's call is marked interrupted at the next open") {
+  PgBackend b;
+  Child child = spawn_child("child: begin a call on PostgreSQL and wait", b.conninfo);
+  const std::string ready = next_line(child);
+  std::vector<JournalEntry> while_alive;
+  if (ready == "ready") while_alive = b.journal();
+  CHECK(finish(child, true) == -1);  // kill -9
+  REQUIRE(ready == "ready");
+  REQUIRE(while_alive.size() == 1);
+  CHECK(while_alive[0].running);
+
+  // The server notices the closed connection and drops the child's lock.
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = !b.journal()[0].running;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(gone);
+  auto next = open_pg(b.options());
+  REQUIRE(next->interrupted().size() == 1);
+  CHECK(next->interrupted()[0].intent.call_id == "held-call");
+  CHECK(next->interrupted()[0].instance == "child");
+  auto records = b.audit();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].outcome == "interrupted");
+  CHECK(records[0].principal == "carol");
+}
+
+TEST_CASE("journal on PostgreSQL: a database no server has used reads as empty") {
+  PgPoolOptions options;
+  options.conninfo = fresh_postgres_database();
+  auto pool = checked(PgPool::make(options));
+  CHECK(checked(read_journal(*pool)).empty());
+  CHECK(checked(read_audit(*pool, {})).empty());
+  AuditQuery newest;
+  newest.limit = 5;
+  CHECK(checked(read_audit(*pool, newest)).empty());
+  // Nothing was created by reading.
+  CHECK(query_one(options.conninfo, "SELECT to_regclass('toolmux_audit') IS NULL") == "t");
+}
+
+TEST_CASE("journal on PostgreSQL: a server restart refuses calls meanwhile, then they go on") {
+  PgBackend b;
+  auto options = b.options();
+  auto store = open_pg(options);
+  REQUIRE(store->begin(intent("before", "alice", "k")).ok());
+
+  postgres_server().pause();
+  auto refused = store->begin(intent("during"));
+  postgres_server().resume();
+  INFO(refused.message());
+  CHECK(refused.is_unavailable());
+  CHECK(refused.message().find("database t") != std::string::npos);  // where, no secrets
+
+  // Once the pool's back-off has passed, this instance's maintenance pass
+  // takes its lock again first: its call that ran across the restart is not
+  // taken for a dead instance's, and records its outcome.
+  Result<std::vector<JournalEntry>> pass = Status::unavailable("not tried");
+  for (int i = 0; i < 100 && !pass.ok(); ++i) {
+    pass = store->maintain(false);
+    if (!pass.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(pass.message());
+  REQUIRE(pass.ok());
+  CHECK(pass->empty());
+  auto running = store->find_by_key("alice", "k");
+  REQUIRE(running);
+  CHECK_FALSE(running->outcome);
+  REQUIRE(store->begin(intent("after")).ok());
+  REQUIRE(store->finish("before", "ok", text_result("done"), record("before", at(1))).ok());
+  auto entries = b.journal();
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].outcome == "ok");
+  CHECK(entries[1].running);
 }

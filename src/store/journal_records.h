@@ -1,0 +1,45 @@
+// What both journal stores (journal_store.h) write the same way: JSON text,
+// an audit record's capped arguments, the record of a call found
+// interrupted, and the retention as a number. Internal to src/store.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/store/journal_store.h"
+
+namespace toolmux {
+
+// JSON text; strings that are not UTF-8 get U+FFFD rather than an exception.
+std::string journal_json_text(const nlohmann::json& value);
+
+// An audit record's arguments as kept: as given, or, when their JSON text is
+// longer than kMaxAuditArgumentsBytes, a string saying how large they were.
+nlohmann::json capped_audit_arguments(const nlohmann::json& arguments);
+
+// The audit record of a call found interrupted at `now`: what its intent says.
+AuditRecord interrupted_record(const JournalIntent& intent,
+                               std::chrono::system_clock::time_point now);
+
+// The retention in nanoseconds, capped at 100 years so that arithmetic on
+// times cannot overflow.
+std::int64_t retention_ns(std::chrono::hours retention);
+
+// Everything a for_each_ reader hands over, in a vector: `read` is called
+// with the function that collects.
+template <typename Item, typename Read>
+Result<std::vector<Item>> collect_all(const Read& read) {
+  std::vector<Item> out;
+  Status status = read([&out](const Item& item) {
+    out.push_back(item);
+    return true;
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+}  // namespace toolmux

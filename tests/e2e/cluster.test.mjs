@@ -442,9 +442,7 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: ST
     }
   });
 
-  test("a mutation's journal entry and audit record are visible from every instance", {
-    todo: 'the journal and the audit trail are not yet in the shared store (a later part of issue 17)',
-  }, async (t) => {
+  test("a mutation's journal entry and audit record are visible from every instance", async (t) => {
     const modern = await connectModern(t, cluster.url);
     const result = await modern.client.callTool({ name: 'note_mutation', arguments: {} });
     assert.equal(textOf(result).trim(), 'noted', short(result));

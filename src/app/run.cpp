@@ -6,8 +6,8 @@
 
 #include "src/app/catalog_fuzz.h"
 #include "src/app/catalog_host.h"
-#include "src/app/cluster_link.h"
 #include "src/app/cli.h"
+#include "src/app/cluster_link.h"
 #include "src/app/doctor.h"
 #include "src/app/first_run.h"
 #include "src/app/self_path.h"

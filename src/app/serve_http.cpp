@@ -125,9 +125,8 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   SessionManager& sessions = sessions_holder->manager();
   if (stores.cluster) {
     // A session ended here is forgotten by the others at once, and theirs here.
-    sessions.set_end_listener([cluster = stores.cluster](const std::string& id) {
-      cluster->session_ended(id);
-    });
+    sessions.set_end_listener(
+        [cluster = stores.cluster](const std::string& id) { cluster->session_ended(id); });
     stores.cluster->set_session_forgetter(
         [&sessions](const std::string& digest) { sessions.forget_ended_elsewhere(digest); });
   }

@@ -14,10 +14,10 @@
 #include "src/base/utf8.h"
 #include "src/store/cluster_bus.h"
 #include "src/store/journal_store.h"
-#include "src/store/pg_write_freeze.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_connection.h"
 #include "src/store/pg_journal_store.h"
+#include "src/store/pg_write_freeze.h"
 
 namespace toolmux {
 
@@ -283,8 +283,7 @@ int run_shared_freeze(const CommandLine& cl, std::ostream& out, std::ostream& er
       if (!freeze.ok()) break;
       if (freeze->has_value()) {
         const std::string reason = clean_freeze_reason((*freeze)->reason);
-        out << "Write freeze on in " << where << " since "
-            << format_rfc3339((*freeze)->since)
+        out << "Write freeze on in " << where << " since " << format_rfc3339((*freeze)->since)
             << (reason.empty() ? " (no reason given)" : ": " + cell(reason)) << ".\n";
       } else {
         out << "Write freeze off in " << where << ".\n";

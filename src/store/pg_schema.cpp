@@ -39,15 +39,14 @@ const PgMigration kResultsAndStateKey{
 
 // Version 2: the run-time write freeze of a deployment (pg_write_freeze.h):
 // at most one row, there while the freeze is on.
-const PgMigration kWriteFreeze{
-    2,
-    {
-        R"sql(CREATE TABLE toolmux_write_freeze (
+const PgMigration kWriteFreeze{2,
+                               {
+                                   R"sql(CREATE TABLE toolmux_write_freeze (
   only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
   reason text NOT NULL,
   since_ns bigint NOT NULL
 ))sql",
-    }};
+                               }};
 
 // Version 3: legacy HTTP sessions and the SSE events sent to them
 // (pg_session_store.h): a session's row numbers its events (last_seq) for
@@ -75,15 +74,14 @@ const PgMigration kSessions{
     }};
 
 // Version 4: the last tool list of each upstream, by name (pg_tool_lists.h).
-const PgMigration kToolLists{
-    4,
-    {
-        R"sql(CREATE TABLE toolmux_tool_lists (
+const PgMigration kToolLists{4,
+                             {
+                                 R"sql(CREATE TABLE toolmux_tool_lists (
   upstream text PRIMARY KEY,
   tools text NOT NULL,
   listed_ns bigint NOT NULL
 ))sql",
-    }};
+                             }};
 
 // Version 5: the journal of mutations and the audit trail
 // (pg_journal_store.h). An entry's holder is the number of the advisory lock

@@ -47,7 +47,7 @@ TEST_CASE("an upstream's tool list written by one instance is read by another, t
   CHECK_FALSE(other->has_value());
 }
 
-TEST_CASE("a row that is not a JSON array reads as no list; a list too large is not written",
+TEST_CASE("a row that is not a JSON array reads as no list, and a list too large is not written",
           "[pg_tool_lists]") {
   const std::string db = fresh_postgres_database();
   auto pool = migrated_pool(db);

@@ -69,8 +69,7 @@ const PgMigration kSessions{
   final boolean NOT NULL,
   PRIMARY KEY (session_id, seq)
 ))sql",
-        "CREATE INDEX toolmux_session_events_by_stream ON toolmux_session_events "
-        "(session_id, stream, seq)",
+        R"sql(CREATE INDEX toolmux_session_events_by_stream ON toolmux_session_events (session_id, stream, seq))sql",
     }};
 
 // Version 4: the last tool list of each upstream, by name (pg_tool_lists.h).
@@ -112,18 +111,17 @@ const PgMigration kJournalAndAudit{
   result text,
   result_too_large boolean NOT NULL DEFAULT false
 ))sql",
-        "CREATE UNIQUE INDEX toolmux_journal_live_call ON toolmux_journal (call_id) "
-        "WHERE outcome IS NULL OR outcome IN ('ok', 'tool_error')",
-        "CREATE UNIQUE INDEX toolmux_journal_live_key ON toolmux_journal "
-        "(principal, idempotency_key) WHERE idempotency_key IS NOT NULL "
-        "AND (outcome IS NULL OR outcome IN ('ok', 'tool_error'))",
+        R"sql(CREATE UNIQUE INDEX toolmux_journal_live_call ON toolmux_journal (call_id)
+  WHERE outcome IS NULL OR outcome IN ('ok', 'tool_error'))sql",
+        R"sql(CREATE UNIQUE INDEX toolmux_journal_live_key ON toolmux_journal (principal, idempotency_key)
+  WHERE idempotency_key IS NOT NULL AND (outcome IS NULL OR outcome IN ('ok', 'tool_error')))sql",
         "CREATE INDEX toolmux_journal_by_call ON toolmux_journal (call_id, seq)",
-        "CREATE INDEX toolmux_journal_by_key ON toolmux_journal "
-        "(principal, idempotency_key, seq) WHERE idempotency_key IS NOT NULL",
+        R"sql(CREATE INDEX toolmux_journal_by_key ON toolmux_journal (principal, idempotency_key, seq)
+  WHERE idempotency_key IS NOT NULL)sql",
         "CREATE INDEX toolmux_journal_by_start ON toolmux_journal (started_ns, seq)",
         "CREATE INDEX toolmux_journal_pending ON toolmux_journal (holder) WHERE outcome IS NULL",
-        "CREATE INDEX toolmux_journal_by_end ON toolmux_journal (ended_ns) "
-        "WHERE outcome IS NOT NULL",
+        R"sql(CREATE INDEX toolmux_journal_by_end ON toolmux_journal (ended_ns)
+  WHERE outcome IS NOT NULL)sql",
         R"sql(CREATE TABLE toolmux_audit (
   seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   time_ns bigint NOT NULL,
@@ -167,8 +165,8 @@ Result<int> migrate_pg_schema(PgConnection& connection,
       transaction->exec("SELECT pg_advisory_xact_lock($1)", {PgParam::integer(kPgLockMigrations)});
   if (!locked.ok()) return locked.status();
   auto made = transaction->exec(
-      "CREATE TABLE IF NOT EXISTS toolmux_schema ("
-      "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+      "CREATE TABLE IF NOT EXISTS toolmux_schema (version integer PRIMARY KEY, applied_at "
+      "timestamptz NOT NULL DEFAULT now())");
   if (!made.ok()) return made.status();
   auto current = transaction->exec("SELECT coalesce(max(version), 0) FROM toolmux_schema");
   if (!current.ok()) return current.status();

@@ -680,6 +680,7 @@ class CommandLineDefinition {
   // A command whose options are all named (journal, audit).
   void finish_plain(CLI::App& command, CommandLine::Action action) {
     if (const auto rest = command.remaining(); !rest.empty()) {
+      store_kind_check_extra(rest.front());
       throw UsageError("unknown option \"" + rest.front() + "\" for " + command.get_name());
     }
     cl_.action = action;
@@ -687,6 +688,7 @@ class CommandLineDefinition {
 
   void finish_freeze() {
     if (const auto rest = freeze_->remaining(); !rest.empty()) {
+      store_kind_check_extra(rest.front());
       throw UsageError("unknown option \"" + rest.front() + "\" for freeze");
     }
     if (freeze_->get_option("ACTION")->count() == 0) {

@@ -244,7 +244,12 @@ TEST_CASE("cli: a connection string on the command line is refused without repea
            {"serve", "--store=host=db.example password=s3cret"},
            {"serve", "--store", "postgresql", "postgresql://toolmux:s3cret@db.example/toolmux"},
            {"serve", "--store", "postgresql", "host=db.example", "password=s3cret"},
-           {"doctor", "--store", "postgresql://toolmux:s3cret@db.example/toolmux"}}) {
+           {"doctor", "--store", "postgresql://toolmux:s3cret@db.example/toolmux"},
+           {"doctor", "--store", "postgresql", "postgresql://toolmux:s3cret@db.example/toolmux"},
+           {"journal", "--store", "postgresql", "postgresql://toolmux:s3cret@db.example/toolmux"},
+           {"audit", "--store", "postgresql", "host=db.example", "password=s3cret"},
+           {"freeze", "status", "--store", "postgresql",
+            "postgresql://toolmux:s3cret@db.example/toolmux"}}) {
     INFO(describe(args));
     const CommandLine cl = parse_command_line(args);
     CHECK(cl.action == Action::usage_error);

@@ -18,6 +18,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { after, before } from 'node:test';
 import { promisify } from 'node:util';
 
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
@@ -388,6 +389,25 @@ export class Cluster {
     fs.rmSync(this.dir, { recursive: true, force: true });
     forget(this.dir);
   }
+}
+
+/**
+ * In a describe block: one PostgreSQL (a Postgres) and a Cluster on it
+ * (Cluster.start's `options`, store postgresql), started before the block's
+ * tests and stopped after them; `use(pg, cluster)` is given both once they run.
+ */
+export function clusterOnPostgres(options, use) {
+  let pg;
+  let cluster;
+  before(async () => {
+    pg = await Postgres.start(null);
+    cluster = await Cluster.start(null, { ...options, store: 'postgresql', postgres: pg });
+    use(pg, cluster);
+  });
+  after(async () => {
+    await cluster?.close();
+    await pg?.stop();
+  });
 }
 
 /** Whether the binary under test has `serve --store` (the PostgreSQL store). */

@@ -37,7 +37,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { Cluster, HAPROXY_LEGACY_SESSIONS, Postgres, childrenOf, connectModern, hasStoreOption } from './cluster.mjs';
+import { Cluster, HAPROXY_LEGACY_SESSIONS, childrenOf, clusterOnPostgres, connectModern } from './cluster.mjs';
 import {
   DATA_DIR,
   connectHttp,
@@ -389,19 +389,13 @@ describe('kill -9 of one instance under load', () => {
 
 // With --store postgresql the instances share one store: one PostgreSQL
 // server for this file (tests/support/postgres.sh), a fresh database for
-// each cluster. Skipped, saying so, by a binary without `serve --store`.
-const STORE_SKIP = (await hasStoreOption()) ? false : 'this toolmux has no `serve --store` (the PostgreSQL store)';
-
-describe('three instances sharing a PostgreSQL store behind HAProxy', { skip: STORE_SKIP }, () => {
+// each cluster.
+describe('three instances sharing a PostgreSQL store behind HAProxy', () => {
   let pg;
   let cluster;
-  before(async () => {
-    pg = await Postgres.start(null);
-    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
-  });
-  after(async () => {
-    await cluster?.close();
-    await pg?.stop();
+  clusterOnPostgres({ catalog: CATALOG, files: FILES }, (p, c) => {
+    pg = p;
+    cluster = c;
   });
 
   test('every instance says in /status.json that it runs on the PostgreSQL store, each with its own instance id', async () => {

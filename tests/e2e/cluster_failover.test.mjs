@@ -4,30 +4,22 @@
 // killed with kill -9.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-import { Cluster, POSTGRES_SH, Postgres, connectModern, hasStoreOption } from './cluster.mjs';
+import { POSTGRES_SH, clusterOnPostgres, connectModern } from './cluster.mjs';
 import { DATA_DIR, connectHttp, genCharsText, offloadChars, parseOffloadNotice, rawInitialize, readStoredResult, short, textOf, waitUntil } from './helpers.mjs';
 
 const execFileAsync = promisify(execFile);
 
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
 const FILES = { 'notes.txt': 'failover\n' };
-const STORE_SKIP = (await hasStoreOption()) ? false : 'this toolmux has no `serve --store` (the PostgreSQL store)';
-
-describe('an instance killed under a legacy session (PostgreSQL store)', { skip: STORE_SKIP }, () => {
-  let pg;
+describe('an instance killed under a legacy session (PostgreSQL store)', () => {
   let cluster;
-  before(async () => {
-    pg = await Postgres.start(null);
-    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
-  });
-  after(async () => {
-    await cluster?.close();
-    await pg?.stop();
+  clusterOnPostgres({ catalog: CATALOG, files: FILES }, (_pg, c) => {
+    cluster = c;
   });
 
   test('the 1.x client goes on with its session and reads its stored result after kill -9 of the instance that made them', async (t) => {
@@ -59,16 +51,12 @@ describe('an instance killed under a legacy session (PostgreSQL store)', { skip:
   });
 });
 
-describe('the store unreachable for a while (PostgreSQL stopped, then started)', { skip: STORE_SKIP }, () => {
+describe('the store unreachable for a while (PostgreSQL stopped, then started)', () => {
   let pg;
   let cluster;
-  before(async () => {
-    pg = await Postgres.start(null);
-    cluster = await Cluster.start(null, { instances: 1, catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
-  });
-  after(async () => {
-    await cluster?.close();
-    await pg?.stop();
+  clusterOnPostgres({ instances: 1, catalog: CATALOG, files: FILES }, (p, c) => {
+    pg = p;
+    cluster = c;
   });
 
   test('what is in memory keeps working, a result that cannot be stored comes back whole, and storing comes back by itself', async (t) => {

@@ -6,9 +6,9 @@
 // in cluster.test.mjs.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { Cluster, Postgres, connectModern, hasStoreOption } from './cluster.mjs';
+import { clusterOnPostgres, connectModern } from './cluster.mjs';
 import { DATA_DIR, SseReader, rawInitialize, rawPost, runCli, sessionHeaders, short, textOf, toolNames, waitUntil } from './helpers.mjs';
 
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
@@ -27,20 +27,12 @@ async function listedNow(url) {
   return toolNames((await response.json()).result.tools);
 }
 
-const STORE_SKIP = (await hasStoreOption()) ? false : 'this toolmux has no `serve --store` (the PostgreSQL store)';
-
-describe('news between instances on one PostgreSQL store', { skip: STORE_SKIP }, () => {
-  let pg;
+describe('news between instances on one PostgreSQL store', () => {
   let cluster;
   let env;
-  before(async () => {
-    pg = await Postgres.start(null);
-    cluster = await Cluster.start(null, { catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
-    env = { TOOLMUX_POSTGRES_URL: cluster.startOptions.env.TOOLMUX_POSTGRES_URL };
-  });
-  after(async () => {
-    await cluster?.close();
-    await pg?.stop();
+  clusterOnPostgres({ catalog: CATALOG, files: FILES }, (_pg, c) => {
+    cluster = c;
+    env = { TOOLMUX_POSTGRES_URL: c.startOptions.env.TOOLMUX_POSTGRES_URL };
   });
 
   test('toolmux freeze --store postgresql reaches every instance, and so does its end', async (t) => {

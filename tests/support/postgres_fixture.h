@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "src/store/pg_connection.h"
+#include "src/store/pg_store.h"
 
 #ifndef TOOLMUX_TEST_DATA
 #error "TOOLMUX_TEST_DATA names tests/data (tests/CMakeLists.txt)"
@@ -103,6 +104,16 @@ inline std::unique_ptr<PgConnection> connect_postgres(const std::string& conninf
   auto connection = PgConnection::connect(conninfo);
   if (!connection.ok()) throw std::runtime_error(connection.message());
   return std::move(*connection);
+}
+
+// The store on `conninfo` as an instance opens it (connected, its schema
+// migrated: PgStore::open); throws (failing the test) with the reason.
+inline std::shared_ptr<PgStore> open_postgres_store(const std::string& conninfo) {
+  PgStoreOptions options;
+  options.conninfo = conninfo;
+  auto store = PgStore::open(options);
+  if (!store.ok()) throw std::runtime_error(store.message());
+  return std::move(*store);
 }
 
 }  // namespace toolmux::testing

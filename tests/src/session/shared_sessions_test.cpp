@@ -26,17 +26,8 @@ namespace {
 
 const std::stop_token kRunning;
 
-std::shared_ptr<PgStore> open_pg(const std::string& conninfo) {
-  PgStoreOptions options;
-  options.conninfo = conninfo;
-  auto store = PgStore::open(options);
-  INFO(store.message());
-  REQUIRE(store.ok());
-  return *store;
-}
-
 std::unique_ptr<PgSessionStore> session_store(const std::string& conninfo, Logger& logger) {
-  auto store = PgSessionStore::open(open_pg(conninfo), logger);
+  auto store = PgSessionStore::open(toolmux::testing::open_postgres_store(conninfo), logger);
   INFO(store.message());
   REQUIRE(store.ok());
   return std::move(*store);

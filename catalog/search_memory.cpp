@@ -199,8 +199,84 @@ void SearchMemory::record(const std::vector<std::string>& terms, const std::stri
       });
       *weakest = {tool, 1.0};
     }
+    if (outbox_on_) add_to_outbox(std::string(key), tool, 1.0);
   }
   ++changes_;
+}
+
+void SearchMemory::add_to_outbox(std::string term, const std::string& tool, double count) {
+  auto key = std::make_pair(std::move(term), tool);
+  if (auto it = outbox_.find(key); it != outbox_.end()) {
+    it->second += count;
+  } else if (outbox_.size() < outbox_limit_) {
+    outbox_.emplace(std::move(key), count);
+  } else {
+    ++outbox_dropped_;
+  }
+}
+
+void SearchMemory::keep_outbox(std::size_t limit) {
+  std::unique_lock lock(mutex_);
+  outbox_on_ = true;
+  outbox_limit_ = limit;
+}
+
+SearchMemory::Outbox SearchMemory::take_outbox() {
+  std::unique_lock lock(mutex_);
+  Outbox out;
+  out.swap(outbox_);
+  return out;
+}
+
+void SearchMemory::return_outbox(const Outbox& clicks) {
+  std::unique_lock lock(mutex_);
+  if (!outbox_on_) return;
+  for (const auto& [key, count] : clicks) add_to_outbox(key.first, key.second, count);
+}
+
+std::uint64_t SearchMemory::outbox_dropped() const {
+  std::shared_lock lock(mutex_);
+  return outbox_dropped_;
+}
+
+void SearchMemory::merge(const std::vector<SharedCount>& counts) {
+  if (options_.max_terms == 0 || options_.max_tools == 0) return;
+  std::unique_lock lock(mutex_);
+  const std::int64_t now = now_seconds();
+  bool changed = false;
+  for (const SharedCount& shared : counts) {
+    if (!valid_term(shared.term) || !valid_tool(shared.tool) || !std::isfinite(shared.count) ||
+        shared.count < 0) {
+      continue;
+    }
+    const double count = std::min(shared.count, kMaxCount) * decay(shared.stamp, now);
+    auto it = terms_.find(shared.term);
+    if (it == terms_.end()) {
+      if (count < kForgottenCount) continue;
+      make_room(terms_, now, 1, true);
+      it = terms_.emplace(shared.term, Term{now, {}}).first;
+    } else {
+      refresh(it->second, now);
+    }
+    auto& tools = it->second.tools;
+    auto known = std::find_if(tools.begin(), tools.end(),
+                              [&shared](const Tool& t) { return t.name == shared.tool; });
+    if (count < kForgottenCount) {
+      if (known != tools.end()) tools.erase(known);
+    } else if (known != tools.end()) {
+      known->count = count;
+    } else if (tools.size() < options_.max_tools) {
+      tools.push_back({shared.tool, count});
+    } else {
+      auto weakest = std::min_element(tools.begin(), tools.end(), [](const Tool& x, const Tool& y) {
+        return x.count != y.count ? x.count < y.count : x.name > y.name;
+      });
+      if (weakest->count < count) *weakest = {shared.tool, count};
+    }
+    if (tools.empty()) terms_.erase(it);
+    changed = true;
+  }
+  if (changed) ++changes_;
 }
 
 SearchMemory::Boosts SearchMemory::boosts(const std::vector<std::string>& terms) const {

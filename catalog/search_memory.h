@@ -29,9 +29,14 @@
 // the bounds above, and answers anything else with an error, leaving the
 // memory as it was.
 //
+// Shared by several instances (src/store/pg_search_memory.h): each keeps its
+// own memory for ranking, and an outbox of the clicks it recorded, which the
+// keeper sends to the shared store and takes back what all instances sent
+// (merge). The outbox is off unless keep_outbox() turned it on.
+//
 // Thread-safe: every method may be called from any thread at once (readers
-// share a lock: boosts, associations, to_bytes, the counts; record and
-// from_bytes take it alone).
+// share a lock: boosts, associations, to_bytes, the counts; record,
+// from_bytes, merge and the outbox take it alone).
 #pragma once
 
 #include <chrono>
@@ -108,9 +113,10 @@ class SearchMemory {
   // name); empty when the term is not kept. For tests and --explain.
   std::vector<std::pair<std::string, double>> associations(std::string_view term) const;
 
+  const SearchMemoryOptions& options() const { return options_; }
   std::size_t term_count() const;
   std::size_t association_count() const;  // (term, tool) pairs
-  // Changes so far (clicks recorded, from_bytes): a saver saves when it moved.
+  // Changes so far (clicks recorded, from_bytes, merges): a saver saves when it moved.
   std::uint64_t changes() const;
 
   // The saved form, with counts decayed to now: "TMSM", version, time saved,
@@ -122,6 +128,37 @@ class SearchMemory {
   // strongest. A form saved "in the future" (the clock went back) counts as
   // saved now.
   Status from_bytes(std::string_view bytes);
+
+  // The outbox: clicks recorded and not yet taken, summed by (term, tool).
+  using Outbox = std::map<std::pair<std::string, std::string>, double>;
+  // Turns the outbox on, holding at most `limit` pairs: a click on a further
+  // pair still counts here but is not kept for sending (outbox_dropped()).
+  void keep_outbox(std::size_t limit);
+  // The clicks recorded since the last take (empty when the outbox is off).
+  Outbox take_outbox();
+  // Puts back clicks taken but not sent, added to those recorded since,
+  // within the limit.
+  void return_outbox(const Outbox& clicks);
+  // Clicks not kept for sending because the outbox was full.
+  std::uint64_t outbox_dropped() const;
+
+  // A (term, tool) pair as a shared store holds it: its count as of `stamp`
+  // (seconds since the epoch).
+  struct SharedCount {
+    std::string term;
+    std::string tool;
+    double count = 0;
+    std::int64_t stamp = 0;
+  };
+  // Sets each pair's count to the shared one decayed to now (the store has
+  // every instance's clicks, this one's included), within this memory's
+  // bounds: a pair for a full term replaces the term's weakest tool only when
+  // stronger; a new term when the terms are full makes room as record() does.
+  // A count forgotten (under kForgottenCount once decayed) removes the pair.
+  // Read from a store anyone with access may write: a pair with a term
+  // terms() would not give, an invalid tool name, or a count that is not a
+  // finite number >= 0 is skipped; counts over a billion count as a billion.
+  void merge(const std::vector<SharedCount>& counts);
 
  private:
   struct Tool {
@@ -141,11 +178,18 @@ class SearchMemory {
   // Drops the weakest terms until `room` more fit: at least a tenth of
   // max_terms when `by_tenths`, else just enough.
   void make_room(Terms& terms, std::int64_t now, std::size_t room, bool by_tenths) const;
+  // Adds `count` clicks of (term, tool) to the outbox, within its limit. Under
+  // the lock.
+  void add_to_outbox(std::string term, const std::string& tool, double count);
 
   SearchMemoryOptions options_;
   mutable std::shared_mutex mutex_;
   Terms terms_;
   std::uint64_t changes_ = 0;
+  bool outbox_on_ = false;
+  std::size_t outbox_limit_ = 0;
+  Outbox outbox_;
+  std::uint64_t outbox_dropped_ = 0;
 };
 
 }  // namespace toolmux

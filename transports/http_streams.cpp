@@ -18,7 +18,7 @@ constexpr std::size_t kRecentEvents = 1024;
 constexpr std::size_t kRecentBytes = std::size_t{1} << 20;
 constexpr std::uint64_t kStoredEvents = 4096;
 // How often a stream of a shared log looks for other instances' events.
-constexpr std::chrono::milliseconds kSharedLogPoll{250};
+constexpr std::chrono::milliseconds kSharedLogPoll{2000};
 
 }  // namespace
 
@@ -281,11 +281,16 @@ SessionStreams::Next SessionStreams::next(const StreamCursor& cursor,
       out.end = true;
     }
     if (!out.events.empty() || out.end) return out;
-    if (!stream_live(cursor.stream)) {
-      out.end = true;  // its request has ended: nothing more will come
+    const bool timed_out = std::chrono::steady_clock::now() >= give_up;
+    if (!stream_live(cursor.stream) && (!shared || timed_out)) {
+      // Its request has ended here, or runs on no instance this one knows of
+      // (a shared log: another instance may be running it, so its events are
+      // waited for until give_up): nothing more will come; a client that
+      // wants more resumes again.
+      out.end = true;
       return out;
     }
-    if (std::chrono::steady_clock::now() >= give_up) return out;
+    if (timed_out) return out;
     // Another instance's events wake nobody here: look again soon.
     changed_.wait_until(
         lock,
@@ -314,6 +319,13 @@ void SessionStreams::session_ended() {
     for (const auto& [id, exchange] : exchanges_) waiting.push_back(exchange);
   }
   for (const auto& exchange : waiting) exchange->changed.notify_all();
+  changed_.notify_all();
+}
+
+void SessionStreams::look_again() {
+  {
+    std::lock_guard lock(mutex_);  // so that a writer between its look and its wait cannot miss it
+  }
   changed_.notify_all();
 }
 

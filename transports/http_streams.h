@@ -85,6 +85,10 @@ class SessionStreams final : public MessageSink {
   };
   // Waits up to `wait` for events after `cursor` on its stream; ends the
   // stream as soon as stop is requested on `stopping` (the server stops).
+  // A request's stream that is not running here ends when nothing is left to
+  // write, at once, or with a shared log (another instance may be running
+  // it) after `wait`; events stored elsewhere are looked for when
+  // look_again() says so, and every 2 s without it.
   Next next(const StreamCursor& cursor, std::chrono::milliseconds wait,
             const std::stop_token& stopping);
   // A writer wrote events up to `seq` (stream 0: the client has them).
@@ -94,6 +98,7 @@ class SessionStreams final : public MessageSink {
 
   // The session ended: every writer and waiting POST stops.
   void session_ended() override;
+  void look_again() override;
   std::size_t open_writers() const;
 
  private:

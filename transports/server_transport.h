@@ -87,6 +87,9 @@ class MessageSink {
   virtual void close_request_stream(const nlohmann::json& /*request_id*/) {}
   // The session has ended: whatever the transport holds open for it closes.
   virtual void session_ended() {}
+  // Another instance stored events for the session (a shared store): a stream
+  // waiting for them looks now.
+  virtual void look_again() {}
 };
 
 // Whether the thread that delivers a message may run the request it carries

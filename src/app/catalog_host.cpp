@@ -217,6 +217,10 @@ void CatalogHost::set_tools_cache(ReadTools read, WriteTools write) {
   write_tools_ = std::move(write);
 }
 
+void CatalogHost::set_search_memory_keeper(MemoryKeeper keeper) {
+  memory_keeper_factory_ = std::move(keeper);
+}
+
 void CatalogHost::set_announce(Announce announce) { announce_ = std::move(announce); }
 
 void CatalogHost::take_peer_event(std::string_view kind, const nlohmann::json& data) {
@@ -253,7 +257,7 @@ void CatalogHost::stop() {
   upstreams_->stop();
   // The calls that learned have ended: the memory is saved (when it changed).
   std::lock_guard lock(learning_mutex_);
-  memory_file_.reset();
+  memory_keeper_.reset();
 }
 
 std::shared_ptr<SearchClicks> CatalogHost::learning(const CatalogLoad* load) {
@@ -261,10 +265,12 @@ std::shared_ptr<SearchClicks> CatalogHost::learning(const CatalogLoad* load) {
   std::lock_guard lock(learning_mutex_);
   if (!clicks_) {
     auto memory = std::make_shared<SearchMemory>();
-    if (!data_dir_.empty())
-      memory_file_ = std::make_unique<SearchMemoryFile>(data_dir_, memory, logger_);
+    if (memory_keeper_factory_)
+      memory_keeper_ = memory_keeper_factory_(memory);
+    else if (!data_dir_.empty())
+      memory_keeper_ = std::make_unique<SearchMemoryFile>(data_dir_, memory, logger_);
     logger_.write(LogLevel::info, "search_learning",
-                  {{"file", memory_file_ ? memory_file_->path().string() : std::string()},
+                  {{"file", memory_keeper_ ? memory_keeper_->where() : std::string()},
                    {"terms", memory->term_count()}});
     clicks_ = std::make_shared<SearchClicks>(std::move(memory));
   }

@@ -21,7 +21,9 @@
 // stop()), and one SearchClicks over it, given to each snapshot. Both are made
 // the first time a catalog that learns is built; while the catalog does not
 // learn, no snapshot has them, and until one does, the file is neither read nor
-// written. With no data_dir the memory lives in memory only.
+// written. With no data_dir the memory lives in memory only. Instances that
+// share a store keep it there instead (set_search_memory_keeper,
+// src/store/pg_search_memory.h).
 //
 // Instances that share a store (src/store/cluster_bus.h) keep each other
 // current through two seams set before start(): announce() is told, on the
@@ -53,6 +55,7 @@
 #include "src/builtins/search_clicks.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/search_memory_file.h"
+#include "src/store/search_memory_keeper.h"
 #include "src/upstream/upstreams.h"
 
 namespace toolmux {
@@ -107,6 +110,11 @@ class CatalogHost {
   using WriteTools =
       std::function<void(const std::string& upstream, const std::vector<nlohmann::json>& tools)>;
   void set_tools_cache(ReadTools read, WriteTools write);
+  // Where the search memory is kept instead of data_dir/search-memory: made
+  // with the memory, when it is made. Before start().
+  using MemoryKeeper =
+      std::function<std::unique_ptr<SearchMemoryKeeper>(std::shared_ptr<SearchMemory> memory)>;
+  void set_search_memory_keeper(MemoryKeeper keeper);
 
   // Where the write freeze is read instead of data_dir/write-freeze (looked
   // at every second all the same). Before start().
@@ -172,9 +180,10 @@ class CatalogHost {
   std::thread signal_taker_;
   std::atomic<bool> signal_taker_stop_{false};
 
-  std::mutex learning_mutex_;  // guards the two below
+  MemoryKeeper memory_keeper_factory_;  // set before start()
+  std::mutex learning_mutex_;           // guards the two below
   std::shared_ptr<SearchClicks> clicks_;
-  std::unique_ptr<SearchMemoryFile> memory_file_;
+  std::unique_ptr<SearchMemoryKeeper> memory_keeper_;
 
   std::mutex listeners_mutex_;  // held while listeners are told
   std::vector<std::pair<int, Listener>> listeners_;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "src/app/write_freeze.h"
+#include "src/store/pg_search_memory.h"
 #include "src/store/pg_tool_lists.h"
 #include "src/store/pg_write_freeze.h"
 
@@ -39,6 +40,9 @@ Result<std::unique_ptr<ClusterLink>> ClusterLink::start(const std::string& conni
                        {{"upstream", upstream}, {"reason", written.message()}});
         }
       });
+  host.set_search_memory_keeper([&pool, &logger](std::shared_ptr<SearchMemory> memory) {
+    return std::make_unique<PgSearchMemory>(pool, std::move(memory), logger);
+  });
   return link;
 }
 
@@ -66,15 +70,22 @@ void ClusterLink::set_session_forgetter(std::function<void(const std::string&)> 
   forget_ = std::move(forget);
 }
 
+void ClusterLink::set_session_waker(std::function<void(const std::string&)> wake) {
+  std::lock_guard lock(forget_mutex_);
+  wake_ = std::move(wake);
+}
+
 void ClusterLink::take(const ClusterEvent& event) {
-  logger_.write(LogLevel::debug, "cluster_event", {{"kind", event.kind}, {"from", event.from}});
-  if (event.kind == "session_ended") {
+  const bool ended = event.kind == "session_ended";
+  if (ended || event.kind == "session_events") {
+    // Many of the latter (one an event stored): not logged.
     const auto digest = event.data.find("session");
     if (digest == event.data.end() || !digest->is_string()) return;
     std::lock_guard lock(forget_mutex_);
-    if (forget_) forget_(digest->get<std::string>());
+    if (const auto& tell = ended ? forget_ : wake_) tell(digest->get<std::string>());
     return;
   }
+  logger_.write(LogLevel::debug, "cluster_event", {{"kind", event.kind}, {"from", event.from}});
   host_.take_peer_event(event.kind, event.data);
 }
 

@@ -42,6 +42,10 @@ class ClusterLink {
   // Who forgets a session another instance ended: called on the bus's thread
   // with the id's digest (session_id_digest). Set once, before sessions run.
   void set_session_forgetter(std::function<void(const std::string& digest)> forget);
+  // Who has a session's streams look again when another instance stored
+  // events for it ("session_events", sent by the store itself:
+  // PgSessionStore::set_append_notice). As set_session_forgetter.
+  void set_session_waker(std::function<void(const std::string& digest)> wake);
 
   // Stops the bus: no news comes in after it returns. Idempotent.
   void stop();
@@ -57,8 +61,9 @@ class ClusterLink {
   PgPool& pool_;
   Logger& logger_;
   std::unique_ptr<ClusterBus> bus_;
-  std::mutex forget_mutex_;
+  std::mutex forget_mutex_;  // guards the two below
   std::function<void(const std::string&)> forget_;
+  std::function<void(const std::string&)> wake_;
   bool freeze_unread_logged_ = false;  // the host's thread only
 };
 

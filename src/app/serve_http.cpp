@@ -86,6 +86,8 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   if (!stores.shared) {
     opened = SessionStore::open(data_dir);
   } else if (auto pg = PgSessionStore::open(stores.shared, logger); pg.ok()) {
+    // A stream open on another instance hears of the events stored here.
+    if (stores.cluster) (*pg)->set_append_notice(stores.instance_id);
     opened = std::unique_ptr<SessionStore>(std::move(*pg));
   } else {
     opened = pg.status();
@@ -129,6 +131,8 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
         [cluster = stores.cluster](const std::string& id) { cluster->session_ended(id); });
     stores.cluster->set_session_forgetter(
         [&sessions](const std::string& digest) { sessions.forget_ended_elsewhere(digest); });
+    stores.cluster->set_session_waker(
+        [&sessions](const std::string& digest) { sessions.look_again_elsewhere(digest); });
   }
 
   http.json_limits = server.json_limits();
@@ -204,6 +208,7 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
     // The link is stopped after this returns; the sessions may outlive it
     // (below): neither reaches the other from here on.
     stores.cluster->set_session_forgetter({});
+    stores.cluster->set_session_waker({});
     sessions.set_end_listener({});
   }
   store->flush();

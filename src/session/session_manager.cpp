@@ -165,19 +165,35 @@ void SessionManager::set_end_listener(std::function<void(const std::string&)> li
   end_listener_ = std::move(listener);
 }
 
+std::map<std::string, SessionManager::Entry, std::less<>>::iterator SessionManager::find_digest(
+    const std::string& digest) {
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.digest.empty()) it->second.digest = sha256_hex(it->first);
+    if (it->second.digest == digest) return it;
+  }
+  return sessions_.end();
+}
+
 void SessionManager::forget_ended_elsewhere(const std::string& digest) {
   std::shared_ptr<Session> gone;
   {
     std::lock_guard lock(mutex_);
-    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      if (sha256_hex(it->first) == digest) {
-        gone = it->second.session;
-        sessions_.erase(it);
-        break;
-      }
+    if (auto it = find_digest(digest); it != sessions_.end()) {
+      gone = it->second.session;
+      sessions_.erase(it);
     }
   }
   if (gone) drop_copy(gone, "ended elsewhere");
+}
+
+void SessionManager::look_again_elsewhere(const std::string& digest) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = find_digest(digest); it != sessions_.end()) session = it->second.session;
+  }
+  if (!session) return;
+  if (const auto& sink = session->owned_sink()) sink->look_again();
 }
 
 bool SessionManager::end(const std::string& id, const std::string& principal) {

@@ -73,6 +73,9 @@ class SessionManager {
   // (session_id_digest): the copy here, if any, is dropped (its calls
   // cancelled, its streams closed). Nothing is deleted from the store.
   void forget_ended_elsewhere(const std::string& digest);
+  // Another instance stored events for that session: its streams open here,
+  // if any, look at once (MessageSink::look_again).
+  void look_again_elsewhere(const std::string& digest);
   // A connection that belongs to the session and stays open (its SSE stream,
   // where a quiet client waits for notifications) keeps it from idling out:
   // hold() when it opens, release() when it closes, which counts as a use.
@@ -102,7 +105,10 @@ class SessionManager {
     std::chrono::steady_clock::time_point touched{};  // shared store: last touch_session
     std::size_t holds = 0;                            // open connections (hold/release)
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+    std::string digest;  // session_id_digest of its id, once asked for
   };
+  // The entry whose id has this digest, or end(). Under mutex_.
+  std::map<std::string, Entry, std::less<>>::iterator find_digest(const std::string& digest);
   std::shared_ptr<Session> make_session(const std::string& id, const std::string& principal,
                                         const std::string& label);
   void forget(const std::shared_ptr<Session>& session, const char* why);

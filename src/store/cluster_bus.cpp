@@ -29,9 +29,15 @@ Result<std::unique_ptr<PgConnection>> connect_and_listen(const ClusterBusOptions
   return std::move(*connection);
 }
 
-// The payload of an event, or invalid_argument when it is not one.
-Result<std::string> event_payload(const std::string& from, std::string_view kind,
-                                  const json& data) {
+Result<PgResult> send_event(PgConnection& connection, const std::string& payload) {
+  return connection.exec("SELECT pg_notify($1, $2)",
+                         {PgParam::text(kClusterChannel), PgParam::text(payload)});
+}
+
+}  // namespace
+
+Result<std::string> cluster_event_payload(const std::string& from, std::string_view kind,
+                                          const json& data) {
   if (!data.is_object()) return Status::invalid_argument("a cluster event's data is an object");
   std::string payload = json{{"v", 1}, {"from", from}, {"kind", kind}, {"data", data}}.dump();
   if (payload.size() > kMaxClusterEventBytes) {
@@ -42,16 +48,9 @@ Result<std::string> event_payload(const std::string& from, std::string_view kind
   return payload;
 }
 
-Result<PgResult> send_event(PgConnection& connection, const std::string& payload) {
-  return connection.exec("SELECT pg_notify($1, $2)",
-                         {PgParam::text(kClusterChannel), PgParam::text(payload)});
-}
-
-}  // namespace
-
 Status notify_cluster(PgPool& pool, const std::string& from, std::string_view kind,
                       const json& data) {
-  auto payload = event_payload(from, kind, data);
+  auto payload = cluster_event_payload(from, kind, data);
   if (!payload.ok()) return payload.status();
   auto lease = pool.acquire();
   if (!lease.ok()) return lease.status();
@@ -106,7 +105,7 @@ void ClusterBus::stop() {
 }
 
 Status ClusterBus::publish(std::string_view kind, const json& data) {
-  auto payload = event_payload(options_.instance_id, kind, data);
+  auto payload = cluster_event_payload(options_.instance_id, kind, data);
   if (!payload.ok()) return payload.status();
   std::lock_guard lock(publish_mutex_);
   // One retry on a fresh connection: the one kept may have gone stale.

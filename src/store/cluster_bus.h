@@ -45,7 +45,8 @@ inline constexpr const char* kClusterChannel = "toolmux_events";
 inline constexpr std::size_t kMaxClusterEventBytes = 4000;
 
 struct ClusterEvent {
-  // "reload", "list_changed", "freeze", "session_ended", ... as published;
+  // "reload", "list_changed", "freeze", "session_ended", "session_events",
+  // ... as published;
   // "resync" after the bus reconnected (from is then empty).
   std::string kind;
   nlohmann::json data = nlohmann::json::object();
@@ -123,6 +124,13 @@ class ClusterBus {
 // its errors.
 Status notify_cluster(PgPool& pool, const std::string& from, std::string_view kind,
                       const nlohmann::json& data = nlohmann::json::object());
+
+// The text NOTIFY sends for an event of `from`: invalid_argument when `data`
+// is not an object or the text would be larger than kMaxClusterEventBytes.
+// For a store that notifies in the statement that made the news
+// (PgSessionStore::set_append_notice).
+Result<std::string> cluster_event_payload(const std::string& from, std::string_view kind,
+                                          const nlohmann::json& data);
 
 // The SHA-256 (hex) of a session id: what a "session_ended" event names, so
 // that ids (bearer secrets) never travel in notifications or logs.

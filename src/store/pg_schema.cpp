@@ -142,12 +142,32 @@ const PgMigration kJournalAndAudit{
         "CREATE INDEX toolmux_audit_by_time ON toolmux_audit (time_ns, seq)",
     }};
 
+// Version 6: tool_search's memory of use, shared by the instances
+// (pg_search_memory.h): per (query term, tool) a count as of `stamp`
+// (seconds since the epoch), and the revision of its last change, taken from
+// the sequence under kPgLockSearchMemoryWrites, so that an instance reads
+// what changed since it last looked.
+const PgMigration kSearchMemory{6,
+                                {
+                                    "CREATE SEQUENCE toolmux_search_memory_revisions",
+                                    R"sql(CREATE TABLE toolmux_search_memory (
+  term text NOT NULL,
+  tool text NOT NULL,
+  count double precision NOT NULL,
+  stamp bigint NOT NULL,
+  revision bigint NOT NULL,
+  PRIMARY KEY (term, tool)
+))sql",
+                                    R"sql(CREATE INDEX toolmux_search_memory_by_revision
+  ON toolmux_search_memory (revision))sql",
+                                }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
-  static const std::vector<PgMigration> migrations{kResultsAndStateKey, kWriteFreeze, kSessions,
-                                                   kToolLists, kJournalAndAudit};
+  static const std::vector<PgMigration> migrations{
+      kResultsAndStateKey, kWriteFreeze, kSessions, kToolLists, kJournalAndAudit, kSearchMemory};
   return migrations;
 }
 

@@ -41,6 +41,10 @@ inline constexpr std::int32_t kPgJournalHolderSpace = 0x746d786a;  // "tmxj"
 // Legacy sessions no instance used for the idle time are deleted by one
 // instance at a time (pg_session_store.h).
 inline constexpr std::int64_t kPgLockSessionExpiry = 0x746f6f6c6d757811;
+// Writes to the shared search memory, one instance at a time, so that their
+// revisions commit in order (pg_search_memory.h); and its trimming.
+inline constexpr std::int64_t kPgLockSearchMemoryWrites = 0x746f6f6c6d757812;
+inline constexpr std::int64_t kPgLockSearchMemoryTrim = 0x746f6f6c6d757813;
 
 // Brings the database up to the last of `migrations` and returns its version.
 // In one transaction under pg_advisory_xact_lock(kPgLockMigrations), so that

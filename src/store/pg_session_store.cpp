@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "src/store/cluster_bus.h"
 #include "src/store/pg_connection.h"
 #include "src/store/pg_schema.h"
 
@@ -143,13 +144,26 @@ void PgSessionStore::append_event(std::string_view session, const StoredEvent& e
   if (!lease.ok()) return failed("append_event", lease.status());
   // A session deleted meanwhile takes no events (its row is gone: nothing
   // is inserted); a seq written twice keeps the first.
-  auto written = (*lease)->exec(
+  static constexpr std::string_view kInsert =
       "INSERT INTO toolmux_session_events (session_id, seq, stream, data, final) "
       "SELECT $1, $2::bigint, $3::bigint, $4, $5::boolean "
       "WHERE EXISTS (SELECT 1 FROM toolmux_sessions WHERE id = $1) "
-      "ON CONFLICT (session_id, seq) DO NOTHING",
-      {PgParam::text(session), seq_param(event.seq), seq_param(event.stream),
-       PgParam::text(event.data), PgParam::text(event.final ? "true" : "false")});
+      "ON CONFLICT (session_id, seq) DO NOTHING";
+  std::vector<PgParam> params{PgParam::text(session), seq_param(event.seq), seq_param(event.stream),
+                              PgParam::text(event.data),
+                              PgParam::text(event.final ? "true" : "false")};
+  std::string sql(kInsert);
+  if (!notice_from_.empty()) {
+    // The notification goes out when the row is committed, and only if one was.
+    auto notice = cluster_event_payload(notice_from_, "session_events",
+                                        {{"session", session_id_digest(session)}});
+    if (notice.ok()) {
+      sql = "WITH stored AS (" + sql + " RETURNING 1) SELECT pg_notify($6, $7) FROM stored";
+      params.push_back(PgParam::text(kClusterChannel));
+      params.push_back(PgParam::text(*notice));
+    }
+  }
+  auto written = (*lease)->exec(sql, params);
   if (!written.ok()) failed("append_event", written.status());
 }
 

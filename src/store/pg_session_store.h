@@ -56,6 +56,13 @@ class PgSessionStore final : public SessionStore {
   bool shared() const override { return true; }
   std::uint64_t next_seq(std::string_view session) override;
 
+  // From now on, an event stored for a session also tells the other
+  // instances, in the statement that stores it (so once it is there to be
+  // read): "session_events" with the session's digest, from `instance_id`
+  // (src/store/cluster_bus.h), so that a stream open on another instance
+  // looks at once instead of at its next poll. Before the store is used.
+  void set_append_notice(std::string instance_id) { notice_from_ = std::move(instance_id); }
+
   // The wall clock, replaceable in tests of expiry.
   std::function<std::chrono::system_clock::time_point()> now = std::chrono::system_clock::now;
 
@@ -69,6 +76,7 @@ class PgSessionStore final : public SessionStore {
 
   const std::shared_ptr<PgStore> store_;
   Logger& logger_;
+  std::string notice_from_;  // set_append_notice: empty for none
   mutable std::atomic<std::uint64_t> failures_{0};
 };
 

@@ -38,6 +38,7 @@
 #include "catalog/search_memory.h"
 #include "src/base/logger.h"
 #include "src/base/status.h"
+#include "src/store/search_memory_keeper.h"
 
 namespace toolmux {
 
@@ -53,7 +54,7 @@ Result<std::string> read_search_memory_file(const std::filesystem::path& file);
 // naming the path on failure, with no temporary file left behind.
 Status write_search_memory_file(const std::filesystem::path& file, std::string_view bytes);
 
-class SearchMemoryFile {
+class SearchMemoryFile final : public SearchMemoryKeeper {
  public:
   // Loads data_dir/search-memory into `memory` (see above). A period of zero
   // starts no thread: the memory is saved only by save_now() and the destructor.
@@ -62,11 +63,12 @@ class SearchMemoryFile {
   SearchMemoryFile(const SearchMemoryFile&) = delete;
   SearchMemoryFile& operator=(const SearchMemoryFile&) = delete;
   // Stops the thread, then saves when the memory changed.
-  ~SearchMemoryFile();
+  ~SearchMemoryFile() override;
 
   // Saves now when the memory changed since it was loaded or last saved; ok
   // when there was nothing to save. The failure is also logged.
-  Status save_now();
+  Status save_now() override;
+  std::string where() const override { return path_.string(); }
 
   const std::filesystem::path& path() const { return path_; }
 

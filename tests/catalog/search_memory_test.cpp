@@ -491,3 +491,96 @@ TEST_CASE("without a memory, or with learning weighed at 0, the ranking is the w
     }
   }
 }
+
+TEST_CASE("the outbox keeps the clicks recorded since it was last taken, within its limit",
+          "[search_memory]") {
+  SearchMemory memory(still());
+  click(memory, "open a bug", "create_issue");
+  CHECK(memory.take_outbox().empty());  // off until turned on
+  memory.keep_outbox(3);
+  click(memory, "open a bug", "create_issue");
+  click(memory, "open a bug", "create_issue");
+  click(memory, "bug", "list_issues");
+  const SearchMemory::Outbox taken = memory.take_outbox();
+  CHECK(taken == SearchMemory::Outbox{{{"bug", "create_issue"}, 2.0},
+                                      {{"bug", "list_issues"}, 1.0},
+                                      {{"open", "create_issue"}, 2.0}});
+  CHECK(memory.take_outbox().empty());
+  // Clicks that could not be sent go back beside the new ones; a pair past
+  // the limit is learned here but not kept for sending, and counted.
+  click(memory, "bug", "create_issue");
+  memory.return_outbox(taken);
+  click(memory, "pull request", "create_pull_request");
+  CHECK(memory.take_outbox() == SearchMemory::Outbox{{{"bug", "create_issue"}, 3.0},
+                                                     {{"bug", "list_issues"}, 1.0},
+                                                     {{"open", "create_issue"}, 2.0}});
+  CHECK(memory.outbox_dropped() == 2);
+  CHECK(memory.associations("pull") ==
+        std::vector<std::pair<std::string, double>>{{"create_pull_request", 1.0}});
+}
+
+TEST_CASE("merge sets what a shared store holds, decayed to now, within the bounds",
+          "[search_memory]") {
+  FakeClock clock;
+  SearchMemoryOptions options = with_clock(clock);
+  options.max_tools = 2;
+  options.max_terms = 10;
+  SearchMemory memory(options);
+  click(memory, "bug", "create_issue");
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(clock.now.time_since_epoch()).count();
+  const std::int64_t month_ago = now - std::int64_t{30} * 24 * 3600;
+  memory.merge({{"bug", "create_issue", 5.0, now},       // set, not added
+                {"bug", "list_issues", 4.0, month_ago},  // 2 today
+                {"issu", "list_issues", 0.01, now}});    // forgotten: not kept
+  CHECK(memory.associations("bug") ==
+        std::vector<std::pair<std::string, double>>{{"create_issue", 5.0}, {"list_issues", 2.0}});
+  CHECK(memory.associations("issu").empty());
+  // A full term takes a new tool only in place of a weaker one.
+  memory.merge({{"bug", "close_issue", 1.0, now}});
+  CHECK(memory.associations("bug").size() == 2);
+  CHECK(memory.associations("bug").back().first == "list_issues");
+  memory.merge({{"bug", "close_issue", 3.0, now}});
+  CHECK(memory.associations("bug") ==
+        std::vector<std::pair<std::string, double>>{{"create_issue", 5.0}, {"close_issue", 3.0}});
+  // A forgotten count removes the pair, and the term with its last pair.
+  memory.merge({{"bug", "create_issue", 0.0, now}, {"bug", "close_issue", 0.0, now}});
+  CHECK(memory.associations("bug").empty());
+  CHECK(memory.term_count() == 0);
+  // Merging does not fill the outbox: it is the store's news, not a click.
+  memory.keep_outbox(10);
+  memory.merge({{"bug", "create_issue", 1.0, now}});
+  CHECK(memory.take_outbox().empty());
+  // New terms past max_terms make room as clicks do.
+  std::vector<SearchMemory::SharedCount> many;
+  for (int i = 0; i < 50; ++i)
+    many.push_back(
+        {"term" + std::string(1, char('a' + i % 26)) + std::string(1, char('a' + i / 26)), "t",
+         1.0 + i, now});
+  memory.merge(many);
+  CHECK(memory.term_count() <= 10);
+  CHECK(memory.associations("termxb").size() == 1);  // the strongest (i = 49) stay
+}
+
+TEST_CASE("merge skips what it would not have recorded: a store is written by others",
+          "[search_memory]") {
+  SearchMemory memory(still());
+  const std::int64_t now = std::int64_t{500000} * 3600;  // still()'s clock
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  memory.merge({{"", "t", 1.0, now},
+                {"12345", "t", 1.0, now},
+                {std::string(SearchMemory::kMaxTermBytes + 1, 'a'), "t", 1.0, now},
+                {"bug", "", 1.0, now},
+                {"bug", std::string(SearchMemory::kMaxToolBytes + 1, 't'), 1.0, now},
+                {"bug", "bad\xff", 1.0, now},
+                {"bug", "nan", nan, now},
+                {"bug", "inf", inf, now},
+                {"bug", "negative", -3.0, now},
+                {"bug", "huge", 1e300, now},
+                {"bug", "future", 2.0, now + 1000}});
+  // A huge count counts as a billion; a stamp in the future as now.
+  CHECK(memory.associations("bug") ==
+        std::vector<std::pair<std::string, double>>{{"huge", 1e9}, {"future", 2.0}});
+  CHECK(memory.term_count() == 1);
+}

@@ -60,7 +60,7 @@ import {
 const execFileAsync = promisify(execFile);
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
 const FILES = { 'notes.txt': 'three instances, one answer\n', 'docs/': '' };
-const TOOLS = ['approved_echo', 'call_tool', 'find_files', 'gen_chars', 'get_file_info', 'list_directory', 'note_mutation', 'pause', 'read_text_file', 'read_tool_result', 'search_file_contents', 'tool_search'];
+const TOOLS = ['approved_echo', 'call_tool', 'find_files', 'gen_chars', 'get_file_info', 'list_directory', 'note_mutation', 'pause', 'read_text_file', 'read_tool_result', 'search_file_contents', 'slow_pause', 'tool_search'];
 const NAMES = ['toolmux1', 'toolmux2', 'toolmux3'];
 
 /** How many of `served` (server names) each instance answered. */

@@ -91,4 +91,29 @@ describe('news between instances on one PostgreSQL store', () => {
     const later = await rawPost(first.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, sessionHeaders(id));
     assert.equal(later.status, 404);
   });
+
+  test("a call's stream resumed on another instance gets the answer as soon as it is stored, not at the next look", async (t) => {
+    const [first, second] = cluster.instances;
+    const id = await rawInitialize(first.url);
+    const headers = sessionHeaders(id);
+    // slow_pause reports progress after 1 s and answers at 1.5 s; a stream
+    // resumed elsewhere that only looked every 2 s would see the answer
+    // about 2 s after it opened.
+    for (let round = 1; round <= 2; round++) {
+      const call = await SseReader.post(first.url, { jsonrpc: '2.0', id: round, method: 'tools/call', params: { name: 'slow_pause', arguments: {}, _meta: { progressToken: `p${round}` } } }, headers);
+      assert.equal(call.response.headers.get('content-type'), 'text/event-stream');
+      const progress = await call.reader.waitFor((e) => e.message?.method === 'notifications/progress', 5000, 'progress');
+      // The client loses its connection, and resumes through another instance.
+      await call.reader.close();
+      const opened = performance.now();
+      const resumed = await SseReader.get(second.url, { ...headers, 'last-event-id': progress.id });
+      assert.equal(resumed.response.status, 200);
+      t.after(() => resumed.reader.close());
+      const answer = await resumed.reader.waitFor((e) => e.message?.id === round, 5000, 'the answer on the resumed stream');
+      const waited = performance.now() - opened;
+      assert.equal(textOf(JSON.parse(answer.data).result).trim(), 'done');
+      assert.ok(waited < 1200, `the answer came ${Math.round(waited)} ms after the stream was resumed on another instance`);
+      await resumed.reader.ended; // the stream ends with its answer
+    }
+  });
 });

@@ -7,9 +7,11 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "src/base/digest.h"
 #include "src/session/session_manager.h"
+#include "src/store/cluster_bus.h"
 #include "src/store/pg_session_store.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/quiet_logger.h"
@@ -36,7 +38,9 @@ std::unique_ptr<PgSessionStore> session_store(const std::string& conninfo, Logge
 struct EndedSink final : MessageSink {
   void send(const json&, const json&) override {}
   void session_ended() override { ended = true; }
+  void look_again() override { ++looked; }
   std::atomic<bool> ended{false};
+  std::atomic<int> looked{0};
 };
 
 // One "instance": its own pool, store and manager on the shared database.
@@ -186,6 +190,79 @@ TEST_CASE("an ending another instance announces drops the copy here by the id's 
   CHECK(std::dynamic_pointer_cast<EndedSink>(made->owned_sink())->ended);
   // The store still has it: only the copy went.
   CHECK(a.store->load_session(made->id())->has_value());
+}
+
+TEST_CASE("news of events stored elsewhere has the session's streams here look again",
+          "[shared_sessions]") {
+  const std::string db = fresh_postgres_database();
+  Instance a(db);
+  auto made = a.manager.create("alice");
+  REQUIRE(made);
+  auto sink = std::dynamic_pointer_cast<EndedSink>(made->owned_sink());
+  a.manager.look_again_elsewhere(sha256_hex("some other id"));
+  CHECK(sink->looked == 0);
+  a.manager.look_again_elsewhere(sha256_hex(made->id()));
+  a.manager.look_again_elsewhere(sha256_hex(made->id()));
+  CHECK(sink->looked == 2);
+  CHECK_FALSE(sink->ended);
+}
+
+TEST_CASE("an event stored by one instance reaches a stream waiting on another at once",
+          "[shared_sessions]") {
+  QuietLogger quiet;
+  const std::string db = fresh_postgres_database();
+  auto store_a = session_store(db, quiet.logger);
+  auto store_b = session_store(db, quiet.logger);
+  store_a->set_append_notice("instance-a");
+  store_a->put_session("s", {{"principal", "p"}});
+  SessionStreams a("s", store_a.get());
+  SessionStreams b("s", store_b.get());
+  // Instance b's bus: the news of a's events has b's streams look again.
+  std::atomic<int> heard{0};
+  auto bus = ClusterBus::start(
+      [&db] {
+        ClusterBusOptions options;
+        options.conninfo = db;
+        options.instance_id = "instance-b";
+        return options;
+      }(),
+      [&](const ClusterEvent& event) {
+        if (event.kind == "session_events" && event.data.value("session", "") == sha256_hex("s")) {
+          ++heard;
+          b.look_again();
+        }
+      },
+      quiet.logger);
+  REQUIRE(bus.ok());
+
+  auto exchange = a.open_exchange(json(1));
+  a.send(progress(1), json(1));
+  auto decision = a.await_decision(exchange);
+  REQUIRE(decision.kind == SessionStreams::Decision::Kind::sse);
+  auto first = a.next(decision.cursor, 50ms, kRunning);
+  REQUIRE_FALSE(first.events.empty());
+  auto resumed = b.resume(format_event_id(decision.cursor.stream, first.events.front().seq));
+  REQUIRE(resumed);
+  // b waits for the rest (it looks by itself only every 2 s); a answers
+  // 100 ms later.
+  std::thread answer([&a] {
+    std::this_thread::sleep_for(100ms);
+    a.send(response(1), json(1));
+  });
+  const auto waiting = std::chrono::steady_clock::now();
+  auto rest = b.next(*resumed, 5000ms, kRunning);
+  const auto waited = std::chrono::steady_clock::now() - waiting;
+  answer.join();
+  REQUIRE(rest.events.size() == 1);
+  CHECK(json::parse(rest.events[0].data)["id"] == 1);
+  CHECK(waited < 1000ms);
+  CHECK(heard >= 1);
+  // No news for an event a deleted session did not take.
+  const int before = heard;
+  store_a->delete_session("s");
+  store_a->append_event("s", {100, 0, "{}", false});
+  std::this_thread::sleep_for(200ms);
+  CHECK(heard == before);
 }
 
 TEST_CASE("a session's SSE events sent by one instance are resumed on another",

@@ -15,11 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/captured_log.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+using toolmux::testing::CapturedLog;
 using toolmux::testing::eventually;
 using toolmux::testing::read_file;
 using toolmux::testing::TempDir;
@@ -29,23 +31,6 @@ namespace toolmux {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A logger whose lines the test reads, from a file of its own.
-struct CapturedLog {
-  TempDir dir;
-  std::FILE* file = std::fopen((dir.path() / "log").c_str(), "w");
-  Logger logger{file};
-  ~CapturedLog() { std::fclose(file); }
-  std::vector<json> lines(const std::string& event) {
-    std::fflush(file);
-    std::istringstream text(read_file(dir.path() / "log"));
-    std::vector<json> out;
-    for (std::string line; std::getline(text, line);) {
-      if (json record = json::parse(line); record["event"] == event) out.push_back(record);
-    }
-    return out;
-  }
-};
 
 void click(SearchMemory& memory, std::string_view query, const std::string& tool) {
   memory.record(SearchMemory::terms(query), tool);

@@ -17,6 +17,7 @@ import { after, before, test } from 'node:test';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 
 import {
+  DATA_DIR,
   HTTP_CATALOG,
   HttpServer,
   REPO_ROOT,
@@ -26,6 +27,8 @@ import {
   readStoredResult,
   runCli,
   serveStore,
+  short,
+  waitUntil,
 } from './helpers.mjs';
 
 const POSTGRES_SH = path.join(REPO_ROOT, 'tests/support/postgres.sh');
@@ -107,6 +110,39 @@ test('with --store postgresql, a result offloaded through one instance is read b
   const own = await offloadChars(assert, legacy.client, 9000);
   const back = await readStoredResult(assert, legacy.client, own);
   assert.ok(back.text === genCharsText(9000));
+});
+
+test('what tool_search learns through one instance ranks on the others, from the store', async (t) => {
+  const db = freshDatabase();
+  const env = { TOOLMUX_POSTGRES_URL: db.url };
+  const catalog = path.join(DATA_DIR, 'learning_catalog.json');
+  const args = ['--store', 'postgresql'];
+  const first = await HttpServer.start(t, { catalog, args, env });
+  const second = await HttpServer.start(t, { catalog, args, env });
+  const query = 'send a message to a channel';
+  const ranking = async (client) => {
+    const result = await client.callTool({ name: 'tool_search', arguments: { query, limit: 10 } });
+    assert.equal(result.isError, false, short(result));
+    return result.structuredContent.tools.map((tool) => tool.name);
+  };
+  const there = await connectModern(t, second.url);
+  const before = await ranking(there);
+
+  // The same principal searches and calls the third tool through the first instance.
+  const here = await connectModern(t, first.url);
+  assert.deepEqual(await ranking(here), before);
+  const called = await here.callTool({ name: before[2], arguments: { text: 'hello team' } });
+  assert.equal(called.isError, false, short(called));
+
+  // The second instance ranks it first within a few seconds (each sends and
+  // reads every 2 s), the others keeping their order.
+  let after = before;
+  await waitUntil(async () => (after = await ranking(there))[0] === before[2], 8000, `${before[2]} first on the second instance`);
+  assert.deepEqual(after.filter((name) => name !== before[2]), before.filter((name) => name !== before[2]));
+  // Normalized words and the tool's name only: never the call's arguments.
+  assert.equal(psql(db.url, `SELECT string_agg(DISTINCT tool, ',') || ' ' || string_agg(DISTINCT term, ',' ORDER BY term) FROM toolmux_search_memory`), `${before[2]} channel,messag,send`);
+  // The data directories keep no memory file of their own.
+  for (const server of [first, second]) assert.ok(!fs.existsSync(path.join(server.dataDir, 'search-memory')));
 });
 
 test('the connection string may come from --store-url-file (first line), over stdio too', async (t) => {

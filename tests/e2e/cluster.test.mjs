@@ -23,7 +23,8 @@
 //   keyed mutations, offloaded results), with every acknowledged mutation's
 //   audit record in the store and every acknowledged result read back whole
 //   through the survivors; a stdio upstream's list change on one instance
-//   told to the listeners of every instance, each listing the new tool;
+//   told to the listeners of every instance, each listing the new tool (also
+//   a lazy upstream not started on the others);
 // - examples/haproxy/*.cfg pass `haproxy -c` as written;
 // - teardown leaves no process and no folder, also when the test process is
 //   killed.
@@ -49,6 +50,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { Cluster, HAPROXY_LEGACY_SESSIONS, childrenOf, clusterOnPostgres, connectModern } from './cluster.mjs';
 import {
   DATA_DIR,
+  HttpServer,
   connectHttp,
   genCharsText,
   initializeRequest,
@@ -71,6 +73,7 @@ import {
 const execFileAsync = promisify(execFile);
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
 const UPSTREAM_CATALOG = path.join(DATA_DIR, 'cluster', 'upstream_catalog.json');
+const LAZY_UPSTREAM_CATALOG = path.join(DATA_DIR, 'cluster', 'lazy_upstream_catalog.json');
 const FILES = { 'notes.txt': 'three instances, one answer\n', 'docs/': '' };
 const TOOLS = ['approved_echo', 'call_tool', 'find_files', 'gen_chars', 'get_file_info', 'list_directory', 'note_mutation', 'pause', 'read_text_file', 'read_tool_result', 'search_file_contents', 'tool_search'];
 const NAMES = ['toolmux1', 'toolmux2', 'toolmux3'];
@@ -579,37 +582,54 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', () => {
     t.diagnostic(`${acknowledged.length} mutations acknowledged, ${records.length} audit records; ${offloaded.length} offloaded results read back, ${offloaded.filter((c) => c.server === victimName).length} stored by ${victimName}`);
   });
 
-  test("an upstream's tools/list_changed on one instance reaches the listeners of every instance, and each lists the new tool", async (t) => {
-    // Each instance runs its own copy of the upstream; their tool list is one
-    // file, and only the copy that grew it says list_changed.
-    const list = path.join(makeTempDir('toolmux-shared-list-'), 'tools.txt');
-    const fanned = await Cluster.start(t, { catalog: UPSTREAM_CATALOG, files: FILES, store: 'postgresql', postgres: pg, env: { TOOLMUX_E2E_SHARED_LIST: list } });
-    const direct = await Promise.all(fanned.instances.map((server) => connectModern(t, server.url)));
-    const upstreamTools = async (record) => toolNames((await record.client.listTools({}, { cacheMode: 'bypass' })).tools).filter((name) => name.startsWith('shared_'));
-    for (const record of direct) assert.deepEqual(await upstreamTools(record), ['shared_grow']);
-    // Listeners on every instance: a 2026-07-28 subscriptions/listen and a
-    // 1.x client's session (its GET stream).
-    const listeners = await listenOnEvery(t, fanned);
-    const legacy = await Promise.all(fanned.instances.map((server) => connectHttp(t, server.url)));
-    const told = legacy.map(() => 0);
-    legacy.forEach((session, i) => session.client.setNotificationHandler(ToolListChangedNotificationSchema, () => (told[i] += 1)));
+  for (const lazy of [false, true]) {
+    const which = lazy ? 'a lazy upstream not started on the others (its tools known from the store)' : 'an upstream running on every instance';
+    test(`${which}: its tools/list_changed on one instance reaches the listeners of every instance, and each lists the new tool`, async (t) => {
+      // Each instance runs its own copy of the upstream; their tool list is one
+      // file, and only the copy that grew it says list_changed.
+      const list = path.join(makeTempDir('toolmux-shared-list-'), 'tools.txt');
+      const env = { TOOLMUX_E2E_SHARED_LIST: list };
+      const catalog = lazy ? LAZY_UPSTREAM_CATALOG : UPSTREAM_CATALOG;
+      const database = await pg.createdb();
+      if (lazy) {
+        // One instance before them lists it into the store: then none of
+        // them starts it to learn its tools.
+        const first = await HttpServer.start(t, { catalog, args: ['--store', 'postgresql'], env: { ...env, TOOLMUX_POSTGRES_URL: database } });
+        await first.waitForLog((l) => l.event === 'upstream_tools_changed' && l.upstream === 'shared', 10000);
+        await first.kill();
+      }
+      const fanned = await Cluster.start(t, { catalog, files: FILES, store: 'postgresql', database, env });
+      const started = (server) => server.logs.some((l) => l.event === 'upstream_started' && l.upstream === 'shared');
+      const direct = await Promise.all(fanned.instances.map((server) => connectModern(t, server.url)));
+      const upstreamTools = async (record) => toolNames((await record.client.listTools({}, { cacheMode: 'bypass' })).tools).filter((name) => name.startsWith('shared_'));
+      for (const record of direct) assert.deepEqual(await upstreamTools(record), ['shared_grow']);
+      assert.deepEqual(fanned.instances.map(started), [!lazy, !lazy, !lazy]);
+      // Listeners on every instance: a 2026-07-28 subscriptions/listen and a
+      // 1.x client's session (its GET stream).
+      const listeners = await listenOnEvery(t, fanned);
+      const legacy = await Promise.all(fanned.instances.map((server) => connectHttp(t, server.url)));
+      const told = legacy.map(() => 0);
+      legacy.forEach((session, i) => session.client.setNotificationHandler(ToolListChangedNotificationSchema, () => (told[i] += 1)));
 
-    const grew = await direct[0].client.callTool({ name: 'shared_grow', arguments: { name: 'fresh' } });
-    assert.equal(textOf(grew), 'grew fresh', short(grew));
-    for (const [i, reader] of listeners.entries()) {
-      await reader.waitFor((e) => e.message?.method === 'notifications/tools/list_changed', 5000, `list_changed on ${fanned.instances[i].name}'s listen`);
-    }
-    await waitUntil(() => told.every((n) => n > 0), 5000, `list_changed on every legacy session (told: ${told})`);
-    for (const [i, record] of direct.entries()) {
-      assert.deepEqual(await upstreamTools(record), ['shared_fresh', 'shared_grow'], fanned.instances[i].name);
-      const called = await record.client.callTool({ name: 'shared_fresh', arguments: {} });
-      assert.equal(textOf(called), 'fresh here', `${fanned.instances[i].name}: ${short(called)}`);
-    }
-    // The others listed it again because they were told: their copies said nothing.
-    for (const server of fanned.instances.slice(1)) {
-      assert.ok(server.logs.some((l) => l.event === 'upstream_tools_changed' && l.upstream === 'shared' && l.tools === 2), `${server.name} did not list the upstream again`);
-    }
-  });
+      const grew = await direct[0].client.callTool({ name: 'shared_grow', arguments: { name: 'fresh' } });
+      assert.equal(textOf(grew), 'grew fresh', short(grew));
+      for (const [i, reader] of listeners.entries()) {
+        await reader.waitFor((e) => e.message?.method === 'notifications/tools/list_changed', 5000, `list_changed on ${fanned.instances[i].name}'s listen`);
+      }
+      await waitUntil(() => told.every((n) => n > 0), 5000, `list_changed on every legacy session (told: ${told})`);
+      for (const record of direct) assert.deepEqual(await upstreamTools(record), ['shared_fresh', 'shared_grow']);
+      // A lazy copy elsewhere took the list from the store, not started.
+      assert.deepEqual(fanned.instances.map(started), [true, !lazy, !lazy]);
+      for (const [i, record] of direct.entries()) {
+        const called = await record.client.callTool({ name: 'shared_fresh', arguments: {} });
+        assert.equal(textOf(called), 'fresh here', `${fanned.instances[i].name}: ${short(called)}`);
+      }
+      // The others took the new list because they were told: their copies said nothing.
+      for (const server of fanned.instances.slice(1)) {
+        assert.ok(server.logs.some((l) => l.event === 'upstream_tools_changed' && l.upstream === 'shared' && l.tools === 2), `${server.name} did not list the upstream again`);
+      }
+    });
+  }
 });
 
 test('the HAProxy configurations of examples/haproxy/ are valid as written (haproxy -c)', async () => {

@@ -405,7 +405,7 @@ Result<Upstream::Connected> Upstream::connect() {
   return Connected{std::move(client), std::move(listed).value()};
 }
 
-void Upstream::set_tools(const std::vector<json>& tools) {
+void Upstream::set_tools(const std::vector<json>& tools, bool listed) {
   bool changed = false;
   {
     std::lock_guard lock(mutex_);
@@ -415,7 +415,7 @@ void Upstream::set_tools(const std::vector<json>& tools) {
   }
   if (!changed) return;
   write_cache(tools_cache_, tools);
-  if (hooks_.write_tools) hooks_.write_tools(name(), tools);
+  if (listed && hooks_.write_tools) hooks_.write_tools(name(), tools);
   logger_.write(LogLevel::info, "upstream_tools_changed",
                 {{"upstream", name()}, {"tools", tools.size()}});
   if (hooks_.on_tools_changed) hooks_.on_tools_changed(name());
@@ -484,6 +484,17 @@ void Upstream::supervise() {
       auto client = client_;
       lock.unlock();
       relist(client);
+      lock.lock();
+      continue;
+    }
+    if (!client_ && !wanted_ && relist_wanted_) {
+      // Lazy and not started here: another instance's copy changed, and what
+      // it listed is in the shared store. Nothing to start for it.
+      relist_wanted_ = false;
+      if (!hooks_.read_tools) continue;
+      lock.unlock();
+      const std::optional<std::vector<json>> stored = hooks_.read_tools(name());
+      if (stored) set_tools(*stored, /*listed=*/false);
       lock.lock();
       continue;
     }

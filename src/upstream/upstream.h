@@ -95,7 +95,9 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   void stop();
   // Lists its tools again soon, as when it says tools/list_changed (another
   // instance sharing the store heard that its copy of this upstream changed).
-  // Nothing when it is not running: its next start lists them.
+  // A lazy upstream not started here takes them from the shared store again
+  // (Hooks::read_tools), where that instance put them; its next start lists
+  // them. Nothing otherwise while it is not running.
   void request_relist();
 
   const std::string& name() const { return spec_.name; }
@@ -172,7 +174,9 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   nlohmann::json listen_filter_locked() const;
   // Told by `client` that its subscription ended.
   void listen_ended(const McpClient* client, const std::string& why, bool refused);
-  void set_tools(const std::vector<nlohmann::json>& tools);
+  // `listed`: the upstream's own answer, kept in the shared store too; else
+  // read from there.
+  void set_tools(const std::vector<nlohmann::json>& tools, bool listed = true);
   // Admission: the client to send on, or a failure outcome. `probe` is set when
   // this call is the breaker's probe.
   std::shared_ptr<McpClient> admit(Clock::time_point deadline, bool& probe,

@@ -220,19 +220,20 @@ export class Cluster {
    * fresh --data-dir, all the same --root and `catalog`, plus `args`) and
    * HAProxy in front. `store`: 'rocksdb' (default, each instance its own) or
    * 'postgresql' (`--store postgresql`, TOOLMUX_POSTGRES_URL a fresh database
-   * of `postgres`, a Postgres). `haproxy`: the example configuration to run
+   * of `postgres`, a Postgres, or `database`, the connection string of one
+   * made before). `haproxy`: the example configuration to run
    * (default examples/haproxy/haproxy.cfg). `stateKey` (32 bytes): written
    * as every instance's <data-dir>/state.key before it starts, so that a
    * requestState sealed by one opens on another. `t` closes it after the test;
    * else call close().
    */
-  static async start(t, { instances = 3, catalog, args = [], env = {}, files = {}, store = 'rocksdb', postgres, haproxy = HAPROXY_EXAMPLE, stateKey } = {}) {
+  static async start(t, { instances = 3, catalog, args = [], env = {}, files = {}, store = 'rocksdb', postgres, database, haproxy = HAPROXY_EXAMPLE, stateKey } = {}) {
     const cluster = new Cluster();
     cluster.example = haproxy;
     cluster.stateKey = stateKey;
     if (t) t.after(() => cluster.close());
     try {
-      await cluster.#start({ instances, catalog, args, env, files, store, postgres });
+      await cluster.#start({ instances, catalog, args, env, files, store, postgres, database });
     } catch (error) {
       await cluster.close();
       throw error;
@@ -246,7 +247,7 @@ export class Cluster {
     this.haproxy = null;
   }
 
-  async #start({ instances, catalog, args, env, files, store, postgres }) {
+  async #start({ instances, catalog, args, env, files, store, postgres, database }) {
     // Inside the cluster's folder, so that the watchdog removes it too.
     this.root = path.join(this.dir, 'root');
     fs.mkdirSync(this.root);
@@ -255,8 +256,8 @@ export class Cluster {
     const instanceEnv = { ...env };
     const storeArgs = [];
     if (store === 'postgresql') {
-      if (!postgres) throw new Error('Cluster.start: store postgresql needs a Postgres');
-      instanceEnv.TOOLMUX_POSTGRES_URL = await postgres.createdb();
+      if (!postgres && !database) throw new Error('Cluster.start: store postgresql needs a Postgres or a database');
+      instanceEnv.TOOLMUX_POSTGRES_URL = database ?? (await postgres.createdb());
       storeArgs.push('--store', 'postgresql');
     } else if (store !== 'rocksdb') {
       throw new Error(`Cluster.start: unknown store ${store}`);

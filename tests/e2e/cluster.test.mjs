@@ -19,13 +19,21 @@
 // - kill -9 of one instance under 300 modern calls, 8 at a time: only calls
 //   in flight on it fail, HAProxy takes it out of rotation within about a
 //   second, and the others go on answering;
+// - on a shared PostgreSQL store: the same kill under mixed calls (reads,
+//   keyed mutations, offloaded results), with every acknowledged mutation's
+//   audit record in the store and every acknowledged result read back whole
+//   through the survivors; a stdio upstream's list change on one instance
+//   told to the listeners of every instance, each listing the new tool (also
+//   a lazy upstream not started on the others);
 // - examples/haproxy/*.cfg pass `haproxy -c` as written;
 // - teardown leaves no process and no folder, also when the test process is
 //   killed.
 //
 // The catalog (tests/data/e2e/cluster/catalog.json): gen_chars; pause, which
 // runs 0.3 s as a child process of the instance; approved_echo, confirmed by
-// the client's human. The re-ranking tests use tests/data/e2e/rerank/.
+// the client's human; note_mutation, journaled. The re-ranking tests use
+// tests/data/e2e/rerank/; the list change, upstream_catalog.json there (the
+// upstream shared_list_upstream.mjs).
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -37,14 +45,19 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { Cluster, HAPROXY_LEGACY_SESSIONS, childrenOf, clusterOnPostgres, connectModern } from './cluster.mjs';
 import {
   DATA_DIR,
+  HttpServer,
   connectHttp,
   genCharsText,
   initializeRequest,
+  makeTempDir,
   notFoundPrefix,
   offloadChars,
+  parseOffloadNotice,
   readStoredResult,
   runCli,
   rawPost,
@@ -59,6 +72,8 @@ import {
 
 const execFileAsync = promisify(execFile);
 const CATALOG = path.join(DATA_DIR, 'cluster', 'catalog.json');
+const UPSTREAM_CATALOG = path.join(DATA_DIR, 'cluster', 'upstream_catalog.json');
+const LAZY_UPSTREAM_CATALOG = path.join(DATA_DIR, 'cluster', 'lazy_upstream_catalog.json');
 const FILES = { 'notes.txt': 'three instances, one answer\n', 'docs/': '' };
 const TOOLS = ['approved_echo', 'call_tool', 'find_files', 'gen_chars', 'get_file_info', 'list_directory', 'note_mutation', 'pause', 'read_text_file', 'read_tool_result', 'search_file_contents', 'slow_pause', 'tool_search'];
 const NAMES = ['toolmux1', 'toolmux2', 'toolmux3'];
@@ -91,6 +106,35 @@ async function assertStatusFromEveryInstance(cluster, store, n = 3) {
     ids.add(server.instance);
   }
   assert.equal(ids.size, cluster.instances.length, `instance ids: ${[...ids]}`);
+}
+
+/**
+ * A 2026-07-28 subscriptions/listen for tool list changes on each instance
+ * (directly, not through the proxy), acknowledged; resolves their SseReaders,
+ * closed after the test.
+ */
+async function listenOnEvery(t, cluster) {
+  const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const listeners = [];
+  t.after(() => Promise.all(listeners.map((r) => r.close())));
+  for (const server of cluster.instances) {
+    const { response, reader } = await SseReader.post(
+      server.url,
+      { jsonrpc: '2.0', id: 'listen', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+    );
+    listeners.push(reader);
+    assert.equal(response.status, 200, server.name);
+    await reader.waitFor((e) => e.message?.method === 'notifications/subscriptions/acknowledged', 5000, `${server.name}'s acknowledgment`);
+  }
+  return listeners;
+}
+
+/** `toolmux audit --json --store postgresql --tool TOOL` on the cluster's database: its records. */
+async function sharedAudit(cluster, tool) {
+  const run = await runCli(['audit', '--json', '--store', 'postgresql', '--tool', tool], { env: { TOOLMUX_POSTGRES_URL: cluster.startOptions.env.TOOLMUX_POSTGRES_URL } });
+  assert.equal(run.code, 0, run.stderr);
+  return run.stdout.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
 }
 
 /** A raw POST of tools/list at 2026-07-28 to `url` with `Host: host`; resolves { status, server }. */
@@ -283,6 +327,133 @@ describe('a question to the client answered through another instance (2026-07-28
   });
 });
 
+// Kinds of call for loadAndKill shared by its tests.
+const READ_NOTES = { name: 'read_text_file', run: (c) => c.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } }), check: (r) => assert.equal(textOf(r), FILES['notes.txt']) };
+const PAUSE = { name: 'pause', run: (c) => c.callTool({ name: 'pause', arguments: {} }), check: (r) => assert.equal(textOf(r).trim(), 'done') };
+
+// The calls of the kill test on the shared store: a journaled mutation with
+// an idempotency key of its own, and a result large enough to be offloaded
+// (10,000 bytes, over the catalog's 8192).
+const OFFLOADED_CHARS = 4000;
+const NOTE_WITH_KEY = {
+  name: 'note_mutation',
+  run: (c, call) => {
+    call.key = `load-${call.n}`;
+    return c.callTool({ name: 'note_mutation', arguments: {}, _meta: { 'io.toolmux/idempotencyKey': call.key } });
+  },
+  check: (r) => assert.equal(textOf(r).trim(), 'noted', short(r)),
+};
+const GEN_OFFLOADED = {
+  name: 'gen_chars (offloaded)',
+  run: (c) => c.callTool({ name: 'gen_chars', arguments: { count: OFFLOADED_CHARS } }),
+  check: (r, call) => {
+    const notice = parseOffloadNotice(textOf(r));
+    assert.ok(notice, short(r));
+    assert.equal(notice.preview, genCharsText(2000));
+    call.resultId = notice.id;
+  },
+};
+
+/**
+ * Load through the proxy and kill -9 of instance `victim` under it: `total`
+ * calls over `workers` v2 clients, one after the other on each, call n of
+ * kind kinds[n % kinds.length] ({ name, run(client, call), check(result,
+ * call) }: run may note on `call` what check and the caller need, e.g. a key
+ * or a result id). The victim is killed once a third of the calls are done
+ * and a command (a child of it) runs on it: a call is surely in flight.
+ * Asserts that every failed call was in flight on the victim (at most one per
+ * client, at least one), each survivor logged exactly the tool calls it
+ * answered, the calls before the kill reached every instance and none that
+ * started after the victim's exit did reach it, HAProxy had it out within
+ * 2 s, and the survivors go on answering, alternately. Resolves { calls,
+ * failed, clients, victimName }: each call { n, kind, ok, error, server,
+ * record (its client), ... }.
+ */
+async function loadAndKill(t, cluster, kinds, { total = 300, workers = 8, victim = 1 } = {}) {
+  const victimName = cluster.instances[victim].name;
+  const clients = await Promise.all(Array.from({ length: workers }, () => connectModern(t, cluster.url)));
+  const calls = [];
+  const callsBefore = cluster.instances.map((s) => toolCalls(s).length);
+  let next = 0;
+  // From SIGKILL to the victim's exit being seen here took 30 to 130 ms on a
+  // loaded machine: requests HAProxy sent it meanwhile reached a dying
+  // process, and count as in flight on it.
+  let killedAt = null;
+  let exitedAt = null;
+  let downMs;
+  const worker = async (record) => {
+    while (next < total) {
+      const n = next++;
+      const call = { n, kind: kinds[n % kinds.length], record, start: performance.now() };
+      record.last = null;
+      record.callId = n;
+      try {
+        const result = await call.kind.run(record.client, call);
+        call.kind.check(result, call);
+        call.ok = true;
+      } catch (error) {
+        call.ok = false;
+        call.error = `${error.message}${error.cause ? ` (${error.cause.message ?? error.cause})` : ''}`;
+      }
+      call.end = performance.now();
+      call.server = record.last;
+      calls.push(call);
+    }
+  };
+  const killer = (async () => {
+    const pid = cluster.instances[victim].child.pid;
+    await waitUntil(() => calls.length >= total / 3 && childrenOf(pid).length > 0, 30000, 'a command running on the victim');
+    killedAt = performance.now();
+    await cluster.kill(victim);
+    exitedAt = performance.now();
+    await cluster.waitForDown(victim);
+    downMs = performance.now() - killedAt;
+  })();
+  await Promise.all([...clients.map(worker), killer]);
+
+  assert.equal(calls.length, total);
+  const failed = calls.filter((c) => !c.ok);
+  for (const c of failed) c.proxied = cluster.requests.filter((r) => r.call === String(c.n));
+  const summary = failed.map((c) => ({ n: c.n, kind: c.kind.name, server: c.server, proxied: c.proxied, start: Math.round(c.start - killedAt), exited: Math.round(exitedAt - killedAt), error: c.error.slice(0, 160) }));
+  // Every failure was in flight at the kill (sent before the victim's exit,
+  // answered after the SIGKILL), and went to the victim: either
+  // HAProxy answered 502 naming it, or (the request was not the first on
+  // its client connection) HAProxy closed the connection without an answer
+  // and without a log line, as it does only when the server's connection
+  // broke: a keep-alive race the client may retry.
+  const atKill = (c) => c.start <= exitedAt && c.end >= killedAt;
+  const onVictim = (c) => (c.server === victimName && c.proxied.every((r) => r.server === victimName)) || (c.server === null && c.proxied.length === 0 && /other side closed|socket hang up/.test(c.error));
+  assert.ok(failed.every((c) => atKill(c) && onVictim(c)), `failures not in flight on ${victimName}: ${JSON.stringify(summary)}`);
+  // At most one per client, and at least the command that was running.
+  assert.ok(failed.length >= 1 && failed.length <= workers, JSON.stringify(summary));
+  // No failed call ran on a survivor: each survivor logged exactly the tool
+  // calls that were answered by it.
+  await waitUntil(
+    () =>
+      cluster.instances.every((s, i) => i === victim || toolCalls(s).length - callsBefore[i] === calls.filter((c) => c.ok && c.server === s.name && c.kind.name !== 'tools/list').length),
+    3000,
+    "each survivor's tool_call lines to match its answered calls",
+  );
+  // Calls before the kill were spread over all three; none started after the
+  // victim's exit reached it (a connection refused is sent elsewhere).
+  assert.deepEqual(new Set(calls.filter((c) => c.end < killedAt).map((c) => c.server)), new Set(NAMES));
+  const servedAfter = new Set(calls.filter((c) => c.start > exitedAt).map((c) => c.server));
+  assert.ok(!servedAfter.has(victimName), `calls started after the kill were answered by ${[...servedAfter]}`);
+  // Out of rotation within about a second (fall 2 at inter 300 ms) of the kill.
+  t.diagnostic(`${failed.length} calls failed, in flight on ${victimName} (${summary.map((c) => c.kind).join(', ')}); its exit seen ${Math.round(exitedAt - killedAt)} ms after the kill; HAProxy had it down ${Math.round(downMs)} ms after the kill at the latest`);
+  assert.ok(downMs < 2000, `marked down only ${Math.round(downMs)} ms after the kill`);
+
+  // The survivors go on answering, alternately.
+  const after = [];
+  for (let i = 0; i < 6; i++) {
+    const result = await clients[0].client.callTool({ name: 'gen_chars', arguments: { count: 5 } });
+    assert.equal(textOf(result), genCharsText(5), short(result));
+    after.push(clients[0].last);
+  }
+  assert.deepEqual(countBy(after), { ...Object.fromEntries(NAMES.map((n) => [n, 3])), [victimName]: 0 });
+  return { calls, failed, clients, victimName };
+}
+
 describe('kill -9 of one instance under load', () => {
   let cluster;
   before(async () => {
@@ -291,99 +462,13 @@ describe('kill -9 of one instance under load', () => {
   after(() => cluster?.close());
 
   test('300 modern calls, 8 at a time: only the calls in flight on the killed instance fail, and the cluster goes on answering', async (t) => {
-    const TOTAL = 300;
-    const WORKERS = 8;
-    const victim = 1;
-    const victimName = cluster.instances[victim].name;
-    const clients = await Promise.all(Array.from({ length: WORKERS }, () => connectModern(t, cluster.url)));
-    const kinds = [
+    await loadAndKill(t, cluster, [
       { name: 'tools/list', run: (c) => c.listTools({}, { cacheMode: 'bypass' }), check: (r) => assert.deepEqual(toolNames(r.tools), TOOLS) },
-      { name: 'read_text_file', run: (c) => c.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } }), check: (r) => assert.equal(textOf(r), FILES['notes.txt']) },
-      { name: 'pause', run: (c) => c.callTool({ name: 'pause', arguments: {} }), check: (r) => assert.equal(textOf(r).trim(), 'done') },
+      READ_NOTES,
+      PAUSE,
       { name: 'gen_chars', run: (c) => c.callTool({ name: 'gen_chars', arguments: { count: 40 } }), check: (r) => assert.equal(textOf(r), genCharsText(40)) },
       { name: 'tool_search', run: (c) => c.callTool({ name: 'tool_search', arguments: { query: 'read a text file', limit: 3 } }), check: (r) => assert.notEqual(r.isError, true) },
-    ];
-    const calls = [];
-    const callsBefore = cluster.instances.map((s) => toolCalls(s).length);
-    let next = 0;
-    // From SIGKILL to the victim's exit being seen here took 30 to 130 ms on a
-    // loaded machine: requests HAProxy sent it meanwhile reached a dying
-    // process, and count as in flight on it.
-    let killedAt = null;
-    let exitedAt = null;
-    const worker = async (record) => {
-      while (next < TOTAL) {
-        const n = next++;
-        const call = { n, kind: kinds[n % kinds.length], start: performance.now() };
-        record.last = null;
-        record.callId = n;
-        try {
-          const result = await call.kind.run(record.client);
-          call.kind.check(result);
-          call.ok = true;
-        } catch (error) {
-          call.ok = false;
-          call.error = `${error.message}${error.cause ? ` (${error.cause.message ?? error.cause})` : ''}`;
-        }
-        call.end = performance.now();
-        call.server = record.last;
-        calls.push(call);
-      }
-    };
-    const killer = (async () => {
-      // Kill once a third of the calls are done and a pause runs on the victim
-      // (its command is a child of the instance): a call is surely in flight.
-      const pid = cluster.instances[victim].child.pid;
-      await waitUntil(() => calls.length >= TOTAL / 3 && childrenOf(pid).length > 0, 30000, 'a pause running on the victim');
-      killedAt = performance.now();
-      await cluster.kill(victim);
-      exitedAt = performance.now();
-      await cluster.waitForDown(victim);
-      downMs = performance.now() - killedAt;
-    })();
-    let downMs;
-    await Promise.all([...clients.map(worker), killer]);
-
-    assert.equal(calls.length, TOTAL);
-    const failed = calls.filter((c) => !c.ok);
-    for (const c of failed) c.proxied = cluster.requests.filter((r) => r.call === String(c.n));
-    const summary = failed.map((c) => ({ n: c.n, kind: c.kind.name, server: c.server, proxied: c.proxied, start: Math.round(c.start - killedAt), exited: Math.round(exitedAt - killedAt), error: c.error.slice(0, 160) }));
-    // Every failure was in flight at the kill (sent before the victim's exit,
-    // answered after the SIGKILL), and went to the victim: either
-    // HAProxy answered 502 naming it, or (the request was not the first on
-    // its client connection) HAProxy closed the connection without an answer
-    // and without a log line, as it does only when the server's connection
-    // broke: a keep-alive race the client may retry.
-    const atKill = (c) => c.start <= exitedAt && c.end >= killedAt;
-    const onVictim = (c) => (c.server === victimName && c.proxied.every((r) => r.server === victimName)) || (c.server === null && c.proxied.length === 0 && /other side closed|socket hang up/.test(c.error));
-    assert.ok(failed.every((c) => atKill(c) && onVictim(c)), `failures not in flight on ${victimName}: ${JSON.stringify(summary)}`);
-    // At most one per client, and at least the pause that was running.
-    assert.ok(failed.length >= 1 && failed.length <= WORKERS, JSON.stringify(summary));
-    // No failed call ran on a survivor: each survivor logged exactly the tool
-    // calls that were answered by it.
-    await waitUntil(
-      () =>
-        cluster.instances.every((s, i) => i === victim || toolCalls(s).length - callsBefore[i] === calls.filter((c) => c.ok && c.server === s.name && c.kind.name !== 'tools/list').length),
-      3000,
-      'each survivor\'s tool_call lines to match its answered calls',
-    );
-    // Calls before the kill were spread over all three; none started after the
-    // victim's exit reached it (a connection refused is sent elsewhere).
-    assert.deepEqual(new Set(calls.filter((c) => c.end < killedAt).map((c) => c.server)), new Set(NAMES));
-    const servedAfter = new Set(calls.filter((c) => c.start > exitedAt).map((c) => c.server));
-    assert.ok(!servedAfter.has(victimName), `calls started after the kill were answered by ${[...servedAfter]}`);
-    // Out of rotation within about a second (fall 2 at inter 300 ms) of the kill.
-    t.diagnostic(`${failed.length} calls failed, in flight on ${victimName} (${summary.map((c) => c.kind).join(', ')}); its exit seen ${Math.round(exitedAt - killedAt)} ms after the kill; HAProxy had it down ${Math.round(downMs)} ms after the kill at the latest`);
-    assert.ok(downMs < 2000, `marked down only ${Math.round(downMs)} ms after the kill`);
-
-    // The survivors go on answering, alternately.
-    const after = [];
-    for (let i = 0; i < 6; i++) {
-      const result = await clients[0].client.callTool({ name: 'gen_chars', arguments: { count: 5 } });
-      assert.equal(textOf(result), genCharsText(5), short(result));
-      after.push(clients[0].last);
-    }
-    assert.deepEqual(countBy(after), { ...Object.fromEntries(NAMES.map((n) => [n, 3])), [victimName]: 0 });
+    ]);
   });
 });
 
@@ -455,30 +540,96 @@ describe('three instances sharing a PostgreSQL store behind HAProxy', () => {
     }
   });
 
-  test('a catalog reload is seen by the listeners of every instance', async () => {
+  test('a catalog reload is seen by the listeners of every instance', async (t) => {
     // A 2026-07-28 subscriptions/listen on each instance (directly), then
     // SIGHUP (reload) to the first instance only.
-    const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-    const listeners = [];
-    for (const server of cluster.instances) {
-      const { response, reader } = await SseReader.post(
-        server.url,
-        { jsonrpc: '2.0', id: 'listen', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } },
-        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
-      );
-      assert.equal(response.status, 200, server.name);
-      await reader.waitFor((e) => e.message?.method === 'notifications/subscriptions/acknowledged', 5000, `${server.name}'s acknowledgment`);
-      listeners.push(reader);
-    }
-    try {
-      cluster.instances[0].child.kill('SIGHUP');
-      for (const [i, reader] of listeners.entries()) {
-        await reader.waitFor((e) => e.message?.method === 'notifications/tools/list_changed', 2000, `list_changed on ${cluster.instances[i].name}`);
-      }
-    } finally {
-      await Promise.all(listeners.map((r) => r.close()));
+    const listeners = await listenOnEvery(t, cluster);
+    cluster.instances[0].child.kill('SIGHUP');
+    for (const [i, reader] of listeners.entries()) {
+      await reader.waitFor((e) => e.message?.method === 'notifications/tools/list_changed', 2000, `list_changed on ${cluster.instances[i].name}`);
     }
   });
+
+  test('kill -9 of one instance under mixed calls on the shared store: only the calls in flight on it fail, and no acknowledged mutation or offloaded result is lost', async (t) => {
+    const shared = await Cluster.start(t, { catalog: CATALOG, files: FILES, store: 'postgresql', postgres: pg });
+    const { calls, failed, victimName } = await loadAndKill(t, shared, [READ_NOTES, PAUSE, NOTE_WITH_KEY, GEN_OFFLOADED], { total: 200 });
+    const of = (list, kind) => list.filter((c) => c.kind === kind);
+
+    // Every acknowledged mutation has its audit record, outcome ok; the only
+    // other records are of mutations in flight on the victim (finished
+    // unanswered, or marked interrupted), one each at most.
+    const acknowledged = of(calls, NOTE_WITH_KEY).filter((c) => c.ok);
+    const inFlight = new Set(of(failed, NOTE_WITH_KEY).map((c) => c.key));
+    const records = await sharedAudit(shared, 'note_mutation');
+    const byKey = new Map();
+    for (const r of records) byKey.set(r.idempotency_key, [...(byKey.get(r.idempotency_key) ?? []), r]);
+    const missing = acknowledged.filter((c) => byKey.get(c.key)?.length !== 1 || byKey.get(c.key)[0].outcome !== 'ok');
+    assert.deepEqual(missing.map((c) => ({ key: c.key, server: c.server, records: byKey.get(c.key) })), [], 'acknowledged mutations without their one ok record');
+    const others = records.filter((r) => !acknowledged.some((c) => c.key === r.idempotency_key));
+    assert.ok(others.every((r) => inFlight.has(r.idempotency_key)) && others.length <= inFlight.size, `records of no acknowledged call: ${short(others)}; in flight on ${victimName}: ${[...inFlight]}`);
+    assert.ok(acknowledged.some((c) => c.server === victimName), `no mutation was acknowledged by ${victimName}`);
+
+    // Every acknowledged offloaded result reads back whole through the
+    // survivors, those the victim stored too.
+    const offloaded = of(calls, GEN_OFFLOADED).filter((c) => c.ok);
+    assert.ok(offloaded.some((c) => c.server === victimName), `no result was offloaded by ${victimName}`);
+    for (const c of offloaded) {
+      const from = c.record.served.length;
+      const read = await readStoredResult(assert, c.record.client, c.resultId);
+      assert.ok(read.text === genCharsText(OFFLOADED_CHARS), `${c.resultId} (stored by ${c.server}) read back as ${read.totalChars} characters`);
+      assert.ok(!c.record.served.slice(from).includes(victimName));
+    }
+    t.diagnostic(`${acknowledged.length} mutations acknowledged, ${records.length} audit records; ${offloaded.length} offloaded results read back, ${offloaded.filter((c) => c.server === victimName).length} stored by ${victimName}`);
+  });
+
+  for (const lazy of [false, true]) {
+    const which = lazy ? 'a lazy upstream not started on the others (its tools known from the store)' : 'an upstream running on every instance';
+    test(`${which}: its tools/list_changed on one instance reaches the listeners of every instance, and each lists the new tool`, async (t) => {
+      // Each instance runs its own copy of the upstream; their tool list is one
+      // file, and only the copy that grew it says list_changed.
+      const list = path.join(makeTempDir('toolmux-shared-list-'), 'tools.txt');
+      const env = { TOOLMUX_E2E_SHARED_LIST: list };
+      const catalog = lazy ? LAZY_UPSTREAM_CATALOG : UPSTREAM_CATALOG;
+      const database = await pg.createdb();
+      if (lazy) {
+        // One instance before them lists it into the store: then none of
+        // them starts it to learn its tools.
+        const first = await HttpServer.start(t, { catalog, args: ['--store', 'postgresql'], env: { ...env, TOOLMUX_POSTGRES_URL: database } });
+        await first.waitForLog((l) => l.event === 'upstream_tools_changed' && l.upstream === 'shared', 10000);
+        await first.kill();
+      }
+      const fanned = await Cluster.start(t, { catalog, files: FILES, store: 'postgresql', database, env });
+      const started = (server) => server.logs.some((l) => l.event === 'upstream_started' && l.upstream === 'shared');
+      const direct = await Promise.all(fanned.instances.map((server) => connectModern(t, server.url)));
+      const upstreamTools = async (record) => toolNames((await record.client.listTools({}, { cacheMode: 'bypass' })).tools).filter((name) => name.startsWith('shared_'));
+      for (const record of direct) assert.deepEqual(await upstreamTools(record), ['shared_grow']);
+      assert.deepEqual(fanned.instances.map(started), [!lazy, !lazy, !lazy]);
+      // Listeners on every instance: a 2026-07-28 subscriptions/listen and a
+      // 1.x client's session (its GET stream).
+      const listeners = await listenOnEvery(t, fanned);
+      const legacy = await Promise.all(fanned.instances.map((server) => connectHttp(t, server.url)));
+      const told = legacy.map(() => 0);
+      legacy.forEach((session, i) => session.client.setNotificationHandler(ToolListChangedNotificationSchema, () => (told[i] += 1)));
+
+      const grew = await direct[0].client.callTool({ name: 'shared_grow', arguments: { name: 'fresh' } });
+      assert.equal(textOf(grew), 'grew fresh', short(grew));
+      for (const [i, reader] of listeners.entries()) {
+        await reader.waitFor((e) => e.message?.method === 'notifications/tools/list_changed', 5000, `list_changed on ${fanned.instances[i].name}'s listen`);
+      }
+      await waitUntil(() => told.every((n) => n > 0), 5000, `list_changed on every legacy session (told: ${told})`);
+      for (const record of direct) assert.deepEqual(await upstreamTools(record), ['shared_fresh', 'shared_grow']);
+      // A lazy copy elsewhere took the list from the store, not started.
+      assert.deepEqual(fanned.instances.map(started), [true, !lazy, !lazy]);
+      for (const [i, record] of direct.entries()) {
+        const called = await record.client.callTool({ name: 'shared_fresh', arguments: {} });
+        assert.equal(textOf(called), 'fresh here', `${fanned.instances[i].name}: ${short(called)}`);
+      }
+      // The others took the new list because they were told: their copies said nothing.
+      for (const server of fanned.instances.slice(1)) {
+        assert.ok(server.logs.some((l) => l.event === 'upstream_tools_changed' && l.upstream === 'shared' && l.tools === 2), `${server.name} did not list the upstream again`);
+      }
+    });
+  }
 });
 
 test('the HAProxy configurations of examples/haproxy/ are valid as written (haproxy -c)', async () => {

@@ -78,6 +78,18 @@ UpstreamLifecycle quick() {
   return lifecycle;
 }
 
+// scripted.sh, started on first use, writing what it receives to `received`.
+UpstreamSpec lazy_scripted(const fs::path& received) {
+  UpstreamSpec spec;
+  spec.name = "scripted";
+  spec.prefix = "scripted_";
+  spec.argv = {(fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh").string()};
+  spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + received.string()};
+  spec.lifecycle = quick();
+  spec.lifecycle.lazy = true;
+  return spec;
+}
+
 // Calls `tool` until it is answered (or 5 s pass).
 McpClient::Outcome call_until_answered(Scripted& s, const std::string& tool) {
   McpClient::Outcome outcome;
@@ -254,13 +266,7 @@ TEST_CASE("a lazy upstream starts on first use, its tools known from the last ru
 TEST_CASE("a lazy upstream's tools come from the shared store first, and each listing goes there") {
   TempDir dir;
   QuietLogger quiet;
-  UpstreamSpec spec;
-  spec.name = "scripted";
-  spec.prefix = "scripted_";
-  spec.argv = {(fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh").string()};
-  spec.env = {"PATH=/usr/bin:/bin", "RECEIVED=" + (dir.path() / "received").string()};
-  spec.lifecycle = quick();
-  spec.lifecycle.lazy = true;
+  const UpstreamSpec spec = lazy_scripted(dir.path() / "received");
   std::mutex mutex;  // written on the upstream's thread
   std::vector<std::pair<std::string, std::size_t>> written;
   const auto writes = [&] {
@@ -289,6 +295,38 @@ TEST_CASE("a lazy upstream's tools come from the shared store first, and each li
   CHECK(upstream->call_tool("any", json::object(), context, SideEffect::read_only).result);
   REQUIRE(testing::eventually([&] { return !writes().empty(); }));
   CHECK(writes().front() == std::make_pair(std::string("scripted"), std::size_t{4}));
+  upstream->stop();
+}
+
+TEST_CASE("a lazy upstream not started re-lists from the shared store, still not started") {
+  TempDir dir;
+  QuietLogger quiet;
+  const UpstreamSpec spec = lazy_scripted(dir.path() / "received");
+  std::mutex mutex;  // the store, read on the upstream's thread
+  std::vector<json> stored = {{{"name", "first"}, {"inputSchema", {{"type", "object"}}}}};
+  std::atomic<int> changed{0};
+  std::atomic<int> written{0};
+  Upstream::Hooks hooks;
+  hooks.read_tools = [&](const std::string&) -> std::optional<std::vector<json>> {
+    std::lock_guard lock(mutex);
+    return stored;
+  };
+  hooks.write_tools = [&](const std::string&, const std::vector<json>&) { ++written; };
+  hooks.on_tools_changed = [&](const std::string&) { ++changed; };
+  auto upstream = Upstream::create(spec, quiet.logger, dir.path() / "none.json", hooks);
+  upstream->start();
+  CHECK_FALSE(upstream->wait_started(1s));
+  REQUIRE(upstream->tools().size() == 1);
+  // Another instance's copy listed one more tool and put it in the store.
+  {
+    std::lock_guard lock(mutex);
+    stored.push_back({{"name", "second"}, {"inputSchema", {{"type", "object"}}}});
+  }
+  upstream->request_relist();
+  CHECK(testing::eventually([&] { return upstream->tools().size() == 2 && changed == 1; }));
+  CHECK(written == 0);  // it came from there
+  CHECK(upstream->state() == "not started (starts on first use)");
+  CHECK_FALSE(fs::exists(dir.path() / "received"));
   upstream->stop();
 }
 

@@ -26,6 +26,11 @@ std::string half_life_seconds(const SearchMemoryOptions& options) {
   return std::to_string(seconds > 0 ? seconds : std::int64_t{1} << 40);
 }
 
+// The memory's clock, in seconds since the epoch, as its stamps are.
+std::int64_t seconds_now(const SearchMemoryOptions& options) {
+  return std::chrono::duration_cast<std::chrono::seconds>(options.now().time_since_epoch()).count();
+}
+
 double parse_count(std::string_view text) {
   double value = std::numeric_limits<double>::quiet_NaN();
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -84,9 +89,7 @@ Status PgSearchMemory::send() {
   SearchMemory::Outbox clicks = memory_->take_outbox();
   if (clicks.empty()) return Status::ok_status();
   const SearchMemoryOptions& memory_options = memory_->options();
-  const auto now =
-      std::chrono::duration_cast<std::chrono::seconds>(memory_options.now().time_since_epoch())
-          .count();
+  const std::int64_t now = seconds_now(memory_options);
   auto fail = [&](Status status) {
     memory_->return_outbox(clicks);
     return status;
@@ -147,9 +150,7 @@ Status PgSearchMemory::read_news() {
 
 Result<std::size_t> PgSearchMemory::trim_now() {
   const SearchMemoryOptions& memory_options = memory_->options();
-  const auto now =
-      std::chrono::duration_cast<std::chrono::seconds>(memory_options.now().time_since_epoch())
-          .count();
+  const std::int64_t now = seconds_now(memory_options);
   auto lease = pool_.acquire();
   if (!lease.ok()) return lease.status();
   auto transaction = PgTransaction::begin(**lease);

@@ -5,16 +5,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "src/store/pg_schema.h"
 #include "tests/support/captured_log.h"
+#include "tests/support/eventually.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/quiet_logger.h"
 
 using toolmux::testing::CapturedLog;
 using toolmux::testing::connect_postgres;
+using toolmux::testing::eventually;
 using toolmux::testing::fresh_postgres_database;
 using toolmux::testing::open_postgres_store;
 using toolmux::testing::QuietLogger;
@@ -239,12 +240,8 @@ TEST_CASE("a keeper's thread reads what another instance sent, and sends its out
     PgSearchMemory keeper_a(store_a->pool(), memory_a, log.logger, never);
     memory_a->record(SearchMemory::terms("open a bug"), "create_issue");
   }  // sent by the destructor
-  bool seen = false;
-  for (int i = 0; i < 100 && !seen; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    seen = !memory_b->associations("bug").empty();
-  }
-  CHECK(seen);
+  CHECK(
+      eventually([&] { return !memory_b->associations("bug").empty(); }, std::chrono::seconds(5)));
 }
 
 }  // namespace toolmux

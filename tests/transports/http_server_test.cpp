@@ -300,6 +300,11 @@ TEST_CASE("a body slower than body_timeout gets 408 and its connection is closed
   CHECK_THAT(answer, Catch::Contains("the request body did not arrive within 1 s"));
   client->receive(3s);
   CHECK(client->closed);
+  // Counted where the operator looks.
+  auto metrics = door.connect();
+  REQUIRE(metrics->send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+  CHECK_THAT(metrics->receive(5s),
+             Catch::Contains("toolmux_http_refused_total{reason=\"body_timeout\"} 1\n"));
 }
 
 TEST_CASE("bodies past the budget wait for it, then get 503 with Retry-After") {

@@ -101,6 +101,9 @@ struct HttpServer::Routes {
 
   // Host and Origin: a page on another site must not reach a local server
   // through a name that resolves to 127.0.0.1 (DNS rebinding).
+  // A repeated Host never gets here (refused_before_body: 400); a repeated
+  // Origin is refused whatever its values: which one a check reads is the
+  // attacker's choice, and a browser sends one.
   bool origin_allowed(const httplib::Request& req, std::string& why) const {
     const std::string host = req.get_header_value("Host");
     const std::string_view name = host_name(host);
@@ -112,6 +115,10 @@ struct HttpServer::Routes {
       return false;
     }
     if (!req.has_header("Origin")) return true;  // not a browser
+    if (req.get_header_value_count("Origin") > 1) {
+      why = "Forbidden: the Origin header is repeated";
+      return false;
+    }
     const std::string origin = req.get_header_value("Origin");
     const auto& origins = self.options_.allowed_origins;
     if (std::find(origins.begin(), origins.end(), origin) != origins.end()) return true;
@@ -302,6 +309,14 @@ struct HttpServer::Routes {
   // handler for: those are refused here; a Content-Length over the limit
   // would be read (and dropped) to its end before the 413.
   bool refused_before_body(const httplib::Request& req, httplib::Response& res) {
+    // RFC 9112 section 3.2: a request with more than one Host field is 400,
+    // on every path (/health too): the Host check would read only the first.
+    if (req.get_header_value_count("Host") > 1) {
+      const std::string why = "Bad Request: the Host header is repeated (RFC 9112 section 3.2)";
+      self.logger_.write(LogLevel::warning, "http_refused", {{"status", 400}, {"reason", why}});
+      reply(res, 400, transport_error(why));
+      return true;
+    }
     constexpr std::string_view kMethods[] = {"GET",   "HEAD",   "POST",   "PUT",
                                              "PATCH", "DELETE", "OPTIONS"};
     if (std::find(std::begin(kMethods), std::end(kMethods), req.method) == std::end(kMethods)) {

@@ -5,8 +5,9 @@
 // a POST whose MCP-Protocol-Version says so, served statelessly).
 //
 // What it checks before a message reaches the server, in order, all but the
-// last before reading the body: Host and Origin against the allow-lists (DNS
-// rebinding: 403; /metrics too), the bearer token when tokens are configured
+// last before reading the body: a repeated Host (400 on every path, RFC 9112
+// section 3.2), Host and Origin against the allow-lists (DNS rebinding: 403,
+// a repeated Origin too; /metrics too), the bearer token when tokens are configured
 // (401 with WWW-Authenticate), the Content-Length (413, as soon as the head
 // is read), the session when a legacy request names one (404 when unknown,
 // ended, or another principal's), a share of the body budget (503 with

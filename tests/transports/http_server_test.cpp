@@ -49,18 +49,26 @@ struct FrontDoor {
     return client;
   }
 
+  // The whole answer to an initialize over its own connection (`extra`
+  // headers each end in \r\n).
+  std::string initialize_answer(const std::string& extra = "") const {
+    auto client = connect();
+    REQUIRE(client->send(post_head("", kInitialize.size(), extra + "Connection: close\r\n") +
+                         std::string(kInitialize)));
+    return client->receive(5s);
+  }
+
   // A session's id, from an initialize over its own connection.
   std::string initialize() const {
-    const std::string body =
-        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
-        R"("2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})";
-    auto client = connect();
-    REQUIRE(client->send(post_head("", body.size()) + body));
-    const std::string response = client->receive(5s, "}}");
+    const std::string response = initialize_answer();
     const auto at = response.find("Mcp-Session-Id: ");
     REQUIRE(at != std::string::npos);
     return response.substr(at + 16, response.find("\r\n", at) - at - 16);
   }
+
+  static constexpr std::string_view kInitialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+      R"("2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})";
 
   // The head of a POST to /mcp of `length` bytes, in session `session` (none when empty).
   static std::string post_head(const std::string& session, std::size_t length,
@@ -427,4 +435,45 @@ TEST_CASE(
   FrontDoor none(toolmux::HttpOptions{});
   CHECK(get_all(none, "/status").rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
   CHECK(get_all(none, "/status.json").rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
+}
+
+TEST_CASE("a repeated Host gets 400 on every path, a repeated Origin 403 wherever Origin counts") {
+  // cpp-httplib keeps every field and its get_header_value gives the first:
+  // a second Host or Origin went unchecked.
+  FrontDoor door(with_status("page"));
+  const auto get = [&](const std::string& path, const std::string& headers) {
+    auto client = door.connect();
+    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nConnection: close\r\n" + headers + "\r\n"));
+    return client->receive(5s);
+  };
+  CHECK(door.initialize_answer("Origin: http://localhost\r\n").rfind("HTTP/1.1 200 OK\r\n", 0) ==
+        0);
+
+  for (const std::string second : {"Host: evil.example\r\n", "Host: 127.0.0.1\r\n"}) {
+    INFO(second);
+    const std::string twice = "Host: 127.0.0.1\r\n" + second;
+    const std::string initialize = door.initialize_answer(second);
+    CHECK(initialize.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK_THAT(initialize, Catch::Contains("Bad Request: the Host header is repeated"));
+    CHECK(header_of(initialize, "Mcp-Session-Id").empty());
+    for (const char* path : {"/mcp", "/metrics", "/status", "/status.json", "/health"}) {
+      INFO(path);
+      CHECK(get(path, twice).rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    }
+  }
+
+  for (const std::string second :
+       {"Origin: http://evil.example\r\n", "Origin: http://localhost\r\n"}) {
+    INFO(second);
+    const std::string twice = "Origin: http://localhost\r\n" + second;
+    const std::string initialize = door.initialize_answer(twice);
+    CHECK(initialize.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+    CHECK_THAT(initialize, Catch::Contains("Forbidden: the Origin header is repeated"));
+    for (const char* path : {"/metrics", "/status", "/status.json"}) {
+      INFO(path);
+      CHECK(get(path, "Host: 127.0.0.1\r\n" + twice).rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+    }
+    // The probe checks no Origin.
+    CHECK(get("/health", "Host: 127.0.0.1\r\n" + twice).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  }
 }

@@ -232,8 +232,9 @@ TEST_CASE("/metrics answers only the Host names the endpoint does, /health answe
   FrontDoor door(toolmux::HttpOptions{});
   const auto get = [&](const std::string& path, const std::string& host) {
     auto client = door.connect();
-    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n"));
-    return client->receive(5s, "\n\n");
+    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nHost: " + host +
+                         "\r\nConnection: close\r\n\r\n"));
+    return client->receive(5s);
   };
   const std::string rebound = get("/metrics", "evil.example:8080");
   CHECK(rebound.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
@@ -265,7 +266,7 @@ TEST_CASE(
   const std::vector<Case> cases = {
       {"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 41\x83\r\n\r\n", "400",
        "Content-Length \\\"41\xEF\xBF\xBD\\\" is not a number"},
-      {"GET /metrics HTTP/1.1\r\nHost: evil\xFF.example\r\n\r\n", "403",
+      {"GET /metrics HTTP/1.1\r\nHost: evil\xFF.example\r\nConnection: close\r\n\r\n", "403",
        "Host \\\"evil\xEF\xBF\xBD.example\\\" is not allowed"},
       {"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://\xC3\r\nContent-Length: "
        "2\r\n\r\n{}",

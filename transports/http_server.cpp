@@ -72,6 +72,10 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// Retry-After when a new session could not be stored: about when a store
+// that went away is tried again (src/store/pg_connection.h backs off up to 5 s).
+constexpr int kStoreRetrySeconds = 5;
+
 // A body at least this large is a large message: see TrimAfter.
 constexpr std::size_t kLargeBody = std::size_t{1} << 20;
 
@@ -502,10 +506,22 @@ struct HttpServer::Routes {
     trim.now();
     auto decision = streams.await_decision(exchange);
     if (created) {
-      if (session.peer->initialized()) {
-        res.set_header("Mcp-Session-Id", session.peer->id());
-      } else {
+      if (!session.peer->initialized()) {
         self.sessions_.end(session.peer->id(), principal);  // initialize failed
+      } else if (const Status kept = self.sessions_.keep(session.peer->id()); !kept.ok()) {
+        // An id that was never stored would get 404 at every request, even
+        // once the store is back: no id, and the client tries again.
+        self.sessions_.end(session.peer->id(), principal);
+        self.logger_.write(LogLevel::warning, "session_not_stored", {{"reason", kept.message()}});
+        res.set_header("Retry-After", std::to_string(kStoreRetrySeconds));
+        reply(res, 503,
+              transport_error("Service Unavailable: the session could not be stored (the "
+                              "session store is not answering); send initialize again in " +
+                                  std::to_string(kStoreRetrySeconds) + " seconds",
+                              id));
+        return;
+      } else {
+        res.set_header("Mcp-Session-Id", session.peer->id());
       }
     }
     switch (decision.kind) {

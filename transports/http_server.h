@@ -19,7 +19,9 @@
 // request whose _meta names the 2026-07-28 protocol without the header saying
 // so is 400 with -32020.
 //
-// Legacy: a request without a session must be an initialize (400). A message
+// Legacy: a request without a session must be an initialize (400); its
+// session's id goes out only once HttpSessions::keep has stored it, else the
+// answer is 503 with Retry-After and no id (the store is not answering). A message
 // that passes is delivered to its session's ServerPeer (transports/
 // server_transport.h): a request with Carrier::carry, so the connection's
 // thread, which waits for the answer anyway, runs it; notifications and

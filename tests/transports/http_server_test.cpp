@@ -12,6 +12,9 @@
 
 #include "src/app/session_directory.h"
 #include "src/protocol/mcp_server.h"
+#include "src/store/pg_session_store.h"
+#include "tests/support/eventually.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/quiet_logger.h"
 #include "tests/support/tcp.h"
 #include "tests/support/test_tools.h"
@@ -22,13 +25,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// toolmux's HTTP server on 127.0.0.1 and a free port, in this process.
+// toolmux's HTTP server on 127.0.0.1 and a free port, in this process; its
+// sessions kept in `store` when one is given (it must outlive the door).
 struct FrontDoor {
-  explicit FrontDoor(toolmux::HttpOptions options) {
+  explicit FrontDoor(toolmux::HttpOptions options, toolmux::SessionStore* store = nullptr) {
     server = std::make_unique<toolmux::McpServer>(toolmux::testing::make_test_catalog(),
                                                   toolmux::ServerOptions{}, quiet.logger, metrics);
-    sessions = std::make_unique<toolmux::SessionDirectory>(*server, toolmux::SessionLimits{},
-                                                           nullptr, nullptr, quiet.logger);
+    sessions = std::make_unique<toolmux::SessionDirectory>(*server, toolmux::SessionLimits{}, store,
+                                                           nullptr, quiet.logger);
     http =
         std::make_unique<toolmux::HttpServer>(*sessions, metrics, quiet.logger, std::move(options));
     const toolmux::Status bound = http->bind();
@@ -477,4 +481,46 @@ TEST_CASE("a repeated Host gets 400 on every path, a repeated Origin 403 whereve
     // The probe checks no Origin.
     CHECK(get("/health", "Host: 127.0.0.1\r\n" + twice).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   }
+}
+
+TEST_CASE("an initialize while the session store is down gets 503 with Retry-After and no id",
+          "[postgres]") {
+  toolmux::testing::QuietLogger quiet;
+  auto store = toolmux::PgSessionStore::open(
+      toolmux::testing::open_postgres_store(toolmux::testing::fresh_postgres_database()),
+      quiet.logger);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  FrontDoor door(toolmux::HttpOptions{}, store->get());
+  auto& postgres = toolmux::testing::postgres_server();
+
+  postgres.pause();
+  const std::string refused = door.initialize_answer();
+  postgres.resume();
+  CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK(header_of(refused, "Retry-After") == "5");
+  CHECK(header_of(refused, "Mcp-Session-Id").empty());
+  const auto body = nlohmann::json::parse(refused.substr(refused.find("\r\n\r\n") + 4));
+  CHECK(body["id"] == 1);
+  CHECK_THAT(body["error"]["message"].get<std::string>(),
+             Catch::Contains("the session could not be stored") &&
+                 Catch::Contains("send initialize again in 5 seconds"));
+  CHECK(door.sessions->count() == 0);
+
+  // The store is back (the pool tries again within its back-off): a new
+  // session is stored, and served by its id.
+  std::string answer;
+  CHECK(toolmux::testing::eventually(
+      [&] {
+        answer = door.initialize_answer();
+        return answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0;
+      },
+      6s));
+  const std::string id = header_of(answer, "Mcp-Session-Id");
+  REQUIRE_FALSE(id.empty());
+  CHECK((*store)->load_session(id)->has_value());
+  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  auto client = door.connect();
+  REQUIRE(client->send(FrontDoor::post_head(id, ping.size(), "Connection: close\r\n") + ping));
+  CHECK(client->receive(5s).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }

@@ -109,8 +109,7 @@ GatedConnection::~GatedConnection() {
   if (it != tally_->per_client.end() && --it->second == 0) tally_->per_client.erase(it);
 }
 
-ssize_t GatedConnection::read(char* out, std::size_t size, Clock::time_point deadline,
-                              std::chrono::milliseconds quiet) {
+ssize_t GatedConnection::read(char* out, std::size_t size, Clock::time_point deadline) {
   timed_out_ = false;
   if (ahead_pos_ < ahead_.size()) {
     const std::size_t n = std::min(size, ahead_.size() - ahead_pos_);
@@ -129,13 +128,12 @@ ssize_t GatedConnection::read(char* out, std::size_t size, Clock::time_point dea
       return -1;
     }
     pollfd p{fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, poll_ms(std::min<Clock::duration>(quiet, deadline - now)));
+    // Nothing shorter than the deadline ends the wait: a client may pause
+    // anywhere within it (poll_ms caps one wait at a minute; the loop goes on).
+    const int ready = ::poll(&p, 1, poll_ms(deadline - now));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return -1;
-    if (ready == 0) {
-      timed_out_ = Clock::now() >= deadline;
-      return -1;
-    }
+    if (ready == 0) continue;  // the deadline, checked above, or the cap
     ssize_t n = 0;
     if (size < kReadAhead) {
       ahead_.resize(kReadAhead);

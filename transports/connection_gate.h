@@ -72,11 +72,10 @@ class GatedConnection {
   const std::string& client() const { return client_; }
 
   // Up to `size` bytes: read ahead ones first, else from the socket, waiting
-  // for data at most `quiet` and never past `deadline`. 0 at the end of the
-  // stream; -1 on an error or when the wait ran out (timed_out() then says
-  // whether it was the deadline).
-  ssize_t read(char* out, std::size_t size, Clock::time_point deadline,
-               std::chrono::milliseconds quiet);
+  // for data until `deadline` (however long the client pauses before it). 0
+  // at the end of the stream; -1 on an error, or when the deadline passed
+  // (timed_out() then says so).
+  ssize_t read(char* out, std::size_t size, Clock::time_point deadline);
   // Sends up to `size` bytes, waiting at most `timeout` for room; -1 on an error.
   ssize_t write(const char* data, std::size_t size, std::chrono::milliseconds timeout);
   // True when a write can go out within `timeout` and the client has not closed.

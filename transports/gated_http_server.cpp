@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <optional>
@@ -58,18 +59,20 @@ thread_local ServedRequest* t_request = nullptr;
 
 class GatedStream final : public httplib::Stream {
  public:
+  // Reads wait for the client until `deadline` (its body's), however long it
+  // pauses: cpp-httplib's read timeout (5 s) would end a body that has
+  // body_timeout to arrive, and as an unreadable one (400, not 408).
   GatedStream(GatedConnection& connection, ServedRequest& request, Clock::time_point deadline,
-              std::chrono::milliseconds quiet, std::chrono::milliseconds write_timeout)
-      : c_(connection),
-        request_(request),
-        deadline_(deadline),
-        quiet_(quiet),
-        write_timeout_(write_timeout) {}
+              std::chrono::milliseconds write_timeout)
+      : c_(connection), request_(request), deadline_(deadline), write_timeout_(write_timeout) {}
 
-  bool is_readable() const override { return c_.readable(quiet_); }
+  bool is_readable() const override {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now());
+    return c_.readable(std::max(left, std::chrono::milliseconds(0)));
+  }
   bool is_writable() const override { return c_.writable(write_timeout_); }
   ssize_t read(char* ptr, size_t size) override {
-    const ssize_t n = c_.read(ptr, size, deadline_, quiet_);
+    const ssize_t n = c_.read(ptr, size, deadline_);
     if (n < 0 && c_.timed_out()) request_.timed_out = true;
     return n;
   }
@@ -103,7 +106,6 @@ class GatedStream final : public httplib::Stream {
   GatedConnection& c_;
   ServedRequest& request_;
   const Clock::time_point deadline_;
-  const std::chrono::milliseconds quiet_;
   const std::chrono::milliseconds write_timeout_;
 };
 
@@ -214,13 +216,11 @@ bool GatedHttpServer::process_and_close_socket(socket_t sock) {
 }
 
 void GatedHttpServer::serve(std::shared_ptr<GatedConnection> connection) {
-  const auto quiet = to_ms(read_timeout_sec_, read_timeout_usec_);
   const auto write_timeout = to_ms(write_timeout_sec_, write_timeout_usec_);
   for (;;) {
     ServedRequest request(*connection);
     request.head = connection->head();
-    GatedStream stream(*connection, request, Clock::now() + limits_.body_timeout, quiet,
-                       write_timeout);
+    GatedStream stream(*connection, request, Clock::now() + limits_.body_timeout, write_timeout);
     const bool stopping = svr_sock_ == INVALID_SOCKET;
     bool client_closes = false;
     t_request = &request;

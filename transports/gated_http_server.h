@@ -1,8 +1,10 @@
 // cpp-httplib's Server with its connections kept in a ConnectionGate while
 // they owe a request head, and served on ElasticThreads once it is there: a
 // thread is taken by a request, never by a client slow to send one. A
-// request's body must arrive within body_timeout of its head; a read past
-// that fails (the handler sees an unreadable body; body_timed_out() says why).
+// request's body must arrive within body_timeout of its head, however long
+// the client pauses within it (cpp-httplib's read timeout plays no part); a
+// read past that fails (the handler sees an unreadable body; body_timed_out()
+// says why, and body_timeouts() counts it).
 //
 // After each response the connection goes back to the gate for its next
 // request, unless it must close: the client or the server said so, or the

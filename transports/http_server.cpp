@@ -72,6 +72,10 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// Retry-After when a new session could not be stored: about when a store
+// that went away is tried again (src/store/pg_connection.h backs off up to 5 s).
+constexpr int kStoreRetrySeconds = 5;
+
 // A body at least this large is a large message: see TrimAfter.
 constexpr std::size_t kLargeBody = std::size_t{1} << 20;
 
@@ -101,6 +105,9 @@ struct HttpServer::Routes {
 
   // Host and Origin: a page on another site must not reach a local server
   // through a name that resolves to 127.0.0.1 (DNS rebinding).
+  // A repeated Host never gets here (refused_before_body: 400); a repeated
+  // Origin is refused whatever its values: which one a check reads is the
+  // attacker's choice, and a browser sends one.
   bool origin_allowed(const httplib::Request& req, std::string& why) const {
     const std::string host = req.get_header_value("Host");
     const std::string_view name = host_name(host);
@@ -112,6 +119,10 @@ struct HttpServer::Routes {
       return false;
     }
     if (!req.has_header("Origin")) return true;  // not a browser
+    if (req.get_header_value_count("Origin") > 1) {
+      why = "Forbidden: the Origin header is repeated";
+      return false;
+    }
     const std::string origin = req.get_header_value("Origin");
     const auto& origins = self.options_.allowed_origins;
     if (std::find(origins.begin(), origins.end(), origin) != origins.end()) return true;
@@ -302,6 +313,14 @@ struct HttpServer::Routes {
   // handler for: those are refused here; a Content-Length over the limit
   // would be read (and dropped) to its end before the 413.
   bool refused_before_body(const httplib::Request& req, httplib::Response& res) {
+    // RFC 9112 section 3.2: a request with more than one Host field is 400,
+    // on every path (/health too): the Host check would read only the first.
+    if (req.get_header_value_count("Host") > 1) {
+      const std::string why = "Bad Request: the Host header is repeated (RFC 9112 section 3.2)";
+      self.logger_.write(LogLevel::warning, "http_refused", {{"status", 400}, {"reason", why}});
+      reply(res, 400, transport_error(why));
+      return true;
+    }
     constexpr std::string_view kMethods[] = {"GET",   "HEAD",   "POST",   "PUT",
                                              "PATCH", "DELETE", "OPTIONS"};
     if (std::find(std::begin(kMethods), std::end(kMethods), req.method) == std::end(kMethods)) {
@@ -487,10 +506,22 @@ struct HttpServer::Routes {
     trim.now();
     auto decision = streams.await_decision(exchange);
     if (created) {
-      if (session.peer->initialized()) {
-        res.set_header("Mcp-Session-Id", session.peer->id());
-      } else {
+      if (!session.peer->initialized()) {
         self.sessions_.end(session.peer->id(), principal);  // initialize failed
+      } else if (const Status kept = self.sessions_.keep(session.peer->id()); !kept.ok()) {
+        // An id that was never stored would get 404 at every request, even
+        // once the store is back: no id, and the client tries again.
+        self.sessions_.end(session.peer->id(), principal);
+        self.logger_.write(LogLevel::warning, "session_not_stored", {{"reason", kept.message()}});
+        res.set_header("Retry-After", std::to_string(kStoreRetrySeconds));
+        reply(res, 503,
+              transport_error("Service Unavailable: the session could not be stored (the "
+                              "session store is not answering); send initialize again in " +
+                                  std::to_string(kStoreRetrySeconds) + " seconds",
+                              id));
+        return;
+      } else {
+        res.set_header("Mcp-Session-Id", session.peer->id());
       }
     }
     switch (decision.kind) {

@@ -5,8 +5,9 @@
 // a POST whose MCP-Protocol-Version says so, served statelessly).
 //
 // What it checks before a message reaches the server, in order, all but the
-// last before reading the body: Host and Origin against the allow-lists (DNS
-// rebinding: 403; /metrics too), the bearer token when tokens are configured
+// last before reading the body: a repeated Host (400 on every path, RFC 9112
+// section 3.2), Host and Origin against the allow-lists (DNS rebinding: 403,
+// a repeated Origin too; /metrics too), the bearer token when tokens are configured
 // (401 with WWW-Authenticate), the Content-Length (413, as soon as the head
 // is read), the session when a legacy request names one (404 when unknown,
 // ended, or another principal's), a share of the body budget (503 with
@@ -18,7 +19,9 @@
 // request whose _meta names the 2026-07-28 protocol without the header saying
 // so is 400 with -32020.
 //
-// Legacy: a request without a session must be an initialize (400). A message
+// Legacy: a request without a session must be an initialize (400); its
+// session's id goes out only once HttpSessions::keep has stored it, else the
+// answer is 503 with Retry-After and no id (the store is not answering). A message
 // that passes is delivered to its session's ServerPeer (transports/
 // server_transport.h): a request with Carrier::carry, so the connection's
 // thread, which waits for the answer anyway, runs it; notifications and

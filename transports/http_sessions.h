@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "src/base/status.h"
 #include "transports/http_streams.h"
 #include "transports/server_transport.h"
 
@@ -31,7 +32,14 @@ class HttpSessions {
   virtual ~HttpSessions() = default;
 
   // A new session for `principal`; empty when the limit of sessions is reached.
+  // Nothing else finds it until keep().
   virtual HttpSession create(const std::string& principal) = 0;
+  // After the initialize that opened the session made by create(): keeps it
+  // (where it outlives a restart, and where other instances find it), before
+  // its id goes to the client. The store's Status when it cannot: the
+  // session is then to be ended and its client told to retry, never given
+  // the id (every later request would get 404).
+  virtual Status keep(const std::string& id) = 0;
   // The session with `id` if it exists and is `principal`'s; marks it used.
   virtual HttpSession find(const std::string& id, const std::string& principal) = 0;
   // Ends the session (its calls are cancelled, its streams closed). False

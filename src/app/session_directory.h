@@ -30,6 +30,7 @@ class SessionDirectory final : public HttpSessions {
                    std::shared_ptr<LazyResultStore> results, Logger& logger);
 
   HttpSession create(const std::string& principal) override;
+  Status keep(const std::string& id) override { return manager_->keep(id); }
   HttpSession find(const std::string& id, const std::string& principal) override;
   bool end(const std::string& id, const std::string& principal) override {
     return manager_->end(id, principal);

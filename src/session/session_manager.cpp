@@ -9,6 +9,15 @@ namespace toolmux {
 
 using nlohmann::json;
 
+namespace {
+
+// What the store keeps of a session.
+json record_of(const Session& s) {
+  return {{"principal", s.principal()}, {"label", s.label()}, {"state", s.state()}};
+}
+
+}  // namespace
+
 SessionManager::SessionManager(SessionLimits limits, SessionStore* store,
                                std::shared_ptr<LazyResultStore> results, SinkFactory make_sink,
                                Logger& logger)
@@ -21,9 +30,10 @@ SessionManager::SessionManager(SessionLimits limits, SessionStore* store,
     const auto now = std::chrono::steady_clock::now();
     for (auto& [id, record] : store_->load_sessions()) {
       const std::string label = record.value("label", "http");
-      auto session = make_session(id, record.value("principal", ""), label);
-      session->restore(record.value("state", json::object()));
-      sessions_[id] = Entry{session, now};
+      Entry entry = make_entry(id, record.value("principal", ""), label, /*kept=*/true);
+      entry.session->restore(record.value("state", json::object()));
+      entry.last_used = now;
+      sessions_[id] = std::move(entry);
       // Labels go on from the highest restored one.
       if (label.rfind("http-", 0) == 0) {
         next_label_ =
@@ -63,19 +73,22 @@ SessionManager::~SessionManager() {
   sweeper_.join();
 }
 
-std::shared_ptr<Session> SessionManager::make_session(const std::string& id,
-                                                      const std::string& principal,
-                                                      const std::string& label) {
-  auto session = std::make_shared<Session>(id, principal, label, make_sink_(id));
+SessionManager::Entry SessionManager::make_entry(const std::string& id,
+                                                 const std::string& principal,
+                                                 const std::string& label, bool kept) {
+  Entry entry;
+  entry.session = std::make_shared<Session>(id, principal, label, make_sink_(id));
+  entry.last_used = std::chrono::steady_clock::now();
+  entry.kept = kept;
   if (store_) {
     // Every change of what a session keeps is written through, so a restart
-    // finds the session as its client left it.
-    session->set_state_listener([store = store_](const Session& s) {
-      store->put_session(
-          s.id(), {{"principal", s.principal()}, {"label", s.label()}, {"state", s.state()}});
+    // finds the session as its client left it. One the store missed is
+    // marked: find_shared writes it again rather than take the older record.
+    entry.session->set_state_listener([store = store_, unsaved = entry.unsaved](const Session& s) {
+      unsaved->store(!store->put_session(s.id(), record_of(s)).ok());
     });
   }
-  return session;
+  return entry;
 }
 
 std::shared_ptr<Session> SessionManager::create(const std::string& principal) {
@@ -85,15 +98,33 @@ std::shared_ptr<Session> SessionManager::create(const std::string& principal) {
     if (sessions_.size() >= limits_.max_sessions) return nullptr;
     // 256 random bits, base64url: visible ASCII as the spec requires.
     std::string id = random_id();
-    session = make_session(id, principal, "http-" + std::to_string(next_label_++));
-    sessions_[id] = Entry{session, std::chrono::steady_clock::now()};
-  }
-  if (store_) {
-    store_->put_session(session->id(), {{"principal", session->principal()},
-                                        {"label", session->label()},
-                                        {"state", session->state()}});
+    Entry entry = make_entry(id, principal, "http-" + std::to_string(next_label_++), false);
+    session = entry.session;
+    sessions_[id] = std::move(entry);
   }
   return session;
+}
+
+Status SessionManager::keep(const std::string& id) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return Status::not_found("no such session (it may have ended)");
+    session = it->second.session;
+  }
+  if (store_) {
+    // Written here, not by the state listener, whose writes cannot fail
+    // loudly: a session its client holds must be in the store, or another
+    // instance, or this one after a restart, answers its requests 404.
+    if (Status put = store_->put_session(id, record_of(*session)); !put.ok()) return put;
+  }
+  std::lock_guard lock(mutex_);
+  if (auto it = sessions_.find(id); it != sessions_.end()) {
+    it->second.kept = true;
+    it->second.unsaved->store(false);  // what the listener missed is written now
+  }
+  return Status::ok_status();
 }
 
 std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::string& principal) {
@@ -111,6 +142,7 @@ std::shared_ptr<Session> SessionManager::find_shared(const std::string& id,
   const Result<std::optional<json>> stored = store_->load_session(id);
   std::shared_ptr<Session> session;
   std::shared_ptr<Session> gone;
+  std::shared_ptr<std::atomic<bool>> write_again;
   bool touch = false;
   {
     std::lock_guard lock(mutex_);
@@ -132,13 +164,18 @@ std::shared_ptr<Session> SessionManager::find_shared(const std::string& id,
       const json& record = **stored;
       if (it == sessions_.end()) {
         if (sessions_.size() >= limits_.max_sessions) return nullptr;
-        session = make_session(id, principal, record.value("label", "http"));
-        it = sessions_.emplace(id, Entry{session, now}).first;
+        it = sessions_.emplace(id, make_entry(id, principal, record.value("label", "http"), true))
+                 .first;
       }
       session = it->second.session;
-      // What another instance changed (initialize, log level, discovered
-      // tools) is taken in.
-      if (const json state = record.value("state", json::object()); state != session->state()) {
+      if (it->second.unsaved->load()) {
+        // A change made here did not reach the store (it was down): the
+        // record there is older than this copy, which is written again.
+        write_again = it->second.unsaved;
+      } else if (const json state = record.value("state", json::object());
+                 state != session->state()) {
+        // What another instance changed (initialize, log level, discovered
+        // tools) is taken in.
         session->restore(state);
       }
       it->second.last_used = now;
@@ -149,6 +186,7 @@ std::shared_ptr<Session> SessionManager::find_shared(const std::string& id,
     }
   }
   if (gone) drop_copy(gone, "ended elsewhere");
+  if (write_again && store_->put_session(id, record_of(*session)).ok()) write_again->store(false);
   if (touch) store_->touch_session(id);
   return session;
 }
@@ -197,31 +235,39 @@ void SessionManager::look_again_elsewhere(const std::string& digest) {
 }
 
 bool SessionManager::end(const std::string& id, const std::string& principal) {
+  // A session not kept (its initialize failed, or could not be stored) is
+  // only here: nothing to load, delete or announce.
+  bool kept = true;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = sessions_.find(id); it != sessions_.end()) kept = it->second.kept;
+  }
   // A session this instance has not seen yet is loaded, so that it can end it.
-  if (shared() && !find_shared(id, principal)) return false;
+  if (kept && shared() && !find_shared(id, principal)) return false;
   std::shared_ptr<Session> session;
   {
     std::lock_guard lock(mutex_);
     auto it = sessions_.find(id);
     if (it == sessions_.end() || it->second.session->principal() != principal) return false;
     session = it->second.session;
+    kept = it->second.kept;
     sessions_.erase(it);
   }
-  forget(session, "deleted");
+  forget(session, kept ? "deleted" : "not kept", kept);
   return true;
 }
 
-void SessionManager::forget(const std::shared_ptr<Session>& session, const char* why) {
+void SessionManager::forget(const std::shared_ptr<Session>& session, const char* why, bool stored) {
   session->cancel_all_calls();
   if (const auto& sink = session->owned_sink()) sink->session_ended();
-  if (store_) store_->delete_session(session->id());
+  if (store_ && stored) store_->delete_session(session->id());
   if (results_) {
     // Open the store if need be: results of a session restored after a
     // restart are on disk even when this process has not offloaded yet.
     if (const auto results = results_->get(); results.ok()) (*results)->delete_owner(session->id());
   }
   logger_.write(LogLevel::info, "session_ended", {{"session", session->label()}, {"why", why}});
-  tell_ended(session->id());
+  if (stored) tell_ended(session->id());
 }
 
 void SessionManager::tell_ended(const std::string& id) {

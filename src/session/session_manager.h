@@ -11,13 +11,16 @@
 // SessionStore::shared()), a session lives in the store and each instance
 // keeps a copy: find() loads a session this instance has not seen, and
 // brings its copy up to date (or forgets it, when another instance ended it)
-// at every request. Idle expiry then only drops copies; the store's sessions
-// expire by the time any instance last used them (touch_session, at most once
-// a minute a session), swept by one instance at a time.
+// at every request; a copy whose last change the store missed (it was down)
+// is written to the store instead, so that the change is not undone. Idle
+// expiry then only drops copies; the store's sessions expire by the time any
+// instance last used them (touch_session, at most once a minute a session),
+// swept by one instance at a time.
 //
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -54,8 +57,15 @@ class SessionManager {
   SessionManager(const SessionManager&) = delete;
   SessionManager& operator=(const SessionManager&) = delete;
 
-  // A new session for `principal`, or null when max_sessions are open.
+  // A new session for `principal`, or null when max_sessions are open. It is
+  // not in the store yet: keep() puts it there once its initialize succeeded.
   std::shared_ptr<Session> create(const std::string& principal);
+  // Writes the session made by create() to the store, so that it outlives a
+  // restart and other instances find it; from then on, changes of its state
+  // are written through (unchecked). The store's Status when the write
+  // fails: its client must not be given the id (end() it, and say to retry);
+  // not_found when there is no such session. OK without a store.
+  Status keep(const std::string& id);
   // The session with `id` if it exists and belongs to `principal`; marks it used.
   std::shared_ptr<Session> find(const std::string& id, const std::string& principal);
   // Ends the session: its calls are cancelled, its results deleted, it is
@@ -102,16 +112,21 @@ class SessionManager {
   struct Entry {
     std::shared_ptr<Session> session;
     std::chrono::steady_clock::time_point last_used;
+    bool kept = false;  // in the store: keep(), restored, or loaded from it
     std::chrono::steady_clock::time_point touched{};  // shared store: last touch_session
     std::size_t holds = 0;                            // open connections (hold/release)
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     std::string digest;  // session_id_digest of its id, once asked for
+    // The store missed the last change of its state (set by its state listener).
+    std::shared_ptr<std::atomic<bool>> unsaved = std::make_shared<std::atomic<bool>>(false);
   };
   // The entry whose id has this digest, or end(). Under mutex_.
   std::map<std::string, Entry, std::less<>>::iterator find_digest(const std::string& digest);
-  std::shared_ptr<Session> make_session(const std::string& id, const std::string& principal,
-                                        const std::string& label);
-  void forget(const std::shared_ptr<Session>& session, const char* why);
+  // A new session and its entry, its changes written through to the store.
+  Entry make_entry(const std::string& id, const std::string& principal, const std::string& label,
+                   bool kept);
+  // Ends the session here; `stored`: and in the store, and tells the others.
+  void forget(const std::shared_ptr<Session>& session, const char* why, bool stored = true);
   void tell_ended(const std::string& id);
   // Drops this instance's copy only (shared store).
   void drop_copy(const std::shared_ptr<Session>& session, const char* why);

@@ -51,14 +51,21 @@ void PgSessionStore::failed(const char* what, const Status& status) const {
   }
 }
 
-void PgSessionStore::put_session(std::string_view id, const json& record) {
+Status PgSessionStore::put_session(std::string_view id, const json& record) {
   auto lease = store_->pool().acquire();
-  if (!lease.ok()) return failed("put_session", lease.status());
+  if (!lease.ok()) {
+    failed("put_session", lease.status());
+    return lease.status();
+  }
   auto put = (*lease)->exec(
       "INSERT INTO toolmux_sessions (id, record, touched_ns) VALUES ($1, $2, $3) "
       "ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, touched_ns = EXCLUDED.touched_ns",
       {PgParam::text(id), PgParam::text(record.dump()), PgParam::integer(now_ns())});
-  if (!put.ok()) failed("put_session", put.status());
+  if (!put.ok()) {
+    failed("put_session", put.status());
+    return put.status();
+  }
+  return Status::ok_status();
 }
 
 void PgSessionStore::delete_session(std::string_view id) {

@@ -11,8 +11,8 @@
 // count up across instances.
 //
 // Failures: the event-log members cannot report one (the transport goes on
-// without the log); they log it, rate limited. load_session gives the
-// store's Status.
+// without the log); they log it, rate limited. load_session and put_session
+// give the store's Status (put_session logs it too).
 //
 // Thread-safe: each method takes a connection from the store's pool.
 #pragma once
@@ -37,7 +37,7 @@ class PgSessionStore final : public SessionStore {
   static Result<std::unique_ptr<PgSessionStore>> open(std::shared_ptr<PgStore> store,
                                                       Logger& logger);
 
-  void put_session(std::string_view id, const nlohmann::json& record) override;
+  Status put_session(std::string_view id, const nlohmann::json& record) override;
   void delete_session(std::string_view id) override;
   std::vector<std::pair<std::string, nlohmann::json>> load_sessions() const override;
   Result<std::optional<nlohmann::json>> load_session(std::string_view id) const override;

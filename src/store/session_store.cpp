@@ -35,7 +35,7 @@ class RocksDbSessionStore final : public SessionStore {
   RocksDbSessionStore(std::unique_ptr<rocksdb::DB> db, fs::path folder)
       : db_(std::move(db)), folder_(std::move(folder)) {}
 
-  void put_session(std::string_view id, const json& record) override;
+  Status put_session(std::string_view id, const json& record) override;
   void delete_session(std::string_view id) override;
   std::vector<std::pair<std::string, json>> load_sessions() const override;
   Result<std::optional<json>> load_session(std::string_view id) const override;
@@ -71,11 +71,13 @@ Result<std::unique_ptr<SessionStore>> SessionStore::open(const fs::path& data_di
       new RocksDbSessionStore(std::unique_ptr<rocksdb::DB>(raw), folder));
 }
 
-void RocksDbSessionStore::put_session(std::string_view id, const json& record) {
+Status RocksDbSessionStore::put_session(std::string_view id, const json& record) {
   const std::string key = session_key(id);
   const std::string value = record.dump();
   const RocksDbWrite unchecked;
-  db_->Put(rocksdb::WriteOptions(), key, value);
+  const rocksdb::Status put = db_->Put(rocksdb::WriteOptions(), key, value);
+  if (!put.ok()) return Status::io_error("cannot store the session: " + put.ToString());
+  return Status::ok_status();
 }
 
 void RocksDbSessionStore::delete_session(std::string_view id) {

@@ -39,7 +39,9 @@ class SessionStore : public EventLog {
   static Result<std::unique_ptr<SessionStore>> open(const std::filesystem::path& data_dir);
   ~SessionStore() override = default;
 
-  virtual void put_session(std::string_view id, const nlohmann::json& record) = 0;
+  // Writes the session's record (a new one, or over the one stored); the
+  // store's Status when it cannot.
+  virtual Status put_session(std::string_view id, const nlohmann::json& record) = 0;
   // Deletes the session's record and all its events.
   virtual void delete_session(std::string_view id) = 0;
   // Every stored session: (id, record). A shared store gives none: its

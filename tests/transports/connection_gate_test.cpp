@@ -69,8 +69,7 @@ std::string read_exactly(GatedConnection& c, std::size_t size) {
   std::string out(size, '\0');
   std::size_t got = 0;
   while (got < size) {
-    const ssize_t n = c.read(out.data() + got, size - got, GatedConnection::Clock::now() + 3s,
-                             std::chrono::milliseconds(3000));
+    const ssize_t n = c.read(out.data() + got, size - got, GatedConnection::Clock::now() + 3s);
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }

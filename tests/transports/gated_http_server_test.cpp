@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/elastic_threads.h"
+#include "tests/support/tcp.h"
 
 using namespace toolmux;
 
@@ -70,6 +71,45 @@ TEST_CASE("a handler that throws gets a 500 JSON-RPC error that does not quote t
     const std::lock_guard lock(logged_mutex);
     CHECK(logged == "secret path /home/alice/token.txt");
   }
+
+  server.stop();
+  listening.join();
+}
+
+TEST_CASE("a body that stalls has until body_timeout, however short cpp-httplib's read timeout") {
+  // The stream read with cpp-httplib's read timeout (5 s by default) as well
+  // as the deadline: a body that paused that long was cut off as unreadable
+  // (400), before its body_timeout and without counting as a body timeout.
+  GatedHttpServer::Limits limits;
+  limits.body_timeout = std::chrono::milliseconds(2500);
+  GatedHttpServer server(limits, std::make_shared<ElasticThreads>(8));
+  server.set_read_timeout(1, 0);
+  server.Post("/body", [](const httplib::Request&, httplib::Response& res,
+                          const httplib::ContentReader& read) {
+    const bool whole = read([](const char*, std::size_t) { return true; });
+    res.set_content(whole                               ? "whole"
+                    : GatedHttpServer::body_timed_out() ? "timed out"
+                                                        : "unreadable",
+                    "text/plain");
+  });
+  REQUIRE(server.start().ok());
+  const int port = server.bind_to_any_port("127.0.0.1");
+  REQUIRE(port > 0);
+  std::thread listening([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  toolmux::testing::TcpClient client(port);
+  REQUIRE(client.fd() >= 0);
+  REQUIRE(client.send("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nx"));
+  const auto start = std::chrono::steady_clock::now();
+  // Past the read timeout, nothing yet.
+  CHECK(client.receive(std::chrono::milliseconds(2000)).empty());
+  const std::string answer = client.receive(std::chrono::milliseconds(3000), "timed out");
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK_THAT(answer, Catch::EndsWith("\r\n\r\ntimed out"));
+  CHECK(waited >= std::chrono::milliseconds(2400));
+  CHECK(waited < std::chrono::milliseconds(4000));
+  CHECK(server.body_timeouts() == 1);
 
   server.stop();
   listening.join();

@@ -12,6 +12,9 @@
 
 #include "src/app/session_directory.h"
 #include "src/protocol/mcp_server.h"
+#include "src/store/pg_session_store.h"
+#include "tests/support/eventually.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/quiet_logger.h"
 #include "tests/support/tcp.h"
 #include "tests/support/test_tools.h"
@@ -22,13 +25,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// toolmux's HTTP server on 127.0.0.1 and a free port, in this process.
+// toolmux's HTTP server on 127.0.0.1 and a free port, in this process; its
+// sessions kept in `store` when one is given (it must outlive the door).
 struct FrontDoor {
-  explicit FrontDoor(toolmux::HttpOptions options) {
+  explicit FrontDoor(toolmux::HttpOptions options, toolmux::SessionStore* store = nullptr) {
     server = std::make_unique<toolmux::McpServer>(toolmux::testing::make_test_catalog(),
                                                   toolmux::ServerOptions{}, quiet.logger, metrics);
-    sessions = std::make_unique<toolmux::SessionDirectory>(*server, toolmux::SessionLimits{},
-                                                           nullptr, nullptr, quiet.logger);
+    sessions = std::make_unique<toolmux::SessionDirectory>(*server, toolmux::SessionLimits{}, store,
+                                                           nullptr, quiet.logger);
     http =
         std::make_unique<toolmux::HttpServer>(*sessions, metrics, quiet.logger, std::move(options));
     const toolmux::Status bound = http->bind();
@@ -49,18 +53,26 @@ struct FrontDoor {
     return client;
   }
 
+  // The whole answer to an initialize over its own connection (`extra`
+  // headers each end in \r\n).
+  std::string initialize_answer(const std::string& extra = "") const {
+    auto client = connect();
+    REQUIRE(client->send(post_head("", kInitialize.size(), extra + "Connection: close\r\n") +
+                         std::string(kInitialize)));
+    return client->receive(5s);
+  }
+
   // A session's id, from an initialize over its own connection.
   std::string initialize() const {
-    const std::string body =
-        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
-        R"("2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})";
-    auto client = connect();
-    REQUIRE(client->send(post_head("", body.size()) + body));
-    const std::string response = client->receive(5s, "}}");
+    const std::string response = initialize_answer();
     const auto at = response.find("Mcp-Session-Id: ");
     REQUIRE(at != std::string::npos);
     return response.substr(at + 16, response.find("\r\n", at) - at - 16);
   }
+
+  static constexpr std::string_view kInitialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+      R"("2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})";
 
   // The head of a POST to /mcp of `length` bytes, in session `session` (none when empty).
   static std::string post_head(const std::string& session, std::size_t length,
@@ -224,8 +236,9 @@ TEST_CASE("/metrics answers only the Host names the endpoint does, /health answe
   FrontDoor door(toolmux::HttpOptions{});
   const auto get = [&](const std::string& path, const std::string& host) {
     auto client = door.connect();
-    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n"));
-    return client->receive(5s, "\n\n");
+    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nHost: " + host +
+                         "\r\nConnection: close\r\n\r\n"));
+    return client->receive(5s);
   };
   const std::string rebound = get("/metrics", "evil.example:8080");
   CHECK(rebound.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
@@ -257,7 +270,7 @@ TEST_CASE(
   const std::vector<Case> cases = {
       {"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 41\x83\r\n\r\n", "400",
        "Content-Length \\\"41\xEF\xBF\xBD\\\" is not a number"},
-      {"GET /metrics HTTP/1.1\r\nHost: evil\xFF.example\r\n\r\n", "403",
+      {"GET /metrics HTTP/1.1\r\nHost: evil\xFF.example\r\nConnection: close\r\n\r\n", "403",
        "Host \\\"evil\xEF\xBF\xBD.example\\\" is not allowed"},
       {"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://\xC3\r\nContent-Length: "
        "2\r\n\r\n{}",
@@ -300,6 +313,11 @@ TEST_CASE("a body slower than body_timeout gets 408 and its connection is closed
   CHECK_THAT(answer, Catch::Contains("the request body did not arrive within 1 s"));
   client->receive(3s);
   CHECK(client->closed);
+  // Counted where the operator looks.
+  auto metrics = door.connect();
+  REQUIRE(metrics->send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+  CHECK_THAT(metrics->receive(5s),
+             Catch::Contains("toolmux_http_refused_total{reason=\"body_timeout\"} 1\n"));
 }
 
 TEST_CASE("bodies past the budget wait for it, then get 503 with Retry-After") {
@@ -422,4 +440,87 @@ TEST_CASE(
   FrontDoor none(toolmux::HttpOptions{});
   CHECK(get_all(none, "/status").rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
   CHECK(get_all(none, "/status.json").rfind("HTTP/1.1 404 Not Found\r\n", 0) == 0);
+}
+
+TEST_CASE("a repeated Host gets 400 on every path, a repeated Origin 403 wherever Origin counts") {
+  // cpp-httplib keeps every field and its get_header_value gives the first:
+  // a second Host or Origin went unchecked.
+  FrontDoor door(with_status("page"));
+  const auto get = [&](const std::string& path, const std::string& headers) {
+    auto client = door.connect();
+    REQUIRE(client->send("GET " + path + " HTTP/1.1\r\nConnection: close\r\n" + headers + "\r\n"));
+    return client->receive(5s);
+  };
+  CHECK(door.initialize_answer("Origin: http://localhost\r\n").rfind("HTTP/1.1 200 OK\r\n", 0) ==
+        0);
+
+  for (const std::string second : {"Host: evil.example\r\n", "Host: 127.0.0.1\r\n"}) {
+    INFO(second);
+    const std::string twice = "Host: 127.0.0.1\r\n" + second;
+    const std::string initialize = door.initialize_answer(second);
+    CHECK(initialize.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK_THAT(initialize, Catch::Contains("Bad Request: the Host header is repeated"));
+    CHECK(header_of(initialize, "Mcp-Session-Id").empty());
+    for (const char* path : {"/mcp", "/metrics", "/status", "/status.json", "/health"}) {
+      INFO(path);
+      CHECK(get(path, twice).rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    }
+  }
+
+  for (const std::string second :
+       {"Origin: http://evil.example\r\n", "Origin: http://localhost\r\n"}) {
+    INFO(second);
+    const std::string twice = "Origin: http://localhost\r\n" + second;
+    const std::string initialize = door.initialize_answer(twice);
+    CHECK(initialize.rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+    CHECK_THAT(initialize, Catch::Contains("Forbidden: the Origin header is repeated"));
+    for (const char* path : {"/metrics", "/status", "/status.json"}) {
+      INFO(path);
+      CHECK(get(path, "Host: 127.0.0.1\r\n" + twice).rfind("HTTP/1.1 403 Forbidden\r\n", 0) == 0);
+    }
+    // The probe checks no Origin.
+    CHECK(get("/health", "Host: 127.0.0.1\r\n" + twice).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  }
+}
+
+TEST_CASE("an initialize while the session store is down gets 503 with Retry-After and no id",
+          "[postgres]") {
+  toolmux::testing::QuietLogger quiet;
+  auto store = toolmux::PgSessionStore::open(
+      toolmux::testing::open_postgres_store(toolmux::testing::fresh_postgres_database()),
+      quiet.logger);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  FrontDoor door(toolmux::HttpOptions{}, store->get());
+  auto& postgres = toolmux::testing::postgres_server();
+
+  postgres.pause();
+  const std::string refused = door.initialize_answer();
+  postgres.resume();
+  CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK(header_of(refused, "Retry-After") == "5");
+  CHECK(header_of(refused, "Mcp-Session-Id").empty());
+  const auto body = nlohmann::json::parse(refused.substr(refused.find("\r\n\r\n") + 4));
+  CHECK(body["id"] == 1);
+  CHECK_THAT(body["error"]["message"].get<std::string>(),
+             Catch::Contains("the session could not be stored") &&
+                 Catch::Contains("send initialize again in 5 seconds"));
+  CHECK(door.sessions->count() == 0);
+
+  // The store is back (the pool tries again within its back-off): a new
+  // session is stored, and served by its id.
+  std::string answer;
+  CHECK(toolmux::testing::eventually(
+      [&] {
+        answer = door.initialize_answer();
+        return answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0;
+      },
+      6s));
+  const std::string id = header_of(answer, "Mcp-Session-Id");
+  REQUIRE_FALSE(id.empty());
+  CHECK((*store)->load_session(id)->has_value());
+  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  auto client = door.connect();
+  REQUIRE(client->send(FrontDoor::post_head(id, ping.size(), "Connection: close\r\n") + ping));
+  CHECK(client->receive(5s).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }

@@ -141,6 +141,8 @@ TEST_CASE("end deletes the session's record and its offloaded results, and no on
   Fixture f({}, store.get(), results);
   auto gone = f.manager.create("local");
   auto kept = f.manager.create("local");
+  REQUIRE(f.manager.keep(gone->id()).ok());
+  REQUIRE(f.manager.keep(kept->id()).ok());
   auto opened = results->get();
   REQUIRE(opened.ok());
   ResultStore* rs = *opened;
@@ -160,6 +162,28 @@ TEST_CASE("end deletes the session's record and its offloaded results, and no on
   auto records = store->load_sessions();
   REQUIRE(records.size() == 1);
   CHECK(records[0].first == kept->id());
+}
+
+TEST_CASE("a session is in the store once kept, and one never kept ends without it") {
+  TempDir dir;
+  auto store = open_session_store(dir);
+  Fixture f({}, store.get());
+  auto kept = f.manager.create("alice");
+  auto failed = f.manager.create("alice");
+  // Not before its initialize succeeded: a client may never learn its id.
+  CHECK(store->load_sessions().empty());
+  REQUIRE(f.manager.keep(kept->id()).ok());
+  auto stored = store->load_sessions();
+  REQUIRE(stored.size() == 1);
+  CHECK(stored[0].first == kept->id());
+  CHECK(stored[0].second["principal"] == "alice");
+  CHECK(stored[0].second["label"] == kept->label());
+  // Changes after it are written through.
+  kept->set_log_level(LogLevel::debug);
+  CHECK(store->load_sessions()[0].second["state"]["logLevel"] == "debug");
+  CHECK(f.manager.end(failed->id(), "alice"));
+  CHECK(store->load_sessions().size() == 1);
+  CHECK(f.manager.keep(failed->id()).is_not_found());
 }
 
 TEST_CASE("expire_idle ends sessions idle past the limit, not those with a call in flight") {
@@ -223,8 +247,10 @@ TEST_CASE("sessions in the store are restored with their state, labels go on aft
   std::string id;
   {
     Fixture f({}, store.get());
-    f.manager.create("bob");  // http-1
+    auto bob = f.manager.create("bob");  // http-1
+    REQUIRE(f.manager.keep(bob->id()).ok());
     auto session = f.manager.create("alice");
+    REQUIRE(f.manager.keep(session->id()).ok());
     session->set_initialized("2025-06-18", {{"elicitation", json::object()}}, {{"name", "client"}});
     session->set_log_level(LogLevel::debug);
     session->add_discovered({"read_text_file", "find_files"});
@@ -248,6 +274,7 @@ TEST_CASE("sessions in the store are restored with their state, labels go on aft
   auto next = f.manager.create("alice");
   REQUIRE(next);
   CHECK(next->label() == "http-3");
+  REQUIRE(f.manager.keep(next->id()).ok());
 
   // An ended session is not restored again.
   REQUIRE(f.manager.end(id, "alice"));
@@ -261,8 +288,7 @@ TEST_CASE("a restored session counts against max_sessions") {
   auto store = open_session_store(dir);
   {
     Fixture f({}, store.get());
-    f.manager.create("local");
-    f.manager.create("local");
+    for (int i = 0; i < 2; ++i) REQUIRE(f.manager.keep(f.manager.create("local")->id()).ok());
   }
   SessionLimits limits;
   limits.max_sessions = 2;

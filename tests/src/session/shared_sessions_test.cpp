@@ -13,6 +13,7 @@
 #include "src/session/session_manager.h"
 #include "src/store/cluster_bus.h"
 #include "src/store/pg_session_store.h"
+#include "tests/support/eventually.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/quiet_logger.h"
 #include "transports/http_streams.h"
@@ -177,12 +178,43 @@ TEST_CASE("a session made on one instance is found, kept current and ended on an
   CHECK(a.manager.count() == 0);
 }
 
+TEST_CASE("a change the store missed while it was down is written again, not undone",
+          "[shared_sessions]") {
+  const std::string db = fresh_postgres_database();
+  Instance a(db);
+  Instance b(db);
+  auto made = a.manager.create("alice");
+  REQUIRE(made);
+  made->set_initialized("2025-11-25", json::object(), {{"name", "client"}});
+  REQUIRE(a.manager.keep(made->id()).ok());
+  const std::string id = made->id();
+
+  toolmux::testing::postgres_server().pause();
+  made->set_log_level(LogLevel::debug);  // logging/setLevel, answered; not stored
+  toolmux::testing::postgres_server().resume();
+  // The next requests on a: its copy was brought "up to date" from the older
+  // record, and the level went back to the default.
+  CHECK(toolmux::testing::eventually(
+      [&] {
+        auto copy = a.manager.find(id, "alice");
+        const auto stored = b.store->load_session(id);
+        return copy && copy->log_level() == LogLevel::debug && stored.ok() && stored->has_value() &&
+               (**stored)["state"]["logLevel"] == "debug";
+      },
+      6s));
+  CHECK(made->log_level() == LogLevel::debug);
+  auto on_b = b.manager.find(id, "alice");
+  REQUIRE(on_b);
+  CHECK(on_b->log_level() == LogLevel::debug);
+}
+
 TEST_CASE("an ending another instance announces drops the copy here by the id's digest",
           "[shared_sessions]") {
   const std::string db = fresh_postgres_database();
   Instance a(db);
   auto made = a.manager.create("alice");
   REQUIRE(made);
+  REQUIRE(a.manager.keep(made->id()).ok());
   a.manager.forget_ended_elsewhere(sha256_hex("some other id"));
   CHECK(a.manager.count() == 1);
   a.manager.forget_ended_elsewhere(sha256_hex(made->id()));

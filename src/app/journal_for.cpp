@@ -23,6 +23,7 @@ std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logg
   store_options.audit_retention = std::chrono::hours(24 * options.audit_retention_days);
   store_options.postgres = std::move(shared);
   store_options.instance_id = instance_id;
+  store_options.logger = &logger;  // it outlives the journal
   // The logger outlives the journal: serve makes it first and ends last.
   return CallJournal::opening([store_options, &logger]() -> CallJournal::Opened {
     auto opened = JournalStore::open(store_options);

@@ -146,6 +146,7 @@ json calls_of(const StatusFacts& facts, const StatusLimits& limits) {
   return {{"limit", limits.calls},
           {"cut", facts.calls.size() > limits.calls},
           {"unavailable", facts.calls_unavailable},
+          {"kept", facts.calls_kept},
           {"items", std::move(items)}};
 }
 
@@ -209,6 +210,7 @@ StatusFacts StatusBoard::gather() const {
     facts.calls_unavailable = "the audit trail is still opening";
   } else if (const auto& store = journal_->store()) {
     facts.calls = store->latest_audit(limits_.calls + 1);
+    facts.calls_kept = store->kept();
   } else {
     facts.calls_unavailable = "the audit trail is unavailable: " + journal_->unavailable();
   }

@@ -66,6 +66,9 @@ struct StatusFacts {
   // (one more says the list was cut).
   std::vector<AuditRecord> calls;
   std::string calls_unavailable;  // why no calls can be shown ("" = they can)
+  // Records of calls kept because the store could not take them yet
+  // (src/store/spooled_journal_store.h).
+  std::size_t calls_kept = 0;
 };
 
 nlohmann::json status_snapshot(const StatusFacts& facts, const StatusLimits& limits = {});

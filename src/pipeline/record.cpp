@@ -22,7 +22,16 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
   return [&logger, &metrics, journal = std::move(journal)](CallHandler next) -> CallHandler {
     return [&logger, &metrics, journal, next = std::move(next)](ToolCall& call) {
       const auto start = std::chrono::steady_clock::now();
-      CallResult out = next(call);
+      // Every call leaves an audit record: while none can be written or
+      // kept (the store unreachable and its spool full), none runs.
+      Status writable = journal && journal->ready() && journal->store()
+                            ? journal->store()->writable()
+                            : Status::ok_status();
+      CallResult out = writable.ok() ? next(call)
+                                     : CallResult::stopped(
+                                           "toolmux did not run the call: its audit trail "
+                                           "cannot be written now: " +
+                                           writable.message());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::string tool = call.tool ? call.tool->spec.name : call.requested_name;

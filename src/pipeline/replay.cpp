@@ -28,6 +28,13 @@ CallStage replay(std::shared_ptr<const CallJournal> journal) {
                                        : std::string("with other arguments")) +
                                   "); a key names one call, so use a new key for a new call");
       }
+      if (entry->outcome_pending) {
+        return CallResult::denied(
+            tool_label(call) + " did not run: the call with idempotency key " + key +
+            " ended, but its outcome is not in toolmux's journal yet (the store cannot be "
+            "reached; toolmux keeps the outcome and writes it when the store is back). "
+            "Outcome pending: ask again later, and it will be answered from the journal");
+      }
       if (!entry->outcome) {
         return CallResult::denied(tool_label(call) +
                                   " did not run: the call with idempotency key " + key +

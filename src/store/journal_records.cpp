@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "src/store/db_keys.h"
+
 namespace toolmux {
 
 std::string journal_json_text(const nlohmann::json& value) {
@@ -37,6 +39,106 @@ AuditRecord interrupted_record(const JournalIntent& intent,
 std::int64_t retention_ns(std::chrono::hours retention) {
   constexpr std::int64_t kMaxHours = 100ll * 365 * 24;
   return std::clamp<std::int64_t>(retention.count(), 0, kMaxHours) * 3'600'000'000'000;
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string text_of(const json& j, const char* name) {
+  auto it = j.find(name);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::int64_t number_of(const json& j, const char* name) {
+  auto it = j.find(name);
+  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+}  // namespace
+
+json entry_json(const JournalEntry& e) {
+  const JournalIntent& i = e.intent;
+  json j = {{"call_id", i.call_id},
+            {"tool", i.tool},
+            {"side_effect", i.side_effect},
+            {"arguments_digest", i.arguments_digest},
+            {"principal", i.principal},
+            {"session", i.session},
+            {"approver", i.approver},
+            {"rationale", i.rationale},
+            {"idempotency_key", i.idempotency_key},
+            {"started_ns", to_ns(i.started)}};
+  if (e.outcome) j["outcome"] = *e.outcome;
+  if (e.ended) j["ended_ns"] = to_ns(*e.ended);
+  if (e.result_too_large) j["result_too_large"] = true;
+  return j;
+}
+
+std::optional<JournalEntry> entry_from_text(std::string_view text) {
+  return entry_from_json(json::parse(text.begin(), text.end(), nullptr, false));
+}
+
+std::optional<JournalEntry> entry_from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;  // damaged: skipped
+  JournalEntry e;
+  JournalIntent& i = e.intent;
+  i.call_id = text_of(j, "call_id");
+  i.tool = text_of(j, "tool");
+  i.side_effect = text_of(j, "side_effect");
+  i.arguments_digest = text_of(j, "arguments_digest");
+  i.principal = text_of(j, "principal");
+  i.session = text_of(j, "session");
+  i.approver = text_of(j, "approver");
+  i.rationale = text_of(j, "rationale");
+  i.idempotency_key = text_of(j, "idempotency_key");
+  i.started = from_ns(number_of(j, "started_ns"));
+  if (j.contains("outcome")) e.outcome = text_of(j, "outcome");
+  if (j.contains("ended_ns")) e.ended = from_ns(number_of(j, "ended_ns"));
+  e.result_too_large = j.value("result_too_large", false);
+  return e;
+}
+
+json audit_json(const AuditRecord& r) {
+  json arguments = capped_audit_arguments(r.arguments);
+  return {{"time_ns", to_ns(r.time)},
+          {"call_id", r.call_id},
+          {"principal", r.principal},
+          {"session", r.session},
+          {"tool", r.tool},
+          {"side_effect", r.side_effect},
+          {"arguments", std::move(arguments)},
+          {"confirmation", r.confirmation},
+          {"approver", r.approver},
+          {"rationale", r.rationale},
+          {"outcome", r.outcome},
+          {"duration_ms", r.duration_ms},
+          {"idempotency_key", r.idempotency_key}};
+}
+
+std::optional<AuditRecord> audit_from_text(std::string_view text) {
+  return audit_from_json(json::parse(text.begin(), text.end(), nullptr, false));
+}
+
+std::optional<AuditRecord> audit_from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;  // damaged: skipped
+  AuditRecord r;
+  r.time = from_ns(number_of(j, "time_ns"));
+  r.call_id = text_of(j, "call_id");
+  r.principal = text_of(j, "principal");
+  r.session = text_of(j, "session");
+  r.tool = text_of(j, "tool");
+  r.side_effect = text_of(j, "side_effect");
+  if (auto it = j.find("arguments"); it != j.end()) r.arguments = *it;
+  r.confirmation = text_of(j, "confirmation");
+  r.approver = text_of(j, "approver");
+  r.rationale = text_of(j, "rationale");
+  r.outcome = text_of(j, "outcome");
+  if (auto it = j.find("duration_ms"); it != j.end() && it->is_number()) {
+    r.duration_ms = it->get<double>();
+  }
+  r.idempotency_key = text_of(j, "idempotency_key");
+  return r;
 }
 
 }  // namespace toolmux

@@ -1,10 +1,12 @@
-// What both journal stores (journal_store.h) write the same way: JSON text,
-// an audit record's capped arguments, the record of a call found
-// interrupted, and the retention as a number. Internal to src/store.
+// What the journal stores (journal_store.h) write the same way: JSON text,
+// entries and records as JSON, an audit record's capped arguments, the record
+// of a call found interrupted, and the retention as a number. Internal to
+// src/store.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,16 @@ nlohmann::json capped_audit_arguments(const nlohmann::json& arguments);
 // The audit record of a call found interrupted at `now`: what its intent says.
 AuditRecord interrupted_record(const JournalIntent& intent,
                                std::chrono::system_clock::time_point now);
+
+// A journal entry and an audit record as JSON (RocksDB keeps them so, and so
+// does a spool of what could not be written), and back; text that is not an
+// object gives nullopt, a missing field its empty value.
+nlohmann::json entry_json(const JournalEntry& entry);
+std::optional<JournalEntry> entry_from_text(std::string_view text);
+std::optional<JournalEntry> entry_from_json(const nlohmann::json& j);
+nlohmann::json audit_json(const AuditRecord& record);
+std::optional<AuditRecord> audit_from_text(std::string_view text);
+std::optional<AuditRecord> audit_from_json(const nlohmann::json& j);
 
 // The retention in nanoseconds, capped at 100 years so that arithmetic on
 // times cannot overflow.

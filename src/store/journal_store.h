@@ -12,7 +12,10 @@
 //
 // Crash safety: begin() and finish() are durable before they return (RocksDB:
 // written with sync; PostgreSQL: committed, as the server's synchronous_commit
-// has it), so an intent that begin() accepted survives a kill -9. An intent
+// has it), so an intent that begin() accepted survives a kill -9. What open()
+// gives is in front of a spool (spooled_journal_store.h, unless
+// options.spool is off): an outcome or audit record the store cannot take
+// (PostgreSQL unreachable) is kept, durably, and written once it can. An intent
 // with no outcome whose process died is a call that was running then: it is
 // marked interrupted (an outcome "interrupted" and an audit record, written
 // together) and listed in interrupted() of the open that marked it; nothing
@@ -57,6 +60,7 @@
 
 namespace toolmux {
 
+class Logger;   // src/base/logger.h
 class PgStore;  // src/store/pg_store.h
 
 // The largest result recorded for replay, in bytes of JSON text.
@@ -77,8 +81,19 @@ struct JournalStoreOptions {
   // PostgreSQL: how often finish() and audit() look for calls of instances
   // that are gone (besides each open).
   std::chrono::seconds maintenance_interval{60};
+  // PostgreSQL: after the server (re)started, how long an entry begun before
+  // that start whose instance holds no lock is still taken for running: every
+  // instance lost its lock with the server, and a live one takes it again
+  // within seconds (keep_alive()); only one that does not is gone.
+  std::chrono::seconds restart_grace{15};
   // The wall clock, replaceable in tests of retention.
   std::function<std::chrono::system_clock::time_point()> now = std::chrono::system_clock::now;
+  // open() puts the store in front of a spool of what it cannot write
+  // (spooled_journal_store.h): RocksDB's beside its slot, PostgreSQL's in
+  // data_dir/journal.
+  bool spool = true;
+  // Where the spool tells of records kept and written (may be null).
+  Logger* logger = nullptr;
 };
 
 // Written before a non-read-only tool runs.
@@ -136,6 +151,10 @@ struct JournalEntry {
   bool running = false;
   // The instance that began the call (PostgreSQL; "" in RocksDB).
   std::string instance;
+  // Only from find_by_key of a spool (spooled_journal_store.h): the call
+  // ended and this process knows its outcome, but could not write it to the
+  // store yet. outcome is nullopt; the call must not run again.
+  bool outcome_pending = false;
 };
 
 struct AuditQuery {
@@ -172,7 +191,10 @@ class JournalStore {
   // Records the outcome of a journaled call, with `result` for replay, and
   // appends `audit`, atomically and durably: both are written or neither.
   // not_found when `call_id` has no intent; invalid_argument when it has an
-  // outcome already.
+  // outcome already, unless that outcome is "interrupted" and the entry is
+  // the newest of its call id: then the call was taken for dead while it
+  // ran (its instance lost the store, or its outcome waited in a spool), and
+  // what it came to replaces "interrupted" (the audit trail keeps both).
   virtual Status finish(const std::string& call_id, const std::string& outcome,
                         const nlohmann::json& result, const AuditRecord& audit) = 0;
   // Appends one audit record (a call that wrote no intent: a read, a refusal,
@@ -197,6 +219,17 @@ class JournalStore {
   // Where the journal is, for logs: a folder, or a PostgreSQL host, port and
   // database (never a password).
   virtual std::string where() const = 0;
+
+  // Checks the store's hold on its calls and takes it again when it was lost
+  // (PostgreSQL: this instance's lock, after the server restarted); a spool
+  // calls it every few seconds. Nothing to do for RocksDB.
+  virtual Status keep_alive() { return Status::ok_status(); }
+  // Whether a call's audit record can be written or kept now: a failure when
+  // the store is unreachable and its spool is full, so that a new call can
+  // be refused rather than run unaudited.
+  virtual Status writable() const { return Status::ok_status(); }
+  // Records kept in a spool, waiting for the store (0 without one).
+  virtual std::size_t kept() const { return 0; }
 };
 
 // For `toolmux journal` and `toolmux audit` on RocksDB (PostgreSQL's readers

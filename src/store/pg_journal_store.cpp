@@ -24,19 +24,34 @@ constexpr std::int64_t kRetentionEveryNs = 3'600'000'000'000;  // an hour
 constexpr int kPageRows = 500;
 
 // Whether the lock of entry j's instance is held, in this database.
-const std::string kHolderAlive =
+const std::string kHolderLocked =
     "EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 2 "
     "AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = "
     "current_database()) AND l.classid = " +
     std::to_string(kPgJournalHolderSpace) + " AND l.objid = j.holder::bigint::oid)";
 
+// Whether entry j's instance may be alive: it holds its lock, or the entry
+// began before the server last started and that start is less than `grace`
+// ago (every instance lost its lock with the server; a live one takes it
+// again within seconds).
+std::string holder_alive(std::chrono::seconds grace) {
+  return "(" + kHolderLocked +
+         " OR (j.started_ns < (extract(epoch FROM pg_postmaster_start_time()) * 1e9)::bigint "
+         "AND now() - pg_postmaster_start_time() < make_interval(secs => " +
+         std::to_string(grace.count()) + ")))";
+}
+
 // An entry's columns, in the order entry_at() reads them, then whether its
-// instance lives.
-const std::string kEntryColumns =
-    "j.seq, j.call_id, j.instance, j.tool, j.side_effect, j.arguments_digest, j.principal, "
-    "j.session, j.approver, j.rationale, coalesce(j.idempotency_key, ''), j.started_ns, "
-    "j.outcome, j.ended_ns, j.result_too_large, " +
-    kHolderAlive;
+// instance may be alive (holder_alive).
+std::string entry_columns(std::chrono::seconds grace) {
+  return "j.seq, j.call_id, j.instance, j.tool, j.side_effect, j.arguments_digest, j.principal, "
+         "j.session, j.approver, j.rationale, coalesce(j.idempotency_key, ''), j.started_ns, "
+         "j.outcome, j.ended_ns, j.result_too_large, " +
+         holder_alive(grace);
+}
+
+// What the readers (`toolmux journal`) judge running by.
+const std::string kEntryColumns = entry_columns(JournalStoreOptions{}.restart_grace);
 
 // An audit record's columns, in the order record_at() reads them.
 constexpr const char* kAuditColumns =
@@ -160,6 +175,8 @@ PgJournalStore::PgJournalStore(JournalStoreOptions options)
     : options_(std::move(options)), postgres_(options_.postgres), pool_(postgres_->pool()) {
   if (!options_.now) options_.now = std::chrono::system_clock::now;
   instance_ = options_.instance_id.empty() ? random_id(8) : options_.instance_id;
+  alive_ = holder_alive(options_.restart_grace);
+  entry_columns_ = entry_columns(options_.restart_grace);
 }
 
 PgJournalStore::~PgJournalStore() { release(); }
@@ -244,7 +261,7 @@ Status PgJournalStore::begin(const JournalIntent& intent) {
   arguments_digest, principal, session, approver, rationale, idempotency_key, started_ns)
 SELECT $1, $2, $3::integer, $4, $5, $6, $7, $8, $9, $10, $11, $12::bigint
 FROM (SELECT $3::integer AS holder) j WHERE )sql" +
-            kHolderAlive + " ON CONFLICT DO NOTHING RETURNING seq",
+            kHolderLocked + " ON CONFLICT DO NOTHING RETURNING seq",
         {text_param(intent.call_id), text_param(instance_), PgParam::integer(*holder),
          text_param(intent.tool), text_param(intent.side_effect),
          text_param(intent.arguments_digest), text_param(intent.principal),
@@ -306,7 +323,9 @@ Status PgJournalStore::finish(const std::string& call_id, const std::string& out
 ), done AS (
   UPDATE toolmux_journal j
   SET outcome = $16, ended_ns = $17, result = $18, result_too_large = $19::boolean
-  FROM target WHERE j.seq = target.seq AND j.outcome IS NULL RETURNING j.seq
+  FROM target WHERE j.seq = target.seq AND (j.outcome = 'interrupted' OR (j.outcome IS NULL
+    AND (j.instance = $2 OR NOT )sql" +
+          kHolderLocked + R"sql())) RETURNING j.seq
 ), audited AS (
   INSERT INTO toolmux_audit (time_ns, instance, call_id, principal, session, tool, side_effect,
     arguments, confirmation, approver, rationale, outcome, duration_ms, idempotency_key)
@@ -328,7 +347,26 @@ SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM target),
         {text_param(call_id)});
     if (now_has.ok() && now_has->rows() == 1) had = now_has->text(0, 0);
   }
+  if (had.empty()) {
+    // Its newest entry is a run of another live instance: asked for again
+    // after this one was taken for dead.
+    return Status::invalid_argument("call " + call_id +
+                                    " is running again, through another instance");
+  }
   return Status::invalid_argument("call " + call_id + " already has an outcome (" + had + ")");
+}
+
+Status PgJournalStore::keep_alive() {
+  {
+    std::lock_guard<std::mutex> lock(keeper_mutex_);
+    if (keeper_ && !(*keeper_)->broken() && (*keeper_)->exec("SELECT 1").ok()) {
+      return Status::ok_status();
+    }
+  }
+  // The kept connection is gone (the server restarted, say): the lock with
+  // it, taken again on a new one.
+  auto held = hold();
+  return held.ok() ? Status::ok_status() : held.status();
 }
 
 Status PgJournalStore::audit(const AuditRecord& record) {
@@ -346,7 +384,7 @@ std::optional<JournalEntry> PgJournalStore::find_by_key(const std::string& princ
   if (key.empty()) return std::nullopt;
   auto lease = pool_.acquire();
   if (!lease.ok()) return std::nullopt;
-  const std::string select = "SELECT " + kEntryColumns +
+  const std::string select = "SELECT " + entry_columns_ +
                              ", j.result FROM toolmux_journal j WHERE j.principal = $1 AND "
                              "j.idempotency_key = $2 ORDER BY j.seq DESC LIMIT 1";
   const std::vector<PgParam> params{text_param(principal), text_param(key)};
@@ -424,7 +462,7 @@ Result<std::vector<JournalEntry>> PgJournalStore::maintain(bool retention) {
   for (;;) {
     auto dead =
         transaction->exec("SELECT j.seq FROM toolmux_journal j WHERE j.outcome IS NULL AND NOT " +
-                          kHolderAlive + " ORDER BY j.seq LIMIT 1024");
+                          alive_ + " ORDER BY j.seq LIMIT 1024");
     if (!dead.ok()) return dead.status();
     for (int row = 0; row < dead->rows(); ++row) {
       auto entry = mark_interrupted(*transaction, dead->integer(row, 0), now);

@@ -22,9 +22,12 @@
 // others skip it), and by find_by_key() when it meets one. A call is never
 // run again by the store. If the kept connection breaks while the instance
 // lives (the server restarted, say), the store takes its lock again on a new
-// connection at the next begin(); its running calls that another instance
-// marked interrupted meanwhile stay so (their finish() then fails with
-// invalid_argument).
+// connection at the next begin() or keep_alive(). After the server starts,
+// an entry begun before that start is judged dead only once
+// options.restart_grace has passed, so that every live instance has had
+// time to take its lock again. A running call that another instance marked
+// interrupted meanwhile gets its real outcome when it finishes (finish()
+// replaces "interrupted" on the newest entry of its call id).
 //
 // Retention runs in the maintenance pass, at most hourly. The times compared
 // are each instance's clock (options.now): instances' clocks should agree to
@@ -68,6 +71,7 @@ class PgJournalStore final : public JournalStore {
   std::vector<AuditRecord> latest_audit(std::size_t limit) const override;
   const std::vector<JournalEntry>& interrupted() const override { return interrupted_; }
   std::string where() const override { return postgres_->target(); }
+  Status keep_alive() override;
 
   // The maintenance pass now: marks the calls of dead instances interrupted
   // and, when `retention` is true, deletes what is past the retention. Does
@@ -93,6 +97,10 @@ class PgJournalStore final : public JournalStore {
   std::shared_ptr<PgStore> postgres_;
   PgPool& pool_;
   std::string instance_;
+  // SQL: whether entry j's instance may be alive, and an entry's columns
+  // (with that), for options_.restart_grace.
+  std::string alive_;
+  std::string entry_columns_;
   mutable std::mutex keeper_mutex_;
   mutable std::optional<PgLease> keeper_;  // guarded by keeper_mutex_
   mutable std::int32_t holder_ = 0;        // guarded by keeper_mutex_

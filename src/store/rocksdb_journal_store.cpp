@@ -102,96 +102,6 @@ std::optional<std::uint64_t> seq_from_value(std::string_view v) {
   return get_be(v, 0, 8);
 }
 
-// ---- Values ----
-
-std::string text_of(const json& j, const char* name) {
-  auto it = j.find(name);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::int64_t number_of(const json& j, const char* name) {
-  auto it = j.find(name);
-  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
-}
-
-json entry_json(const JournalEntry& e) {
-  const JournalIntent& i = e.intent;
-  json j = {{"call_id", i.call_id},
-            {"tool", i.tool},
-            {"side_effect", i.side_effect},
-            {"arguments_digest", i.arguments_digest},
-            {"principal", i.principal},
-            {"session", i.session},
-            {"approver", i.approver},
-            {"rationale", i.rationale},
-            {"idempotency_key", i.idempotency_key},
-            {"started_ns", to_ns(i.started)}};
-  if (e.outcome) j["outcome"] = *e.outcome;
-  if (e.ended) j["ended_ns"] = to_ns(*e.ended);
-  if (e.result_too_large) j["result_too_large"] = true;
-  return j;
-}
-
-std::optional<JournalEntry> entry_from_text(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (!j.is_object()) return std::nullopt;  // damaged: skipped
-  JournalEntry e;
-  JournalIntent& i = e.intent;
-  i.call_id = text_of(j, "call_id");
-  i.tool = text_of(j, "tool");
-  i.side_effect = text_of(j, "side_effect");
-  i.arguments_digest = text_of(j, "arguments_digest");
-  i.principal = text_of(j, "principal");
-  i.session = text_of(j, "session");
-  i.approver = text_of(j, "approver");
-  i.rationale = text_of(j, "rationale");
-  i.idempotency_key = text_of(j, "idempotency_key");
-  i.started = from_ns(number_of(j, "started_ns"));
-  if (j.contains("outcome")) e.outcome = text_of(j, "outcome");
-  if (j.contains("ended_ns")) e.ended = from_ns(number_of(j, "ended_ns"));
-  e.result_too_large = j.value("result_too_large", false);
-  return e;
-}
-
-json audit_json(const AuditRecord& r) {
-  json arguments = capped_audit_arguments(r.arguments);
-  return {{"time_ns", to_ns(r.time)},
-          {"call_id", r.call_id},
-          {"principal", r.principal},
-          {"session", r.session},
-          {"tool", r.tool},
-          {"side_effect", r.side_effect},
-          {"arguments", std::move(arguments)},
-          {"confirmation", r.confirmation},
-          {"approver", r.approver},
-          {"rationale", r.rationale},
-          {"outcome", r.outcome},
-          {"duration_ms", r.duration_ms},
-          {"idempotency_key", r.idempotency_key}};
-}
-
-std::optional<AuditRecord> audit_from_text(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (!j.is_object()) return std::nullopt;  // damaged: skipped
-  AuditRecord r;
-  r.time = from_ns(number_of(j, "time_ns"));
-  r.call_id = text_of(j, "call_id");
-  r.principal = text_of(j, "principal");
-  r.session = text_of(j, "session");
-  r.tool = text_of(j, "tool");
-  r.side_effect = text_of(j, "side_effect");
-  if (auto it = j.find("arguments"); it != j.end()) r.arguments = std::move(*it);
-  r.confirmation = text_of(j, "confirmation");
-  r.approver = text_of(j, "approver");
-  r.rationale = text_of(j, "rationale");
-  r.outcome = text_of(j, "outcome");
-  if (auto it = j.find("duration_ms"); it != j.end() && it->is_number()) {
-    r.duration_ms = it->get<double>();
-  }
-  r.idempotency_key = text_of(j, "idempotency_key");
-  return r;
-}
-
 // ---- RocksDB configuration ----
 
 // RocksDB's info log, for readers: nothing (see the top of the file).
@@ -502,11 +412,16 @@ Status RocksDbJournalStore::finish(const std::string& call_id, const std::string
   auto seq = seq_text ? seq_from_value(*seq_text) : std::nullopt;
   auto entry = seq ? s.entry_at(*seq) : std::nullopt;
   if (!entry) return Status::not_found("call " + call_id + " has no intent in the journal");
-  if (entry->outcome) {
+  // "interrupted" was written by an open that took the call for dead (its
+  // outcome waited in a spool): what it came to replaces it.
+  const bool late = entry->outcome && *entry->outcome == "interrupted";
+  if (entry->outcome && !late) {
     return Status::invalid_argument("call " + call_id + " already has an outcome (" +
                                     *entry->outcome + ")");
   }
   const auto now = s.options.now();
+  rocksdb::WriteBatch batch;
+  if (late && entry->ended) batch.Delete(time_seq_key('x', to_ns(*entry->ended), *seq));
   entry->outcome = outcome;
   entry->ended = now;
   std::string result_text;
@@ -520,7 +435,6 @@ Status RocksDbJournalStore::finish(const std::string& call_id, const std::string
   AuditRecord record = audit;
   if (record.call_id.empty()) record.call_id = call_id;
   if (record.time.time_since_epoch().count() == 0) record.time = now;
-  rocksdb::WriteBatch batch;
   batch.Put(seq_key('e', *seq), journal_json_text(entry_json(*entry)));
   batch.Delete(seq_key('p', *seq));
   if (!result_text.empty()) batch.Put(seq_key('r', *seq), result_text);

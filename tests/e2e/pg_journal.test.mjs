@@ -7,7 +7,10 @@
 // postgresql` list the calls of both instances; the data directories hold no
 // journal. An instance killed (kill -9) while a call runs: the other lists the
 // call interrupted, runs nothing by itself, and runs it again only when its
-// client asks again with the key.
+// client asks again with the key. A call that ends while PostgreSQL is down:
+// its outcome kept in the instance's spool (a repeat gets "outcome pending"),
+// not taken for dead by another instance when the server is back, and
+// written by the next process on its data directory before it answers.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -44,12 +47,11 @@ const meta = (result) => result._meta ?? {};
  * One instance serving `dir` with the guarded catalog (delete_file let through
  * unconfirmed), its own data directory, on the database.
  */
-async function serveInstance(t, dir) {
+async function serveInstance(t, dir, dataDir = makeTempDir('toolmux-data-')) {
   const catalog = JSON.parse(fs.readFileSync(GUARDED_CATALOG, 'utf8'));
   catalog.policy.confirm = { tools: { delete_file: false, slow_mark: false } };
   const catalogFile = path.join(dir, 'catalog.json');
   fs.writeFileSync(catalogFile, JSON.stringify(catalog));
-  const dataDir = makeTempDir('toolmux-data-');
   const session = await startClient(t, {
     args: ['serve', '--root', dir, '--data-dir', dataDir, '--catalog', catalogFile, '--store', 'postgresql'],
     env: { TOOLMUX_POSTGRES_URL: conninfo },
@@ -151,6 +153,59 @@ test('an instance killed while a call runs: the other finds it interrupted and r
   assert.notEqual(after[0].instance, after[1].instance, short(after));
   const records = (await sharedLines('audit', ['--tool', 'slow_mark'])).map((r) => [r.call_id, r.outcome]);
   assert.deepEqual(records, [[callId, 'interrupted'], [callId, 'ok']]);
+});
+
+test('a call that ends during an outage is kept: its repeat is pending, then replayed, never run twice', async (t) => {
+  const dir = makeTempDir('toolmux-pg-outage-');
+  writeTree(dir, { 'notes.txt': 'notes\n' });
+  const marker = path.join(dir, 'marker.txt');
+  const first = await serveInstance(t, dir);
+  const key = { 'io.toolmux/idempotencyKey': 'mark-through-an-outage' };
+  const call = first.call('slow_mark', {}, key);
+  await waitUntil(() => fs.existsSync(marker), 5000, 'slow_mark to start');
+  execFileSync('bash', [POSTGRES_SH, 'pause', pgDir]);
+  let paused = true;
+  t.after(() => paused && execFileSync('bash', [POSTGRES_SH, 'resume', pgDir]));
+
+  const done = await call;
+  assert.notEqual(done.isError, true, short(done));
+  const callId = /\(call (\S+)\)/.exec(textOf(done))[1];
+  const read = await first.call('read_text_file', { path: 'notes.txt' });
+  assert.equal(textOf(read), 'notes\n', short(read));
+  const pending = await first.call('slow_mark', {}, key);
+  assert.equal(pending.isError, true, short(pending));
+  assert.match(textOf(pending), /ended, but its outcome is not in toolmux's journal yet .*Outcome pending/s);
+
+  // The instance dies with the outcome in its spool; the server comes back.
+  process.kill(first.transport.pid, 'SIGKILL');
+  execFileSync('bash', [POSTGRES_SH, 'resume', pgDir]);
+  paused = false;
+  const other = await serveInstance(t, dir);
+  const meanwhile = await other.call('slow_mark', {}, key);
+  assert.equal(meanwhile.isError, true, short(meanwhile));
+  assert.match(textOf(meanwhile), /is still running/, 'taken for dead right after the restart');
+
+  // The next process on its data directory writes what it kept first.
+  const again = await serveInstance(t, dir, first.dataDir);
+  const replayed = await again.call('slow_mark', {}, key);
+  assert.deepEqual(replayed.content, done.content, short(replayed));
+  assert.equal(meta(replayed)['io.toolmux/replayed'], true, short(replayed));
+  const fromOther = await other.call('slow_mark', {}, key);
+  assert.equal(meta(fromOther)['io.toolmux/replayed'], true, short(fromOther));
+  const lines = fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean);
+  assert.deepEqual(lines, [`started ${callId}`, `ran ${callId}`]);
+  const records = await sharedLines('audit');
+  const of = (tool) =>
+    records.filter((r) => r.tool === tool && (tool !== 'slow_mark' || r.idempotency_key === key['io.toolmux/idempotencyKey'])).map((r) => [r.confirmation, r.outcome]);
+  // Run once; the two repeats refused while pending or running; two replays.
+  assert.deepEqual(of('slow_mark'), [
+    ['not_required', 'ok'],
+    ['not_required', 'denied'],
+    ['not_required', 'denied'],
+    ['replayed', 'ok'],
+    ['replayed', 'ok'],
+  ]);
+  assert.ok(of('read_text_file').some(([, outcome]) => outcome === 'ok'), `the read's record: ${short(records)}`);
 });
 
 test('toolmux audit --store postgresql without a connection string says where to put one', async () => {

@@ -10,7 +10,11 @@
 #include "src/base/digest.h"
 #include "src/pipeline/journal.h"
 #include "src/pipeline/replay.h"
+#include "src/store/pg_journal_store.h"
+#include "src/store/spooled_journal_store.h"
+#include "tests/support/eventually.h"
 #include "tests/support/pipeline_fixture.h"
+#include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 
 using namespace toolmux;
@@ -36,6 +40,17 @@ struct JournalFixture : PipelineFixture {
                         ++*counter;
                         return ToolResult::text("removed " + args["id"].dump() + " as " +
                                                 context.call_id());
+                      })
+                .empty());
+    // remove_in_outage: a mutation during which PostgreSQL stops.
+    ToolSpec outage = s;
+    outage.name = "remove_in_outage";
+    REQUIRE(registry
+                ->add(outage,
+                      [counter](const json& args, CallContext&) {
+                        ++*counter;
+                        postgres_server().pause();
+                        return ToolResult::text("removed " + args["id"].dump());
                       })
                 .empty());
     catalog = make_test_catalog(registry);
@@ -216,4 +231,52 @@ TEST_CASE("a journal opening on its own thread: a mutation waits for it, and the
   CHECK(hooked == 2);
   opening->on_ready({});
   CHECK(hooked == 2);
+}
+
+TEST_CASE(
+    "PostgreSQL down: a finished call's repeat is pending, never run twice; a full spool refuses "
+    "calls") {
+  JournalFixture f;
+  JournalStoreOptions options;
+  options.postgres = open_postgres_store(fresh_postgres_database());
+  auto pg = PgJournalStore::open(options);
+  REQUIRE(pg.ok());
+  SpoolOptions spool;
+  spool.base = f.dir.path() / "spool";
+  spool.max_items = 3;  // the outcome, the refused repeat's record, the read's
+  auto spooled = SpooledJournalStore::open(std::move(pg).value(), spool);
+  REQUIRE(spooled.ok());
+  f.use(std::make_shared<const CallJournal>(std::move(spooled).value()));
+
+  ToolCall first = f.make_call("remove_in_outage", R"({"id": 7})");
+  first.call_id = "call-1";
+  first.idempotency_key = "key-A";
+  const CallResult done = f.pipeline(first);  // the server stops while it runs
+  ToolCall repeat = f.make_call("remove_in_outage", R"({"id": 7})");
+  repeat.call_id = "call-2";
+  repeat.idempotency_key = "key-A";
+  const CallResult pending = f.pipeline(repeat);
+  ToolCall read = f.make_call("echo", echo_args("hi"));
+  const CallResult read_done = f.pipeline(read);  // its record fills the spool
+  ToolCall refused = f.make_call("echo", echo_args("again"));
+  const CallResult read_refused = f.pipeline(refused);
+  postgres_server().resume();
+
+  CHECK(text_at(done) == "removed 7");
+  CHECK(pending.outcome == CallOutcome::denied);
+  CHECK_THAT(text_at(pending), Catch::Contains("Outcome pending"));
+  CHECK(text_at(read_done) == "hi");
+  CHECK(read_refused.outcome == CallOutcome::stopped);
+  CHECK_THAT(text_at(read_refused), Catch::Contains("its audit trail cannot be written now"));
+  CHECK(*f.runs == 1);
+
+  // Back: what was kept is written, and the repeat is answered from it.
+  CHECK(eventually([&] { return f.store().kept() == 0; }, std::chrono::seconds(15)));
+  ToolCall later = f.make_call("remove_in_outage", R"({"id": 7})");
+  later.call_id = "call-3";
+  later.idempotency_key = "key-A";
+  const CallResult replayed = f.pipeline(later);
+  CHECK(replayed.replayed);
+  CHECK(text_at(replayed) == "removed 7");
+  CHECK(*f.runs == 1);
 }

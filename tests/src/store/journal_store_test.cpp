@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -14,10 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include "src/store/journal_records.h"
 #include "src/store/pg_journal_store.h"
 #include "src/store/pg_schema.h"
 #include "src/store/pg_store.h"
 #include "src/store/rocksdb_journal_store.h"
+#include "src/store/spooled_journal_store.h"
+#include "tests/support/eventually.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_child.h"
@@ -223,7 +227,11 @@ TEMPLATE_TEST_CASE("journal: an intent, then its outcome with the result and the
   CHECK(running->result.is_null());
 
   const json result = text_result("deleted build/out.txt");
-  REQUIRE(store->finish("c1", "ok", result, record("", at(1))).ok());
+  {
+    auto f = store->finish("c1", "ok", result, record("", at(1)));
+    INFO(f.message());
+    REQUIRE(f.ok());
+  }
   auto done = store->find_by_key("alice", "key-1");
   REQUIRE(done);
   CHECK(done->outcome == "ok");
@@ -948,11 +956,22 @@ TEST_CASE(
   REQUIRE(found);
   CHECK(found->outcome == "interrupted");
   CHECK(found->result.is_null());
-  // The instance that ran it cannot record an outcome over it.
+  // The instance that ran it lived on: what the call came to replaces
+  // "interrupted", and a repeat of its key is answered from it.
   auto late = doomed->finish("x", "ok", text_result("done"), record("x", at(5)));
-  CHECK(late.is_invalid_argument());
-  CHECK(late.message() == "call x already has an outcome (interrupted)");
-  CHECK(b.audit().size() == 2);
+  INFO(late.message());
+  REQUIRE(late.ok());
+  found = survivor->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK(found->outcome == "ok");
+  CHECK(found->result == text_result("done"));
+  records = b.audit();
+  REQUIRE(records.size() == 3);
+  CHECK(records[2].call_id == "x");
+  CHECK(records[2].outcome == "ok");
+  // Once it has a real outcome, that one stays.
+  CHECK(doomed->finish("x", "tool_error", text_result("again"), record("x", at(6)))
+            .is_invalid_argument());
 
   // It goes on with a new lock: its next call is running, not marked.
   REQUIRE(doomed->begin(intent("z", "alice")).ok());
@@ -1143,4 +1162,228 @@ TEST_CASE("journal on PostgreSQL: a server restart refuses calls meanwhile, then
   REQUIRE(entries.size() == 2);
   CHECK(entries[0].outcome == "ok");
   CHECK(entries[1].running);
+}
+
+// ---- What the store cannot take: kept in a spool, written when it can ----
+
+TEST_CASE("journal: an outcome written over \"interrupted\" replaces it (RocksDB)") {
+  TempDir dir;
+  { REQUIRE(open_rocksdb(options_for(dir.path()))->begin(intent("c1", "alice", "k")).ok()); }
+  auto store = open_rocksdb(options_for(dir.path()));  // marks c1 interrupted
+  REQUIRE(store->interrupted().size() == 1);
+  REQUIRE(store->finish("c1", "ok", text_result("done"), record("c1", at(1))).ok());
+  auto found = store->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK(found->outcome == "ok");
+  CHECK(found->result == text_result("done"));
+  std::vector<std::string> outcomes;
+  for (const AuditRecord& r : audit_of(dir.path())) outcomes.push_back(r.outcome);
+  CHECK(outcomes == std::vector<std::string>{"interrupted", "ok"});
+  // A real outcome stays.
+  CHECK(store->finish("c1", "tool_error", text_result("again"), record("c1", at(2)))
+            .is_invalid_argument());
+}
+
+TEST_CASE("journal: a spool file left by a dead process is written at the next open") {
+  TempDir dir;
+  JournalIntent i = intent("c1", "alice", "k");
+  {
+    auto first = open_rocksdb(options_for(dir.path()));
+    REQUIRE(first->begin(i).ok());
+  }
+  // What the process kept, as it writes it: a damaged line, the outcome, a
+  // record written since (done), and a last line cut short by the kill.
+  JournalEntry entry;
+  entry.intent = i;
+  const json outcome = {{"id", 1},
+                        {"kind", "outcome"},
+                        {"intent", entry_json(entry)},
+                        {"outcome", "ok"},
+                        {"result", text_result("done")},
+                        {"audit", audit_json(record("c1", at(1)))}};
+  const json read = {{"id", 2}, {"kind", "audit"}, {"audit", audit_json(record("r1", at(2)))}};
+  {
+    std::ofstream spool(dir.path() / "journal" / "slot-0-0.spool");
+    spool << "{not json\n"
+          << outcome.dump() << "\n"
+          << read.dump() << "\n"
+          << json{{"done", 2}}.dump() << "\n"
+          << "{\"id\": 3, \"kind\": \"au";
+  }
+  auto store = open_store(options_for(dir.path()));
+  CHECK(store->kept() == 0);
+  CHECK(store->interrupted().empty());  // its outcome was in the spool
+  auto found = store->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK(found->outcome == "ok");
+  CHECK(found->result == text_result("done"));
+  auto records = audit_of(dir.path());
+  REQUIRE(records.size() == 2);  // interrupted at the open, then ok; r1 was written before
+  CHECK(records[1].outcome == "ok");
+  CHECK(std::filesystem::file_size(dir.path() / "journal" / "slot-0-0.spool") == 0);
+}
+
+namespace {
+
+// A JournalIntent begun now (the store compares it with the server's start).
+JournalIntent intent_now(const std::string& call_id, const std::string& key = "") {
+  JournalIntent i = intent(call_id, "alice", key);
+  i.started = system_clock::now();
+  return i;
+}
+
+// `open` tried until the server is back from a restart (the pool backs off).
+template <typename Open>
+auto once_back(Open open) {
+  decltype(open()) opened = Status::unavailable("not tried");
+  eventually(
+      [&] {
+        opened = open();
+        return opened.ok();
+      },
+      std::chrono::seconds(15));
+  INFO(opened.message());
+  REQUIRE(opened.ok());
+  return std::move(opened).value();
+}
+
+// An instance on `b` whose spool is in `dir` (JournalStore::open's default).
+JournalStoreOptions spooled_options(const PgBackend& b, const TempDir& dir) {
+  JournalStoreOptions options = b.options();
+  options.data_dir = dir.path();
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "journal on PostgreSQL: an outcome the server cannot take is kept, pending, then written") {
+  PgBackend b;
+  TempDir dir;
+  auto store = open_store(spooled_options(b, dir));
+  REQUIRE(store->begin(intent_now("c1", "k")).ok());
+
+  postgres_server().pause();
+  const Status finished = store->finish("c1", "ok", text_result("done"), record("c1", at(1)));
+  const Status read = store->audit(record("r1", at(2), "read_text_file"));
+  const auto pending = store->find_by_key("alice", "k");
+  const std::size_t kept = store->kept();
+  postgres_server().resume();
+
+  INFO(finished.message());
+  CHECK(finished.ok());
+  CHECK(read.ok());
+  CHECK(kept == 2);
+  REQUIRE(pending);
+  CHECK(pending->outcome_pending);  // neither run again nor answered yet
+  CHECK_FALSE(pending->outcome);
+  // Back: the next repeat (or the spool's thread) writes them first.
+  std::optional<JournalEntry> found;
+  CHECK(eventually(
+      [&] {
+        found = store->find_by_key("alice", "k");
+        return found && found->outcome;
+      },
+      std::chrono::seconds(15)));
+  REQUIRE(found);
+  CHECK(found->outcome == "ok");
+  CHECK(found->result == text_result("done"));
+  CHECK(eventually([&] { return store->kept() == 0; }, std::chrono::seconds(5)));
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"c1", "r1"});
+}
+
+TEST_CASE(
+    "journal on PostgreSQL: what a process kept is written by the next one, before it serves") {
+  PgBackend b;
+  TempDir dir;
+  {
+    auto store = open_store(spooled_options(b, dir));
+    REQUIRE(store->begin(intent_now("c1", "k")).ok());
+    postgres_server().pause();
+    REQUIRE(store->finish("c1", "ok", text_result("done"), record("c1", at(1))).ok());
+  }  // stopped while the server is down: the outcome stays in the spool file
+  postgres_server().resume();
+
+  const JournalStoreOptions next_options = spooled_options(b, dir);
+  auto next = once_back([&] { return JournalStore::open(next_options); });
+  CHECK(next->kept() == 0);
+  CHECK(next->interrupted().empty());
+  auto found = next->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK(found->outcome == "ok");
+  CHECK(found->result == text_result("done"));
+  auto records = b.audit();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].outcome == "ok");
+}
+
+TEST_CASE(
+    "journal on PostgreSQL: after a server restart, a live instance's call is not taken for dead") {
+  PgBackend b;
+  auto judge = open_pg(instance_options(b, "instance-a"));
+  auto runner = open_pg(instance_options(b, "instance-b"));
+  REQUIRE(runner->begin(intent_now("x", "k")).ok());
+  postgres_server().pause();
+  postgres_server().resume();
+
+  // Every instance lost its lock with the server. The other one's pass,
+  // before the runner is back, leaves its call running.
+  auto pass = once_back([&] { return judge->maintain(false); });
+  CHECK(pass.empty());
+  auto found = judge->find_by_key("alice", "k");
+  REQUIRE(found);
+  CHECK_FALSE(found->outcome);
+  REQUIRE(runner->keep_alive().ok());  // its lock again
+  CHECK(b.journal()[0].running);
+  REQUIRE(runner->finish("x", "ok", text_result("done"), record("x", at(1))).ok());
+  CHECK(b.journal()[0].outcome == "ok");
+}
+
+TEST_CASE(
+    "journal on PostgreSQL: an instance that does not come back is taken for dead after the "
+    "grace") {
+  PgBackend b;
+  JournalStoreOptions judge_options = instance_options(b, "instance-a");
+  judge_options.restart_grace = std::chrono::seconds(2);
+  auto judge = open_pg(judge_options);
+  {
+    auto gone = open_pg(instance_options(b, "instance-b"));
+    REQUIRE(gone->begin(intent_now("x", "k")).ok());
+    postgres_server().pause();
+  }  // the instance stops while the server is down
+  postgres_server().resume();
+  auto pass = once_back([&] { return judge->maintain(false); });
+  CHECK(pass.empty());
+  std::vector<JournalEntry> marked;
+  CHECK(eventually(
+      [&] {
+        auto again = judge->maintain(false);
+        if (again.ok()) marked = std::move(*again);
+        return !marked.empty();
+      },
+      std::chrono::seconds(10)));
+  REQUIRE(marked.size() == 1);
+  CHECK(marked[0].intent.call_id == "x");
+}
+
+TEST_CASE("journal on PostgreSQL: a full spool refuses more, and says so") {
+  PgBackend b;
+  TempDir dir;
+  SpoolOptions spool;
+  spool.base = dir.path() / "spool";
+  spool.max_items = 1;
+  auto store = checked(SpooledJournalStore::open(open_pg(b.options()), spool));
+  CHECK(store->writable().ok());
+  postgres_server().pause();
+  const Status first = store->audit(record("r1", at(1), "read_text_file"));
+  const Status full = store->writable();
+  const Status second = store->audit(record("r2", at(2), "read_text_file"));
+  postgres_server().resume();
+  CHECK(first.ok());
+  CHECK(full.is_resource_exhausted());
+  CHECK(full.message().find("1 records kept") != std::string::npos);
+  CHECK(second.is_unavailable());  // the store's own failure: not kept
+  CHECK(eventually([&] { return store->kept() == 0; }, std::chrono::seconds(15)));
+  CHECK(store->writable().ok());
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"r1"});
 }

@@ -72,8 +72,8 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-// Retry-After when a new session could not be stored: about when a store
-// that went away is tried again (src/store/pg_connection.h backs off up to 5 s).
+// Retry-After when a session could not be stored or looked up: about when a
+// store that went away is tried again (src/store/pg_connection.h backs off up to 5 s).
 constexpr int kStoreRetrySeconds = 5;
 
 // A body at least this large is a large message: see TrimAfter.
@@ -211,7 +211,16 @@ struct HttpServer::Routes {
       return {};
     }
     HttpSession session = self.sessions_.find(id, principal);
-    if (!session) {
+    if (!session && !session.unavailable.empty()) {
+      // A 404 would tell the client to drop a session that may well exist.
+      self.logger_.write(LogLevel::warning, "session_unavailable",
+                         {{"reason", session.unavailable}});
+      res.set_header("Retry-After", std::to_string(kStoreRetrySeconds));
+      reply(res, 503,
+            transport_error("Service Unavailable: the session cannot be looked up now (the "
+                            "session store is not answering); send the request again in " +
+                            std::to_string(kStoreRetrySeconds) + " seconds"));
+    } else if (!session) {
       reply(res, 404, transport_error("Not Found: no such session (it may have ended)"));
     }
     return session;

@@ -24,6 +24,9 @@ namespace toolmux {
 struct HttpSession {
   std::shared_ptr<ServerPeer> peer;
   std::shared_ptr<SessionStreams> streams;
+  // Only from find() without a session: why it cannot be told whether the
+  // session exists (its store cannot be reached); "" when it does not exist.
+  std::string unavailable;
   explicit operator bool() const { return peer != nullptr; }
 };
 
@@ -41,6 +44,7 @@ class HttpSessions {
   // the id (every later request would get 404).
   virtual Status keep(const std::string& id) = 0;
   // The session with `id` if it exists and is `principal`'s; marks it used.
+  // Without one, `unavailable` says when that cannot be told now.
   virtual HttpSession find(const std::string& id, const std::string& principal) = 0;
   // Ends the session (its calls are cancelled, its streams closed). False
   // when find() would not have found it.

@@ -67,7 +67,10 @@ std::size_t SessionDirectory::requests_in_flight() {
 }
 
 HttpSession SessionDirectory::find(const std::string& id, const std::string& principal) {
-  return entry(manager_->find(id, principal));
+  Status unreachable;
+  HttpSession found = entry(manager_->find(id, principal, &unreachable));
+  if (!found && !unreachable.ok()) found.unavailable = unreachable.message();
+  return found;
 }
 
 }  // namespace toolmux

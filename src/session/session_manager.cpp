@@ -127,8 +127,9 @@ Status SessionManager::keep(const std::string& id) {
   return Status::ok_status();
 }
 
-std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::string& principal) {
-  if (shared()) return find_shared(id, principal);
+std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::string& principal,
+                                              Status* unreachable) {
+  if (shared()) return find_shared(id, principal, unreachable);
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second.session->principal() != principal) return nullptr;
@@ -137,7 +138,8 @@ std::shared_ptr<Session> SessionManager::find(const std::string& id, const std::
 }
 
 std::shared_ptr<Session> SessionManager::find_shared(const std::string& id,
-                                                     const std::string& principal) {
+                                                     const std::string& principal,
+                                                     Status* unreachable) {
   // Read outside the lock: the store may take a while.
   const Result<std::optional<json>> stored = store_->load_session(id);
   std::shared_ptr<Session> session;
@@ -150,7 +152,11 @@ std::shared_ptr<Session> SessionManager::find_shared(const std::string& id,
     const auto now = std::chrono::steady_clock::now();
     if (!stored.ok()) {
       // The store cannot be read: the copy here serves, if there is one.
-      if (it == sessions_.end() || it->second.session->principal() != principal) return nullptr;
+      if (it == sessions_.end()) {
+        if (unreachable) *unreachable = stored.status();
+        return nullptr;
+      }
+      if (it->second.session->principal() != principal) return nullptr;
       it->second.last_used = now;
       return it->second.session;
     }

@@ -67,7 +67,11 @@ class SessionManager {
   // not_found when there is no such session. OK without a store.
   Status keep(const std::string& id);
   // The session with `id` if it exists and belongs to `principal`; marks it used.
-  std::shared_ptr<Session> find(const std::string& id, const std::string& principal);
+  // Null also when the store cannot be read and this instance has no copy:
+  // then `unreachable` (when given) gets the store's Status, since whether the
+  // session exists cannot be told (its client must not take it for ended).
+  std::shared_ptr<Session> find(const std::string& id, const std::string& principal,
+                                Status* unreachable = nullptr);
   // Ends the session: its calls are cancelled, its results deleted, it is
   // forgotten. False when find() would not have found it.
   bool end(const std::string& id, const std::string& principal);
@@ -130,7 +134,8 @@ class SessionManager {
   void tell_ended(const std::string& id);
   // Drops this instance's copy only (shared store).
   void drop_copy(const std::shared_ptr<Session>& session, const char* why);
-  std::shared_ptr<Session> find_shared(const std::string& id, const std::string& principal);
+  std::shared_ptr<Session> find_shared(const std::string& id, const std::string& principal,
+                                       Status* unreachable = nullptr);
   bool shared() const { return store_ && store_->shared(); }
 
   const SessionLimits limits_;

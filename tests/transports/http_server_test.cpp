@@ -524,3 +524,38 @@ TEST_CASE("an initialize while the session store is down gets 503 with Retry-Aft
   REQUIRE(client->send(FrontDoor::post_head(id, ping.size(), "Connection: close\r\n") + ping));
   CHECK(client->receive(5s).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }
+
+TEST_CASE("a request for a session the store cannot be asked about gets 503, not 404",
+          "[postgres]") {
+  toolmux::testing::QuietLogger quiet;
+  const std::string database = toolmux::testing::fresh_postgres_database();
+  auto open_store = [&] {
+    auto store = toolmux::PgSessionStore::open(toolmux::testing::open_postgres_store(database),
+                                               quiet.logger);
+    INFO(store.message());
+    REQUIRE(store.ok());
+    return std::move(store).value();
+  };
+  auto first_store = open_store();
+  auto second_store = open_store();
+  FrontDoor first(toolmux::HttpOptions{}, first_store.get());
+  FrontDoor second(toolmux::HttpOptions{}, second_store.get());  // another instance
+  const std::string id = first.initialize();
+  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  const auto ping_second = [&] {
+    auto client = second.connect();
+    REQUIRE(client->send(FrontDoor::post_head(id, ping.size(), "Connection: close\r\n") + ping));
+    return client->receive(5s);
+  };
+
+  auto& postgres = toolmux::testing::postgres_server();
+  postgres.pause();
+  const std::string during = ping_second();
+  postgres.resume();
+  CHECK(during.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK(header_of(during, "Retry-After") == "5");
+  CHECK_THAT(during, Catch::Contains("the session cannot be looked up now"));
+  // Back: the same id is served by the other instance.
+  CHECK(toolmux::testing::eventually(
+      [&] { return ping_second().rfind("HTTP/1.1 200 OK\r\n", 0) == 0; }, 8s));
+}

@@ -18,6 +18,7 @@
 #include "src/app/shared_store.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/process_runner.h"
+#include "src/base/redact.h"
 #include "src/base/untrusted_json.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_store.h"
@@ -295,6 +296,13 @@ std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
   checks.push_back(data_dir_check(options));
   if (options.store == StoreKind::postgresql) checks.push_back(store_check(options));
   if (options.http) checks.push_back(http_check(options));
+  // Redacted as the log is: a catalog's problem, a command's name or the
+  // store's error can quote a secret (the catalog check registered the ones
+  // the catalog reads by reference).
+  for (DoctorCheck& check : checks) {
+    check.text = redact(check.text);
+    for (std::string& detail : check.details) detail = redact(detail);
+  }
   return checks;
 }
 

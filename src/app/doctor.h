@@ -5,9 +5,10 @@
 // ({"fromEnv"}) is set and each file it reads ({"fromFile"}) is readable, the
 // data directory is writable (or can be created), with --store postgresql the
 // store is reachable (its schema read, nothing changed), and the HTTP address
-// is free to listen on. Values of variables and files are never printed. It
-// reads the process's environment and writes (then removes) one file in the
-// data directory; run it from one thread.
+// is free to listen on. Values of variables and files are never printed, and
+// every line is redacted as the log is (src/base/redact.h). It reads the
+// process's environment and writes (then removes) one file in the data
+// directory; run it from one thread.
 #pragma once
 
 #include <iosfwd>

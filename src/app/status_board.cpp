@@ -6,6 +6,7 @@
 #include "src/app/catalog_host.h"
 #include "src/app/session_directory.h"
 #include "src/app/time_text.h"
+#include "src/base/redact.h"
 #include "src/base/utf8.h"
 #include "src/builtins/call_tool.h"
 
@@ -15,10 +16,12 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::system_clock;
 
-// Untrusted text as the page shows it: valid UTF-8, at most `max` bytes, and
-// "…" when cut.
+// Untrusted text as the page shows it: redacted as the log is (an upstream's
+// error can quote its own key, a client can send a token as a tool's name),
+// valid UTF-8, at most `max` bytes, and "…" when cut. Redacted before it is
+// cut, so that no cut leaves a secret's head that no longer looks like one.
 std::string clip(std::string_view text, std::size_t max) {
-  std::string valid = lossy_utf8(text);
+  std::string valid = lossy_utf8(redact(text));
   if (valid.size() <= max) return valid;
   return std::string(utf8_prefix(valid, max)) + "\u2026";
 }
@@ -145,7 +148,7 @@ json calls_of(const StatusFacts& facts, const StatusLimits& limits) {
   }
   return {{"limit", limits.calls},
           {"cut", facts.calls.size() > limits.calls},
-          {"unavailable", facts.calls_unavailable},
+          {"unavailable", redact(facts.calls_unavailable)},
           {"kept", facts.calls_kept},
           {"items", std::move(items)}};
 }

@@ -6,12 +6,12 @@
 // status_snapshot() turns facts gathered at one time (StatusFacts) into the
 // JSON the page renders; every list in it is capped (StatusLimits) and says
 // how many there were and whether it was cut, and every text from a tool, an
-// upstream or a client is cut to limits.text_bytes of valid UTF-8. It holds
-// no secret: sessions by their label ("http-1"), never their id; no token;
-// calls without their arguments. StatusBoard gathers the facts from the
-// running server. The page itself (status_page_html) is static HTML with
-// inline CSS and script, which fetches /status.json and builds its DOM from
-// it with textContent only.
+// upstream, a client or the operator is redacted as the log is
+// (src/base/redact.h: known secrets and credential shapes), then cut to
+// limits.text_bytes of valid UTF-8. It holds no secret: sessions by their
+// label ("http-1"), never their id; no token; calls without their arguments. StatusBoard gathers
+// the facts from the running server. The page itself (status_page_html) is static HTML with inline
+// CSS and script, which fetches /status.json and builds its DOM from it with textContent only.
 #pragma once
 
 #include <chrono>

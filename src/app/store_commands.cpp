@@ -11,6 +11,7 @@
 #include "src/app/shared_store.h"
 #include "src/app/time_text.h"
 #include "src/app/write_freeze.h"
+#include "src/base/redact.h"
 #include "src/base/utf8.h"
 #include "src/store/cluster_bus.h"
 #include "src/store/journal_store.h"
@@ -30,11 +31,12 @@ fs::path data_dir_of(const CommandLine& cl) {
   return cl.serve.data_dir.empty() ? default_data_dir() : cl.serve.data_dir;
 }
 
-// `text` as a table cell: valid UTF-8 with no control characters (C0, DEL,
-// C1), which a terminal would act on; "-" when empty.
+// `text` as a table cell: redacted as the log is (src/base/redact.h), valid
+// UTF-8 with no control characters (C0, DEL, C1), which a terminal would act
+// on; "-" when empty.
 std::string cell(std::string_view text) {
   if (text.empty()) return "-";
-  std::string in = lossy_utf8(text);
+  std::string in = lossy_utf8(redact(text));
   std::string out;
   out.reserve(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
@@ -71,7 +73,12 @@ std::string table_row(const Widths<N>& widths, const std::array<std::string, N +
   return row;
 }
 
-json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+// Every text a listing shows is redacted as the log is, whatever wrote it: a
+// tool's name as a client sent it, an idempotency key (which the journal
+// keeps as sent, since a repeat of the call looks it up), a rationale.
+json text_or_null(std::string_view text) {
+  return text.empty() ? json(nullptr) : json(redact(text));
+}
 
 std::string json_line(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -121,10 +128,10 @@ json journal_json(const JournalEntry& e) {
   json out = {{"started", format_rfc3339(i.started)},
               {"ended", e.ended ? json(format_rfc3339(*e.ended)) : json(nullptr)},
               {"call_id", i.call_id},
-              {"tool", i.tool},
+              {"tool", redact(i.tool)},
               {"side_effect", i.side_effect},
               {"arguments_digest", i.arguments_digest},
-              {"principal", i.principal},
+              {"principal", redact(i.principal)},
               {"session", text_or_null(i.session)},
               {"approver", text_or_null(i.approver)},
               {"rationale", text_or_null(i.rationale)},
@@ -150,11 +157,11 @@ std::string audit_row(const AuditRecord& r) {
 json audit_json(const AuditRecord& r) {
   json out = {{"time", format_rfc3339(r.time)},
               {"call_id", r.call_id},
-              {"principal", r.principal},
+              {"principal", redact(r.principal)},
               {"session", text_or_null(r.session)},
-              {"tool", r.tool},
+              {"tool", redact(r.tool)},
               {"side_effect", text_or_null(r.side_effect)},
-              {"arguments", r.arguments},
+              {"arguments", redact_json(r.arguments)},
               {"confirmation", r.confirmation},
               {"approver", text_or_null(r.approver)},
               {"rationale", text_or_null(r.rationale)},

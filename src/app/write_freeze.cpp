@@ -7,6 +7,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "src/base/redact.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -16,13 +17,16 @@ namespace {
 namespace fs = std::filesystem;
 
 // The reason as kept and shown: valid UTF-8, control characters (a newline
-// the editor added, a terminal escape) as spaces, surrounding spaces trimmed,
-// at most kMaxFreezeReasonBytes, cut at a character boundary.
+// the editor added, a terminal escape) as spaces, redacted (an operator may
+// paste a token into it; it reaches clients' refusals and the status page),
+// surrounding spaces trimmed, at most kMaxFreezeReasonBytes, cut at a
+// character boundary after redaction, so that no secret is cut in two.
 std::string clean_reason(std::string_view raw) {
   std::string text = lossy_utf8(raw);
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
+  text = redact(text);
   const auto first = text.find_first_not_of(' ');
   if (first == std::string::npos) return "";
   text = text.substr(first, text.find_last_not_of(' ') - first + 1);

@@ -22,8 +22,11 @@ inline constexpr const char* kWriteFreezeFile = "write-freeze";
 inline constexpr std::size_t kMaxFreezeReasonBytes = 500;
 
 // A reason as kept and shown: valid UTF-8, control characters as spaces,
-// surrounding spaces trimmed, at most kMaxFreezeReasonBytes (cut at a
-// character boundary). The shared store's freeze is cleaned so too.
+// redacted (src/base/redact.h: the secrets this process knows and credential
+// shapes), surrounding spaces trimmed, at most kMaxFreezeReasonBytes (cut at a
+// character boundary). It is cleaned when written and again when read (a
+// server knows secrets that `toolmux freeze` does not); the shared store's
+// freeze is cleaned so too.
 std::string clean_freeze_reason(std::string_view raw);
 
 // The reason when the freeze is on ("" when the file is empty), nullopt when

@@ -4,6 +4,7 @@
 
 #include "src/base/digest.h"
 #include "src/base/jsonrpc.h"
+#include "src/base/redact.h"
 
 namespace toolmux {
 
@@ -116,6 +117,10 @@ std::string json_quoted(std::string_view s) {
 }
 
 std::string tool_label(const ToolCall& call) { return "Tool " + json_quoted(call.tool->spec.name); }
+
+std::string recorded_tool_name(const ToolCall& call) {
+  return call.tool ? call.tool->spec.name : redact(call.requested_name);
+}
 
 std::string invocation_digest(const ToolCall& call) {
   return json_digest({{"tool", call.tool ? call.tool->spec.name : call.requested_name},

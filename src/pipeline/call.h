@@ -164,6 +164,10 @@ std::string invocation_digest(const ToolCall& call);
 // "Tool \"name\"", the name of the tool `call` reached (resolve_tool has run),
 // quoted as JSON: how every message about a tool starts.
 std::string tool_label(const ToolCall& call);
+// The name the audit record, the metrics and the log give `call`: the tool's
+// canonical name, or when it reached none the name as requested, redacted
+// (src/base/redact.h): a client may send anything as a name, a token too.
+std::string recorded_tool_name(const ToolCall& call);
 // `s` as a JSON string, invalid UTF-8 replaced.
 std::string json_quoted(std::string_view s);
 

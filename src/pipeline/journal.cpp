@@ -14,7 +14,7 @@ AuditRecord audit_record(const ToolCall& call, const CallResult& out, double sec
   record.call_id = call.call_id;
   record.principal = call.principal;
   record.session = call.session_label;
-  record.tool = call.tool ? call.tool->spec.name : call.requested_name;
+  record.tool = recorded_tool_name(call);
   if (call.tool) record.side_effect = std::string(side_effect_name(call.tool->side_effect));
   // The validated arguments when the call got that far, else what was sent.
   const nlohmann::json& arguments = call.arguments ? *call.arguments : call.raw_arguments.value;

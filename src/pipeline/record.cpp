@@ -34,7 +34,7 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
                                            writable.message());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const std::string tool = call.tool ? call.tool->spec.name : call.requested_name;
+      const std::string tool = recorded_tool_name(call);
       CallRecord record{tool,
                         std::string(call_outcome_name(out.outcome)),
                         seconds,

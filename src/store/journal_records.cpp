@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/base/redact.h"
 #include "src/store/db_keys.h"
 
 namespace toolmux {
@@ -32,7 +33,9 @@ AuditRecord interrupted_record(const JournalIntent& intent,
   r.rationale = intent.rationale;
   r.outcome = "interrupted";
   r.duration_ms = std::chrono::duration<double, std::milli>(now - intent.started).count();
-  r.idempotency_key = intent.idempotency_key;
+  // The intent keeps its key as sent (replay looks it up); the record shows it
+  // as every audit record does, redacted.
+  r.idempotency_key = redact(intent.idempotency_key);
   return r;
 }
 

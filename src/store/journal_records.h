@@ -23,7 +23,8 @@ std::string journal_json_text(const nlohmann::json& value);
 // longer than kMaxAuditArgumentsBytes, a string saying how large they were.
 nlohmann::json capped_audit_arguments(const nlohmann::json& arguments);
 
-// The audit record of a call found interrupted at `now`: what its intent says.
+// The audit record of a call found interrupted at `now`: what its intent says,
+// its idempotency key redacted as every audit record's is.
 AuditRecord interrupted_record(const JournalIntent& intent,
                                std::chrono::system_clock::time_point now);
 

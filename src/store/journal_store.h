@@ -106,7 +106,7 @@ struct JournalIntent {
   std::string session;          // the session's label ("" = none: a 2026-07-28 request)
   std::string approver;         // "" = not confirmed (no confirmation was needed)
   std::string rationale;        // redacted; "" = none
-  std::string idempotency_key;  // "" = none
+  std::string idempotency_key;  // as sent, for replay ("" = none); shown redacted
   std::chrono::system_clock::time_point started;
 };
 
@@ -117,7 +117,7 @@ struct AuditRecord {
   std::string call_id;
   std::string principal;
   std::string session;       // "" = none
-  std::string tool;          // canonical name, or as requested when it resolved to none
+  std::string tool;          // canonical name, or as requested (redacted) when it resolved to none
   std::string side_effect;   // "" when no tool was resolved
   nlohmann::json arguments;  // redacted target arguments (null = none)
   std::string confirmation;  // "not_required", "accepted", "declined", "cancelled",
@@ -126,7 +126,7 @@ struct AuditRecord {
   std::string rationale;     // redacted; "" = none
   std::string outcome;       // call_outcome_name, or "interrupted"
   double duration_ms = 0;
-  std::string idempotency_key;  // "" = none
+  std::string idempotency_key;  // redacted; "" = none
   // The instance that wrote the record (PostgreSQL; "" in RocksDB). Set by
   // the store.
   std::string instance;

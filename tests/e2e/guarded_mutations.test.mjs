@@ -11,7 +11,8 @@
 // `toolmux audit` shows the approver and the rationale, its secret redacted; a
 // client without elicitation is refused, nothing asked; `--read-only` and the
 // run-time freeze hide and refuse the tool while read_text_file works; one
-// idempotency key twice deletes once and answers the same twice; an upstream
+// idempotency key twice deletes once and answers the same twice (a token in
+// the key is shown redacted by `toolmux journal` and `audit`); an upstream
 // tool without annotations (unannotated_upstream.mjs) is listed destructive,
 // needs confirmation and gets the call id. Then: bearer tokens (the caller in
 // the prompt and the audit, the token nowhere), a human who does not answer in
@@ -366,10 +367,12 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
       });
 
-      test('the same idempotency key twice: one deletion, the same result twice; the key with other arguments is refused', async (t) => {
+      test('the same idempotency key twice: one deletion, the same result twice; the key with other arguments is refused; the key shown redacted', async (t) => {
         const server = await serveGuarded(t, kind, { answer: accept(), files: { 'notes.txt': 'old notes\n', 'other.txt': 'other\n' } });
         const notes = path.join(server.dir, 'notes.txt');
-        const key = { 'io.toolmux/idempotencyKey': 'cleanup-2026-12-02' };
+        // A key that holds a token: looked up as sent, shown redacted.
+        const key = { 'io.toolmux/idempotencyKey': `cleanup-2026-12-02 ${SECRET}` };
+        const shownKey = 'cleanup-2026-12-02 [REDACTED:github_token]';
         const first = await server.call('delete_file', { path: 'notes.txt' }, key);
         assert.notEqual(first.isError, true, short(first));
         assert.match(textOf(first), /^deleted notes\.txt \(call .+\)/);
@@ -393,7 +396,10 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
         const answered = records.filter((r) => r.confirmation !== 'asked'); // the 2026-07-28 question rounds
         assert.deepEqual(answered.map((r) => r.confirmation).slice(0, 2), ['accepted', 'replayed'], short(records));
-        assert.ok(records.every((r) => r.idempotency_key === 'cleanup-2026-12-02'), short(records));
+        assert.ok(records.every((r) => r.idempotency_key === shownKey), short(records));
+        const [entries, table] = await Promise.all([journalEntries(server.dataDir), runCli(['journal', '--data-dir', server.dataDir])]);
+        assert.deepEqual(entries.map((e) => e.idempotency_key), [shownKey], short(entries));
+        assert.ok(table.stdout.includes(shownKey) && !table.stdout.includes(SECRET), table.stdout);
       });
 
       test('an upstream tool without annotations is listed destructive and needs a confirmation', async (t) => {

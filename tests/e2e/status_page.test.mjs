@@ -7,6 +7,10 @@
 // status_page_restarting.png) are kept in $TOOLMUX_TEST_ARTIFACTS
 // (tests/CMakeLists.txt sets it to build/test-artifacts). And the page's admission: Host, Origin and tokens
 // refused exactly as at the MCP endpoint, and the principals that may see it.
+// And secrets, redacted in /status.json, /metrics, `toolmux audit` and
+// `toolmux freeze status` as in the log: an upstream's error quoting its
+// fromEnv value, a token and a password; a freeze reason holding a token; a
+// token a client sent as a tool's name.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -26,18 +30,21 @@ const chromiumMissing = fs.existsSync(CHROMIUM)
   ? false
   : `chromium is not installed at ${CHROMIUM} (scripts/setup.sh --tests installs Debian's chromium)`;
 
-/** A catalog with one stdio upstream, the fixture, restarted 3 s after it dies (long enough for the page to show it). */
-function writeCatalog(dir) {
+/**
+ * A catalog with one stdio upstream, the fixture, named `name` with `env`, restarted
+ * `restartMs` after it dies (by default 3 s: long enough for the page to show it).
+ */
+function writeCatalog(dir, { name = 'fixture', env = { STATUS_UPSTREAM_PID_FILE: { fromEnv: 'STATUS_UPSTREAM_PID_FILE' } }, restartMs = 3000 } = {}) {
   const file = path.join(dir, 'catalog.json');
   fs.writeFileSync(file, JSON.stringify({
     tools: [],
     upstreams: {
-      fixture: {
+      [name]: {
         command: process.execPath,
         args: [FIXTURE],
         cwd: path.dirname(FIXTURE),
-        env: { STATUS_UPSTREAM_PID_FILE: { fromEnv: 'STATUS_UPSTREAM_PID_FILE' } },
-        restart: { initialDelayMs: 3000, maxDelayMs: 3000 },
+        env,
+        restart: { initialDelayMs: restartMs, maxDelayMs: restartMs },
       },
     },
   }));
@@ -212,5 +219,64 @@ test('/status and /status.json are admitted as the MCP endpoint is, and only for
   const snapshot = JSON.parse(data.body);
   assert.deepEqual(Object.keys(snapshot).sort(), ['calls', 'freeze', 'server', 'sessions', 'sources', 'upstreams']);
   assert.ok(!data.body.includes(alice) && !data.body.includes(bob), 'no token in the snapshot');
+  await server.stopCleanly(assert);
+});
+
+test('/status.json, /metrics, toolmux audit and toolmux freeze status show secrets redacted, as the log does', async (t) => {
+  const apiKey = 'status-e2e-api-key-Zq81wX';
+  const token = `ghp_${'aB3dE6gH9j'.repeat(3)}K2mN5p`;
+  const catalog = writeCatalog(makeTempDir('toolmux-status-'), {
+    name: 'vault',
+    env: { API_KEY: { fromEnv: 'STATUS_E2E_API_KEY' }, STATUS_UPSTREAM_REFUSE: '1' },
+    restartMs: 60000,
+  });
+  const server = await HttpServer.start(t, { catalog, env: { STATUS_E2E_API_KEY: apiKey } });
+  const snapshot = async () => {
+    const got = await request(`${server.origin}/status.json`);
+    assert.equal(got.status, 200, got.body);
+    return { text: got.body, json: JSON.parse(got.body) };
+  };
+  const secrets = [apiKey, 'ghp_', 'hunter2'];
+  const assertNoSecret = (text, where) => {
+    for (const secret of secrets) assert.ok(!text.includes(secret), `${where} shows ${secret}: ${text}`);
+  };
+
+  // A client sends a token as a tool's name; the operator freezes writes with a token in the reason.
+  const { client } = await connectHttp(t, server.url);
+  const unknown = await client.callTool({ name: token, arguments: {} }).catch((error) => ({ isError: true, error }));
+  assert.equal(unknown.isError, true, JSON.stringify(unknown));
+  const frozen = await runCli(['freeze', 'on', '--reason', `token ${token}`, '--data-dir', server.dataDir]);
+  assert.equal(frozen.code, 0, frozen.stderr);
+
+  let shown;
+  await waitUntil(async () => {
+    shown = await snapshot();
+    const vault = shown.json.upstreams.items.find((u) => u.name === 'vault');
+    return vault?.last_error && shown.json.freeze.on && shown.json.calls.items.some((c) => c.outcome === 'unknown_tool');
+  }, 10000, 'the upstream\'s error, the freeze and the unknown tool on /status.json');
+  assertNoSecret(shown.text, '/status.json');
+  const vault = shown.json.upstreams.items.find((u) => u.name === 'vault');
+  assert.match(vault.last_error, /API key \[REDACTED\] was refused; token \[REDACTED:github_token\]; password=\[REDACTED:secret_value\]/);
+  assert.equal(shown.json.freeze.reason, 'token [REDACTED:github_token]');
+  assert.equal(shown.json.calls.items.find((c) => c.outcome === 'unknown_tool').tool, '[REDACTED:github_token]');
+
+  const metrics = await request(`${server.origin}/metrics`);
+  assert.equal(metrics.status, 200);
+  assertNoSecret(metrics.body, '/metrics');
+  assert.match(metrics.body, /toolmux_tool_calls_total\{tool="\[REDACTED:github_token\]",outcome="unknown_tool"\} 1/);
+
+  const [status, audit, table] = await Promise.all([
+    runCli(['freeze', 'status', '--data-dir', server.dataDir]),
+    runCli(['audit', '--json', '--data-dir', server.dataDir]),
+    runCli(['audit', '--data-dir', server.dataDir]),
+  ]);
+  assert.equal(status.stdout, `Write freeze on in ${server.dataDir}: token [REDACTED:github_token].\n`);
+  assert.equal(audit.code, 0, audit.stderr);
+  assertNoSecret(audit.stdout, 'toolmux audit --json');
+  const records = audit.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.equal(records.find((r) => r.outcome === 'unknown_tool')?.tool, '[REDACTED:github_token]', audit.stdout);
+  assert.equal(table.code, 0, table.stderr);
+  assertNoSecret(table.stdout, 'toolmux audit');
+  assertNoSecret(server.stderr, 'the log');
   await server.stopCleanly(assert);
 });

@@ -112,6 +112,24 @@ TEST_CASE("doctor: a good setup passes every check", "[doctor]") {
   CHECK(std::filesystem::is_empty(options.data_dir));
 }
 
+TEST_CASE("doctor: what it prints is redacted as the log is", "[doctor]") {
+  TempDir dir;
+  ::setenv("TOOLMUX_DOCTOR_TEST_KEY", "doctor-test-key-Zq81wX", 1);
+  ServeOptions options;
+  options.catalog_file = kData + "secret_in_command.json";
+  options.data_dir = dir / "state";
+  int code = 0;
+  const std::string out = run(options, code);
+  INFO(out);
+  CHECK(code == 1);
+  CHECK_THAT(out, Catch::Contains(
+                      "problem: upstream \"pasted\": command \"toolmux-doctor-github-mcp "
+                      "--token=[REDACTED:secret_value] --key [REDACTED]\" is not found in PATH"));
+  CHECK(out.find("ghp_") == std::string::npos);
+  CHECK(out.find("doctor-test-key") == std::string::npos);
+  ::unsetenv("TOOLMUX_DOCTOR_TEST_KEY");
+}
+
 TEST_CASE("doctor: a free HTTP port, and an address the machine does not have", "[doctor]") {
   int port = 0;
   {

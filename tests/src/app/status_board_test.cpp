@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/base/redact.h"
 #include "src/base/utf8.h"
 #include "tests/support/test_tools.h"
 
@@ -283,6 +284,51 @@ TEST_CASE("the status snapshot shows the write freeze, and which tools it holds 
   CHECK(tools[2]["frozen"] == false);  // call_tool stays, reaching the reads
   CHECK(snapshot["calls"]["unavailable"] == "the audit trail is off (serve --no-journal)");
   CHECK(snapshot["calls"]["items"].empty());
+}
+
+TEST_CASE(
+    "the status snapshot redacts what upstreams, clients and the operator wrote, as the log does, "
+    "before it cuts") {
+  const std::string token = "ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jK2mN5p";
+  const std::string known = "status-board-test-api-key-Zq81";
+  toolmux::register_secret(known);  // as the catalog does with an upstream's fromEnv value
+  StatusFacts facts = facts_with(catalog_of({}));
+  Upstream::Health down = health("restarting", 0);
+  down.last_error = "upstream \"vault\" answered initialize with an error: key " + known +
+                    " refused; token " + token + "; password=hunter2-Xy9";
+  down.state = "restarting: " + down.last_error;
+  // Its token across the cut: cut first, its head would no longer look like one.
+  Upstream::Health cut = health("restarting", 0);
+  cut.last_error = std::string(20, '.') + " " + token;
+  facts.upstreams = {{"vault", down}, {"cut", cut}};
+  facts.freeze = "rotating " + token;
+  facts.freeze_since = facts.now;
+  // A client sent a token as a tool's name.
+  facts.calls.push_back(call(token, "unknown_tool"));
+  StatusLimits limits;
+  limits.text_bytes = 48;
+  const json snapshot = toolmux::status_snapshot(facts, limits);
+  const std::string text = snapshot.dump();
+  INFO(text);
+  CHECK(text.find("ghp_") == std::string::npos);
+  CHECK(text.find(known) == std::string::npos);
+  CHECK(text.find("hunter2") == std::string::npos);
+  CHECK(snapshot["upstreams"]["items"][1]["last_error"] ==
+        std::string(20, '.') + " [REDACTED:github_token]");
+  CHECK(snapshot["freeze"]["reason"] == "rotating [REDACTED:github_token]");
+  CHECK(snapshot["calls"]["items"][0]["tool"] == "[REDACTED:github_token]");
+
+  limits.text_bytes = 300;
+  const json whole = toolmux::status_snapshot(facts, limits)["upstreams"]["items"][0];
+  CHECK(whole["last_error"] ==
+        "upstream \"vault\" answered initialize with an error: key [REDACTED] refused; token "
+        "[REDACTED:github_token]; password=[REDACTED:secret_value]");
+
+  facts.calls.clear();
+  facts.calls_unavailable =
+      "the audit trail is unavailable: could not connect with password=hunter2-Xy9";
+  CHECK(toolmux::status_snapshot(facts)["calls"]["unavailable"] ==
+        "the audit trail is unavailable: could not connect with password=[REDACTED:secret_value]");
 }
 
 TEST_CASE("the status page is self-contained: inline script and style with the nonce, no URL") {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli.h"
+#include "src/base/redact.h"
 #include "src/store/journal_store.h"
 #include "src/store/pg_store.h"
 #include "tests/support/postgres_fixture.h"
@@ -283,6 +284,59 @@ TEST_CASE("toolmux freeze: on with a reason, status, off") {
   Run failed = run({"freeze", "on", "--data-dir", (dir / "file" / "state").string()});
   CHECK(failed.code == 1);
   CHECK(failed.err.find("toolmux: could not create the data directory ") == 0);
+}
+
+TEST_CASE(
+    "toolmux journal, audit and freeze show every text redacted, an idempotency key too; the "
+    "journal keeps the key as sent for replay") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const std::string token = "ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jK2mN5p";
+  const std::string known = "store-commands-test-secret-Qz81";
+  toolmux::register_secret(known);  // as serve does with a fromEnv value
+  const std::string key = "retry " + token + " " + known;
+  {
+    auto store = open_store(dir);
+    REQUIRE(store->begin(intent("c-key", kDay, key)).ok());
+    // A record as an older toolmux wrote it: a client's unknown tool name and
+    // the key as sent.
+    AuditRecord unknown = record("c-key", kDay, token, "alice");
+    unknown.arguments = {{"note", "password=hunter2-Xy9"}};
+    unknown.idempotency_key = key;
+    REQUIRE(store->finish("c-key", "ok", json::object(), unknown).ok());
+    // The key is still found as sent: a repeat is replayed.
+    const auto found = store->find_by_key("alice", key);
+    REQUIRE(found.has_value());
+    CHECK(found->intent.call_id == "c-key");
+  }
+  const auto no_secret = [&](const std::string& text) {
+    INFO(text);
+    CHECK(text.find(token) == std::string::npos);
+    CHECK(text.find("ghp_") == std::string::npos);
+    CHECK(text.find(known) == std::string::npos);
+    CHECK(text.find("hunter2") == std::string::npos);
+  };
+
+  const auto journal = table_of({"journal", "--data-dir", d}, 1);
+  no_secret(journal[1]);
+  CHECK(journal[1].find("retry [REDACTED:github_token] [REDACTED]  ok") != std::string::npos);
+  const json entry = json::parse(run({"journal", "--json", "--data-dir", d}).out);
+  no_secret(entry.dump());
+  CHECK(entry["idempotency_key"] == "retry [REDACTED:github_token] [REDACTED]");
+
+  const auto audit = table_of({"audit", "--data-dir", d}, 1);
+  no_secret(audit[1]);
+  CHECK(audit[1].find("[REDACTED:github_token]") != std::string::npos);
+  const json r = json::parse(run({"audit", "--json", "--data-dir", d}).out);
+  no_secret(r.dump());
+  CHECK(r["tool"] == "[REDACTED:github_token]");
+  CHECK(r["arguments"] == json{{"note", "password=[REDACTED:secret_value]"}});
+  CHECK(r["idempotency_key"] == "retry [REDACTED:github_token] [REDACTED]");
+
+  REQUIRE(run({"freeze", "on", "--reason", "rotating " + token, "--data-dir", d}).code == 0);
+  const Run status = run({"freeze", "status", "--data-dir", d});
+  no_secret(status.out);
+  CHECK(status.out == "Write freeze on in " + d + ": rotating [REDACTED:github_token].\n");
 }
 
 // ---- --store postgresql: what every instance wrote ----

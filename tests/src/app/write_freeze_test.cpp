@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "src/base/redact.h"
 #include "tests/support/temp_dir.h"
 
 using toolmux::freeze_writes;
@@ -61,6 +62,28 @@ TEST_CASE("write freeze: the reason is cleaned and cut at a character boundary")
   CHECK(read_write_freeze(dir.path()) == std::string(kMaxFreezeReasonBytes, 'z'));
   dir.write("write-freeze", "\n");
   CHECK(read_write_freeze(dir.path()) == "");
+}
+
+TEST_CASE("write freeze: the reason is redacted when written and when read") {
+  TempDir dir;
+  const std::string token = "ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jK2mN5p";
+  REQUIRE(freeze_writes(dir.path(), "rotating " + token + "; db password=hunter2-Xy9").ok());
+  const std::string redacted =
+      "rotating [REDACTED:github_token]; db password=[REDACTED:secret_value]";
+  CHECK(toolmux::testing::read_file(dir / "write-freeze") == redacted);
+  CHECK(read_write_freeze(dir.path()) == redacted);
+  // A file written by hand, with a secret this process knows (a server knows
+  // its upstreams' fromEnv values; `toolmux freeze on` does not).
+  const std::string known = "write-freeze-test-secret-Qz81";
+  dir.write("write-freeze", "key " + known + " leaked");
+  toolmux::register_secret(known);
+  CHECK(read_write_freeze(dir.path()) == "key [REDACTED] leaked");
+  // Redacted before it is cut: a token across the limit is not left half shown.
+  const std::string near_end(kMaxFreezeReasonBytes - 10, 'a');
+  REQUIRE(freeze_writes(dir.path(), near_end + " " + token).ok());
+  CHECK(read_write_freeze(dir.path()) ==
+        (near_end + " [REDACTED:github_token]").substr(0, kMaxFreezeReasonBytes));
+  CHECK(toolmux::clean_freeze_reason("see " + token) == "see [REDACTED:github_token]");
 }
 
 TEST_CASE("write freeze: a file that cannot be read counts as on, and says why") {

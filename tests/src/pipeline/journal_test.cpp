@@ -74,6 +74,20 @@ struct JournalFixture : PipelineFixture {
 
   JournalStore& store() const { return *journal->store(); }
 
+  // The intent of a remove_item call of `id` with `key`, begun (as by a
+  // process that is still running it, or died during it).
+  void begin(const std::string& call_id, int id, const std::string& key) {
+    JournalIntent intent;
+    intent.call_id = call_id;
+    intent.tool = "remove_item";
+    intent.side_effect = "local_mutation";
+    intent.arguments_digest = json_digest(json{{"id", id}});
+    intent.principal = "local";
+    intent.idempotency_key = key;
+    intent.started = std::chrono::system_clock::now();
+    REQUIRE(store().begin(intent).ok());
+  }
+
   ToolCall keyed(const std::string& arguments, const std::string& key,
                  const std::string& id = "call-1") {
     ToolCall call = make_call("remove_item", arguments);
@@ -142,15 +156,7 @@ TEST_CASE("the same key with other arguments is refused, and so is a key still r
   CHECK_THAT(text_at(r), Catch::Contains("was used for another call (with other arguments)"));
   CHECK(*f.runs == 1);
 
-  JournalIntent running;
-  running.call_id = "call-9";
-  running.tool = "remove_item";
-  running.side_effect = "local_mutation";
-  running.arguments_digest = json_digest(json{{"id", 9}});
-  running.principal = "local";
-  running.idempotency_key = "key-B";
-  running.started = std::chrono::system_clock::now();
-  REQUIRE(f.store().begin(running).ok());
+  f.begin("call-9", 9, "key-B");
   ToolCall during = f.keyed(R"({"id": 9})", "key-B", "call-10");
   CHECK_THAT(text_at(f.pipeline(during)), Catch::Contains("is still running"));
   CHECK(*f.runs == 1);
@@ -160,15 +166,7 @@ TEST_CASE(
     "a call left running when toolmux died is interrupted, and runs again only when asked, "
     "under its old call id") {
   JournalFixture f;
-  JournalIntent left;
-  left.call_id = "call-old";
-  left.tool = "remove_item";
-  left.side_effect = "local_mutation";
-  left.arguments_digest = json_digest(json{{"id", 3}});
-  left.principal = "local";
-  left.idempotency_key = "key-C";
-  left.started = std::chrono::system_clock::now();
-  REQUIRE(f.store().begin(left).ok());
+  f.begin("call-old", 3, "key-C");
   f.open();  // as the next start does
   REQUIRE(f.store().interrupted().size() == 1);
   CHECK(f.store().interrupted()[0].intent.call_id == "call-old");
@@ -279,4 +277,46 @@ TEST_CASE(
   CHECK(replayed.replayed);
   CHECK(text_at(replayed) == "removed 7");
   CHECK(*f.runs == 1);
+}
+
+TEST_CASE("a tool name a client sent that reached no tool is audited and counted redacted") {
+  JournalFixture f;
+  const std::string token = "ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jK2mN5p";
+  ToolCall call = f.make_call(token, "{}");
+  CHECK(f.pipeline(call).outcome == CallOutcome::unknown_tool);
+  auto audit = read_audit(f.dir.path(), {});
+  REQUIRE(audit.ok());
+  REQUIRE(audit.value().size() == 1);
+  CHECK(audit.value()[0].tool == "[REDACTED:github_token]");
+  CHECK(audit.value()[0].outcome == "unknown_tool");
+  CHECK(f.metrics.calls("[REDACTED:github_token]", "unknown_tool") == 1);
+  CHECK(f.metrics.render_prometheus().find("ghp_") == std::string::npos);
+}
+
+TEST_CASE(
+    "an idempotency key holding a secret: kept as sent for replay, redacted in the audit record "
+    "of a call found interrupted") {
+  JournalFixture f;
+  const std::string key = "retry:ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jK2mN5p";
+  f.begin("call-old", 4, key);
+  f.open();  // as the next start does: marks it interrupted
+  auto audit = read_audit(f.dir.path(), {});
+  REQUIRE(audit.ok());
+  REQUIRE(audit.value().size() == 1);
+  CHECK(audit.value()[0].outcome == "interrupted");
+  CHECK(audit.value()[0].idempotency_key == "retry:[REDACTED:github_token]");
+
+  // The repeat finds it by the key as sent, runs it under its call id, and a
+  // second repeat is replayed.
+  ToolCall again = f.keyed(R"({"id": 4})", key, "call-new");
+  CHECK(text_at(f.pipeline(again)) == "removed 4 as call-old");
+  ToolCall replay = f.keyed(R"({"id": 4})", key, "call-newer");
+  CallResult replayed = f.pipeline(replay);
+  CHECK(replayed.replayed);
+  CHECK(text_at(replayed) == "removed 4 as call-old");
+  CHECK(*f.runs == 1);
+  audit = read_audit(f.dir.path(), {});
+  REQUIRE(audit.ok());
+  for (const AuditRecord& r : audit.value())
+    CHECK(r.idempotency_key.find("ghp_") == std::string::npos);
 }

@@ -35,7 +35,9 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::string tool = recorded_tool_name(call);
-      CallRecord record{tool,
+      // The names a client makes up are not series of their own: /metrics
+      // stays bounded by the catalog, however many it sends.
+      CallRecord record{call.tool ? tool : std::string(kUnknownToolLabel),
                         std::string(call_outcome_name(out.outcome)),
                         seconds,
                         out.bytes_produced,

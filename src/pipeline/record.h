@@ -19,6 +19,9 @@
 
 namespace toolmux::stages {
 
+// The tool label /metrics counts a call that reached no tool under.
+inline constexpr const char* kUnknownToolLabel = "(unknown tool)";
+
 CallStage record(Logger& logger, Metrics& metrics,
                  std::shared_ptr<const CallJournal> journal = nullptr);
 

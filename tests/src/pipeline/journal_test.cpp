@@ -289,7 +289,7 @@ TEST_CASE("a tool name a client sent that reached no tool is audited and counted
   REQUIRE(audit.value().size() == 1);
   CHECK(audit.value()[0].tool == "[REDACTED:github_token]");
   CHECK(audit.value()[0].outcome == "unknown_tool");
-  CHECK(f.metrics.calls("[REDACTED:github_token]", "unknown_tool") == 1);
+  CHECK(f.metrics.calls(stages::kUnknownToolLabel, "unknown_tool") == 1);
   CHECK(f.metrics.render_prometheus().find("ghp_") == std::string::npos);
 }
 

@@ -24,13 +24,18 @@ TEST_CASE("record passes the call on, returns next's answer and records it") {
   CHECK_THAT(log, !Catch::Contains("secret"));
 }
 
-TEST_CASE("record names the requested tool when none was resolved") {
+TEST_CASE("record logs the requested tool when none was resolved, and counts it under one label") {
   PipelineFixture f;
   StubNext next;
   next.answer = [](ToolCall&) { return CallResult::unknown_tool("Unknown tool"); };
-  ToolCall call = f.make_call("ecko", "{}");
-  stages::record(f.logger, f.metrics)(next.handler())(call);
-  CHECK(f.metrics.calls("ecko", "unknown_tool") == 1);
+  for (int n = 0; n < 100; ++n) {
+    ToolCall call = f.make_call("ecko" + std::to_string(n), "{}");
+    stages::record(f.logger, f.metrics)(next.handler())(call);
+  }
+  // A hundred made-up names are one series, not a hundred.
+  CHECK(f.metrics.calls(stages::kUnknownToolLabel, "unknown_tool") == 100);
+  CHECK(f.metrics.calls("ecko7", "unknown_tool") == 0);
+  CHECK_THAT(f.log_text(), Catch::Contains(R"("tool":"ecko7")"));
 }
 
 TEST_CASE("every call leaves one record in the operator's log") {

@@ -1,15 +1,11 @@
 #include "catalog/catalog_file_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <limits>
-#include <system_error>
+#include <utility>
 
 #include "src/base/edit_distance.h"
+#include "src/base/file_io.h"
 
 namespace toolmux::catalog_file {
 
@@ -152,45 +148,14 @@ Problems without_reported(Problems found, const std::set<std::string>& reported)
   return kept;
 }
 
-std::optional<std::string> read_file(const fs::path& path, Problems& problems) {
-  auto fail = [&](int error) {
-    problems.push_back(
-        {"", "cannot read " + path.string() + ": " + std::generic_category().message(error)});
+std::optional<std::string> read_file(const fs::path& path, Problems& problems,
+                                     std::size_t max_bytes) {
+  Result<std::string> text = read_regular_file(path, max_bytes);
+  if (!text.ok()) {
+    problems.push_back({"", text.message()});
     return std::nullopt;
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    int error = errno;
-    ::close(fd);
-    return fail(error);
   }
-  if (S_ISDIR(info.st_mode)) {
-    ::close(fd);
-    return fail(EISDIR);
-  }
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      int error = errno;
-      ::close(fd);
-      return fail(error);
-    }
-    if (got == 0) break;
-    text.append(buffer, static_cast<std::size_t>(got));
-    if (text.size() > kMaxFileBytes) {
-      ::close(fd);
-      problems.push_back({"", "cannot read " + path.string() + ": the file is larger than " +
-                                  std::to_string(kMaxFileBytes) + " bytes"});
-      return std::nullopt;
-    }
-  }
-  ::close(fd);
-  return text;
+  return std::move(*text);
 }
 
 }  // namespace toolmux::catalog_file

@@ -27,8 +27,9 @@ namespace toolmux::catalog_file {
 
 using nlohmann::json;
 
-// The largest catalog file (and secret file, before its own limit) read.
+// The largest catalog file read, and the largest file a "fromFile" names.
 constexpr std::size_t kMaxFileBytes = 16u << 20;
+constexpr std::size_t kMaxSecretFileBytes = 64u << 10;
 
 // "a string", "an integer", ...: the type of `value`, for "expected X, got Y".
 std::string type_name(const json& value);
@@ -100,7 +101,10 @@ class ObjectReader {
 Problems without_reported(Problems found, const std::set<std::string>& reported);
 
 // The whole file, or nullopt with one problem (at "") naming the path and why:
-// it cannot be opened or read, is a directory, or is over kMaxFileBytes.
-std::optional<std::string> read_file(const std::filesystem::path& path, Problems& problems);
+// it cannot be opened or read, is not a regular file (a directory, a FIFO: a
+// FIFO is never waited on), or is over `max_bytes` (read_regular_file,
+// src/base/file_io.h).
+std::optional<std::string> read_file(const std::filesystem::path& path, Problems& problems,
+                                     std::size_t max_bytes = kMaxFileBytes);
 
 }  // namespace toolmux::catalog_file

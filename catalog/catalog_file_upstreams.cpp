@@ -45,7 +45,6 @@ const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
 // commonly pass a stdio server); the rest only through "env".
 const std::vector<std::string> kUpstreamInheritedEnv = {"PATH",  "HOME", "USER", "LOGNAME",
                                                         "SHELL", "TERM", "LANG", "TMPDIR"};
-constexpr std::size_t kMaxSecretFileBytes = 64u << 10;
 
 bool strings_equal_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -99,14 +98,9 @@ std::optional<std::string> read_env_value(const json& value, const std::string& 
     fs::path path(*file);
     if (path.is_relative()) path = folder / path;
     Problems read_problems;
-    auto text = read_file(path, read_problems);
+    auto text = read_file(path, read_problems, kMaxSecretFileBytes);
     if (!text) {
       reader.add(reader.pointer("fromFile"), read_problems.front().message);
-      return std::nullopt;
-    }
-    if (text->size() > kMaxSecretFileBytes) {
-      reader.add(reader.pointer("fromFile"), "the file " + path.string() + " is larger than " +
-                                                 std::to_string(kMaxSecretFileBytes) + " bytes");
       return std::nullopt;
     }
     // A secret file usually ends with a newline that is not part of the value.

@@ -14,7 +14,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +23,7 @@
 #include "catalog/providers/glob.h"
 #include "catalog/providers/root_set.h"
 #include "catalog/providers/text_search.h"
+#include "src/base/file_io.h"
 #include "src/base/status.h"
 #include "src/base/utf8.h"
 
@@ -588,22 +588,6 @@ ToolResult FilesystemTools::get_file_info(const json& args, CallContext& /*conte
   return result;
 }
 
-// Writes `content` whole into `fd`, gives it `mode` when set, and syncs it.
-// 0, or the errno value of what failed.
-int write_whole(int fd, std::string_view content, std::optional<mode_t> mode) {
-  if (mode && ::fchmod(fd, *mode) != 0) return errno;
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  return ::fsync(fd) == 0 ? 0 : errno;
-}
-
 ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*context*/) const {
   const std::optional<std::string> path = string_arg(args, "path");
   if (!path) return ToolResult::error("missing argument \"path\"");
@@ -648,59 +632,13 @@ ToolResult FilesystemTools::write_text_file(const json& args, CallContext& /*con
     return ToolResult::error("cannot write " + shown + ": " + std::strerror(errno));
   }
 
-  // Write the content into a file beside it, then rename that into place. The
-  // file starts unnamed (O_TMPFILE) and gets its temporary name only once the
-  // content is whole and on disk, so a process killed mid-write leaves no part
-  // of it behind. Without O_TMPFILE, or without /proc to name the file
-  // through, a named temporary file is written instead.
-  std::random_device random;
-  std::string temp;
-  auto new_temp_name = [&] {
-    char suffix[16];
-    std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(random()));
-    temp = std::string(".toolmux-") + suffix + ".tmp";
-  };
-  auto error_of = [&](int err) {
-    return ToolResult::error("cannot write " + shown + ": " + std::strerror(err));
-  };
-
-  bool named = false;  // `temp` names a file holding the whole content
-  if (::access("/proc/self/fd", X_OK) == 0) {
-    UniqueFd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
-    if (fd) {
-      if (int err = write_whole(fd.get(), *content, keep_mode)) return error_of(err);
-      // linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link does not.
-      const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
-      for (int attempt = 0; attempt < 16 && !named; ++attempt) {
-        new_temp_name();
-        named = ::linkat(AT_FDCWD, self.c_str(), dir_fd, temp.c_str(), AT_SYMLINK_FOLLOW) == 0;
-        if (!named && errno != EEXIST) break;
-      }
-    }
+  // Into a file beside it, then renamed into place: a reader sees the old
+  // content or the new (src/base/file_io.h).
+  AtomicWriteOptions how;
+  how.exact_mode = keep_mode;
+  if (Status written = write_file_atomically_at(dir_fd, name, *content, how); !written.ok()) {
+    return ToolResult::error("cannot write " + shown + ": " + written.message());
   }
-  if (!named) {
-    UniqueFd fd;
-    for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
-      new_temp_name();
-      fd.reset(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        0666));
-      if (!fd && errno != EEXIST) break;
-    }
-    if (!fd) return error_of(errno);
-    int err = write_whole(fd.get(), *content, keep_mode);
-    if (err == 0 && ::close(fd.release()) != 0) err = errno;
-    if (err != 0) {
-      fd.reset();
-      ::unlinkat(dir_fd, temp.c_str(), 0);
-      return error_of(err);
-    }
-  }
-  if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0) {
-    const int err = errno;
-    ::unlinkat(dir_fd, temp.c_str(), 0);
-    return error_of(err);
-  }
-  ::fsync(dir_fd);
   return ToolResult::text("Wrote " + std::to_string(content->size()) + " bytes to " + shown + ".");
 }
 

@@ -17,22 +17,6 @@ namespace toolmux {
 
 namespace fs = std::filesystem;
 
-// ---------------------------------------------------------------- UniqueFd
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-UniqueFd::~UniqueFd() { reset(); }
-
-int UniqueFd::release() { return std::exchange(fd_, -1); }
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 // ---------------------------------------------------------------- text helpers
 
 namespace {

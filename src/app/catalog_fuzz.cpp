@@ -7,6 +7,7 @@
 
 #include "catalog/schema_fuzzer.h"
 #include "src/base/problem.h"
+#include "src/base/terminal_text.h"
 #include "src/base/untrusted_json.h"
 #include "src/builtins/call_tool.h"
 #include "src/pipeline/check_arguments.h"
@@ -315,7 +316,9 @@ std::vector<ToolFuzzReport> fuzz_catalog(const std::shared_ptr<const Catalog>& c
 std::string format_fuzz_reports(const std::string& file, const std::vector<ToolFuzzReport>& reports,
                                 const CatalogFuzzOptions& options) {
   std::ostringstream out;
-  out << file << ": fuzzing " << reports.size() << " tools with " << options.cases
+  // Names, findings and answers quote the catalog and generated arguments:
+  // nothing in them reaches the terminal as a control character.
+  out << terminal_text(file) << ": fuzzing " << reports.size() << " tools with " << options.cases
       << " valid cases each and near misses derived from them (seed " << options.seed << ")\n";
   std::size_t cases = 0;
   std::size_t failures = 0;
@@ -324,23 +327,25 @@ std::string format_fuzz_reports(const std::string& file, const std::vector<ToolF
     cases += report.cases;
     failures += report.failures.size();
     if (!report.failures.empty()) ++failing_tools;
-    out << "  " << report.tool << ": " << report.cases << " cases, " << report.passed << " passed";
+    out << "  " << terminal_text(report.tool) << ": " << report.cases << " cases, " << report.passed
+        << " passed";
     if (!report.failures.empty()) out << ", " << report.failures.size() << " FAILED";
     out << "\n";
     for (const FuzzFailure& failure : report.failures) {
-      out << "    FAIL " << failure.finding << "\n";
+      out << "    FAIL " << terminal_text(failure.finding) << "\n";
       if (!failure.arguments.is_null()) {
-        out << "      call: " << failure.called_as << " " << shown(failure.arguments) << "\n";
+        out << "      call: " << terminal_text(failure.called_as) << " "
+            << terminal_text(shown(failure.arguments)) << "\n";
       }
-      if (!failure.answer.empty()) out << "      answer: " << failure.answer << "\n";
+      if (!failure.answer.empty()) out << "      answer: " << terminal_text(failure.answer) << "\n";
     }
-    for (const std::string& note : report.notes) out << "    note: " << note << "\n";
+    for (const std::string& note : report.notes) out << "    note: " << terminal_text(note) << "\n";
   }
   if (failures == 0) {
-    out << file << ": ok, all " << cases << " cases passed\n";
+    out << terminal_text(file) << ": ok, all " << cases << " cases passed\n";
   } else {
-    out << file << ": " << failures << (failures == 1 ? " failure" : " failures") << " in "
-        << failing_tools << (failing_tools == 1 ? " tool" : " tools") << " (" << cases
+    out << terminal_text(file) << ": " << failures << (failures == 1 ? " failure" : " failures")
+        << " in " << failing_tools << (failing_tools == 1 ? " tool" : " tools") << " (" << cases
         << " cases)\n";
   }
   return out.str();

@@ -1,14 +1,14 @@
 #include "src/app/client_config_import.h"
 
 #include <cctype>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <system_error>
 
+#include "src/base/file_io.h"
+#include "src/base/terminal_text.h"
 #include "src/base/untrusted_json.h"
 
 namespace toolmux {
@@ -572,59 +572,51 @@ nlohmann::ordered_json toolmux_client_config(ClientFormat format, const std::str
 }
 
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string input = options.input.string();
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(options.input, ec);
-  if (ec) {
-    err << "toolmux: cannot read " << input << ": " << ec.message() << "\n";
+  // What reaches the terminal from the configuration (names, commands,
+  // descriptions, pointers into it) can hold escape sequences and newlines:
+  // each is shown as its escape (src/base/terminal_text.h), so none can clear
+  // the screen or forge a line. The catalog written keeps the real text.
+  const std::string input = terminal_text(options.input.string());
+  Result<std::string> text = read_regular_file(options.input, kMaxClientConfigBytes);
+  if (!text.ok()) {
+    err << "toolmux: "
+        << terminal_text(text.status().is_resource_exhausted()
+                             ? options.input.string() + " is larger than " +
+                                   std::to_string(kMaxClientConfigBytes / 1024) +
+                                   " KiB; no client writes one that large"
+                             : text.message())
+        << "\n";
     return 1;
   }
-  if (size > kMaxClientConfigBytes) {
-    err << "toolmux: " << input << " is larger than " << kMaxClientConfigBytes / 1024
-        << " KiB; no client writes one that large\n";
-    return 1;
-  }
-  std::ifstream in(options.input, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
-    err << "toolmux: cannot read " << input << "\n";
-    return 1;
-  }
-  const ClientConfigImport imported = import_client_config(text, options.format);
+  const ClientConfigImport imported = import_client_config(*text, options.format);
   if (!imported.problems.empty()) {
     err << "toolmux: " << input << ": " << imported.problems.size()
         << (imported.problems.size() == 1 ? " problem" : " problems") << ", nothing imported\n";
     for (const Problem& problem : imported.problems) {
-      err << "  " << (problem.pointer.empty() ? "" : problem.pointer + ": ") << problem.message
+      err << "  "
+          << terminal_text((problem.pointer.empty() ? "" : problem.pointer + ": ") +
+                           problem.message)
           << "\n";
     }
     return 1;
   }
   const std::filesystem::path catalog_path =
       std::filesystem::absolute(options.out).lexically_normal();
+  const std::string catalog_shown = terminal_text(catalog_path.string());
   const nlohmann::ordered_json catalog = imported_catalog(imported, options.schema_ref);
   const std::string catalog_text = catalog.dump(2) + "\n";
   if (!options.dry_run) {
+    std::error_code ec;
     if (std::filesystem::exists(catalog_path, ec) && !options.force) {
-      err << "toolmux: " << options.out.string()
+      err << "toolmux: " << terminal_text(options.out.string())
           << " exists; give --force to replace it, or --out another file\n";
       return 1;
     }
-    const std::filesystem::path temporary = catalog_path.string() + ".tmp";
-    {
-      std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-      file << catalog_text;
-      file.close();
-      if (!file) {
-        err << "toolmux: cannot write " << temporary.string() << "\n";
-        std::filesystem::remove(temporary, ec);
-        return 1;
-      }
-    }
-    std::filesystem::rename(temporary, catalog_path, ec);
-    if (ec) {
-      err << "toolmux: cannot write " << catalog_path.string() << ": " << ec.message() << "\n";
-      std::filesystem::remove(temporary, ec);
+    // Without --force, a file made there meanwhile is kept too.
+    AtomicWriteOptions how;
+    how.replace = options.force;
+    if (Status written = write_file_atomically(catalog_path, catalog_text, how); !written.ok()) {
+      err << "toolmux: " << terminal_text(written.message()) << "\n";
       return 1;
     }
   }
@@ -633,14 +625,18 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
       << imported.imported.size() << " of "
       << imported.imported.size() + imported.disabled.size() + imported.unsupported.size()
       << " servers imported.\n";
-  for (const std::string& name : imported.imported) out << "  imported: " << name << "\n";
+  for (const std::string& name : imported.imported) {
+    out << "  imported: " << terminal_text(name) << "\n";
+  }
   for (const LeftOutServer& server : imported.disabled) {
-    out << "  skipped: " << server.name << " (" << server.reason << ")\n";
+    out << "  skipped: " << terminal_text(server.name) << " (" << terminal_text(server.reason)
+        << ")\n";
   }
   for (const LeftOutServer& server : imported.unsupported) {
-    out << "  not imported: " << server.name << ": " << server.reason << "\n";
+    out << "  not imported: " << terminal_text(server.name) << ": " << terminal_text(server.reason)
+        << "\n";
   }
-  for (const std::string& note : imported.notes) out << "  note: " << note << "\n";
+  for (const std::string& note : imported.notes) out << "  note: " << terminal_text(note) << "\n";
   if (!imported.unsupported.empty()) {
     out << "Keep the servers not imported in your client's configuration beside toolmux.\n";
   }
@@ -649,25 +645,26 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
            "named, in "
         << input << "):\n";
     for (const ImportedVariable& variable : imported.variables) {
-      out << "  " << variable.name << "  " << variable.source
+      out << "  " << terminal_text(variable.name) << "  " << terminal_text(variable.source)
           << (variable.already_referenced ? " (the client read it from this variable too)" : "")
-          << (variable.input.empty() ? ""
-                                     : " (the client asked for it: \"" + variable.input + "\")")
+          << (variable.input.empty()
+                  ? ""
+                  : " (the client asked for it: \"" + terminal_text(variable.input) + "\")")
           << "\n";
     }
   }
   if (options.dry_run) {
-    out << "\nThe catalog (--dry-run: not written to " << catalog_path.string() << "):\n"
-        << catalog_text;
+    out << "\nThe catalog (--dry-run: not written to " << catalog_shown << "):\n"
+        << terminal_json(catalog_text);
   } else {
-    out << "\nWrote " << catalog_path.string() << " (" << imported.upstreams.size()
+    out << "\nWrote " << catalog_shown << " (" << imported.upstreams.size()
         << (imported.upstreams.size() == 1 ? " upstream" : " upstreams")
-        << "); check it with: toolmux check " << catalog_path.string() << "\n";
+        << "); check it with: toolmux check " << catalog_shown << "\n";
   }
   out << "\nIn your client's configuration, this one entry replaces the servers imported:\n"
-      << toolmux_client_config(imported.format, options.toolmux_path,
-                               {"serve", "--catalog", catalog_path.string()})
-             .dump(2)
+      << terminal_json(toolmux_client_config(imported.format, options.toolmux_path,
+                                             {"serve", "--catalog", catalog_path.string()})
+                           .dump(2))
       << "\n";
   return 0;
 }

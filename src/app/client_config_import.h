@@ -106,10 +106,16 @@ struct ImportOptions {
   std::string schema_ref;    // what "$schema" names; "" leaves it out
 };
 
-// Runs `toolmux import`: reads the input, writes the catalog (unless
-// dry_run), and prints to `out` what was imported, skipped and left out, the
-// variables to set and the replacement client configuration (with dry_run,
-// the catalog too). Problems go to `err`. Returns the exit code: 0, or 1 when
+// Runs `toolmux import`: reads the input (a regular file of at most
+// kMaxClientConfigBytes; a FIFO is refused, never waited on), writes the
+// catalog atomically (unless dry_run; src/base/file_io.h: never through a
+// symbolic link planted beside it), and prints to `out` what was imported,
+// skipped and left out, the variables to set and the replacement client
+// configuration (with dry_run, the catalog too). Problems go to `err`. Every
+// text from the input that is printed passes through terminal_text (the
+// client configuration and catalog through terminal_json, still JSON of the
+// same value), so nothing in it acts on the terminal or starts a line; the
+// catalog written holds the real text. Returns the exit code: 0, or 1 when
 // the input cannot be read or imported or the catalog cannot be written
 // (an existing file without `force` included).
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err);

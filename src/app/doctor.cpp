@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <ostream>
 #include <system_error>
@@ -15,10 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog_file_reader.h"
 #include "src/app/shared_store.h"
 #include "src/assembly/tool_catalog.h"
+#include "src/base/file_io.h"
 #include "src/base/process_runner.h"
+#include "src/base/random_id.h"
 #include "src/base/redact.h"
+#include "src/base/terminal_text.h"
 #include "src/base/untrusted_json.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_store.h"
@@ -68,10 +70,9 @@ DoctorCheck catalog_check(const ServeOptions& options, const std::vector<NativeT
 // The catalog file as JSON, for the checks that look into it; null when it
 // cannot be read (the catalog check has said why).
 json read_catalog_json(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return nullptr;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ParsedJson parsed = parse_untrusted_json(text);
+  Result<std::string> text = read_regular_file(file, catalog_file::kMaxFileBytes);
+  if (!text.ok()) return nullptr;
+  ParsedJson parsed = parse_untrusted_json(*text);
   if (!parsed.ok() || !parsed.value.is_object()) return nullptr;
   return std::move(parsed.value);
 }
@@ -161,13 +162,16 @@ void reference_checks(const json& catalog, const fs::path& folder, std::vector<D
     if (!file.is_string()) continue;
     const fs::path path = resolve_against(folder, file.get<std::string>());
     if (!seen.emplace("file " + path.string(), true).second) continue;
-    std::ifstream in(path, std::ios::binary);
-    std::error_code ec;
-    if (in && fs::is_regular_file(path, ec)) {
+    // Read as serve reads it (only a regular file, within its bound), never shown.
+    const Result<std::string> text = read_regular_file(path, catalog_file::kMaxSecretFileBytes);
+    if (text.ok()) {
       out.push_back(ok("file " + path.string() + " is readable (" + pointer + ")"));
+    } else if (text.status().is_not_found()) {
+      out.push_back(problem("file " + path.string() + " does not exist (" + pointer +
+                            "); create it, or fix the path"));
     } else {
-      out.push_back(problem("file " + path.string() + " cannot be read (" + pointer +
-                            "); create it or let toolmux's user read it"));
+      out.push_back(problem(text.message() + " (" + pointer +
+                            "); make it a regular file that toolmux's user can read"));
     }
   }
 }
@@ -181,14 +185,12 @@ DoctorCheck data_dir_check(const ServeOptions& options) {
     if (!fs::is_directory(dir, ec)) {
       return problem(where + " is not a directory; remove it" + elsewhere);
     }
-    const fs::path probe = dir / (".toolmux-doctor-" + std::to_string(::getpid()));
-    {
-      std::ofstream file(probe, std::ios::binary);
-      file << "x";
-      file.close();
-      if (!file) {
-        return problem(where + " cannot be written; let toolmux's user write to it" + elsewhere);
-      }
+    // A file of a fresh name that no one else can have made (file_io.h).
+    const fs::path probe = dir / (".toolmux-doctor-" + random_id(9));
+    AtomicWriteOptions how;
+    how.replace = false;
+    if (!write_file_atomically(probe, "x", how).ok()) {
+      return problem(where + " cannot be written; let toolmux's user write to it" + elsewhere);
     }
     fs::remove(probe, ec);
     return ok(where + " is writable (several servers may share it)");
@@ -310,8 +312,13 @@ int run_doctor(const ServeOptions& options, const std::vector<NativeTool>& nativ
                std::ostream& out) {
   std::size_t problems = 0;
   for (const DoctorCheck& check : doctor_checks(options, native_tools)) {
-    out << (check.ok ? "ok: " : "problem: ") << check.text << "\n";
-    for (const std::string& detail : check.details) out << "    " << detail << "\n";
+    // A check's text quotes the catalog (names, commands, paths, problems):
+    // nothing in it reaches the terminal as a control character that would
+    // act or start a line of its own (src/base/terminal_text.h).
+    out << (check.ok ? "ok: " : "problem: ") << terminal_text(check.text) << "\n";
+    for (const std::string& detail : check.details) {
+      out << "    " << terminal_text(detail) << "\n";
+    }
     if (!check.ok) ++problems;
   }
   if (problems == 0) {

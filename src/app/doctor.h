@@ -2,7 +2,8 @@
 // what to fix. Each check is one line, "ok: ..." or "problem: ...; <what to
 // do>": the catalog file is valid (what `toolmux check` checks), each stdio
 // upstream's command is found and executable, each variable the catalog reads
-// ({"fromEnv"}) is set and each file it reads ({"fromFile"}) is readable, the
+// ({"fromEnv"}) is set and each file it reads ({"fromFile"}) is a regular
+// file that can be read within its bound (a FIFO is never waited on), the
 // data directory is writable (or can be created), with --store postgresql the
 // store is reachable (its schema read, nothing changed), and the HTTP address
 // is free to listen on. Values of variables and files are never printed, and
@@ -34,7 +35,9 @@ std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
                                        const std::vector<NativeTool>& native_tools = {});
 
 // Prints each check as a line ("ok: ...", "problem: ...") and a last line
-// counting the problems; returns 0 when every check passed, else 1.
+// counting the problems; returns 0 when every check passed, else 1. A check's
+// text and details pass through terminal_text (src/base/terminal_text.h):
+// names and paths from the catalog never act on the terminal or start a line.
 int run_doctor(const ServeOptions& options, const std::vector<NativeTool>& native_tools,
                std::ostream& out);
 

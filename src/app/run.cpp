@@ -17,6 +17,7 @@
 #include "src/app/store_commands.h"
 #include "src/base/logger.h"
 #include "src/base/random_id.h"
+#include "src/base/terminal_text.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -28,13 +29,14 @@ int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
   Problems problems;
   auto catalog = build_catalog(options, nullptr, problems, native);
   if (!catalog) {
-    std::cout << file.string() << ": " << problems.size()
+    std::cout << terminal_text(file.string()) << ": " << problems.size()
               << (problems.size() == 1 ? " problem" : " problems") << "\n"
               << format_problems(problems);
     return 1;
   }
-  std::cout << file.string() << ": ok, " << catalog->command_tool_count << " command tools ("
-            << catalog->registry->tools().size() << " tools with the built-ins)";
+  std::cout << terminal_text(file.string()) << ": ok, " << catalog->command_tool_count
+            << " command tools (" << catalog->registry->tools().size()
+            << " tools with the built-ins)";
   // check reads the upstreams section only: their tools are known once serve starts them.
   if (catalog->declared_upstreams > 0) {
     std::cout << ", " << catalog->declared_upstreams << " upstream MCP server"
@@ -53,7 +55,8 @@ int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
 }
 
 // --explain: for each tool found, its score by word and field, and its
-// source's share of the query.
+// source's share of the query. Names, groups and descriptions come from the
+// catalog and upstreams: they reach the terminal through terminal_text.
 void explain_hits(const SearchableCatalog& searchable, const ToolSearchQuery& query,
                   const nlohmann::json& answer) {
   const CatalogSearch& search = *searchable.search;
@@ -70,8 +73,11 @@ void explain_hits(const SearchableCatalog& searchable, const ToolSearchQuery& qu
     std::size_t doc = 0;
     while (doc < searchable.tools->size() && (*searchable.tools)[doc]["name"] != name) ++doc;
     if (doc == searchable.tools->size()) continue;
-    std::cout << "\n" << name << "  (source " << search.source_of(doc);
-    if (!search.group_of(doc).empty()) std::cout << ", group " << search.group_of(doc);
+    std::cout << "\n"
+              << terminal_text(name) << "  (source " << terminal_text(search.source_of(doc));
+    if (!search.group_of(doc).empty()) {
+      std::cout << ", group " << terminal_text(search.group_of(doc));
+    }
     std::cout << ": its match with the query "
               << fixed(source_share[search.tools().source_number(doc)])
               << " of the best source's)\n";
@@ -122,11 +128,11 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
   const bool blank = query.blank();
   if (blank && answer.contains("sources")) {
     for (const auto& source : answer["sources"]) {
-      std::cout << source["id"].get<std::string>() << "  " << source["tools"].get<std::size_t>()
-                << " tools";
+      std::cout << terminal_text(source["id"].get<std::string>()) << "  "
+                << source["tools"].get<std::size_t>() << " tools";
       if (source.contains("groups"))
         std::cout << " in " << source["groups"].get<std::size_t>() << " groups";
-      std::cout << "  " << source["description"].get<std::string>() << "\n";
+      std::cout << "  " << terminal_text(source["description"].get<std::string>()) << "\n";
     }
     return 0;
   }
@@ -139,14 +145,14 @@ int run_search(const CommandLine& cl, const std::vector<NativeTool>& native) {
     if (utf8_length(description) > 100) {
       description = description.substr(0, utf8_byte_offset(description, 97)) + "...";
     }
-    std::cout << i + 1 << ". " << found[i]["name"].get<std::string>() << "  " << description
-              << "\n";
+    std::cout << i + 1 << ". " << terminal_text(found[i]["name"].get<std::string>()) << "  "
+              << terminal_text(description) << "\n";
   }
   if (!blank) std::cout << "confidence: " << answer["confidence"].get<std::string>() << "\n";
   if (answer.contains("sources") && !answer["sources"].empty()) {
     std::cout << "sources that match best:";
     for (const auto& source : answer["sources"])
-      std::cout << " " << source["id"].get<std::string>();
+      std::cout << " " << terminal_text(source["id"].get<std::string>());
     std::cout << "\n";
   }
   if (cl.search_explain && !blank) explain_hits(*searchable, query, answer);

@@ -3,14 +3,13 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <csignal>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "src/app/journal_for.h"
 #include "src/app/session_directory.h"
 #include "src/app/state_key.h"
 #include "src/app/status_board.h"
+#include "src/base/file_io.h"
 #include "src/base/redact.h"
 #include "src/protocol/mcp_server.h"
 #include "src/session/session_manager.h"
@@ -21,17 +20,19 @@
 namespace toolmux {
 namespace {
 
+constexpr std::size_t kMaxTokensFileBytes = std::size_t{1} << 20;
+
 // Tokens come from a file or the environment, never the command line (where
 // any user of the machine could read them in the process list).
 // invalid_argument (io_error for an unreadable file) naming where the bad
 // entry came from.
 Status load_tokens(const ServeOptions& options, std::map<std::string, std::string>& tokens) {
   if (!options.tokens_file.empty()) {
-    std::ifstream in(options.tokens_file);
-    if (!in) return Status::io_error("cannot read the tokens file " + options.tokens_file.string());
-    std::stringstream text;
-    text << in.rdbuf();
-    if (Status parsed = parse_tokens(text.str(), tokens); !parsed.ok()) {
+    // Only a regular file, of a bounded size: a FIFO named by mistake is
+    // refused at once, never waited on.
+    Result<std::string> text = read_regular_file(options.tokens_file, kMaxTokensFileBytes);
+    if (!text.ok()) return Status::io_error("the tokens file: " + text.message());
+    if (Status parsed = parse_tokens(*text, tokens); !parsed.ok()) {
       return Status::invalid_argument(options.tokens_file.string() + ": " + parsed.message());
     }
   }

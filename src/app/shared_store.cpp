@@ -1,11 +1,14 @@
 #include "src/app/shared_store.h"
 
 #include <cstdlib>
-#include <fstream>
+
+#include "src/base/file_io.h"
 
 namespace toolmux {
 
 namespace {
+
+constexpr std::size_t kMaxStoreUrlFileBytes = std::size_t{64} << 10;
 
 std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
@@ -19,11 +22,11 @@ std::string trimmed(const std::string& text) {
 Result<std::string> store_connection_string(const ServeOptions& options) {
   if (!options.store_url_file.empty()) {
     const std::string file = options.store_url_file.string();
-    std::ifstream in(options.store_url_file);
-    if (!in) return Status::invalid_argument("--store-url-file " + file + " cannot be read");
-    std::string line;
-    std::getline(in, line);
-    line = trimmed(line);
+    // Only a regular file, and a connection string is short: a FIFO or a
+    // device named by mistake is refused at once, never waited on.
+    Result<std::string> text = read_regular_file(options.store_url_file, kMaxStoreUrlFileBytes);
+    if (!text.ok()) return Status::invalid_argument("--store-url-file: " + text.message());
+    const std::string line = trimmed(text->substr(0, text->find('\n')));
     if (line.empty()) {
       return Status::invalid_argument("--store-url-file " + file +
                                       ": its first line is empty; it should be the connection "

@@ -12,6 +12,7 @@
 #include "src/app/time_text.h"
 #include "src/app/write_freeze.h"
 #include "src/base/redact.h"
+#include "src/base/terminal_text.h"
 #include "src/base/utf8.h"
 #include "src/store/cluster_bus.h"
 #include "src/store/journal_store.h"
@@ -31,26 +32,11 @@ fs::path data_dir_of(const CommandLine& cl) {
   return cl.serve.data_dir.empty() ? default_data_dir() : cl.serve.data_dir;
 }
 
-// `text` as a table cell: redacted as the log is (src/base/redact.h), valid
-// UTF-8 with no control characters (C0, DEL, C1), which a terminal would act
-// on; "-" when empty.
+// `text` as a table cell: redacted as the log is (src/base/redact.h), with
+// no character a terminal would act on (src/base/terminal_text.h), each a
+// space; "-" when empty.
 std::string cell(std::string_view text) {
-  if (text.empty()) return "-";
-  std::string in = lossy_utf8(redact(text));
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const auto c = static_cast<unsigned char>(in[i]);
-    if (c < 0x20 || c == 0x7f) {
-      out += ' ';
-    } else if (c == 0xc2 && i + 1 < in.size() && static_cast<unsigned char>(in[i + 1]) < 0xa0) {
-      out += ' ';  // U+0080..U+009F
-      ++i;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
+  return text.empty() ? "-" : terminal_text(redact(text), Unprintable::space);
 }
 
 // The widths of a table's columns but the last, which is not padded.

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <system_error>
 
+#include "src/base/file_io.h"
 #include "src/base/redact.h"
+#include "src/base/terminal_text.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -16,17 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The reason as kept and shown: valid UTF-8, control characters (a newline
-// the editor added, a terminal escape) as spaces, redacted (an operator may
-// paste a token into it; it reaches clients' refusals and the status page),
-// surrounding spaces trimmed, at most kMaxFreezeReasonBytes, cut at a
-// character boundary after redaction, so that no secret is cut in two.
+// The reason as kept and shown: valid UTF-8, every character a terminal
+// would act on (a newline the editor added, an escape sequence) a space
+// (src/base/terminal_text.h), redacted (an operator may paste a token into
+// it; it reaches clients' refusals and the status page), surrounding spaces
+// trimmed, at most kMaxFreezeReasonBytes, cut at a character boundary after
+// redaction, so that no secret is cut in two.
 std::string clean_reason(std::string_view raw) {
-  std::string text = lossy_utf8(raw);
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
-  text = redact(text);
+  std::string text = redact(terminal_text(raw, Unprintable::space));
   const auto first = text.find_first_not_of(' ');
   if (first == std::string::npos) return "";
   text = text.substr(first, text.find_last_not_of(' ') - first + 1);
@@ -78,41 +77,11 @@ Status freeze_writes(const std::filesystem::path& data_dir, const std::string& r
     return Status::io_error("could not create the data directory " + data_dir.string() + ": " +
                             ec.message());
   }
-  const fs::path path = data_dir / kWriteFreezeFile;
-  // A process's own temporary name, so that two `toolmux freeze on` at once
-  // do not write into one file.
-  const fs::path temporary =
-      data_dir / (std::string(kWriteFreezeFile) + "." + std::to_string(::getpid()) + ".tmp");
-  const std::string text = clean_reason(reason);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Status::io_error("could not write " + temporary.string() + ": " + errno_text(errno));
-  }
-  std::size_t written = 0;
-  int error = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = errno;
-      break;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  // On disk before the rename: a freeze must survive a power cut too.
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temporary.c_str());
-    return Status::io_error("could not write " + path.string() + ": " + errno_text(error));
-  }
-  // The rename itself on disk too (best effort: some file systems refuse).
-  if (const int dir = ::open(data_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-  return Status::ok_status();
+  // On disk before it is in place, and never through a name someone else
+  // made (src/base/file_io.h): a freeze must survive a power cut too.
+  AtomicWriteOptions how;
+  how.mode = 0644;
+  return write_file_atomically(data_dir / kWriteFreezeFile, clean_reason(reason), how);
 }
 
 Status thaw_writes(const std::filesystem::path& data_dir) {

@@ -1,5 +1,7 @@
 #include "src/base/problem.h"
 
+#include "src/base/terminal_text.h"
+
 namespace toolmux {
 
 void append_pointer_token(std::string& out, std::string_view token) {
@@ -31,10 +33,12 @@ Problems with_prefix(Problems problems, std::string_view prefix) {
 std::string format_problems(const Problems& problems) {
   std::string out;
   for (const Problem& problem : problems) {
+    // Pointers and messages quote the file checked: each problem stays one
+    // line, with nothing a terminal would act on.
     out += "  ";
-    out += problem.pointer;
+    out += terminal_text(problem.pointer);
     out += ": ";
-    out += problem.message;
+    out += terminal_text(problem.message);
     out += '\n';
   }
   return out;

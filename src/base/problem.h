@@ -27,7 +27,9 @@ void append_pointer_token(std::string& out, std::string_view token);
 // Returns `problems` with `prefix` put in front of every pointer.
 Problems with_prefix(Problems problems, std::string_view prefix);
 
-// "  /tools/0/name: the name is empty\n" for each problem, in order.
+// "  /tools/0/name: the name is empty\n" for each problem, in order, each
+// line as terminal_text shows it (src/base/terminal_text.h): a control
+// character quoted from the file is an escape, never one a terminal acts on.
 std::string format_problems(const Problems& problems);
 
 }  // namespace toolmux

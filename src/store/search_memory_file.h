@@ -1,9 +1,9 @@
 // The search memory (catalog/search_memory.h) kept in the data directory, in
-// one plain file, data_dir/search-memory, written whole and atomically: a
-// temporary file of this process's own, synced, renamed over the old one, the
-// folder synced; a reader or a crash sees the old file or the new one, never
-// part of one. The file holds only what SearchMemory keeps (normalized query
-// terms, tool names, counts) and is made readable by its owner only (0600).
+// one plain file, data_dir/search-memory, written whole and atomically
+// (src/base/file_io.h): a temporary file of a fresh random name, synced,
+// renamed over the old one, the folder synced; a reader or a crash sees the
+// old file or the new one, never part of one. The file holds only what SearchMemory keeps
+// (normalized query terms, tool names, counts) and is made readable by its owner only (0600).
 //
 // SearchMemoryFile loads the file into the memory when it is made, saves the
 // memory every `period` when it changed (SearchMemory::changes), and once
@@ -46,9 +46,10 @@ namespace toolmux {
 inline constexpr const char* kSearchMemoryFile = "search-memory";
 inline constexpr const char* kDamagedSearchMemoryFile = "search-memory.damaged";
 
-// The file's bytes: not_found when there is none, resource_exhausted when it
-// is larger than SearchMemory::kMaxBytes, io_error naming the path when it
-// cannot be read. Does not follow a symbolic link.
+// The file's bytes (read_regular_file): not_found when there is none,
+// resource_exhausted when it is larger than SearchMemory::kMaxBytes,
+// invalid_argument when it is not a regular file (a symbolic link included:
+// none is followed), io_error naming the path when it cannot be read.
 Result<std::string> read_search_memory_file(const std::filesystem::path& file);
 // Writes `bytes` to `file` atomically (see above), creating its folder. io_error
 // naming the path on failure, with no temporary file left behind.

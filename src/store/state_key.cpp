@@ -1,15 +1,11 @@
 #include "src/store/state_key.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "src/base/file_io.h"
 #include "src/store/pg_connection.h"
 #include "src/store/pg_store.h"
 
@@ -17,33 +13,20 @@ namespace toolmux {
 
 namespace {
 
-std::string why(const std::filesystem::path& path, const char* doing) {
-  return "cannot " + std::string(doing) + " the state key " + path.string() + ": " +
-         std::strerror(errno);
-}
-
 // The key in `path`; nullopt when there is no such file.
 std::optional<Result<SealingKey>> read_key(const std::filesystem::path& path) {
+  Result<std::string> bytes = read_regular_file(path, SealingKey::kBytes, SymbolicLinks::refuse);
+  if (bytes.status().is_not_found()) return std::nullopt;
+  if (!bytes.ok() && !bytes.status().is_resource_exhausted()) {
+    return Result<SealingKey>(Status::io_error("the state key: " + bytes.message()));
+  }
+  if (!bytes.ok() || bytes->size() != SealingKey::kBytes) {
+    return Result<SealingKey>(Status::invalid_argument(
+        "the state key " + path.string() + " is not " + std::to_string(SealingKey::kBytes) +
+        " bytes; move it away to have a new one made"));
+  }
   SealingKey key;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    return Result<SealingKey>(Status::io_error(why(path, "open")));
-  }
-  {
-    unsigned char extra = 0;
-    const ssize_t got = ::read(fd, key.bytes.data(), key.bytes.size());
-    const ssize_t more = got == static_cast<ssize_t>(key.bytes.size()) ? ::read(fd, &extra, 1) : 0;
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    if (got < 0 || more < 0) return Result<SealingKey>(Status::io_error(why(path, "read")));
-    if (got != static_cast<ssize_t>(key.bytes.size()) || more != 0) {
-      return Result<SealingKey>(Status::invalid_argument(
-          "the state key " + path.string() + " is not " + std::to_string(SealingKey::kBytes) +
-          " bytes; move it away to have a new one made"));
-    }
-  }
+  std::copy(bytes->begin(), bytes->end(), key.bytes.begin());
   return Result<SealingKey>(key);
 }
 
@@ -58,31 +41,17 @@ Result<SealingKey> load_or_create_state_key(const std::filesystem::path& dir) {
     return Status::io_error("cannot make the data directory " + dir.string() + ": " + ec.message());
   }
   const SealingKey key = SealingKey::random();
-  const std::filesystem::path temp = dir / ("state.key.tmp." + std::to_string(::getpid()));
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Status::io_error(why(temp, "create"));
-  const bool written =
-      ::write(fd, key.bytes.data(), key.bytes.size()) == static_cast<ssize_t>(key.bytes.size()) &&
-      ::fsync(fd) == 0;
-  const int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (!written) {
-    ::unlink(temp.c_str());
-    return Status::io_error(why(temp, "write"));
-  }
-  // Another toolmux on the same directory may have made one meanwhile: the
-  // first to link wins, and both use the key on disk.
-  if (::link(temp.c_str(), path.c_str()) != 0) {
-    const bool raced = errno == EEXIST;
-    ::unlink(temp.c_str());
-    if (raced) {
-      if (auto existing = read_key(path)) return std::move(*existing);
-    }
-    return Status::io_error(why(path, "create"));
-  }
-  ::unlink(temp.c_str());
-  return key;
+  // Another toolmux on the same directory may make one meanwhile: the first
+  // to put its file in place wins, and both use the key on disk.
+  AtomicWriteOptions how;
+  how.mode = 0600;
+  how.replace = false;
+  const Status made = write_file_atomically(
+      path, std::string_view(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size()),
+      how);
+  if (made.ok()) return key;
+  if (auto existing = read_key(path)) return std::move(*existing);
+  return Status::io_error("the state key: " + made.message());
 }
 
 Result<SealingKey> load_or_create_state_key(PgStore& store) {

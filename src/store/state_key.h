@@ -14,8 +14,9 @@ namespace toolmux {
 
 class PgStore;  // src/store/pg_store.h
 
-// The key in `dir`/state.key, made (32 random bytes, mode 0600, written to a
-// temporary file and renamed into place) when there is none. io_error naming
+// The key in `dir`/state.key, made (32 random bytes, mode 0600, written
+// atomically, src/base/file_io.h) when there is none; a symbolic link or
+// anything else but a regular file there is refused, never followed. io_error naming
 // the file when it cannot be read or made; invalid_argument when it is not
 // 32 bytes (a damaged or foreign file: toolmux does not replace it).
 Result<SealingKey> load_or_create_state_key(const std::filesystem::path& dir);

@@ -1,9 +1,9 @@
 #include "src/upstream/upstream.h"
 
-#include <fstream>
 #include <sstream>
 #include <utility>
 
+#include "src/base/file_io.h"
 #include "src/base/log_rate_limit.h"
 #include "transports/http_client_transport.h"
 #include "transports/stdio_child_transport.h"
@@ -73,30 +73,27 @@ std::string seconds_text(Clock::duration d) {
   return out.str();
 }
 
+// The tool list kept from the last run: at most as large as one message from
+// an upstream may be (stdio_child.h), and only from a regular file.
+constexpr std::size_t kMaxToolsCacheBytes = std::size_t{64} << 20;
+
 std::optional<std::vector<json>> read_cache(const std::filesystem::path& file) {
   if (file.empty()) return std::nullopt;
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  json cached = json::parse(in, nullptr, false);
+  Result<std::string> text = read_regular_file(file, kMaxToolsCacheBytes);
+  if (!text.ok()) return std::nullopt;
+  json cached = json::parse(*text, nullptr, false);
   if (!cached.is_object() || !cached.contains("tools") || !cached["tools"].is_array()) {
     return std::nullopt;
   }
   return cached["tools"].get<std::vector<json>>();
 }
 
-// Written beside, then renamed over: a reader sees the old list or the new one.
+// Written beside, then renamed over: a reader sees the old list or the new.
 void write_cache(const std::filesystem::path& file, const std::vector<json>& tools) {
   if (file.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  const std::filesystem::path temporary = file.string() + ".new";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) return;
-    out << json{{"tools", tools}}.dump();
-    if (!out.flush()) return;
-  }
-  std::filesystem::rename(temporary, file, ec);
+  (void)write_file_atomically(file, json{{"tools", tools}}.dump());
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ TEST_CASE("read_file reads a file whole, and names the path when it cannot") {
   REQUIRE(problems.size() == 2);
   CHECK_THAT(problems[0].message, Catch::Contains((folder / "missing.json").string()) &&
                                       Catch::Contains("No such file or directory"));
-  CHECK_THAT(problems[1].message, Catch::Contains("Is a directory"));
+  CHECK_THAT(problems[1].message, Catch::Contains("it is a directory, not a regular file"));
 
   std::ofstream(file) << std::string(toolmux::catalog_file::kMaxFileBytes + 1, ' ');
   problems.clear();

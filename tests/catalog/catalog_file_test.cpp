@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "src/base/redact.h"
+#include "tests/support/fifo.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_context.h"
@@ -247,7 +248,16 @@ TEST_CASE("an unreadable file is reported with the path as given and the reason"
   TempDir dir;
   CatalogLoad directory = load_catalog_file(dir.path());
   REQUIRE(directory.problems.size() == 1);
-  CHECK(directory.problems[0].message == "cannot read " + dir.path().string() + ": Is a directory");
+  CHECK(directory.problems[0].message ==
+        "cannot read " + dir.path().string() + ": it is a directory, not a regular file");
+
+  // A FIFO is refused at once: nothing waits for a writer that never comes.
+  const toolmux::testing::FifoGuard fifo(dir / "catalog.json");
+  CatalogLoad from_fifo = load_catalog_file(fifo.path());
+  CHECK_FALSE(fifo.fired());
+  REQUIRE(from_fifo.problems.size() == 1);
+  CHECK(from_fifo.problems[0].message ==
+        "cannot read " + fifo.path().string() + ": it is a FIFO (named pipe), not a regular file");
 }
 
 TEST_CASE("duplicate tool names within a file are problems at the later name") {

@@ -42,7 +42,6 @@ const OUT_OF_REACH = [
   /^the working directory "(?:[^"\\]|\\.)+" (?:does not exist|is not a directory) \(resolved to /,
   /^toolmux's environment has no variable /,
   /^cannot read /,
-  /^the file .* is larger than \d+ bytes$/,
   // Names one part of the file gives another, or that the built-in tools hold.
   /: the name is already used by \/tools\/\d+$/,
   /: the name is already taken by a tool registered before the catalog$/,
@@ -112,12 +111,19 @@ function errorPointer(error) {
 
 const atOrUnder = (pointer, base) => pointer === base || pointer.startsWith(`${base}/`);
 
+// A pointer as check prints it: the characters a terminal would act on as
+// their JSON escapes (docs/command-line.md#files-and-the-terminal).
+const SHORT_ESCAPES = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const asPrinted = (text) => text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+  (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /** The schema's errors about a parsed document, each {pointer, message}; none when it is valid. */
 function schemaErrors(validate, document) {
   if (validate(document)) return [];
   return validate.errors
     .map((error) => ({ pointer: errorPointer(error), message: `${error.keyword}: ${error.message}` }))
-    .filter((error) => error.pointer !== null);
+    .filter((error) => error.pointer !== null)
+    .map((error) => ({ ...error, pointer: asPrinted(error.pointer) }));
 }
 
 /** `toolmux check FILE`: its exit code and its problems, each {pointer, message}. */

@@ -1,6 +1,7 @@
 // The command line: `toolmux check`, `--version`, `--help`.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -50,6 +51,24 @@ test('toolmux check: a file that is not JSON, and a missing file, are refused', 
 
   const missing = await runCli(['check', path.join(dir, 'does-not-exist.json')]);
   assert.notEqual(missing.code, 0, 'a missing file passed');
+});
+
+test('check, serve --catalog and --tokens-file refuse a FIFO at once, naming it, instead of waiting on it', async () => {
+  const dir = makeTempDir('toolmux-fifo-');
+  const fifo = path.join(dir, 'catalog.json');
+  execFileSync('mkfifo', [fifo]);
+  const why = `cannot read ${fifo}: it is a FIFO (named pipe), not a regular file`;
+  // A regression would wait for a writer forever: runCli's timeout fails it instead.
+  const check = await runCli(['check', fifo], { timeoutMs: 5000 });
+  assert.equal(check.code, 1, check.stdout + check.stderr);
+  assert.ok(check.stdout.includes(`  : ${why}\n`), check.stdout);
+  const serve = await runCli(['serve', '--root', dir, '--catalog', fifo], { timeoutMs: 5000 });
+  assert.equal(serve.code, 2, serve.stderr);
+  assert.ok(serve.stderr.includes(why), serve.stderr);
+  // The same for a tokens file: a server that waited there would not even stop on SIGTERM.
+  const tokens = await runCli(['serve', '--root', dir, '--http', '127.0.0.1:0', '--tokens-file', fifo], { timeoutMs: 5000 });
+  assert.notEqual(tokens.code, 0, tokens.stderr);
+  assert.ok(tokens.stderr.includes(`the tokens file: ${why}`), tokens.stderr);
 });
 
 test('serve refuses to start with a broken catalog, listing its problems', async () => {

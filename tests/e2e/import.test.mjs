@@ -6,7 +6,7 @@
 // (a pseudo-terminal from util-linux's `script`), and its silence otherwise.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -169,6 +169,32 @@ test('doctor: a broken setup gets one line per problem and exit 1; a good one ex
   assert.equal(good.code, 0, good.stdout);
   assert.ok(good.stdout.split('\n').slice(0, -2).every((line) => line.startsWith('ok: ')), good.stdout);
   assert.ok(good.stdout.endsWith('All checks passed.\n'));
+});
+
+test('doctor: a fromFile naming a FIFO is a problem at once, never waited on', async () => {
+  const dir = makeTempDir('toolmux-doctor-fifo-');
+  const catalog = path.join(dir, 'catalog.json');
+  fs.copyFileSync(path.join(DOCTOR_DATA, 'fifo_secret.json'), catalog);
+  execFileSync('mkfifo', [path.join(dir, 'secret.fifo')]);
+  const result = await runCli(['doctor', '--catalog', catalog, '--data-dir', path.join(dir, 'data')], { timeoutMs: 5000 });
+  assert.equal(result.code, 1, result.stdout);
+  assert.ok(result.stdout.includes(`problem: cannot read ${path.join(dir, 'secret.fifo')}: it is a FIFO (named pipe), not a regular file (/upstreams/shell/env/TOKEN); `), result.stdout);
+});
+
+test('import and doctor show a hostile configuration\'s names escaped: nothing clears the screen or forges a line', async () => {
+  const dir = makeTempDir('toolmux-import-hostile-');
+  const out = path.join(dir, 'catalog.json');
+  const imported = await runCli(['import', path.join(DATA_DIR, '..', 'import', 'hostile_names.json'), '--out', out]);
+  assert.equal(imported.code, 0, imported.stderr);
+  const doctor = await runCli(['doctor', '--catalog', path.join(DOCTOR_DATA, 'hostile_names.json'), '--data-dir', path.join(dir, 'data')]);
+  for (const printed of [imported.stdout, doctor.stdout]) {
+    assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/.test(printed), printed);
+    assert.ok(!printed.split('\n').some((line) => /^ok: (forged|program|variable)|^All checks passed/.test(line)), printed);
+  }
+  assert.ok(imported.stdout.includes('  imported: evil\\u001b[2J\\u001b[H\\nok: forged\n'), imported.stdout);
+  assert.ok(doctor.stdout.includes('problem: upstream "evil\\u001b[2J\\r\\nAll checks passed.": command'), doctor.stdout);
+  const entry = printedJsonAfter(imported.stdout, 'replaces the servers imported:\n');
+  assert.deepEqual(entry.mcpServers.toolmux.args, ['serve', '--catalog', out]);
 });
 
 test('serve in a terminal says how to connect a client, on stderr only; stdout stays empty', async () => {

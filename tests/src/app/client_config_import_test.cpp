@@ -281,3 +281,65 @@ TEST_CASE("import: run_import writes the catalog once, and --dry-run writes noth
   CHECK_THAT(bad_err.str(), Catch::Contains(": 4 problems, nothing imported\n"));
   CHECK_FALSE(std::filesystem::exists(options.out));
 }
+
+TEST_CASE("import: text from a hostile configuration reaches the terminal escaped", "[import]") {
+  TempDir dir;
+  toolmux::ImportOptions options;
+  options.input = kData + "hostile_names.json";
+  // The output path is the user's, but C1 and bidi characters there are
+  // escaped too, and the client entry printed stays JSON of the real path.
+  options.out = dir / "catalog\xc2\x9b\xe2\x80\xae.json";
+  options.toolmux_path = "/opt/toolmux/bin/toolmux";
+  std::ostringstream out;
+  std::ostringstream err;
+  REQUIRE(toolmux::run_import(options, out, err) == 0);
+  const std::string printed = out.str();
+  INFO(printed);
+  for (const std::string_view raw : {"\x1b", "\x07", "\xc2\x9b", "\xe2\x80\xae", "\xe2\x80\xa8"}) {
+    CHECK(printed.find(raw) == std::string::npos);
+  }
+  std::istringstream lines(printed);
+  for (std::string line; std::getline(lines, line);) {
+    CHECK(line.rfind("ok: ", 0) == std::string::npos);
+    CHECK(line.rfind("problem: ", 0) == std::string::npos);
+  }
+  CHECK_THAT(printed, Catch::Contains("  imported: evil\\u001b[2J\\u001b[H\\nok: forged\n"));
+  CHECK_THAT(printed, Catch::Contains("  skipped: bidi\\u202eelif (disabled"));
+  CHECK_THAT(printed, Catch::Contains("  not imported: relative\\u2028line: its \"cwd\" "
+                                      "\"sub\\u001b[2J\\nproblem: forged\" is relative"));
+  CHECK_THAT(printed, Catch::Contains("ignored its field \"extra\\u001b[31m\""));
+  CHECK_THAT(printed,
+             Catch::Contains("  /mcpServers/evil\\u001b[2J\\u001b[H\\nok: forged/env/TOKEN\n"));
+  CHECK(printed.find("value-never-shown") == std::string::npos);
+
+  // The catalog keeps the real text; the client entry printed is JSON of the real path.
+  const json written = json::parse(read_file(options.out));
+  CHECK(written["upstreams"].size() == 1);
+  CHECK(written["upstreams"].begin().value()["args"][1] == "title\x1b]0;owned\x07");
+  const std::string heading = "replaces the servers imported:\n";
+  const json entry = json::parse(printed.substr(printed.find(heading) + heading.size()));
+  CHECK(entry["mcpServers"]["toolmux"]["args"][2] == options.out.string());
+}
+
+TEST_CASE("import: a symbolic link planted at the old temporary name is not followed", "[import]") {
+  TempDir dir;
+  const auto victim = dir.write("victim.txt", "untouched");
+  std::filesystem::create_symlink(victim, dir / "toolmux-catalog.json.tmp");
+  toolmux::ImportOptions options;
+  options.input = kData + "claude_desktop_config.json";
+  options.out = dir / "toolmux-catalog.json";
+  options.toolmux_path = "/opt/toolmux/bin/toolmux";
+  std::ostringstream out;
+  std::ostringstream err;
+  REQUIRE(toolmux::run_import(options, out, err) == 0);
+  CHECK(read_file(victim) == "untouched");
+  CHECK_FALSE(std::filesystem::is_symlink(options.out));
+  CHECK(json::parse(read_file(options.out))["upstreams"].size() == 3);
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    names.push_back(entry.path().filename());
+  }
+  std::sort(names.begin(), names.end());
+  CHECK(names ==
+        std::vector<std::string>{"toolmux-catalog.json", "toolmux-catalog.json.tmp", "victim.txt"});
+}

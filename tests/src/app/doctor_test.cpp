@@ -1,16 +1,19 @@
 #include "src/app/doctor.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
 #include "src/base/process_runner.h"
+#include "tests/support/fifo.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/tcp.h"
 #include "tests/support/temp_dir.h"
 
 using toolmux::ServeOptions;
+using toolmux::testing::FifoGuard;
 using toolmux::testing::TempDir;
 using Listener = toolmux::testing::TcpListener;
 
@@ -128,6 +131,52 @@ TEST_CASE("doctor: what it prints is redacted as the log is", "[doctor]") {
   CHECK(out.find("ghp_") == std::string::npos);
   CHECK(out.find("doctor-test-key") == std::string::npos);
   ::unsetenv("TOOLMUX_DOCTOR_TEST_KEY");
+}
+
+TEST_CASE("doctor: names from a hostile catalog reach the terminal escaped", "[doctor]") {
+  TempDir dir;
+  ServeOptions options;
+  options.catalog_file = kData + "hostile_names.json";
+  options.data_dir = dir / "data";
+  int code = 0;
+  const std::string out = run(options, code);
+  INFO(out);
+  CHECK(code == 1);
+  CHECK(out.find('\x1b') == std::string::npos);
+  // The name would forge the last line, the command and the variable an "ok:" line each.
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    CHECK(line.rfind("ok: program", 0) == std::string::npos);
+    CHECK(line.rfind("ok: variable", 0) == std::string::npos);
+    CHECK(line.rfind("All checks passed.", 0) == std::string::npos);
+  }
+  CHECK_THAT(out, Catch::Contains("problem: upstream \"evil\\u001b[2J\\r\\nAll checks passed.\": "
+                                  "command \"toolmux-doctor-no-such\\u001b[31m\\nok: program\" "
+                                  "is not found in PATH"));
+  CHECK_THAT(out, Catch::Contains("problem: variable TOOLMUX_DOCTOR_TEST_UNSET\\u001b[2J\\nok: "
+                                  "variable is not set"));
+}
+
+TEST_CASE("doctor: a fromFile naming a FIFO is a problem at once, never waited on", "[doctor]") {
+  TempDir dir;
+  ServeOptions options;
+  options.catalog_file =
+      dir.write("catalog.json", toolmux::testing::read_file(kData + "fifo_secret.json"));
+  options.data_dir = dir / "data";
+  const FifoGuard fifo(dir / "secret.fifo");
+  const auto started = std::chrono::steady_clock::now();
+  int code = 0;
+  const std::string out = run(options, code);
+  INFO(out);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
+  CHECK_FALSE(fifo.fired());
+  CHECK(code == 1);
+  const std::string why =
+      "cannot read " + fifo.path().string() + ": it is a FIFO (named pipe), not a regular file";
+  CHECK_THAT(out, Catch::Contains("    /upstreams/shell/env/TOKEN/fromFile: " + why + "\n"));
+  CHECK_THAT(out, Catch::Contains("problem: " + why +
+                                  " (/upstreams/shell/env/TOKEN); make it a regular file that "
+                                  "toolmux's user can read\n"));
 }
 
 TEST_CASE("doctor: a free HTTP port, and an address the machine does not have", "[doctor]") {

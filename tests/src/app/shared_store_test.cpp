@@ -7,11 +7,13 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "tests/support/fifo.h"
 #include "tests/support/temp_dir.h"
 
 using toolmux::ServeOptions;
 using toolmux::store_connection_string;
 using toolmux::StoreKind;
+using toolmux::testing::FifoGuard;
 using toolmux::testing::TempDir;
 
 namespace {
@@ -57,7 +59,8 @@ TEST_CASE("a missing, unreadable or empty source is named, never its content", "
   const std::string missing = (dir.path() / "no-such-file").string();
   auto unreadable = store_connection_string(postgresql(missing));
   REQUIRE_FALSE(unreadable.ok());
-  CHECK(unreadable.message() == "--store-url-file " + missing + " cannot be read");
+  CHECK(unreadable.message() ==
+        "--store-url-file: cannot read " + missing + ": No such file or directory");
 
   const auto blank = dir.write("blank", "\n password=s3cret\n");
   auto empty = store_connection_string(postgresql(blank.string()));
@@ -66,4 +69,15 @@ TEST_CASE("a missing, unreadable or empty source is named, never its content", "
                                ": its first line is empty; it should be the connection string "
                                "(postgresql://... or host=... dbname=...)");
   CHECK(empty.message().find("s3cret") == std::string::npos);
+}
+
+TEST_CASE("a --store-url-file that is a FIFO is refused at once, never waited on",
+          "[shared_store]") {
+  TempDir dir;
+  const FifoGuard fifo(dir / "url");
+  auto url = store_connection_string(postgresql(fifo.path().string()));
+  CHECK_FALSE(fifo.fired());
+  CHECK(url.status().is_invalid_argument());
+  CHECK(url.message() == "--store-url-file: cannot read " + fifo.path().string() +
+                             ": it is a FIFO (named pipe), not a regular file");
 }

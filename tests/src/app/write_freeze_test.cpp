@@ -1,5 +1,7 @@
 #include "src/app/write_freeze.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
@@ -52,6 +54,13 @@ TEST_CASE("write freeze: the reason is cleaned and cut at a character boundary")
   // Control characters (a terminal escape, newlines) become spaces; the ends are trimmed.
   REQUIRE(freeze_writes(dir.path(), "  line one\nline two\x1b[31m\n").ok());
   CHECK(read_write_freeze(dir.path()) == "line one line two [31m");
+  // So do C1 controls (U+009B is CSI) and the bidirectional controls.
+  REQUIRE(freeze_writes(dir.path(),
+                        "a\xc2\x9b"
+                        "2Jb\xe2\x80\xae"
+                        "c")
+              .ok());
+  CHECK(read_write_freeze(dir.path()) == "a 2Jb c");
   // 499 bytes and a 2-byte character: the character would end past the limit.
   REQUIRE(freeze_writes(dir.path(), std::string(kMaxFreezeReasonBytes - 1, 'a') + "\xc3\xa9").ok());
   CHECK(read_write_freeze(dir.path()) == std::string(kMaxFreezeReasonBytes - 1, 'a'));
@@ -96,6 +105,17 @@ TEST_CASE("write freeze: a file that cannot be read counts as on, and says why")
   auto thaw = thaw_writes(dir.path());
   CHECK(thaw.is_io_error());
   CHECK(thaw.message().find("could not remove " + (dir / "write-freeze").string()) == 0);
+}
+
+TEST_CASE("write freeze: a symbolic link planted at the old temporary name is not followed") {
+  TempDir dir;
+  const auto victim = dir.write("victim", "untouched");
+  std::filesystem::create_symlink(victim,
+                                  dir / ("write-freeze." + std::to_string(::getpid()) + ".tmp"));
+  REQUIRE(freeze_writes(dir.path(), "maintenance").ok());
+  CHECK(toolmux::testing::read_file(victim) == "untouched");
+  CHECK_FALSE(std::filesystem::is_symlink(dir / "write-freeze"));
+  CHECK(read_write_freeze(dir.path()) == "maintenance");
 }
 
 TEST_CASE("write freeze: a data directory that cannot be created is an error naming it") {

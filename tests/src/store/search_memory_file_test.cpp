@@ -125,10 +125,22 @@ TEST_CASE("reading the file: missing, too large, not a file, a link", "[search_m
   }
   Result<std::string> too_large = read_search_memory_file(large);
   CHECK(too_large.status().is_resource_exhausted());
-  CHECK(too_large.message() == large.string() + " is larger than 67108864 bytes");
-  CHECK(read_search_memory_file(dir.path()).status().is_io_error());
+  CHECK(too_large.message() ==
+        "cannot read " + large.string() + ": the file is larger than 67108864 bytes");
+  CHECK(read_search_memory_file(dir.path()).status().is_invalid_argument());
   fs::create_symlink(large, dir.path() / "link");
-  CHECK(read_search_memory_file(dir.path() / "link").status().is_io_error());
+  CHECK(read_search_memory_file(dir.path() / "link").status().is_invalid_argument());
+}
+
+TEST_CASE("a symbolic link at the old temporary name does not stop a save, and is not followed",
+          "[search_memory_file]") {
+  TempDir dir;
+  const auto victim = dir.write("victim", "untouched");
+  const fs::path file = dir / "search-memory";
+  fs::create_symlink(victim, file.string() + "." + std::to_string(::getpid()) + ".tmp");
+  REQUIRE(write_search_memory_file(file, "bytes").ok());
+  CHECK(read_file(file) == "bytes");
+  CHECK(read_file(victim) == "untouched");
 }
 
 TEST_CASE("a save that fails is logged and leaves no temporary file", "[search_memory_file]") {

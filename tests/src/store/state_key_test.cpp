@@ -1,6 +1,7 @@
 #include "src/store/state_key.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "src/store/pg_store.h"
+#include "tests/support/fifo.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -41,6 +43,25 @@ TEST_CASE("a state key file of the wrong size is refused, not replaced", "[state
   CHECK(key.status().is_invalid_argument());
   CHECK(key.message().find("state.key is not 32 bytes") != std::string::npos);
   CHECK(std::filesystem::file_size(dir.path() / "state.key") == 5);
+}
+
+TEST_CASE("a symbolic link at the old temporary name is not followed; a FIFO is not waited on",
+          "[state_key]") {
+  TempDir dir;
+  const auto victim = dir.write("victim", "untouched");
+  std::filesystem::create_symlink(victim, dir / ("state.key.tmp." + std::to_string(::getpid())));
+  Result<SealingKey> key = load_or_create_state_key(dir.path());
+  REQUIRE(key.ok());
+  CHECK(testing::read_file(victim) == "untouched");
+  CHECK(std::filesystem::file_size(dir / "state.key") == 32);
+
+  TempDir other;
+  const testing::FifoGuard fifo(other / "state.key");
+  Result<SealingKey> from_fifo = load_or_create_state_key(other.path());
+  CHECK_FALSE(fifo.fired());
+  CHECK(from_fifo.status().is_io_error());
+  CHECK(from_fifo.message() == "the state key: cannot read " + fifo.path().string() +
+                                   ": it is a FIFO (named pipe), not a regular file");
 }
 
 }  // namespace toolmux

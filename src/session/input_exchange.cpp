@@ -89,10 +89,13 @@ std::variant<std::shared_ptr<InputExchange>, JsonRpcError> InputExchange::open(
   }
   const bool answers_confirmation =
       responses && responses->is_object() && responses->contains(kConfirmationKey);
-  // Without a state of ours, no answer is known to answer a question of
-  // ours: none is taken, and each question is asked as usual.
+  // Without a state of ours, answers are offered, not known to answer our
+  // questions: each is taken only when the run asks a question of that key
+  // and it has the shape of that question's answer; otherwise it is asked.
+  // A confirmation never: a human's yes comes only from the question asked.
   if (!state_text || state_text->is_null()) {
     if (answers_confirmation) return unasked_confirmation();
+    if (responses && responses->is_object()) exchange->offered_ = *responses;
     return exchange;
   }
   const std::string refused_state =
@@ -170,6 +173,10 @@ ClientAnswer InputExchange::ask(const std::string& method, const json& params,
   const std::string d = question_digest(method, params);
   if (auto it = answers_.find(question); it != answers_.end() && it->value("d", "") == d) {
     return {(*it)["r"], "", false, it->value("n", "")};
+  }
+  if (auto it = offered_.find(question);
+      it != offered_.end() && question != kConfirmationKey && answer_problem(method, *it).empty()) {
+    return {*it, "", false, ""};
   }
   if (questions_.contains(question)) {
     return {std::nullopt, "question " + json(question).dump() + " was asked twice in one run",

@@ -14,12 +14,14 @@
 // the answers so far. A state that does not open, lapsed, or came with
 // another request or from another principal is refused with -32602; an
 // answer to no question asked is ignored, one of the wrong shape refused with
-// -32602 naming it. An answer counts only as the answer to a question this
-// server asked, in the sealed state that came back with it: answers without
-// a state are never taken (their questions are asked as usual), and an
-// answer to kConfirmationKey that answers no question of the state (no state
-// at all, or one that did not ask it) is refused with -32602, since a human's
-// confirmation must come from the question toolmux put to them.
+// -32602 naming it. Answers that come without a state (a client that
+// answers before it is asked, as MRTR allows) are taken for the questions of
+// their keys when they have the right shape; the others are asked. Except a
+// human's confirmation: an answer to kConfirmationKey counts only as the
+// answer to the question this server asked, in the sealed state that came
+// back with it, and one that answers no question of the state (no state at
+// all, or one that did not ask it) is refused with -32602. It is never taken
+// for any other question either.
 //
 // Single use: each question asked gets a random id in the state, which its
 // answer carries (ClientAnswer::answer_id); an answer carried on into a later
@@ -99,6 +101,9 @@ class InputExchange {
   mutable std::mutex mutex_;
   // key -> {"d": digest of the question, "r": the answer, "n": its id}
   nlohmann::json answers_ = nlohmann::json::object();
+  // inputResponses that came without a requestState (but a confirmation):
+  // key -> answer.
+  nlohmann::json offered_ = nlohmann::json::object();
   // This run's new questions: key -> {"method": ..., "params": ...}
   nlohmann::json questions_ = nlohmann::json::object();
   std::size_t asked_ = 0;  // ask() calls this run (for "input-N" keys)

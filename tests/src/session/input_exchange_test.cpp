@@ -145,19 +145,24 @@ TEST_CASE(
             .find("\"inputResponses\" must be an object") != std::string::npos);
 }
 
-TEST_CASE("answers without a requestState are never taken: each question is asked as usual",
-          "[input_exchange]") {
+TEST_CASE(
+    "answers without a requestState are taken for their keys when of the right shape, and have no "
+    "id",
+    "[input_exchange]") {
   auto key = std::make_shared<const SealingKey>(SealingKey::random());
   auto unsolicited = opened(
       {{"inputResponses", {{"user_name", {{"action", "accept"}}}, {"age", 12345}, {"x", "y"}}}},
       binding(), key);
-  ClientAnswer asked = unsolicited->ask("elicitation/create", kElicit, "user_name", kCanElicit);
-  CHECK(asked.pending);
-  CHECK_FALSE(asked.result);
+  ClientAnswer taken = unsolicited->ask("elicitation/create", kElicit, "user_name", kCanElicit);
+  REQUIRE(taken.result);
+  CHECK((*taken.result)["action"] == "accept");
+  CHECK(taken.answer_id.empty());  // nothing to spend: no question of ours
+  // The wrong shape, or a key never offered: asked.
   CHECK(unsolicited->ask("elicitation/create", kElicit, "age", kCanElicit).pending);
+  CHECK(unsolicited->ask("elicitation/create", kElicit, "other", kCanElicit).pending);
   const json r = std::get<json>(unsolicited->input_required_result());
-  CHECK(r["inputRequests"].contains("user_name"));
   CHECK(r["inputRequests"].contains("age"));
+  CHECK_FALSE(r["inputRequests"].contains("user_name"));
 }
 
 TEST_CASE(

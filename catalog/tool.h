@@ -69,6 +69,13 @@ struct ClientAnswer {
   // true); what the handler returns now is discarded, and the retry runs it
   // again from the start, when this ask_client returns the answer at once.
   bool pending = false;
+  // A 2026-07-28 answer: the id of the question it answers in the
+  // requestState it came back with, the same each time that state and answer
+  // are sent, new in each round's state. Whoever acts on an answer only once
+  // (a confirmation lets its tool run once) refuses an id it has seen. Empty
+  // for an answer a client gave live (legacy elicitation), which cannot come
+  // again.
+  std::string answer_id{};
 };
 
 // The handler's view of the call it serves. Implemented by the server; every

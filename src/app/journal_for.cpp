@@ -26,15 +26,20 @@ std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logg
   store_options.logger = &logger;  // it outlives the journal
   // The logger outlives the journal: serve makes it first and ends last.
   return CallJournal::opening([store_options, &logger]() -> CallJournal::Opened {
-    auto opened = JournalStore::open(store_options);
-    if (!opened.ok()) {
-      CallJournal::Opened failed{nullptr, opened.status().message()};
+    const auto unavailable = [&logger](const Status& why) {
+      CallJournal::Opened failed{nullptr, why.message()};
       logger.write(
           LogLevel::error, "journal_unavailable",
           {{"reason", failed.unavailable},
            {"effect", "tools that are not read_only are refused while this process runs"}});
       return failed;
-    }
+    };
+    auto opened = JournalStore::open(store_options);
+    if (!opened.ok()) return unavailable(opened.status());
+    // Spent confirmations beside the journal: in the shared store, or in the
+    // data directory, where every process on it sees them.
+    auto spent = open_spent_tokens(store_options);
+    if (!spent.ok()) return unavailable(spent.status());
     std::shared_ptr<JournalStore> store = std::move(opened).value();
     for (const JournalEntry& entry : store->interrupted()) {
       nlohmann::json fields = {{"call_id", entry.intent.call_id},
@@ -49,7 +54,7 @@ std::shared_ptr<const CallJournal> journal_for(const ServeOptions& options, Logg
       if (!entry.instance.empty()) fields["instance"] = entry.instance;
       logger.write(LogLevel::warning, "call_interrupted", fields);
     }
-    return {std::move(store), {}};
+    return {std::move(store), {}, std::move(*spent)};
   });
 }
 

@@ -56,6 +56,10 @@ struct Confirmation {
   std::string principal;   // whose call it confirms
   std::string approver;    // who confirmed: never empty
   std::string rationale;   // redacted, at most ConfirmPolicy::kMaxRationaleChars characters
+  // The answer's id (ClientAnswer::answer_id), spent by verify_confirmation so
+  // that the same retry sent again does not run the tool again; empty for an
+  // answer given live (legacy elicitation), which cannot come again.
+  std::string answer_id{};
 };
 
 // The _meta key of an error result that names how its call ended, e.g.

@@ -7,8 +7,9 @@ namespace toolmux {
 
 CallJournal::CallJournal() : CallJournal(nullptr) {}
 
-CallJournal::CallJournal(std::shared_ptr<JournalStore> store, std::string unavailable) {
-  promise_.set_value(Opened{std::move(store), std::move(unavailable)});
+CallJournal::CallJournal(std::shared_ptr<JournalStore> store, std::string unavailable,
+                         std::shared_ptr<SpentTokens> spent) {
+  promise_.set_value(Opened{std::move(store), std::move(unavailable), std::move(spent)});
   hook_due_ = false;
 }
 
@@ -28,6 +29,16 @@ CallJournal::~CallJournal() {
 
 bool CallJournal::ready() const {
   return opened_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+Result<bool> CallJournal::spend(const std::string& token,
+                                std::chrono::system_clock::time_point expires) const {
+  const Opened& open = opened();
+  if (open.spent) return open.spent->spend(token, expires);
+  // Fail closed: without its store, toolmux cannot tell whether another
+  // process used the confirmation already.
+  if (!open.unavailable.empty()) return Status::unavailable(open.unavailable);
+  return memory_->spend(token, expires);
 }
 
 void CallJournal::opened_now() {

@@ -44,10 +44,14 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
   // under its deadline, its exceptions caught. A call that got past its
   // checks teaches tool_search (a search, or a click on one), with what
   // tool_search answered before the result stages cut or stored it.
-  chain.handler = {stages::check_arguments(),     stages::learn_from_use(),
-                   stages::replay(journal),       stages::confirm(),
-                   stages::verify_confirmation(), stages::journal(journal),
-                   stages::deadline(running),     stages::catch_tool_exceptions()};
+  chain.handler = {stages::check_arguments(),
+                   stages::learn_from_use(),
+                   stages::replay(journal),
+                   stages::confirm(),
+                   stages::verify_confirmation(journal),
+                   stages::journal(journal),
+                   stages::deadline(running),
+                   stages::catch_tool_exceptions()};
   // Result: what the handler answered, judged first (as the tool gave it),
   // then its secrets redacted, an untrusted tool's text marked as data, and
   // last cut or offloaded: a secret is never cut in two or stored, and

@@ -46,7 +46,8 @@ namespace toolmux {
 // The pipeline every tools/call goes through. `logger` and `metrics` must
 // outlive it; `running` counts the handlers it starts; offloaded results go to
 // `results` (null: nothing is offloaded); calls are journaled and audited in
-// `journal` (null: neither).
+// `journal`, where confirmations are spent too (null: neither, and spent
+// confirmations are kept in this pipeline's memory).
 CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
                                 std::shared_ptr<LazyResultStore> results,

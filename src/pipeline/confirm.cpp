@@ -145,8 +145,8 @@ CallStage confirm() {
                                   missing + rule_note(*rule) + ".");
       }
       call.confirmation = "accepted";
-      call.confirmed =
-          Confirmation{invocation_digest(call), call.principal, redact(approver), rationale};
+      call.confirmed = Confirmation{invocation_digest(call), call.principal, redact(approver),
+                                    rationale, answer.answer_id};
       return next(call);
     };
   };

@@ -12,15 +12,17 @@
 // A decline, a cancel, an answer without a yes, an approver or a rationale, a
 // client that did not declare elicitation or could not be asked: the call
 // is denied (an isError result naming the policy rule) and the tool does not
-// run. Sets call.confirmation and, on a yes, call.confirmed.
+// run. Sets call.confirmation and, on a yes, call.confirmed, with the
+// answer's id when it came in a retry (ClientAnswer::answer_id), which
+// verify_confirmation spends. The question's key among a 2026-07-28 request's
+// questions is kConfirmationKey (src/session/input_exchange.h), which refuses
+// an answer to it that no question of toolmux asked for.
 #pragma once
 
 #include "src/pipeline/call.h"
+#include "src/session/input_exchange.h"
 
 namespace toolmux::stages {
-
-// The question's key among a 2026-07-28 request's questions.
-inline constexpr const char* kConfirmationKey = "io.toolmux/confirm";
 
 CallStage confirm();
 

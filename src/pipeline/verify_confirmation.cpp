@@ -1,8 +1,10 @@
 #include "src/pipeline/verify_confirmation.h"
 
+#include <chrono>
 #include <utility>
 
 #include "src/base/utf8.h"
+#include "src/session/input_exchange.h"
 
 namespace toolmux::stages {
 
@@ -28,9 +30,9 @@ std::string confirmation_problem(const ToolCall& call) {
 
 }  // namespace
 
-CallStage verify_confirmation() {
-  return [](CallHandler next) -> CallHandler {
-    return [next = std::move(next)](ToolCall& call) {
+CallStage verify_confirmation(std::shared_ptr<const CallJournal> journal) {
+  return [journal = std::move(journal)](CallHandler next) -> CallHandler {
+    return [journal, next = std::move(next)](ToolCall& call) {
       if (!call.tool)
         return CallResult::out_of_order("verify_confirmation", "tool", "resolve_tool");
       if (!call.arguments) {
@@ -42,6 +44,27 @@ CallStage verify_confirmation() {
       if (std::string problem = confirmation_problem(call); !problem.empty()) {
         return CallResult::denied(tool_label(call) + " did not run: " + problem + " (policy rule " +
                                   *rule + ")");
+      }
+      const std::string& token = call.confirmed->answer_id;
+      if (token.empty()) return next(call);  // answered live: it cannot come again
+      // Kept for as long as the requestState it came in can be sent back.
+      const Result<bool> spent =
+          journal->spend(token, std::chrono::system_clock::now() + InputExchange::kStateLifetime);
+      if (!spent.ok()) {
+        return CallResult::stopped(tool_label(call) +
+                                   " did not run: toolmux could not record that its confirmation "
+                                   "is used, so it cannot tell whether it was used before: " +
+                                   spent.message());
+      }
+      if (!*spent) {
+        call.confirmation = "reused";
+        return CallResult::denied(
+            tool_label(call) +
+            " did not run: this confirmation was already used, and a confirmation lets a tool "
+            "run once (policy rule " +
+            *rule +
+            "). Call it again without \"requestState\" and \"inputResponses\" to be asked "
+            "again.");
       }
       return next(call);
     };

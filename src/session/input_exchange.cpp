@@ -2,13 +2,17 @@
 
 #include <utility>
 
+#include "src/base/random_id.h"
+
 namespace toolmux {
 
 using nlohmann::json;
 
 namespace {
 
-constexpr int kStateVersion = 1;
+// 2: questions and answers carry ids (single use); states of version 1,
+// whose answers have none, are refused as not made by this server.
+constexpr int kStateVersion = 2;
 
 long long epoch_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -56,6 +60,18 @@ std::string answer_problem(const std::string& method, const json& answer) {
 
 JsonRpcError refuse(const std::string& why) { return JsonRpcError::invalid_params(why); }
 
+// A new id for a question asked, or an answer carried into a new state.
+std::string new_answer_id() { return random_id(16); }
+
+// The refusal of an answer to the confirmation that no question of ours
+// asked for (an approval the client wrote itself).
+JsonRpcError unasked_confirmation() {
+  return refuse(std::string("inputResponses[") + json(kConfirmationKey).dump() +
+                "] answers no question toolmux asked: a confirmation counts only as the answer "
+                "to the question toolmux asked for this call, sent back with its "
+                "\"requestState\"; call again without \"inputResponses\" to be asked");
+}
+
 }  // namespace
 
 std::variant<std::shared_ptr<InputExchange>, JsonRpcError> InputExchange::open(
@@ -71,10 +87,14 @@ std::variant<std::shared_ptr<InputExchange>, JsonRpcError> InputExchange::open(
   if (responses && !responses->is_null() && !responses->is_object()) {
     return refuse("\"inputResponses\" must be an object (question key -> answer)");
   }
+  const bool answers_confirmation =
+      responses && responses->is_object() && responses->contains(kConfirmationKey);
   // Without a state of ours, answers are offered, not known to answer our
   // questions: each is taken only when the run asks a question of that key
   // and it has the shape of that question's answer; otherwise it is asked.
+  // A confirmation never: a human's yes comes only from the question asked.
   if (!state_text || state_text->is_null()) {
+    if (answers_confirmation) return unasked_confirmation();
     if (responses && responses->is_object()) exchange->offered_ = *responses;
     return exchange;
   }
@@ -111,6 +131,9 @@ std::variant<std::shared_ptr<InputExchange>, JsonRpcError> InputExchange::open(
                   " minutes); call again without it and without \"inputResponses\"");
   }
   exchange->answers_ = std::move(state["answers"]);
+  if (answers_confirmation && !state["asked"].contains(kConfirmationKey)) {
+    return unasked_confirmation();
+  }
   if (responses && responses->is_object()) {
     for (const auto& [question, asked] : state["asked"].items()) {
       auto answer = responses->find(question);
@@ -121,7 +144,8 @@ std::variant<std::shared_ptr<InputExchange>, JsonRpcError> InputExchange::open(
         return refuse("inputResponses[" + json(question).dump() + "] answers " + method + " and " +
                       problem);
       }
-      exchange->answers_[question] = {{"d", asked.value("d", "")}, {"r", *answer}};
+      exchange->answers_[question] = {
+          {"d", asked.value("d", "")}, {"r", *answer}, {"n", asked.value("n", "")}};
     }
   }
   return exchange;
@@ -148,11 +172,11 @@ ClientAnswer InputExchange::ask(const std::string& method, const json& params,
   }
   const std::string d = question_digest(method, params);
   if (auto it = answers_.find(question); it != answers_.end() && it->value("d", "") == d) {
-    return {(*it)["r"], "", false};
+    return {(*it)["r"], "", false, it->value("n", "")};
   }
   if (auto it = offered_.find(question);
-      it != offered_.end() && answer_problem(method, *it).empty()) {
-    return {*it, "", false};
+      it != offered_.end() && question != kConfirmationKey && answer_problem(method, *it).empty()) {
+    return {*it, "", false, ""};
   }
   if (questions_.contains(question)) {
     return {std::nullopt, "question " + json(question).dump() + " was asked twice in one run",
@@ -180,12 +204,19 @@ std::variant<json, JsonRpcError> InputExchange::input_required_result(
   for (const auto& [question, request] : questions_.items()) {
     asked[question] = {
         {"m", request["method"]},
-        {"d", question_digest(request["method"].get<std::string>(), request["params"])}};
+        {"d", question_digest(request["method"].get<std::string>(), request["params"])},
+        {"n", new_answer_id()}};
   }
-  // Answers to questions asked again are dropped: their new answer replaces them.
+  // Answers to questions asked again are dropped: their new answer replaces
+  // them. The others go on under new ids: this state's answers are not the
+  // last one's, which may have been acted on already.
   json answers = json::object();
   for (const auto& [question, answer] : answers_.items()) {
-    if (!questions_.contains(question) && answers.size() < kMaxAnswers) answers[question] = answer;
+    if (!questions_.contains(question) && answers.size() < kMaxAnswers) {
+      json carried = answer;
+      carried["n"] = new_answer_id();
+      answers[question] = std::move(carried);
+    }
   }
   const json state{{"v", kStateVersion},
                    {"o", binding_.owner},

@@ -15,8 +15,19 @@
 // another request or from another principal is refused with -32602; an
 // answer to no question asked is ignored, one of the wrong shape refused with
 // -32602 naming it. Answers that come without a state (a client that
-// answers before it is asked) are taken for the questions of their keys when
-// they have the right shape; the others are asked.
+// answers before it is asked, as MRTR allows) are taken for the questions of
+// their keys when they have the right shape; the others are asked. Except a
+// human's confirmation: an answer to kConfirmationKey counts only as the
+// answer to the question this server asked, in the sealed state that came
+// back with it, and one that answers no question of the state (no state at
+// all, or one that did not ask it) is refused with -32602. It is never taken
+// for any other question either.
+//
+// Single use: each question asked gets a random id in the state, which its
+// answer carries (ClientAnswer::answer_id); an answer carried on into a later
+// round's state gets a new id there. Every state thus names its answers
+// apart, and whoever acts on an answer once (the confirm stage) can refuse
+// the same state and answer sent again.
 //
 // One InputExchange per run of a request; thread-safe (a handler may ask from
 // threads of its own).
@@ -38,6 +49,10 @@
 #include "src/base/status.h"
 
 namespace toolmux {
+
+// The key of toolmux's own question to a human, the confirmation of a guarded
+// call (src/pipeline/confirm.h), among a 2026-07-28 request's questions.
+inline constexpr const char* kConfirmationKey = "io.toolmux/confirm";
 
 // What a requestState is bound to.
 struct RequestBinding {
@@ -65,8 +80,8 @@ class InputExchange {
 
   // CallContext::ask_client for a 2026-07-28 client whose declared capabilities
   // are `capabilities`: the answer when the retry brought one to this very
-  // question, else the question is kept for the input_required result and
-  // the answer is ClientAnswer::pending.
+  // question (with its answer_id), else the question is kept for the
+  // input_required result and the answer is ClientAnswer::pending.
   ClientAnswer ask(const std::string& method, const nlohmann::json& params, const std::string& key,
                    const nlohmann::json& capabilities);
 
@@ -84,9 +99,10 @@ class InputExchange {
   const RequestBinding binding_;
   const std::shared_ptr<const SealingKey> key_;
   mutable std::mutex mutex_;
-  // key -> {"d": digest of the question, "r": the answer}
+  // key -> {"d": digest of the question, "r": the answer, "n": its id}
   nlohmann::json answers_ = nlohmann::json::object();
-  // inputResponses that came without a requestState: key -> answer.
+  // inputResponses that came without a requestState (but a confirmation):
+  // key -> answer.
   nlohmann::json offered_ = nlohmann::json::object();
   // This run's new questions: key -> {"method": ..., "params": ...}
   nlohmann::json questions_ = nlohmann::json::object();

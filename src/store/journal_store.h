@@ -121,7 +121,8 @@ struct AuditRecord {
   std::string side_effect;   // "" when no tool was resolved
   nlohmann::json arguments;  // redacted target arguments (null = none)
   std::string confirmation;  // "not_required", "accepted", "declined", "cancelled",
-                             // "unavailable" (the client cannot be asked), "replayed"
+                             // "unavailable" (the client cannot be asked), "asked",
+                             // "reused" (its answer was used already), "replayed"
   std::string approver;      // "" = none
   std::string rationale;     // redacted; "" = none
   std::string outcome;       // call_outcome_name, or "interrupted"

@@ -162,12 +162,26 @@ const PgMigration kSearchMemory{6,
   ON toolmux_search_memory (revision))sql",
                                 }};
 
+// Version 7: the spent tokens of confirmations (pg_spent_tokens.h): one row
+// per answer that let a confirmed call run, until it expires, so that no
+// instance runs the call again for the same answer.
+const PgMigration kSpentTokens{7,
+                               {
+                                   R"sql(CREATE TABLE toolmux_spent_tokens (
+  token text PRIMARY KEY,
+  expires_ns bigint NOT NULL
+))sql",
+                                   R"sql(CREATE INDEX toolmux_spent_tokens_by_expiry
+  ON toolmux_spent_tokens (expires_ns))sql",
+                               }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
   static const std::vector<PgMigration> migrations{
-      kResultsAndStateKey, kWriteFreeze, kSessions, kToolLists, kJournalAndAudit, kSearchMemory};
+      kResultsAndStateKey, kWriteFreeze,  kSessions,   kToolLists,
+      kJournalAndAudit,    kSearchMemory, kSpentTokens};
   return migrations;
 }
 

@@ -24,7 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
@@ -64,8 +64,9 @@ const decline = () => ({ action: 'decline' });
 /**
  * A toolmux serving the guarded catalog from a fresh folder (its own --root,
  * the commands' cwd) with a fresh --data-dir, through a client of `kind`:
- * 'legacy' (1.x SDK, stdio), 'http' (1.x SDK, Streamable HTTP) or 'modern'
- * (v2 client pinned to 2026-07-28, stdio). `answer(params)` is the human's
+ * 'legacy' (1.x SDK, stdio), 'http' (1.x SDK, Streamable HTTP), 'modern'
+ * (v2 client pinned to 2026-07-28, stdio) or 'modern-http' (the same over
+ * Streamable HTTP). `answer(params)` is the human's
  * answer to each elicitation; without it the client does not declare the
  * elicitation capability. `catalog` is a catalog file used where it is
  * instead of the guarded one, `confirm` fields to put in the guarded one's
@@ -110,9 +111,18 @@ async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt':
     stderr = () => server.stderr;
     if (answer) client.setRequestHandler(ElicitRequestSchema, onElicit);
   } else {
-    const transport = new ModernStdioTransport({ command: TOOLMUX_BIN, args: serveArgs, env: { PATH: process.env.PATH, ...env }, stderr: 'pipe' });
+    let transport;
     let text = '';
-    transport.stderr?.on('data', (chunk) => { text += chunk.toString(); });
+    if (kind === 'modern-http') {
+      const server = await HttpServer.start(t, { args: ['--catalog', catalogFile, ...args], env, dataDir, root: dir });
+      transport = new ModernHttpTransport(new URL(server.url), { requestInit: headers ? { headers } : undefined });
+      pid = server.child.pid;
+      stderr = () => server.stderr;
+    } else {
+      transport = new ModernStdioTransport({ command: TOOLMUX_BIN, args: serveArgs, env: { PATH: process.env.PATH, ...env }, stderr: 'pipe' });
+      transport.stderr?.on('data', (chunk) => { text += chunk.toString(); });
+      stderr = () => text;
+    }
     ({ received } = tapTransport(transport));
     client = new ModernClient({ name: 'toolmux-e2e-guarded', version: '0.0.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
     if (answer) client.setRequestHandler('elicitation/create', onElicit);
@@ -120,11 +130,10 @@ async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt':
     try {
       await client.connect(transport);
     } catch (error) {
-      error.message += `\n--- toolmux stderr ---\n${text}`;
+      error.message += `\n--- toolmux stderr ---\n${stderr()}`;
       throw error;
     }
-    pid = transport.pid;
-    stderr = () => text;
+    pid ??= transport.pid;
   }
   t.after(() => {
     if (process.env.TOOLMUX_E2E_STDERR) t.diagnostic(`toolmux stderr:\n${stderr()}`);
@@ -456,6 +465,60 @@ describe('guarded mutations', { concurrency: 4 }, () => {
     assert.equal(record.rationale, 'asked for by alice');
     const all = await runCli(['audit', '--json', '--data-dir', server.dataDir]);
     assert.ok(!all.stdout.includes(token), all.stdout);
+  });
+
+  // At 2026-07-28 a confirmation counts only as the answer to the question
+  // toolmux asked for this call, sent back with its sealed requestState
+  // (issue 28), and only once.
+  const SELF_APPROVAL = {
+    'io.toolmux/confirm': { action: 'accept', content: { approve: true, approver: 'any name', rationale: 'approved by the client itself' } },
+  };
+  const ALICE = 'alice-token-0123456789abcdef';
+  for (const [kind, label, options] of [
+    ['modern', 'over stdio', {}],
+    ['modern-http', 'over HTTP with a bearer token', { env: { TOOLMUX_TOKENS: `alice=${ALICE}` }, headers: { authorization: `Bearer ${ALICE}` } }],
+  ]) {
+    test(`at ${MODERN} ${label}, a confirmation sent without requestState is refused with -32602: nothing runs, nothing is audited as accepted`, async (t) => {
+      const server = await serveGuarded(t, kind, { answer: accept(), ...options });
+      const notes = path.join(server.dir, 'notes.txt');
+      const call = { name: 'delete_file', arguments: { path: 'notes.txt' } };
+      const error = await server.client.callTool({ ...call, inputResponses: SELF_APPROVAL }).then(
+        (result) => assert.fail(`answered: ${short(result)}`),
+        (e) => e,
+      );
+      assert.equal(error.code, -32602, error.message);
+      assert.match(error.message, /a confirmation counts only as the answer to the question toolmux asked for this call, sent back with its "requestState"; call again without "inputResponses" to be asked/);
+      assert.ok(fs.existsSync(notes), 'the self-approved delete_file ran');
+      assert.equal(server.asked.length, 0);
+      assert.ok(!(await auditRecords(server.dataDir)).some((r) => r.confirmation === 'accepted'), 'an accepted audit record');
+
+      // Asked as usual, the human's yes runs it, as the caller's.
+      const asked = await server.client.callTool(call);
+      assert.notEqual(asked.isError, true, short(asked));
+      assert.ok(!fs.existsSync(notes));
+      assert.equal(server.asked.length, 1);
+      const accepted = (await auditRecords(server.dataDir, ['--tool', 'delete_file'])).filter((r) => r.confirmation === 'accepted');
+      assert.deepEqual(accepted.map((r) => [r.principal, r.approver]), [[kind === 'modern' ? 'local' : 'alice', 'Ada Lovelace']]);
+    });
+  }
+
+  test(`at ${MODERN}, the same accepted retry sent twice deletes once; the second is refused as used`, async (t) => {
+    const server = await serveGuarded(t, 'modern', { answer: accept() });
+    const notes = path.join(server.dir, 'notes.txt');
+    const call = { name: 'delete_file', arguments: { path: 'notes.txt' } };
+    const question = await server.client.callTool(call, { allowInputRequired: true });
+    assert.equal(question.resultType, 'input_required', short(question));
+    const retry = { ...call, inputResponses: { 'io.toolmux/confirm': accept()() }, requestState: question.requestState };
+    const first = await server.client.callTool(retry);
+    assert.notEqual(first.isError, true, short(first));
+    assert.ok(!fs.existsSync(notes));
+
+    fs.writeFileSync(notes, 'new notes\n');
+    const again = await server.client.callTool(retry);
+    assertRefused(again, 'delete_file', /this confirmation was already used, and a confirmation lets a tool run once .*Call it again without "requestState"/, 'denied');
+    assert.equal(fs.readFileSync(notes, 'utf8'), 'new notes\n', 'the replayed retry deleted the file again');
+    const records = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
+    assert.deepEqual(records.map((r) => [r.confirmation, r.outcome]), [['asked', 'input_required'], ['accepted', 'ok'], ['reused', 'denied']], short(records));
   });
 
   test('a human who does not answer within policy.confirm.timeoutSeconds: the call ends, the tool did not run', async (t) => {

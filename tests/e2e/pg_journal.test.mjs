@@ -10,7 +10,9 @@
 // client asks again with the key. A call that ends while PostgreSQL is down:
 // its outcome kept in the instance's spool (a repeat gets "outcome pending"),
 // not taken for dead by another instance when the server is back, and
-// written by the next process on its data directory before it answers.
+// written by the next process on its data directory before it answers. A
+// 2026-07-28 confirmation used through one instance is refused through the
+// other (spent tokens are in the store).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,7 +20,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { DATA_DIR, REPO_ROOT, makeTempDir, runCli, short, sleep, startClient, textOf, waitUntil, writeTree } from './helpers.mjs';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+
+import { DATA_DIR, REPO_ROOT, TOOLMUX_BIN, makeTempDir, runCli, short, sleep, startClient, textOf, waitUntil, writeTree } from './helpers.mjs';
 
 const POSTGRES_SH = path.join(REPO_ROOT, 'tests/support/postgres.sh');
 const GUARDED_CATALOG = path.join(DATA_DIR, 'guarded', 'catalog.json');
@@ -206,6 +211,51 @@ test('a call that ends during an outage is kept: its repeat is pending, then rep
     ['replayed', 'ok'],
   ]);
   assert.ok(of('read_text_file').some(([, outcome]) => outcome === 'ok'), `the read's record: ${short(records)}`);
+});
+
+/**
+ * One instance serving `dir` with the guarded catalog as it is (delete_file
+ * confirmed by a human) on the database, through the v2 client pinned to
+ * 2026-07-28 over stdio, which can be asked (elicitation).
+ */
+async function serveModernInstance(t, dir) {
+  const catalogFile = path.join(dir, 'catalog.json');
+  fs.copyFileSync(GUARDED_CATALOG, catalogFile); // its commands run in the catalog's folder
+  const transport = new ModernStdioTransport({
+    command: TOOLMUX_BIN,
+    args: ['serve', '--root', dir, '--data-dir', makeTempDir('toolmux-data-'), '--catalog', catalogFile, '--store', 'postgresql'],
+    env: { PATH: process.env.PATH, TOOLMUX_POSTGRES_URL: conninfo },
+    stderr: 'pipe',
+  });
+  const client = new ModernClient({ name: 'toolmux-e2e-pg', version: '0.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(transport);
+  return client;
+}
+
+test('a confirmation used through one instance is refused through the other', async (t) => {
+  const dir = makeTempDir('toolmux-pg-journal-');
+  writeTree(dir, { 'notes.txt': 'old notes\n' });
+  const [first, second] = await Promise.all([serveModernInstance(t, dir), serveModernInstance(t, dir)]);
+  const call = { name: 'delete_file', arguments: { path: 'notes.txt' } };
+  const question = await first.callTool(call, { allowInputRequired: true });
+  assert.equal(question.resultType, 'input_required', short(question));
+  const retry = {
+    ...call,
+    requestState: question.requestState,
+    inputResponses: { 'io.toolmux/confirm': { action: 'accept', content: { approve: true, approver: 'Ada Lovelace', rationale: 'stale notes' } } },
+  };
+  const done = await first.callTool(retry);
+  assert.notEqual(done.isError, true, short(done));
+  assert.ok(!fs.existsSync(path.join(dir, 'notes.txt')));
+
+  // The state opens on the other instance (one state key in the store), and
+  // its answer is known there as used.
+  fs.writeFileSync(path.join(dir, 'notes.txt'), 'new notes\n');
+  const again = await second.callTool(retry);
+  assert.equal(again.isError, true, short(again));
+  assert.match(textOf(again), /this confirmation was already used/);
+  assert.equal(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8'), 'new notes\n');
 });
 
 test('toolmux audit --store postgresql without a connection string says where to put one', async () => {

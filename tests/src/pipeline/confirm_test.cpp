@@ -80,7 +80,7 @@ TEST_CASE("a destructive call runs once a named human approves it, with a ration
   // What the human was shown: the action, its class, the arguments, the
   // reason and the caller; asked under the key MRTR answers come back with.
   REQUIRE(client->asked.size() == 1);
-  CHECK(client->keys.at(0) == stages::kConfirmationKey);
+  CHECK(client->keys.at(0) == kConfirmationKey);
   const std::string message = client->asked[0]["message"];
   CHECK_THAT(message, Catch::Contains("Tool: delete_note (destructive)"));
   CHECK_THAT(message, Catch::Contains("\"name\": \"todo.txt\""));
@@ -222,7 +222,7 @@ TEST_CASE("verify_confirmation runs a guarded call only with a confirmation of t
   GuardedFixture f;
   auto client = std::make_shared<ScriptedClient>();
   StubNext next;
-  auto verify = stages::verify_confirmation()(next.handler());
+  auto verify = stages::verify_confirmation(std::make_shared<const CallJournal>())(next.handler());
 
   ToolCall none = f.guarded_call(client);
   CallResult r = verify(none);

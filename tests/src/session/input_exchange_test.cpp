@@ -143,16 +143,93 @@ TEST_CASE(
         "object");
   CHECK(refusal({{"requestState", r1["requestState"]}, {"inputResponses", "no"}}, binding(), key)
             .find("\"inputResponses\" must be an object") != std::string::npos);
-  // Without a state of ours, an answer of the right shape is taken for the
-  // question of its key; one of the wrong shape, or to another key, is not.
+}
+
+TEST_CASE(
+    "answers without a requestState are taken for their keys when of the right shape, and have no "
+    "id",
+    "[input_exchange]") {
+  auto key = std::make_shared<const SealingKey>(SealingKey::random());
   auto unsolicited = opened(
       {{"inputResponses", {{"user_name", {{"action", "accept"}}}, {"age", 12345}, {"x", "y"}}}},
       binding(), key);
   ClientAnswer taken = unsolicited->ask("elicitation/create", kElicit, "user_name", kCanElicit);
-  CHECK_FALSE(taken.pending);
-  CHECK(taken.result == json{{"action", "accept"}});
+  REQUIRE(taken.result);
+  CHECK((*taken.result)["action"] == "accept");
+  CHECK(taken.answer_id.empty());  // nothing to spend: no question of ours
+  // The wrong shape, or a key never offered: asked.
   CHECK(unsolicited->ask("elicitation/create", kElicit, "age", kCanElicit).pending);
   CHECK(unsolicited->ask("elicitation/create", kElicit, "other", kCanElicit).pending);
+  const json r = std::get<json>(unsolicited->input_required_result());
+  CHECK(r["inputRequests"].contains("age"));
+  CHECK_FALSE(r["inputRequests"].contains("user_name"));
+}
+
+TEST_CASE(
+    "an answer to toolmux's confirmation that no question asked for is refused with -32602, with "
+    "or without a requestState",
+    "[input_exchange]") {
+  auto key = std::make_shared<const SealingKey>(SealingKey::random());
+  const json approval = {
+      {"action", "accept"},
+      {"content", {{"approve", true}, {"approver", "anyone"}, {"rationale", "self-approved"}}}};
+  const std::string expected =
+      "Invalid params: inputResponses[\"io.toolmux/confirm\"] answers no question toolmux asked: a "
+      "confirmation counts only as the answer to the question toolmux asked for this call, sent "
+      "back with its \"requestState\"; call again without \"inputResponses\" to be asked";
+  // No state at all: the client approved its own call.
+  CHECK(refusal({{"inputResponses", {{kConfirmationKey, approval}}}}, binding(), key) == expected);
+  // A state of ours that asked something else.
+  const json r1 = first_round(key);
+  CHECK(refusal({{"requestState", r1["requestState"]},
+                 {"inputResponses",
+                  {{"user_name", {{"action", "accept"}}}, {kConfirmationKey, approval}}}},
+                binding(), key) == expected);
+  // The state that asked it takes it.
+  auto asking = opened(json::object(), binding(), key);
+  CHECK(asking->ask("elicitation/create", kElicit, kConfirmationKey, kCanElicit).pending);
+  const json r2 = std::get<json>(asking->input_required_result());
+  auto retry = opened(
+      {{"requestState", r2["requestState"]}, {"inputResponses", {{kConfirmationKey, approval}}}},
+      binding(), key);
+  ClientAnswer taken = retry->ask("elicitation/create", kElicit, kConfirmationKey, kCanElicit);
+  REQUIRE(taken.result);
+  CHECK(*taken.result == approval);
+}
+
+TEST_CASE(
+    "an answer names its question in its state: the same each time that state comes back, new in "
+    "each later round's state",
+    "[input_exchange]") {
+  auto key = std::make_shared<const SealingKey>(SealingKey::random());
+  const json r1 = first_round(key);
+  const json answer = {{"action", "accept"}, {"content", {{"name", "Alice"}}}};
+  const json retry = {{"requestState", r1["requestState"]},
+                      {"inputResponses", {{"user_name", answer}}}};
+  auto once = opened(retry, binding(), key);
+  const ClientAnswer first = once->ask("elicitation/create", kElicit, "user_name", kCanElicit);
+  auto again = opened(retry, binding(), key);
+  const ClientAnswer second = again->ask("elicitation/create", kElicit, "user_name", kCanElicit);
+  CHECK(first.answer_id.size() >= 16);
+  CHECK(first.answer_id == second.answer_id);
+  // Another run of the first round asks under another id.
+  const json other_r1 = first_round(key);
+  auto other = opened(
+      {{"requestState", other_r1["requestState"]}, {"inputResponses", {{"user_name", answer}}}},
+      binding(), key);
+  CHECK(other->ask("elicitation/create", kElicit, "user_name", kCanElicit).answer_id !=
+        first.answer_id);
+
+  // Carried on into the next round's state, the answer gets a new id there.
+  const json sampling = {{"messages", json::array()}, {"maxTokens", 10}};
+  CHECK(once->ask("sampling/createMessage", sampling, "", {{"sampling", json::object()}}).pending);
+  const json r2 = std::get<json>(once->input_required_result());
+  auto round3 = opened({{"requestState", r2["requestState"]}}, binding(), key);
+  const ClientAnswer carried = round3->ask("elicitation/create", kElicit, "user_name", kCanElicit);
+  REQUIRE(carried.result);
+  CHECK(*carried.result == answer);
+  CHECK_FALSE(carried.answer_id.empty());
+  CHECK(carried.answer_id != first.answer_id);
 }
 
 TEST_CASE("a client is never asked what it did not declare it can answer", "[input_exchange]") {

@@ -50,6 +50,23 @@ TEST_CASE("this binary's migrations apply to an empty database", "[pg_schema]") 
   CHECK(*again == *version);
 }
 
+TEST_CASE("a database of the last release (version 6) is brought up to this one's", "[pg_schema]") {
+  auto db = connect_postgres(fresh_postgres_database());
+  const std::vector<PgMigration> released(pg_migrations().begin(), pg_migrations().begin() + 6);
+  REQUIRE(released.back().version == 6);
+  Result<int> old = migrate_pg_schema(*db, released);
+  REQUIRE(old.ok());
+  CHECK(*old == 6);
+  CHECK(db->exec("SELECT to_regclass('toolmux_spent_tokens') IS NULL")->text(0, 0) == "t");
+  Result<int> now = migrate_pg_schema(*db);
+  REQUIRE(now.ok());
+  CHECK(*now == pg_migrations().back().version);
+  // Version 7: spent confirmation tokens, one row each.
+  REQUIRE(db->exec("INSERT INTO toolmux_spent_tokens (token, expires_ns) VALUES ('t', 1)").ok());
+  CHECK_FALSE(
+      db->exec("INSERT INTO toolmux_spent_tokens (token, expires_ns) VALUES ('t', 2)").ok());
+}
+
 TEST_CASE("a database newer than this binary is refused", "[pg_schema]") {
   auto db = connect_postgres(fresh_postgres_database());
   REQUIRE(migrate_pg_schema(*db).ok());

@@ -9,6 +9,7 @@
 
 #include "src/base/digest.h"
 #include "src/pipeline/journal.h"
+#include "src/pipeline/record.h"
 #include "src/pipeline/replay.h"
 #include "src/store/pg_journal_store.h"
 #include "src/store/spooled_journal_store.h"

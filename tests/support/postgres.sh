@@ -16,7 +16,9 @@
 # folder) port=5432 user=toolmux dbname=NAME. The server runs as the user
 # `nobody` when this runs as root (PostgreSQL refuses root), else as the
 # caller; DIR is made theirs. Without --durable, fsync is off: tests kill
-# toolmux, never the server, and need no power-cut safety.
+# toolmux, never the server, and need no power-cut safety. The first start
+# keeps the cluster initdb made in /tmp/toolmux-pg-template-UID-VERSION and
+# later starts copy it (a third of the time).
 set -euo pipefail
 
 pg_bin() {
@@ -67,11 +69,24 @@ case $cmd in
     mkdir -p "$dir"
     chmod 755 "$dir"
     ((EUID == 0)) && chown nobody:nogroup "$dir"
-    as_owner "$bin/initdb" -D "$dir/data" -U toolmux -A trust -E UTF8 --locale=C \
-      --no-sync >"$dir/initdb.log" 2>&1 || {
-      cat "$dir/initdb.log" >&2
-      exit 1
-    }
+    # initdb takes a second or two of CPU; every test case starts a server of
+    # its own, so one cluster made by initdb is kept as a template (per user
+    # and PostgreSQL version, in /tmp) and copied. Made aside and renamed into
+    # place, so a concurrent start never copies half of one.
+    template="/tmp/toolmux-pg-template-$EUID-$(basename "$(dirname "$bin")")"
+    if [[ ! -f $template/data/PG_VERSION ]]; then
+      staging=$(mktemp -d "$template.XXXXXX")
+      chmod 755 "$staging"
+      ((EUID == 0)) && chown nobody:nogroup "$staging"
+      as_owner "$bin/initdb" -D "$staging/data" -U toolmux -A trust -E UTF8 --locale=C \
+        --no-sync >"$dir/initdb.log" 2>&1 || {
+        cat "$dir/initdb.log" >&2
+        rm -rf "$staging"
+        exit 1
+      }
+      mv -T "$staging" "$template" 2>/dev/null || rm -rf "$staging"
+    fi
+    as_owner cp -a "$template/data" "$dir/data"
     options="-k $dir -p 5432 -c listen_addresses= -c max_connections=200"
     ((durable)) || options+=" -c fsync=off -c full_page_writes=off"
     echo "$options" >"$dir/options"

@@ -58,7 +58,7 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
       if (logger.enabled(record_level)) {
         logger.write_batched(record_level, "tool_call",
                              LogFields()
-                                 .add("tool", record.tool)
+                                 .add("tool", tool)
                                  .add("owner", call.principal)
                                  .add("session", call.session_label)
                                  .add("outcome", record.outcome)

@@ -287,7 +287,7 @@ TEST_CASE("toolmux freeze: on with a reason, status, off") {
 }
 
 TEST_CASE(
-    "toolmux journal, audit and freeze show every text redacted, an idempotency key too; the "
+    "toolmux journal, audit and freeze show every text redacted, an idempotency key too, and the "
     "journal keeps the key as sent for replay") {
   TempDir dir;
   const std::string d = dir.path().string();

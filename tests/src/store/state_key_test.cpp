@@ -45,7 +45,7 @@ TEST_CASE("a state key file of the wrong size is refused, not replaced", "[state
   CHECK(std::filesystem::file_size(dir.path() / "state.key") == 5);
 }
 
-TEST_CASE("a symbolic link at the old temporary name is not followed; a FIFO is not waited on",
+TEST_CASE("a symbolic link at the old temporary name is not followed, and a FIFO is not waited on",
           "[state_key]") {
   TempDir dir;
   const auto victim = dir.write("victim", "untouched");

@@ -97,8 +97,8 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),
-      pipeline_(
-          build_call_pipeline(logger, metrics, running_, options_.results, options_.journal)) {
+      pipeline_(build_call_pipeline(logger, metrics, running_, options_.results, options_.journal,
+                                    [this] { return this->catalog(); })) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
@@ -596,6 +596,9 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   admitted.start = [this, session, context, may_carry, submitting, submitter,
                     call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
     call.place = std::move(place);
+    // Judged by the catalog serving now: a call that waited in the queue
+    // while the write freeze (or an access rule) came is refused by it.
+    call.catalog = catalog();
     const bool here = may_carry && submitting->load() && std::this_thread::get_id() == submitter;
     run_call(std::move(call), session, context, here);
   };

@@ -136,7 +136,9 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   provider_methods_ = std::make_unique<ProviderMethods>(
       [this] { return this->catalog(); }, options_.page_size, options_.provider_timeout, logger_,
       *admission_, state_key_);
+  placed_methods_.emplace("tools/call");
   for (auto& [name, handler] : provider_methods_->handlers()) {
+    placed_methods_.emplace(name);
     methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
                                                Carrier) { handler(m, s); });
   }
@@ -147,6 +149,16 @@ McpServer::~McpServer() {
   if (options_.journal) options_.journal->on_ready({});
   listeners_.end_all();
   admission_->close();
+}
+
+bool McpServer::takes_a_place(const Message& m) const {
+  return m.kind == Message::Kind::request && placed_methods_.count(m.method) > 0;
+}
+
+bool McpServer::has_room_for(const Message& m, const Session& session) const {
+  // A request of the 2026-07-28 protocol gets an admission key of its own
+  // (Session::for_request): only the server-wide limits apply to it.
+  return admission_->has_room(modern::is_modern(m) ? std::string_view() : session.admission_key());
 }
 
 void McpServer::handle(Message m, const std::shared_ptr<Session>& session, Carrier carrier) {

@@ -608,11 +608,11 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   admitted.start = [this, session, context, may_carry, submitting, submitter,
                     call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
     call.place = std::move(place);
-    // Judged by the catalog serving now: a call that waited in the queue
-    // while the write freeze (or an access rule) came is refused by it.
-    call.catalog = catalog();
-    const bool here = may_carry && submitting->load() && std::this_thread::get_id() == submitter;
-    run_call(std::move(call), session, context, here);
+    const bool at_once = submitting->load() && std::this_thread::get_id() == submitter;
+    // A call that waited in the queue is judged by the catalog serving now:
+    // a write freeze (or an access rule) that came meanwhile refuses it.
+    if (!at_once) call.catalog = catalog();
+    run_call(std::move(call), session, context, may_carry && at_once);
   };
   admitted.drop = [this, session, context, control, id = m.id, name,
                    timeout](const std::string& busy) {

@@ -15,7 +15,9 @@
 // Contract, for every implementation:
 // - ServerPeer (the server's side of one session, implemented above the
 //   transports) is called by the transport on the thread that read the
-//   message. deliver() returns once the message is handled or handed on: with
+//   message. deliver() returns once the message is handled, handed on or
+//   held (a peer that paces its one client may block the reader while it
+//   holds too much: src/protocol/paced_peer.h, so that the pipe pushes back): with
 //   Carrier::hand_off a request that takes time (tools/call) goes to a thread
 //   of the server's, so the reader goes on reading (stdio: pings and
 //   cancellations must get through while a tool runs); with Carrier::carry the

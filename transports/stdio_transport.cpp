@@ -65,7 +65,11 @@ std::optional<StdioTransport::Line> StdioTransport::read_line() {
 }
 
 void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
-  while (auto line = read_line()) {
+  // A stop signal interrupts a blocked read; it is also looked at before each
+  // line, for lines already buffered and a peer that held the reader meanwhile.
+  while (!stop_requested()) {
+    auto line = read_line();
+    if (!line) break;
     if (line->oversized) {
       jsonrpc::Message unreadable;
       unreadable.error_code = jsonrpc::kParseError;

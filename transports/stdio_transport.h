@@ -4,7 +4,8 @@
 //
 // serve() (or read_line()) is called from one thread, the session's reader:
 // it parses each line at this boundary and delivers it to the session's
-// ServerPeer with Carrier::hand_off, the reader going on at once. A line over
+// ServerPeer with Carrier::hand_off, the reader going on once the peer
+// returns (at once, unless it holds the reader to slow the client down). A line over
 // max_message_bytes, or not a JSON-RPC message, is delivered as Kind::invalid
 // (the server answers it with -32700 or -32600 on stdout); blank lines are
 // skipped. As the session's MessageSink, send() and write_line() are called

@@ -8,6 +8,7 @@
 #include "src/app/state_key.h"
 #include "src/base/random_id.h"
 #include "src/protocol/mcp_server.h"
+#include "src/protocol/paced_peer.h"
 #include "src/session/session.h"
 #include "transports/stdio_transport.h"
 
@@ -58,7 +59,9 @@ int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions
   logger.write(LogLevel::info, "serving",
                {{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}});
 
-  SessionPeer peer(server, session);
+  // One client, whose writes can wait in the pipe: calls past the limits are
+  // held until there is room rather than refused as busy.
+  PacedPeer peer(server, session, [&transport] { return transport.stop_requested(); });
   transport.serve(peer, server.json_limits());
   // A listen stays open until it is ended: end them before waiting for calls.
   server.end_listens();
@@ -66,17 +69,20 @@ int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions
   // End of input: the calls already read are still answered. They run until
   // they finish or their own timeout, for --shutdown-grace at most; those
   // still running then are stopped and answered with an error saying toolmux
-  // is exiting. A stop signal cancels them at once instead (no answers).
+  // is exiting, and those still held are answered that it is stopping. A
+  // stop signal cancels them at once instead (no answers).
   bool drained = false;
   if (!transport.stop_requested()) {
     const auto until =
         std::chrono::steady_clock::now() + std::chrono::seconds(options.shutdown_grace_seconds);
     constexpr auto kSlice = std::chrono::milliseconds(50);  // to notice a signal meanwhile
     while (!drained && !transport.stop_requested() && std::chrono::steady_clock::now() < until) {
-      drained = session->wait_for_calls(kSlice);
+      drained = peer.wait_until_handed_on(kSlice) && session->wait_for_calls(kSlice);
     }
+    peer.finish(!transport.stop_requested());
     if (!drained && !transport.stop_requested()) session->abort_all_calls();
   }
+  peer.finish(false);
   if (!drained && transport.stop_requested()) session->cancel_all_calls();
   // Stopped calls answer within moments (the deadline stage wakes at once,
   // the queue looks every 50 ms); their handlers end soon after (a command's

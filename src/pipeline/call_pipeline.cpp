@@ -14,6 +14,7 @@
 #include "src/pipeline/learn_from_use.h"
 #include "src/pipeline/limit_result.h"
 #include "src/pipeline/outcome_meta.h"
+#include "src/pipeline/reauthorize.h"
 #include "src/pipeline/record.h"
 #include "src/pipeline/redact_result.h"
 #include "src/pipeline/replay.h"
@@ -26,7 +27,8 @@ namespace toolmux {
 CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
                                 std::shared_ptr<LazyResultStore> results,
-                                std::shared_ptr<const CallJournal> journal) {
+                                std::shared_ptr<const CallJournal> journal,
+                                stages::CatalogSource serving) {
   if (!journal) journal = std::make_shared<const CallJournal>();
   CallChain chain;
   // Around: sees every call whole, however it ends; every error result gets
@@ -39,15 +41,18 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
   // Handler: the tool's own contract and run: its arguments checked against
   // its schema (an answer that can be as long as the arguments, hence inside
   // the result stages' limits); a repeat answered from the journal; a guarded
-  // call confirmed by a human, the confirmation checked again at the last
-  // moment; a mutation's intent journaled; then the tool run on a thread
-  // under its deadline, its exceptions caught. A call that got past its
+  // call confirmed by a human, then authorized again by the catalog serving
+  // once the answer came (a freeze may have come while the human took their
+  // time), and its confirmation checked again at the last moment and spent; a
+  // mutation's intent journaled; then the tool run on a thread under its
+  // deadline, its exceptions caught. A call that got past its
   // checks teaches tool_search (a search, or a click on one), with what
   // tool_search answered before the result stages cut or stored it.
   chain.handler = {stages::check_arguments(),
                    stages::learn_from_use(),
                    stages::replay(journal),
                    stages::confirm(),
+                   stages::reauthorize(std::move(serving)),
                    stages::verify_confirmation(journal),
                    stages::journal(journal),
                    stages::deadline(running),

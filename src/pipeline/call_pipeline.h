@@ -6,15 +6,16 @@
 //   around:  record -> outcome_meta
 //   request: unwrap_call_tool -> resolve_tool -> authorize
 //   handler: check_arguments -> learn_from_use -> replay -> confirm ->
-//            verify_confirmation -> journal -> deadline -> catch_tool_exceptions
-//            -> invoke
+//            reauthorize -> verify_confirmation -> journal -> deadline ->
+//            catch_tool_exceptions -> invoke
 //   result:  check_result -> redact_result -> spotlight -> limit_result
 //            (in the order they see the answer)
 //
 // so a call runs record, outcome_meta, unwrap_call_tool, resolve_tool,
 // authorize, limit_result, spotlight, redact_result, check_result,
-// check_arguments, learn_from_use, replay, confirm, verify_confirmation,
-// journal, deadline, catch_tool_exceptions, invoke, and its answer comes back the other way:
+// check_arguments, learn_from_use, replay, confirm, reauthorize,
+// verify_confirmation, journal, deadline, catch_tool_exceptions, invoke, and
+// its answer comes back the other way:
 // check_result judges what the tool returned, as it returned it;
 // redact_result then replaces secrets, before anything can cut a secret in
 // two or store it; spotlight marks an untrusted tool's text as data before
@@ -37,6 +38,7 @@
 #include "src/base/metrics.h"
 #include "src/pipeline/call.h"
 #include "src/pipeline/call_journal.h"
+#include "src/pipeline/reauthorize.h"
 #include "src/pipeline/resolve_tool.h"
 #include "src/pipeline/running_handlers.h"
 #include "src/store/lazy_result_store.h"
@@ -47,10 +49,13 @@ namespace toolmux {
 // outlive it; `running` counts the handlers it starts; offloaded results go to
 // `results` (null: nothing is offloaded); calls are journaled and audited in
 // `journal`, where confirmations are spent too (null: neither, and spent
-// confirmations are kept in this pipeline's memory).
+// confirmations are kept in this pipeline's memory); a call that waited for a
+// human's confirmation is authorized again by the catalog `serving` gives then
+// (null: not again).
 CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
                                 std::shared_ptr<LazyResultStore> results,
-                                std::shared_ptr<const CallJournal> journal = nullptr);
+                                std::shared_ptr<const CallJournal> journal = nullptr,
+                                stages::CatalogSource serving = nullptr);
 
 }  // namespace toolmux

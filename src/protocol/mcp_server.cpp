@@ -97,8 +97,8 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),
-      pipeline_(
-          build_call_pipeline(logger, metrics, running_, options_.results, options_.journal)) {
+      pipeline_(build_call_pipeline(logger, metrics, running_, options_.results, options_.journal,
+                                    [this] { return this->catalog(); })) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
@@ -136,7 +136,9 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   provider_methods_ = std::make_unique<ProviderMethods>(
       [this] { return this->catalog(); }, options_.page_size, options_.provider_timeout, logger_,
       *admission_, state_key_);
+  placed_methods_.emplace("tools/call");
   for (auto& [name, handler] : provider_methods_->handlers()) {
+    placed_methods_.emplace(name);
     methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
                                                Carrier) { handler(m, s); });
   }
@@ -147,6 +149,16 @@ McpServer::~McpServer() {
   if (options_.journal) options_.journal->on_ready({});
   listeners_.end_all();
   admission_->close();
+}
+
+bool McpServer::takes_a_place(const Message& m) const {
+  return m.kind == Message::Kind::request && placed_methods_.count(m.method) > 0;
+}
+
+bool McpServer::has_room_for(const Message& m, const Session& session) const {
+  // A request of the 2026-07-28 protocol gets an admission key of its own
+  // (Session::for_request): only the server-wide limits apply to it.
+  return admission_->has_room(modern::is_modern(m) ? std::string_view() : session.admission_key());
 }
 
 void McpServer::handle(Message m, const std::shared_ptr<Session>& session, Carrier carrier) {
@@ -596,8 +608,11 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   admitted.start = [this, session, context, may_carry, submitting, submitter,
                     call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
     call.place = std::move(place);
-    const bool here = may_carry && submitting->load() && std::this_thread::get_id() == submitter;
-    run_call(std::move(call), session, context, here);
+    const bool at_once = submitting->load() && std::this_thread::get_id() == submitter;
+    // A call that waited in the queue is judged by the catalog serving now:
+    // a write freeze (or an access rule) that came meanwhile refuses it.
+    if (!at_once) call.catalog = catalog();
+    run_call(std::move(call), session, context, may_carry && at_once);
   };
   admitted.drop = [this, session, context, control, id = m.id, name,
                    timeout](const std::string& busy) {

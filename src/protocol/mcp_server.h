@@ -1,7 +1,8 @@
 // The MCP server: routes each incoming message of a session to its method and
 // answers through the session. Transport-agnostic: a server transport
 // (transports/server_transport.h) reads and parses each message and hands it to
-// the one entry point, handle(), through the session's SessionPeer; answers go
+// the one entry point, handle(), through the session's SessionPeer (over stdio,
+// PacedPeer: src/protocol/paced_peer.h); answers go
 // out through the session's MessageSink.
 //
 // handle() may be called from several threads for different sessions, and
@@ -16,8 +17,12 @@
 //
 // tools/call and the requests of ProviderMethods go through one CallAdmission
 // (options.call_limits): past its limits they wait in its queue, and past the
-// queue's they are answered at once with a kServerBusy error naming the limits.
-// The process's call_threads() pool is capped at two threads a running call.
+// queue's they are answered at once with a kServerBusy error naming the limits
+// (over stdio its PacedPeer holds them instead until there is room:
+// src/protocol/paced_peer.h). A call that waited is judged by the catalog
+// serving when it starts, not the one it came under: a write freeze that came
+// meanwhile refuses it. The process's call_threads() pool is capped at two
+// threads a running call.
 #pragma once
 
 #include <chrono>
@@ -85,6 +90,17 @@ class McpServer {
   void handle(jsonrpc::Message message, const std::shared_ptr<Session>& session,
               Carrier carrier = Carrier::hand_off);
   const JsonLimits& json_limits() const { return options_.json_limits; }
+
+  // For a transport that holds its one client's requests instead of having
+  // them refused as busy (src/protocol/paced_peer.h). Whether `m` is a
+  // request that takes a place to run (tools/call, resources/...,
+  // prompts/..., completion/complete); whether such a request from `session`
+  // would now start or wait in the queue rather than be refused; and
+  // `listener`, called (on any thread, no lock held) after a place may have
+  // freed, replacing the last one (CallAdmission::on_room). Any thread.
+  bool takes_a_place(const jsonrpc::Message& m) const;
+  bool has_room_for(const jsonrpc::Message& m, const Session& session) const;
+  void on_room(std::function<void()> listener) { admission_->on_room(std::move(listener)); }
 
   // For shutdown, after the sessions' calls were cancelled: waits until every
   // tool handler has stopped, including abandoned ones; false if `timeout` passed.
@@ -160,6 +176,7 @@ class McpServer {
   const std::shared_ptr<const SealingKey> state_key_;
   CallHandler pipeline_;
   std::map<std::string, Method, std::less<>> methods_;
+  std::set<std::string, std::less<>> placed_methods_;  // the methods that take a place
   // resources/*, prompts/*, completion/complete, from the catalog's providers.
   std::unique_ptr<ProviderMethods> provider_methods_;
   Listeners listeners_;

@@ -58,13 +58,18 @@ struct CallAdmission::State {
   std::thread watch;
   bool pump_again = false;    // a place was freed while this thread was pumping
   bool stop_pending = false;  // a queued call was stopped, or the queue changed
+  std::shared_ptr<const std::function<void()>> room_listener;  // on_room's
 
+  std::shared_ptr<const std::function<void()>> listener() {
+    std::lock_guard lock(mutex);
+    return room_listener;
+  }
   // Under mutex.
   void publish() {
     if (metrics) metrics->set_call_load(running, queue.size());
   }
   static std::size_t count(const std::map<std::string, std::size_t, std::less<>>& counts,
-                           const std::string& session) {
+                           std::string_view session) {
     auto it = counts.find(session);
     return it == counts.end() ? 0 : it->second;
   }
@@ -73,7 +78,7 @@ struct CallAdmission::State {
     auto it = counts.find(session);
     if (it != counts.end() && --it->second == 0) counts.erase(it);
   }
-  std::size_t session_running(const std::string& session) const {
+  std::size_t session_running(std::string_view session) const {
     return count(running_by_session, session);
   }
   // Moves the queued call at `it` out of the queue into `out`, and its Waker
@@ -85,9 +90,13 @@ struct CallAdmission::State {
     wakers.push_back(std::move(it->wake));
     return queue.erase(it);
   }
-  bool may_start(const std::string& session) const {
+  bool may_start(std::string_view session) const {
     return !closed && running < limits.max_running &&
            session_running(session) < limits.max_running_per_session;
+  }
+  bool may_queue(std::string_view session) const {
+    return !closed && queue.size() < limits.max_queued &&
+           count(queued_by_session, session) < limits.max_queued_per_session;
   }
   // What a call of `session` waits for.
   std::string busy(const std::string& session) const {
@@ -223,6 +232,8 @@ void watch_queue(const std::shared_ptr<CallAdmission::State>& state) {
     state->stop_pending = false;
     lock.unlock();
     pump(state, true);
+    // What stopped waiting left the queue.
+    if (auto room = state->listener()) (*room)();
     lock.lock();
   }
 }
@@ -230,14 +241,18 @@ void watch_queue(const std::shared_ptr<CallAdmission::State>& state) {
 }  // namespace
 
 CallPlace::~CallPlace() {
+  std::shared_ptr<const std::function<void()>> room;
+  bool queued = false;
   {
     std::lock_guard lock(state_->mutex);
     --state_->running;
     CallAdmission::State::uncount(state_->running_by_session, session_);
     state_->publish();
-    if (state_->queue.empty()) return;
+    queued = !state_->queue.empty();
+    room = state_->room_listener;
   }
-  pump(state_, false);
+  if (queued) pump(state_, false);
+  if (room) (*room)();
 }
 
 CallAdmission::CallAdmission(CallLimits limits, Metrics* metrics)
@@ -319,6 +334,18 @@ void CallAdmission::close() {
     }
   }
   for (auto& queued : dropped) queued.call.drop("toolmux is stopping");
+}
+
+bool CallAdmission::has_room(std::string_view session) const {
+  std::lock_guard lock(state_->mutex);
+  return state_->may_start(session) || state_->may_queue(session);
+}
+
+void CallAdmission::on_room(std::function<void()> listener) {
+  auto shared =
+      listener ? std::make_shared<const std::function<void()>>(std::move(listener)) : nullptr;
+  std::lock_guard lock(state_->mutex);
+  state_->room_listener = std::move(shared);
 }
 
 std::size_t CallAdmission::running() const {

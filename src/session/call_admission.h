@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "src/base/metrics.h"
 #include "src/session/session.h"
@@ -75,6 +76,16 @@ class CallAdmission {
 
   // Starts nothing more: the queued calls are dropped, later frees only count.
   void close();
+
+  // Whether a call of `session` submitted now would start or be queued
+  // rather than refused ("" = a caller with no calls of its own, as a request
+  // of the 2026-07-28 protocol is).
+  bool has_room(std::string_view session) const;
+  // `listener` is called after a place to run or in the queue may have freed
+  // (a call let go of its place, a queued call left the queue without
+  // running), on that thread, with no lock of the admission held; it must not
+  // submit. One listener: a new one replaces the last, null removes it.
+  void on_room(std::function<void()> listener);
 
   const CallLimits& limits() const { return limits_; }
   std::size_t running() const;

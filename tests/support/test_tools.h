@@ -146,6 +146,12 @@ class CapturingSink : public MessageSink {
     });
   }
 
+  // Everything sent so far, in order.
+  std::vector<json> messages() {
+    std::lock_guard lock(mutex_);
+    return messages_;
+  }
+
   std::vector<json> notifications(const std::string& method) {
     std::lock_guard lock(mutex_);
     std::vector<json> out;

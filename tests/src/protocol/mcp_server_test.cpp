@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <thread>
 
 #include "src/protocol/mcp_server.h"
+#include "tests/support/modern_greeting.h"
 #include "tests/support/test_tools.h"
 
 using namespace toolmux;
@@ -237,10 +239,20 @@ json call_request(const json& id, const std::string& tool, const json& arguments
 }
 
 // The test tools, "nap" {ms}: sleeps `ms` or until told to stop, with a 10 s
-// timeout; and "stubborn" {ms}: sleeps `ms` whatever it is told (a handler
-// that ignores its deadline), with a 100 ms timeout.
-std::shared_ptr<Catalog> catalog_for_limits() {
+// timeout; "stubborn" {ms}: sleeps `ms` whatever it is told (a handler that
+// ignores its deadline), with a 100 ms timeout; and "note" {}, a
+// local_mutation that counts its runs in `notes` (when given).
+std::shared_ptr<Catalog> catalog_for_limits(std::atomic<int>* notes = nullptr) {
   auto registry = make_test_registry();
+  ToolSpec note = spec("note", object_schema());
+  note.side_effect = "local_mutation";
+  REQUIRE(registry
+              ->add(note,
+                    [notes](const json&, CallContext&) {
+                      if (notes) ++*notes;
+                      return ToolResult::text("noted");
+                    })
+              .empty());
   REQUIRE(registry
               ->add(spec("nap", object_schema({{"ms", {{"type", "integer"}}}}, {"ms"}), 10000),
                     [](const json& args, CallContext& ctx) {
@@ -436,4 +448,73 @@ TEST_CASE(
     CHECK(f.sink.response("e", std::chrono::milliseconds(0)).is_null());
     CHECK(f.sink.response("e")["result"]["content"][0]["text"] == "done");
   }
+}
+
+namespace {
+
+// Serves the catalog serving now under a write freeze, as a reload after
+// `toolmux freeze on --reason maintenance` does; and what a call of note gets then.
+void freeze_writes(McpServer& server) {
+  auto frozen = std::make_shared<Catalog>(*server.catalog());
+  frozen->write_freeze = "maintenance";
+  server.replace_catalog(frozen);
+}
+const std::string kNoteFrozen =
+    "Tool \"note\" did not run: writes are frozen, only read_only tools run, and this one is "
+    "local_mutation (maintenance)";
+
+}  // namespace
+
+TEST_CASE("a mutation queued when the write freeze goes on is refused when its turn comes") {
+  // Over either era: the freeze that came while the call waited applies to it.
+  const bool modern = GENERATE(false, true);
+  INFO((modern ? "2026-07-28" : "legacy"));
+  std::atomic<int> notes{0};
+  Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits(&notes));
+  f.initialize();
+  f.handle(call_request("running", "nap", {{"ms", 5000}}).dump());
+  json queued = call_request("queued", "note", json::object());
+  if (modern) queued["params"]["_meta"] = kModernMeta;
+  f.handle(queued.dump());
+  REQUIRE_THAT(f.metrics.render_prometheus(), Catch::Contains("toolmux_calls_queued 1\n"));
+
+  freeze_writes(*f.server);
+  // The running call ends: the queued one starts, under the freeze.
+  f.handle(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"running"}})");
+  json r = f.sink.response("queued");
+  INFO(r.dump());
+  CHECK(r["result"]["isError"] == true);
+  CHECK(r["result"]["content"][0]["text"] == kNoteFrozen);
+  CHECK(r["result"]["_meta"]["io.toolmux/outcome"] == "denied");
+  CHECK(notes == 0);
+}
+
+TEST_CASE("a mutation waiting for its confirmation when the write freeze goes on does not run") {
+  std::atomic<int> notes{0};
+  auto catalog = catalog_for_limits(&notes);
+  catalog->policy.confirm.rule.tools["note"] = true;
+  Fixture f(0, {}, catalog);
+  json init = f.request("init", "initialize",
+                        {{"protocolVersion", "2025-11-25"},
+                         {"capabilities", {{"elicitation", json::object()}}},
+                         {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
+  REQUIRE(init.contains("result"));
+  f.handle(call_request("guarded", "note", json::object()).dump());
+  REQUIRE(f.sink.wait_for_notification("elicitation/create"));
+  const json asked = f.sink.notifications("elicitation/create").front();
+
+  freeze_writes(*f.server);
+  // The human says yes after the freeze came.
+  f.handle(json{{"jsonrpc", "2.0"},
+                {"id", asked["id"]},
+                {"result",
+                 {{"action", "accept"},
+                  {"content", {{"approve", true}, {"approver", "Ada"}, {"rationale", "why not"}}}}}}
+               .dump());
+  json r = f.sink.response("guarded");
+  INFO(r.dump());
+  CHECK(r["result"]["isError"] == true);
+  CHECK(r["result"]["content"][0]["text"] == kNoteFrozen);
+  CHECK(notes == 0);
 }

@@ -267,3 +267,38 @@ TEST_CASE("a start that frees its place at once lets the queue go on, without re
   CHECK(eventually([&] { return started == 1000; }));
   CHECK(eventually([&] { return admission.running() == 0 && admission.queued() == 0; }));
 }
+
+TEST_CASE("has_room says whether a call would be admitted, and on_room tells when room frees") {
+  Calls calls({1, 1, 1, 1});
+  std::atomic<int> told{0};
+  calls.admission.on_room([&] { ++told; });
+  CHECK(calls.admission.has_room("s1"));
+  CHECK(calls.submit("a").verdict == CallAdmission::Verdict::started);
+  CHECK(calls.admission.has_room("s1"));  // the queue has a place
+  CHECK(calls.submit("b").verdict == CallAdmission::Verdict::queued);
+  CHECK_FALSE(calls.admission.has_room("s1"));
+  CHECK_FALSE(calls.admission.has_room(""));  // the queue is full for everyone
+
+  // The end of a call tells on its own thread: b starts, the queue is empty.
+  const int before_end = told;
+  calls.finish("a");
+  CHECK(told > before_end);
+  CHECK(calls.started("b"));
+  CHECK(calls.admission.has_room("s1"));
+
+  // A queued call that is cancelled leaves room too, told by the queue watch.
+  CHECK(calls.submit("c").verdict == CallAdmission::Verdict::queued);
+  CHECK_FALSE(calls.admission.has_room("s1"));
+  const int before_cancel = told;
+  calls.control("c")->cancel();
+  REQUIRE(eventually([&] { return calls.dropped("c"); }));
+  CHECK(eventually([&] { return told > before_cancel; }));
+  CHECK(calls.admission.has_room("s1"));
+
+  calls.admission.on_room(nullptr);
+  const int before_removed = told;
+  calls.finish("b");
+  CHECK(told == before_removed);
+  calls.admission.close();
+  CHECK_FALSE(calls.admission.has_room("s1"));
+}

@@ -424,9 +424,8 @@ class CommandLineDefinition {
     number_option(*serve_, "--max-session-calls", "N", o.max_session_calls, 1, 1024,
                   "The same, per session");
     number_option(*serve_, "--max-queued-calls", "N", o.max_queued_calls, 0, 100000,
-                  "Calls waiting for a place to run; past it a call is refused at once with a "
-                  "\"toolmux is busy\" error over HTTP, and held over stdio (toolmux reads on "
-                  "as places free)");
+                  "Calls waiting to run; past it, a call is refused as busy over HTTP and "
+                  "held over stdio");
     number_option(*serve_, "--shutdown-grace", "SECONDS", o.shutdown_grace_seconds, 1, kUnbounded,
                   "When stdin closes (or, over HTTP, on SIGTERM), how long running calls may "
                   "finish");

@@ -96,8 +96,9 @@ TEST_CASE("write_file_atomically replaces the file, never what a symbolic link n
   CHECK(names_in(dir.path()) == std::vector<std::string>{"linked.json", "out.json", "victim"});
 }
 
-TEST_CASE("write_file_atomically without replace keeps the file there, and a failure leaves nothing",
-          "[file_io]") {
+TEST_CASE(
+    "write_file_atomically without replace keeps the file there, and a failure leaves nothing",
+    "[file_io]") {
   TempDir dir;
   AtomicWriteOptions once;
   once.replace = false;

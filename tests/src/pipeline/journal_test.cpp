@@ -233,7 +233,8 @@ TEST_CASE("a journal opening on its own thread: a mutation waits for it, and the
 }
 
 TEST_CASE(
-    "PostgreSQL down: a finished call's repeat is pending, never run twice, and a full spool refuses "
+    "PostgreSQL down: a finished call's repeat is pending, never run twice, and a full spool "
+    "refuses "
     "calls") {
   JournalFixture f;
   JournalStoreOptions options;

@@ -29,9 +29,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string_view> kTopFields = {"$schema",   "$comment", "tools",
-                                                  "aliases",   "policy",   "results",
-                                                  "discovery", "search",   "upstreams"};
+const std::vector<std::string_view> kTopFields = {
+    "$schema", "$comment",  "tools",  "aliases",   "policy",
+    "results", "discovery", "search", "upstreams", "authorization"};
 
 // The index N of a pointer "/tools/N/...", or -1 for anything else.
 long tool_index(std::string_view pointer) {
@@ -63,6 +63,7 @@ std::pair<int, long> problem_order(std::string_view pointer) {
   if (under("/discovery")) return {5, 0};
   if (under("/search")) return {6, 0};
   if (under("/upstreams")) return {7, 0};
+  if (under("/authorization")) return {8, 0};
   return {0, 0};
 }
 
@@ -143,6 +144,9 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
   }
   if (const json* upstreams = top.object("upstreams", false)) {
     load.catalog.upstreams = read_upstreams(*upstreams, folder, problems);
+  }
+  if (const json* authorization = top.object("authorization", false)) {
+    load.catalog.authorization = catalog_file::read_authorization(*authorization, problems);
   }
 
   // Whole-document problems first, then tool by tool, then the other sections;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog/aliases.h"
@@ -37,6 +38,18 @@ struct DiscoverySettings {
   std::vector<std::string> pinned;
 };
 
+// "authorization": toolmux over HTTP as an OAuth 2.1 resource server
+// (docs/authorization.md), the same as serve's --auth-issuer, --resource-url,
+// --auth-scope and --introspection-client, which add to or replace these.
+// Read when serve starts; a reload does not change them.
+struct AuthorizationSettings {
+  std::vector<std::string> issuers;
+  std::string resource;
+  // Scope -> side-effect class names, in the file's order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> scopes;
+  std::string introspection_client;
+};
+
 struct CatalogFile {
   std::vector<CommandTool> command_tools;
   AliasTable aliases;           // "aliases"
@@ -53,6 +66,7 @@ struct CatalogFile {
   // "upstreams", by name. Loading checks their fields and resolves
   // their environment references; nothing is started (see src/upstream/upstreams.h).
   std::vector<UpstreamSpec> upstreams;
+  AuthorizationSettings authorization;  // "authorization"
 };
 
 struct CatalogLoad {

@@ -36,6 +36,9 @@ bool read_search_learn(const nlohmann::json& value, Problems& problems);  // "se
 SearchRerankSettings read_search_rerank(const nlohmann::json& value,
                                         Problems& problems);  // "search"."rerank"
 
+AuthorizationSettings read_authorization(const nlohmann::json& value,
+                                         Problems& problems);  // "authorization"
+
 // "upstreams", by name: each checked, its environment and header secrets
 // resolved (from toolmux's environment or files); nothing is started. An
 // upstream with a problem is left out.

@@ -136,50 +136,145 @@ struct HttpServer::Routes {
     return false;
   }
 
-  // The principal the request's bearer token maps to; "local" without auth.
-  std::optional<std::string> principal(const httplib::Request& req) const {
-    if (self.options_.tokens.empty()) return "local";
+  // Who sent a request: a principal, and the scopes of its OAuth token.
+  struct Caller {
+    std::string principal;
+    std::vector<std::string> scopes;
+    bool oauth = false;  // by an OAuth access token: its scopes count
+  };
+  // Why a request has no caller: no token, a token refused (`why` says what
+  // was wrong with it, safely), or a token that could not be checked now.
+  struct Refusal {
+    bool presented = false;
+    bool unavailable = false;
+    std::string why;
+  };
+
+  bool authenticating() const { return !self.options_.tokens.empty() || self.options_.oauth; }
+
+  // The caller the request's bearer token names; "local" without auth.
+  std::optional<Caller> caller(const httplib::Request& req, Refusal& refusal) const {
+    if (!authenticating()) return Caller{"local", {}, false};
     const std::string auth = req.get_header_value("Authorization");
     constexpr std::string_view kBearer = "Bearer ";
     if (auth.size() <= kBearer.size() ||
         !std::equal(kBearer.begin(), kBearer.end(), auth.begin(),
                     [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+      refusal.presented = req.has_header("Authorization");
+      refusal.why = refusal.presented ? "the Authorization header is not a Bearer token" : "";
       return std::nullopt;
     }
+    refusal.presented = true;
     const std::string_view presented = std::string_view(auth).substr(kBearer.size());
     // Every token is compared, so the time taken does not say which matched.
     std::optional<std::string> found;
     for (const auto& [token, who] : self.options_.tokens) {
       if (same_secret(presented, token)) found = who;
     }
-    return found;
+    if (found) return Caller{*found, {}, false};
+    if (!self.options_.oauth) {
+      refusal.why = "the bearer token is not valid";
+      return std::nullopt;
+    }
+    auto grant = self.options_.oauth->verify(presented);
+    if (!grant.ok()) {
+      refusal.unavailable = grant.status().code() == Status::Code::kUnavailable;
+      refusal.why = grant.status().message();
+      return std::nullopt;
+    }
+    return Caller{std::move(grant->subject), std::move(grant->scopes), true};
   }
 
-  void unauthorized(httplib::Response& res, std::string_view why) const {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"toolmux\"");
+  // A Bearer challenge (RFC 6750 section 3): where the resource's metadata
+  // is, the scope to ask for, and what was wrong with the token given.
+  std::string challenge(std::string_view error, std::string_view description,
+                        std::string_view scope) const {
+    if (!self.options_.oauth) return "Bearer realm=\"toolmux\"";
+    auto quoted = [](std::string_view text) {
+      std::string out = "\"";
+      for (char c : text) {
+        if (c == '"' || c == '\\') out.push_back('\\');
+        if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out.push_back(c);
+      }
+      return out + "\"";
+    };
+    std::string out = "Bearer resource_metadata=" + quoted(self.options_.oauth->metadata_url());
+    if (!scope.empty()) out += ", scope=" + quoted(scope);
+    if (!error.empty()) out += ", error=" + quoted(error);
+    if (!description.empty()) out += ", error_description=" + quoted(description);
+    return out;
+  }
+
+  void unauthorized(httplib::Response& res, const Refusal& refusal, std::string_view what) const {
+    if (refusal.unavailable) {
+      res.set_header("Retry-After", "5");
+      reply(res, 503,
+            transport_error("Service Unavailable: the bearer token cannot be checked now (" +
+                            refusal.why + "); retry shortly"));
+      return;
+    }
+    res.set_header("WWW-Authenticate", challenge(refusal.presented ? "invalid_token" : "",
+                                                 refusal.why, self.options_.challenge_scope));
+    const std::string why =
+        refusal.presented
+            ? "Unauthorized: " +
+                  (refusal.why.empty() ? std::string("the bearer token is not valid") : refusal.why)
+            : "Unauthorized: " + std::string(what) + " needs an Authorization: Bearer token";
     reply(res, 401, transport_error(why));
   }
 
   // The checks every request to the MCP endpoint passes; false when `res` is
   // already the answer.
-  bool admit(const httplib::Request& req, httplib::Response& res, std::string& principal_out) {
+  bool admit(const httplib::Request& req, httplib::Response& res, Caller& caller_out) {
     std::string why;
     if (!origin_allowed(req, why)) {
       self.logger_.write(LogLevel::warning, "http_refused", {{"status", 403}, {"reason", why}});
       reply(res, 403, transport_error(why));
       return false;
     }
-    auto principal_name = principal(req);
-    if (!principal_name) {
-      self.logger_.write(LogLevel::warning, "http_refused",
-                         {{"status", 401}, {"reason", "missing or unknown bearer token"}});
-      unauthorized(res, req.has_header("Authorization")
-                            ? "Unauthorized: the bearer token is not valid"
-                            : "Unauthorized: this server needs an Authorization: Bearer token");
+    Refusal refusal;
+    auto found = caller(req, refusal);
+    if (!found) {
+      self.logger_.write(
+          LogLevel::warning, "http_refused",
+          {{"status", refusal.unavailable ? 503 : 401},
+           {"reason", refusal.why.empty() ? std::string("missing bearer token") : refusal.why}});
+      unauthorized(res, refusal, "this server");
       return false;
     }
-    principal_out = *principal_name;
+    caller_out = std::move(*found);
     return true;
+  }
+  bool admit(const httplib::Request& req, httplib::Response& res, std::string& principal_out) {
+    Caller found;
+    if (!admit(req, res, found)) return false;
+    principal_out = std::move(found.principal);
+    return true;
+  }
+
+  // A request the caller's OAuth scopes do not reach: 403 with the scope it
+  // needs (RFC 6750 insufficient_scope), so the client can step up. False
+  // when it may go on.
+  bool scope_refused(const Caller& who, const jsonrpc::Message& m, httplib::Response& res) const {
+    if (!who.oauth || !self.options_.scope_needed) return false;
+    const auto needed = self.options_.scope_needed(m.method, m.params, who.scopes);
+    if (!needed) return false;
+    const std::string why =
+        needed->empty() ? std::string("Forbidden: no scope this server knows allows this request")
+                        : "Forbidden: this request needs the scope \"" + *needed +
+                              "\", which the bearer token does not have";
+    self.logger_.write(LogLevel::warning, "http_refused",
+                       {{"status", 403}, {"reason", "insufficient scope"}, {"scope", *needed}});
+    res.set_header("WWW-Authenticate", challenge("insufficient_scope", why, *needed));
+    reply(res, 403, transport_error(why, m.id));
+    return true;
+  }
+
+  // The Protected Resource Metadata: public, for any origin to read.
+  void resource_metadata(httplib::Response& res) const {
+    res.set_header("Access-Control-Allow-Origin", "*");
+    res.set_header("Cache-Control", "max-age=300");
+    reply(res, 200, self.options_.oauth->metadata());
   }
 
   // GET and DELETE are of the legacy era only: a version it does not speak
@@ -361,8 +456,9 @@ struct HttpServer::Routes {
   void post(const httplib::Request& req, httplib::Response& res,
             const httplib::ContentReader& content_reader) {
     // Everything the head can tell is checked before the body is read.
-    std::string principal;
-    if (!admit(req, res, principal)) return;
+    Caller who;
+    if (!admit(req, res, who)) return;
+    const std::string& principal = who.principal;
     const std::string content_type = req.get_header_value("Content-Type");
     if (!contains_ci(content_type, "application/json")) {
       reply(res, 415,
@@ -443,6 +539,7 @@ struct HttpServer::Routes {
       return;
     }
     const bool request = m.kind == jsonrpc::Message::Kind::request;
+    if (request && scope_refused(who, m, res)) return;
     if (era == Era::unsupported) {
       const JsonRpcError e = modern_http::unsupported_version(versions.front());
       reply(res, 400, jsonrpc::make_error(request ? m.id : json(), e.code, e.message, e.data));
@@ -702,7 +799,7 @@ struct HttpServer::Routes {
       return false;
     }
     const auto& allowed = self.options_.status_principals;
-    if (self.options_.tokens.empty() ||
+    if (!authenticating() ||
         std::find(allowed.begin(), allowed.end(), principal) != allowed.end()) {
       return true;
     }
@@ -750,8 +847,9 @@ struct HttpServer::Routes {
       reply(res, 403, transport_error(why));
       return;
     }
-    if (!principal(req)) {
-      unauthorized(res, "Unauthorized: /metrics needs a bearer token");
+    Refusal refusal;
+    if (!caller(req, refusal)) {
+      unauthorized(res, refusal, "/metrics");
       return;
     }
     const GateStats gate = self.http_->gate_stats();
@@ -822,6 +920,15 @@ HttpServer::HttpServer(HttpSessions& sessions, Metrics& metrics, Logger& logger,
              [routes](const httplib::Request& q, httplib::Response& r) { routes->get(q, r); });
   http_->Delete(path, [routes](const httplib::Request& q, httplib::Response& r,
                                const httplib::ContentReader&) { routes->del(q, r); });
+  if (options_.oauth) {
+    auto metadata = [routes](const httplib::Request&, httplib::Response& r) {
+      routes->resource_metadata(r);
+    };
+    http_->Get(options_.oauth->metadata_path(), metadata);
+    if (options_.oauth->metadata_path() != "/.well-known/oauth-protected-resource") {
+      http_->Get("/.well-known/oauth-protected-resource", metadata);
+    }
+  }
   http_->Get("/health", [](const httplib::Request&, httplib::Response& r) {
     r.set_content("{\"status\":\"ok\"}", "application/json");
   });

@@ -58,6 +58,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -70,6 +71,7 @@
 #include "src/base/status.h"
 #include "src/base/untrusted_json.h"
 #include "transports/http_sessions.h"
+#include "transports/oauth_resource.h"
 
 namespace toolmux {
 
@@ -87,8 +89,26 @@ struct HttpOptions {
   // Origin values accepted besides loopback origins (http[s]://localhost|127.0.0.1|[::1][:port]).
   std::vector<std::string> allowed_origins;
   std::size_t max_body_bytes = std::size_t{16} << 20;
-  // Bearer token -> principal. Empty: no authentication, every client is "local".
+  // Bearer token -> principal. Empty, with no `oauth` either: no
+  // authentication, every client is "local".
   std::map<std::string, std::string> tokens;
+  // OAuth 2.1 access tokens (the MCP authorization specification), checked
+  // by this resource server when set, beside `tokens`: the token's subject is
+  // the principal. Its Protected Resource Metadata (RFC 9728) is served at
+  // its well-known path and at "/.well-known/oauth-protected-resource"; a 401
+  // names it in WWW-Authenticate (resource_metadata, and `challenge_scope`).
+  // A token that cannot be checked because its issuer does not answer gets
+  // 503 with Retry-After, not 401.
+  std::shared_ptr<OAuthResource> oauth;
+  std::string challenge_scope;
+  // For a caller with an OAuth token: the scope a request (its method and
+  // params) needs that the token's scopes lack, or nullopt. Such a request
+  // is answered 403 with WWW-Authenticate error="insufficient_scope" and that
+  // scope, so that the client can ask for it (step-up), before it reaches
+  // the server. Unset: every scope may do everything the access rules let.
+  std::function<std::optional<std::string>(std::string_view method, const nlohmann::json& params,
+                                           const std::vector<std::string>& scopes)>
+      scope_needed;
   // Connections open at once (waiting for a request or being served), in all
   // and from one client address; one more is answered 503 with Retry-After.
   std::size_t max_connections = 1024;

@@ -6,7 +6,10 @@
 // twice: in a legacy session (`toolmux`, 2025-06-18, as the others) and with
 // the 2026-07-28 protocol's stateless requests (`toolmux_modern`: no session,
 // each POST carrying its _meta and the MCP-Protocol-Version, Mcp-Method and
-// Mcp-Name headers), the same binary and tool.
+// Mcp-Name headers), the same binary and tool. Not run unless --only names
+// them: `toolmux_token` (the legacy session with a static bearer token) and
+// `toolmux_jwt` (with an OAuth JWT access token, RS256, checked against a
+// local issuer's JWKS: docs/authorization.md).
 //
 // Each server runs pinned to core 0, wrk (Debian's) to core 1. Per
 // repetition, per concurrency (1, 16, 64 connections; wrk threads: 1 for one
@@ -22,11 +25,13 @@
 //
 // Usage: node run.mjs [--build DIR] [--reps N] [--duration S] [--warmup S]
 //                     [--connections 1,16,64] [--memory-calls 100000,1000000]
-//                     [--memory-seconds S] [--only bare,toolmux,toolmux_modern,sdk]
+//                     [--memory-seconds S]
+//                     [--only bare,toolmux,toolmux_modern,sdk,toolmux_token,toolmux_jwt]
 //                     [--no-memory]
 
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import crypto from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,9 +113,23 @@ function servers(options) {
       args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
     },
     sdk: { name: 'sdk', command: process.execPath, args: () => [sdkEntry, '--port', '0'] },
+    // The legacy session again, with a static bearer token on every request.
+    toolmux_token: {
+      name: 'toolmux_token',
+      command: toolmux,
+      auth: 'token',
+      args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
+    },
+    // The same with an OAuth JWT access token, checked against a local issuer.
+    toolmux_jwt: {
+      name: 'toolmux_jwt',
+      command: toolmux,
+      auth: 'jwt',
+      args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
+    },
   };
   return options.only.map((name) => {
-    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk)`);
+    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk, toolmux_token, toolmux_jwt)`);
     return all[name];
   });
 }
@@ -121,7 +140,16 @@ async function start(server) {
   const logFile = path.join(dir, 'stderr.log');
   const log = fs.openSync(logFile, 'w');
   // taskset execs the server, so the child's pid is the server's.
-  const child = spawn('taskset', ['-c', SERVER_CORE, server.command, ...server.args(path.join(dir, 'data'))], {
+  const extra = [];
+  if (server.auth === 'token') {
+    const file = path.join(dir, 'tokens');
+    fs.writeFileSync(file, `bench=${STATIC_TOKEN}\n`, { mode: 0o600 });
+    extra.push('--tokens-file', file);
+  } else if (server.auth === 'jwt') {
+    const issuer = await localIssuer();
+    extra.push('--auth-issuer', issuer.url, '--resource-url', JWT_RESOURCE);
+  }
+  const child = spawn('taskset', ['-c', SERVER_CORE, server.command, ...server.args(path.join(dir, 'data')), ...extra], {
     stdio: ['ignore', 'ignore', log],
   });
   fs.closeSync(log);
@@ -158,6 +186,52 @@ async function start(server) {
     }
     await sleep(50);
   }
+}
+
+const STATIC_TOKEN = 'bench-static-token-0123456789abcdef';
+// Not the server's own URL (its port is chosen at start): the audience the
+// token names and the server is told is its resource, which is all it checks.
+const JWT_RESOURCE = 'http://127.0.0.1:1/mcp';
+let issuerPromise = null;
+
+/**
+ * An OAuth authorization server on loopback, started once: its metadata
+ * (OpenID discovery) and JWKS, and one RS256 access token for JWT_RESOURCE,
+ * valid for a day, signed with node:crypto.
+ */
+function localIssuer() {
+  issuerPromise ??= (async () => {
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'bench', use: 'sig', alg: 'RS256' };
+    const server = http.createServer((req, res) => {
+      const url = `http://127.0.0.1:${server.address().port}`;
+      res.setHeader('Content-Type', 'application/json');
+      if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+      else if (req.url === '/jwks') res.end(JSON.stringify({ keys: [jwk] }));
+      else {
+        res.statusCode = 404;
+        res.end('{}');
+      }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server.unref();
+    const url = `http://127.0.0.1:${server.address().port}`;
+    const encode = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const input = `${encode({ alg: 'RS256', typ: 'at+jwt', kid: 'bench' })}.${encode({
+      iss: url, aud: JWT_RESOURCE, sub: 'bench', scope: 'tools', iat: now, exp: now + 86400,
+    })}`;
+    const token = `${input}.${crypto.sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+    return { url, token };
+  })();
+  return issuerPromise;
+}
+
+/** The Authorization header `server` needs, or {}. */
+async function authHeaders(server) {
+  if (server.auth === 'token') return { Authorization: `Bearer ${STATIC_TOKEN}` };
+  if (server.auth === 'jwt') return { Authorization: `Bearer ${(await localIssuer()).token}` };
+  return {};
 }
 
 /** One POST on a connection of its own (closed after it). */
@@ -200,12 +274,12 @@ const MODERN_META = {
  * tools/call, and the "session" is the word "modern" (tools_call.lua then
  * sends stateless requests).
  */
-async function openSession(url, modern = false) {
+async function openSession(url, modern = false, auth = {}) {
   if (modern) {
     const call = await post(
       url,
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_simple_text', arguments: {}, _meta: MODERN_META } },
-      { 'MCP-Protocol-Version': MODERN_VERSION, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'test_simple_text' },
+      { 'MCP-Protocol-Version': MODERN_VERSION, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'test_simple_text', ...auth },
     );
     if (call.status !== 200 || !call.body.includes(TOOL_TEXT) || call.headers['mcp-session-id']) {
       throw new Error(`modern tools/call: ${call.status} ${JSON.stringify(call.headers)} ${call.body}`);
@@ -217,10 +291,10 @@ async function openSession(url, modern = false) {
     id: 0,
     method: 'initialize',
     params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'http-bench', version: '0' } },
-  });
+  }, auth);
   const session = init.headers['mcp-session-id'];
   if (init.status !== 200 || !session) throw new Error(`initialize: ${init.status} ${init.body}`);
-  const headers = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': PROTOCOL_VERSION };
+  const headers = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': PROTOCOL_VERSION, ...auth };
   const ready = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
   if (ready.status !== 202) throw new Error(`notifications/initialized: ${ready.status} ${ready.body}`);
   const call = await post(
@@ -250,10 +324,10 @@ async function bytesPerConnection(port) {
  * interrupted). With `sampleAtS`, reads the server's connections then. With
  * `server`, stops when the server exits (result.serverDied).
  */
-function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS, server }) {
+function wrk({ url, session, connections, seconds, limit = 0, port, sampleAtS, server, token = '' }) {
   const threads = connections === 1 ? 1 : 2;
   const args = ['-c', LOAD_CORE, 'wrk', '-t', String(threads), '-c', String(connections), '-d', `${seconds}s`,
-    '--latency', '-s', path.join(HERE, 'tools_call.lua'), url, '--', session, String(limit)];
+    '--latency', '-s', path.join(HERE, 'tools_call.lua'), url, '--', session, String(limit), token];
   return new Promise((resolve, reject) => {
     const child = spawn('taskset', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -308,7 +382,9 @@ async function measureThroughput(list, options, log) {
     const live = [];
     for (const s of list) {
       const handle = await start(s);
-      handle.session = await openSession(handle.url, s.modern);
+      const auth = await authHeaders(s);
+      handle.session = await openSession(handle.url, s.modern, auth);
+      handle.token = auth.Authorization?.slice('Bearer '.length) ?? '';
       live.push({ server: s, handle });
     }
     try {
@@ -316,7 +392,7 @@ async function measureThroughput(list, options, log) {
         // Rotate who goes first, so that a change in load hits all alike.
         const order = live.map((_, i) => live[(i + rep) % live.length]);
         for (const { server, handle } of order) {
-          const common = { url: handle.url, session: handle.session, connections, port: handle.port };
+          const common = { url: handle.url, session: handle.session, connections, port: handle.port, token: handle.token };
           await wrk({ ...common, seconds: options.warmup });
           const r = await wrk({ ...common, seconds: options.duration, sampleAtS: Math.max(options.duration - 1.5, options.duration / 2) });
           r.check = connectionCheck(r);
@@ -340,7 +416,9 @@ async function measureMemory(list, options, log) {
   for (const s of list) {
     const handle = await start(s);
     try {
-      const session = await openSession(handle.url, s.modern);
+      const auth = await authHeaders(s);
+      const session = await openSession(handle.url, s.modern, auth);
+      const token = auth.Authorization?.slice('Bearer '.length) ?? '';
       const points = [];
       let calls = 0;
       // Read every few seconds too: a server that dies (out of memory) leaves its last reading.
@@ -363,6 +441,7 @@ async function measureMemory(list, options, log) {
             limit: perThread,
             port: handle.port,
             server: handle,
+            token,
           });
           calls += r.requests;
           if (r.serverDied) {

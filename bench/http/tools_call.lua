@@ -3,7 +3,7 @@
 -- carrying its _meta and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
 -- headers; no session).
 --
---   wrk ... -s tools_call.lua URL -- SESSION_ID [LIMIT_PER_THREAD]
+--   wrk ... -s tools_call.lua URL -- SESSION_ID [LIMIT_PER_THREAD] [BEARER_TOKEN]
 --
 -- Every request has an id of its own (thread index * 1e9 + count): the session
 -- is shared by all connections, and a server refuses an id already in flight.
@@ -43,6 +43,9 @@ function init(args)
       ["Mcp-Session-Id"] = session,
     }
     params = '{"name":"test_simple_text","arguments":{}}'
+  end
+  if args[3] and args[3] ~= "" then
+    headers["Authorization"] = "Bearer " .. args[3]
   end
   sent = 0
   answered = 0

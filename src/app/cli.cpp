@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "catalog/tool.h"
 #include "src/app/time_text.h"
 #include "src/base/utf8.h"
 
@@ -466,6 +467,49 @@ class CommandLineDefinition {
                 "principal's sessions and calls); repeatable. Without tokens it is open to "
                 "local clients.",
                 [&o](const std::string& v) { o.status_principals.push_back(v); })
+        ->group(http);
+    text_option(*serve_, "--auth-issuer", "URL",
+                "An OAuth 2.1 authorization server (or OpenID provider) whose access tokens "
+                "count, as its metadata names it; repeatable. Needs --resource-url.",
+                [&o](const std::string& v) { o.auth_issuers.push_back(v); })
+        ->group(http);
+    text_option(*serve_, "--resource-url", "URL",
+                "This server's canonical URI, e.g. https://tools.example.com/mcp: the audience "
+                "an access token must name (RFC 8707).",
+                [&o](const std::string& v) { o.resource_url = v; })
+        ->group(http);
+    text_option(*serve_, "--auth-scope", "SCOPE=CLASSES",
+                "A scope and the side-effect classes its tokens may call, comma-separated "
+                "(read_only,local_mutation,remote_mutation,destructive); repeatable.",
+                [&o](const std::string& v) {
+                  const auto eq = v.find('=');
+                  if (eq == 0 || eq == std::string::npos) {
+                    throw UsageError("--auth-scope " + v + " is not SCOPE=CLASS[,CLASS...]");
+                  }
+                  std::vector<std::string> classes;
+                  std::size_t at = eq + 1;
+                  while (at <= v.size()) {
+                    const auto comma = std::min(v.find(',', at), v.size());
+                    const std::string name = v.substr(at, comma - at);
+                    if (!side_effect_from_name(name)) {
+                      throw UsageError("--auth-scope " + v + ": \"" + name +
+                                       "\" is not a side-effect class (read_only, "
+                                       "local_mutation, remote_mutation, destructive)");
+                    }
+                    classes.push_back(name);
+                    at = comma + 1;
+                  }
+                  o.auth_scopes.emplace_back(v.substr(0, eq), std::move(classes));
+                })
+        ->group(http);
+    text_option(*serve_, "--introspection-client", "ID",
+                "Introspect opaque access tokens (RFC 7662) as this client; its secret is in "
+                "$TOOLMUX_INTROSPECTION_SECRET or --introspection-secret-file.",
+                [&o](const std::string& v) { o.introspection_client_id = v; })
+        ->group(http);
+    text_option(*serve_, "--introspection-secret-file", "FILE",
+                "The introspection client's secret.",
+                [&o](const std::string& v) { o.introspection_secret_file = v; })
         ->group(http);
     number_option(*serve_, "--max-sessions", "N", o.max_sessions, 1, kUnbounded,
                   "Open sessions at most; then new ones get 503")

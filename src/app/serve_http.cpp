@@ -2,10 +2,12 @@
 
 #include <pthread.h>
 #include <unistd.h>
+#include <algorithm>
 #include <csignal>
 #include <thread>
 
 #include "src/app/journal_for.h"
+#include "src/app/oauth_scopes.h"
 #include "src/app/session_directory.h"
 #include "src/app/state_key.h"
 #include "src/app/status_board.h"
@@ -46,6 +48,66 @@ Status load_tokens(const ServeOptions& options, std::map<std::string, std::strin
   return Status::ok_status();
 }
 
+// The OAuth resource server of --auth-issuer and --resource-url, in `http`;
+// ok with none when neither is given. invalid_argument saying what is wrong
+// with them (one without the other, a URL that is not HTTPS off loopback, an
+// unreadable introspection secret).
+// What the command line says of OAuth, over the catalog file's "authorization":
+// its issuers are added to the file's; its resource URL, scopes and
+// introspection client, when given, replace the file's.
+AuthorizationSettings authorization_for(const ServeOptions& options, const Catalog& catalog) {
+  AuthorizationSettings settings = catalog.authorization;
+  for (const auto& issuer : options.auth_issuers) {
+    if (std::find(settings.issuers.begin(), settings.issuers.end(), issuer) ==
+        settings.issuers.end()) {
+      settings.issuers.push_back(issuer);
+    }
+  }
+  if (!options.resource_url.empty()) settings.resource = options.resource_url;
+  if (!options.auth_scopes.empty()) settings.scopes = options.auth_scopes;
+  if (!options.introspection_client_id.empty()) {
+    settings.introspection_client = options.introspection_client_id;
+  }
+  return settings;
+}
+
+Status oauth_for(const ServeOptions& options, const AuthorizationSettings& settings,
+                 HttpOptions& http) {
+  if (settings.issuers.empty() && settings.resource.empty()) {
+    if (!settings.scopes.empty() || !settings.introspection_client.empty()) {
+      return Status::invalid_argument(
+          "OAuth scopes and an introspection client need issuers (--auth-issuer) and a "
+          "resource URL (--resource-url)");
+    }
+    return Status::ok_status();
+  }
+  OAuthResourceOptions oauth;
+  oauth.issuers = settings.issuers;
+  oauth.resource = settings.resource;
+  for (const auto& [scope, classes] : settings.scopes) oauth.scopes_supported.push_back(scope);
+  if (!settings.introspection_client.empty()) {
+    oauth.introspection_client_id = settings.introspection_client;
+    if (!options.introspection_secret_file.empty()) {
+      auto text = read_regular_file(options.introspection_secret_file, 64 * 1024);
+      if (!text.ok())
+        return Status::invalid_argument("the introspection secret file: " + text.message());
+      std::string secret = *text;
+      while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+      oauth.introspection_client_secret = secret;
+    } else if (const char* env = std::getenv("TOOLMUX_INTROSPECTION_SECRET"); env && *env) {
+      oauth.introspection_client_secret = env;
+    } else {
+      return Status::invalid_argument(
+          "--introspection-client needs its secret: --introspection-secret-file or "
+          "$TOOLMUX_INTROSPECTION_SECRET");
+    }
+    register_secret(oauth.introspection_client_secret);
+  }
+  if (Status checked = check_oauth_resource_options(oauth); !checked.ok()) return checked;
+  http.oauth = std::make_shared<OAuthResource>(std::move(oauth));
+  return Status::ok_status();
+}
+
 }  // namespace
 
 sigset_t block_stop_signals() {
@@ -79,6 +141,11 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
     logger.write(LogLevel::error, "refusing_to_start", {{"reason", loaded.message()}});
     return 2;
   }
+  const AuthorizationSettings authorization = authorization_for(options, *host.current());
+  if (Status oauth = oauth_for(options, authorization, http); !oauth.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", oauth.message()}});
+    return 2;
+  }
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? default_data_dir() : options.data_dir;
@@ -106,6 +173,9 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   ServerOptions server_options = server_options_for(options, stores.results);
   server_options.state_key = state_key_for(options, stores.shared.get(), logger);
   server_options.journal = journal_for(options, logger, stores.shared, stores.instance_id);
+  // Over HTTP a guarded call is approved by an authenticated principal, or not at all.
+  server_options.approvers =
+      !http.tokens.empty() || http.oauth ? Approvers::authenticated : Approvers::nobody;
   // The status page reads the audit trail from the same store.
   std::shared_ptr<const CallJournal> journal = server_options.journal;
   auto server_holder =
@@ -143,6 +213,14 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   http.status_page = std::string(status_page_html());
   http.status_snapshot = [board = status_holder.get()] { return board->snapshot(); };
   http.status_principals = options.status_principals;
+  if (http.oauth && !authorization.scopes.empty()) {
+    http.challenge_scope = connect_scope(scope_grants(authorization.scopes));
+    http.scope_needed = [&host, grants = scope_grants(authorization.scopes)](
+                            std::string_view method, const nlohmann::json& params,
+                            const std::vector<std::string>& scopes) {
+      return scope_needed(*host.current(), grants, method, params, scopes);
+    };
+  }
   auto http_holder = std::make_unique<HttpServer>(*sessions_holder, metrics, logger, http);
   HttpServer& http_server = *http_holder;
   if (Status bound = http_server.bind(); !bound.ok()) {
@@ -156,16 +234,19 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
       LogLevel::info, "serving",
       {{"transport", "http"},
        {"url", "http://" + shown_host + ":" + std::to_string(http_server.port()) + http.path},
-       {"auth", http.tokens.empty() ? "none" : "bearer"},
+       {"auth", http.oauth            ? (http.tokens.empty() ? "oauth" : "oauth+bearer")
+                : http.tokens.empty() ? "none"
+                                      : "bearer"},
        {"tools", catalog->registry->tools().size()},
        {"sessions", sessions.count()}});
-  if (http.tokens.empty() && !http.status_principals.empty()) {
+  const bool authenticating = !http.tokens.empty() || http.oauth;
+  if (!authenticating && !http.status_principals.empty()) {
     logger.write(LogLevel::warning, "status_principals_unused",
                  {{"reason",
                    "--status-principal names principals, but without bearer tokens every "
                    "client is \"local\" and may see the status page"}});
   }
-  if (!loopback && http.tokens.empty()) {
+  if (!loopback && !authenticating) {
     logger.write(LogLevel::warning, "no_auth",
                  {{"reason", "listening beyond this machine without bearer tokens"}});
   }

@@ -61,6 +61,20 @@ struct ServeOptions {
   // With tokens, the principals who may see the status page (/status);
   // without tokens it is the local operator's.
   std::vector<std::string> status_principals;
+  // OAuth 2.1 access tokens (docs/authorization.md): the authorization
+  // servers whose tokens count, and this server's canonical URI, the
+  // audience those tokens must name.
+  std::vector<std::string> auth_issuers;
+  std::string resource_url;
+  // Scope -> the side-effect classes its tokens may call ("read_only", ...),
+  // in the order given: the first scope that allows a class is the one a
+  // client is told to ask for. Empty: every token may do what the access
+  // rules let its subject do.
+  std::vector<std::pair<std::string, std::vector<std::string>>> auth_scopes;
+  // Opaque tokens are introspected (RFC 7662) as this client; its secret is
+  // read from this file or $TOOLMUX_INTROSPECTION_SECRET.
+  std::string introspection_client_id;
+  std::filesystem::path introspection_secret_file;
   // Calls one session may have waiting; stdio has one session, which may use
   // the whole queue.
   std::size_t max_session_queued_calls = 64;

@@ -128,6 +128,7 @@ std::shared_ptr<const Catalog> build_catalog(
       catalog->aliases = std::move(load.catalog.aliases);
       catalog->policy = std::move(load.catalog.policy);
       catalog->limits = load.catalog.results;
+      catalog->authorization = std::move(load.catalog.authorization);
       catalog->command_tool_count = load.catalog.command_tools.size();
       discovery = load.catalog.discovery;
       search_options = load.catalog.search;

@@ -86,6 +86,8 @@ struct Catalog {
   // Resources, resource templates, prompts and completion: the native
   // providers, then the session's offloaded results (src/builtins/result_resources.h).
   std::shared_ptr<ProviderRouter> providers;
+  // The catalog file's "authorization" (serve --http reads it when it starts).
+  AuthorizationSettings authorization;
 };
 
 // Null with problems when anything is wrong; problems from the catalog file

@@ -28,7 +28,7 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
                                 std::shared_ptr<LazyResultStore> results,
                                 std::shared_ptr<const CallJournal> journal,
-                                stages::CatalogSource serving) {
+                                stages::CatalogSource serving, Approvers approvers) {
   if (!journal) journal = std::make_shared<const CallJournal>();
   CallChain chain;
   // Around: sees every call whole, however it ends; every error result gets
@@ -51,7 +51,7 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
   chain.handler = {stages::check_arguments(),
                    stages::learn_from_use(),
                    stages::replay(journal),
-                   stages::confirm(),
+                   stages::confirm(approvers),
                    stages::reauthorize(std::move(serving)),
                    stages::verify_confirmation(journal),
                    stages::journal(journal),

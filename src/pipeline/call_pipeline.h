@@ -38,6 +38,7 @@
 #include "src/base/metrics.h"
 #include "src/pipeline/call.h"
 #include "src/pipeline/call_journal.h"
+#include "src/pipeline/confirm.h"
 #include "src/pipeline/reauthorize.h"
 #include "src/pipeline/resolve_tool.h"
 #include "src/pipeline/running_handlers.h"
@@ -56,6 +57,7 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 const std::shared_ptr<RunningHandlers>& running,
                                 std::shared_ptr<LazyResultStore> results,
                                 std::shared_ptr<const CallJournal> journal = nullptr,
-                                stages::CatalogSource serving = nullptr);
+                                stages::CatalogSource serving = nullptr,
+                                Approvers approvers = Approvers::named);
 
 }  // namespace toolmux

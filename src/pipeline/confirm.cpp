@@ -23,7 +23,7 @@ std::string trimmed(std::string_view text) {
 }
 
 // The question put to the human: what will run, for whom, and why.
-json confirmation_request(const ToolCall& call) {
+json confirmation_request(const ToolCall& call, Approvers approvers) {
   const ToolSpec& spec = call.tool->spec;
   std::string message = "Confirm this call before it runs.\n\nTool: " + spec.name + " (" +
                         std::string(side_effect_name(call.tool->side_effect)) + ")";
@@ -39,26 +39,36 @@ json confirmation_request(const ToolCall& call) {
   message += "\nArguments: " + clip_for_message(arguments, kMaxShownArgumentBytes);
   message += "\nReason given: " +
              (call.reason.empty() ? std::string("(none)") : clip_for_message(redact(call.reason)));
-  message +=
-      "\n\nThe tool runs only if you approve, once, for exactly these arguments. Give your name "
-      "and why you approve or decline; both are kept in toolmux's audit trail.";
-  const json schema = {{"type", "object"},
-                       {"properties",
-                        {{"approve",
-                          {{"type", "boolean"},
-                           {"title", "Run this call"},
-                           {"description", "Yes runs the tool once with the arguments shown."}}},
-                         {"approver",
-                          {{"type", "string"},
-                           {"title", "Your name"},
-                           {"minLength", 1},
-                           {"maxLength", ConfirmPolicy::kMaxApproverChars}}},
-                         {"rationale",
-                          {{"type", "string"},
-                           {"title", "Why"},
-                           {"minLength", 1},
-                           {"maxLength", ConfirmPolicy::kMaxRationaleChars}}}}},
-                       {"required", {"approve", "approver", "rationale"}}};
+  json properties = {{"approve",
+                      {{"type", "boolean"},
+                       {"title", "Run this call"},
+                       {"description", "Yes runs the tool once with the arguments shown."}}},
+                     {"rationale",
+                      {{"type", "string"},
+                       {"title", "Why"},
+                       {"minLength", 1},
+                       {"maxLength", ConfirmPolicy::kMaxRationaleChars}}}};
+  json required = {"approve", "rationale"};
+  if (approvers == Approvers::authenticated) {
+    // The approver is the signed-in caller: nothing to type, nothing to forge.
+    message +=
+        "\n\nThe tool runs only if you approve, once, for exactly these arguments. You "
+        "approve as " +
+        redact(caller) +
+        ", the signed-in caller; say why you approve or decline. Both are kept in "
+        "toolmux's audit trail.";
+  } else {
+    message +=
+        "\n\nThe tool runs only if you approve, once, for exactly these arguments. Give your "
+        "name and why you approve or decline; both are kept in toolmux's audit trail.";
+    properties["approver"] = {{"type", "string"},
+                              {"title", "Your name"},
+                              {"minLength", 1},
+                              {"maxLength", ConfirmPolicy::kMaxApproverChars}};
+    required.insert(required.begin() + 1, "approver");
+  }
+  const json schema = {
+      {"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
   // No "mode": form is the default, and clients before 2025-11-25 know no other.
   return {{"message", std::move(message)}, {"requestedSchema", schema}};
 }
@@ -67,9 +77,9 @@ std::string rule_note(const std::string& rule) { return " (policy rule " + rule 
 
 }  // namespace
 
-CallStage confirm() {
-  return [](CallHandler next) -> CallHandler {
-    return [next = std::move(next)](ToolCall& call) {
+CallStage confirm(Approvers approvers) {
+  return [approvers](CallHandler next) -> CallHandler {
+    return [approvers, next = std::move(next)](ToolCall& call) {
       if (!call.tool) return CallResult::out_of_order("confirm", "tool", "resolve_tool");
       if (!call.arguments)
         return CallResult::out_of_order("confirm", "arguments", "check_arguments");
@@ -78,6 +88,14 @@ CallStage confirm() {
       if (!rule) return next(call);
       const std::string needs =
           tool_label(call) + " did not run: it needs a human's confirmation" + rule_note(*rule);
+      if (approvers == Approvers::nobody) {
+        call.confirmation = "unavailable";
+        return CallResult::denied(
+            needs +
+            ", and this server cannot tell who would approve it: it takes no bearer tokens. "
+            "Ask the operator to serve with --tokens-file or --auth-issuer, or call it over "
+            "stdio.");
+      }
       if (!call.context || !call.context->client_capabilities().contains("elicitation")) {
         call.confirmation = "unavailable";
         return CallResult::denied(
@@ -91,7 +109,7 @@ CallStage confirm() {
       const auto asked_at = std::chrono::steady_clock::now();
       call.control->set_deadline(asked_at + call.catalog->policy.confirm.timeout);
       ClientAnswer answer = call.context->ask_client(
-          "elicitation/create", confirmation_request(call), {}, kConfirmationKey);
+          "elicitation/create", confirmation_request(call, approvers), {}, kConfirmationKey);
       if (answer.pending) {
         call.confirmation = "asked";
         return CallResult::input_required();
@@ -113,8 +131,10 @@ CallStage confirm() {
       const bool approved = action == "accept" && content.is_object() &&
                             content.value("approve", json()).is_boolean() &&
                             content["approve"].get<bool>();
+      // Signed in: the principal approves, whatever name the answer holds.
       const std::string approver =
-          content.is_object() && content.value("approver", json()).is_string()
+          approvers == Approvers::authenticated ? call.principal
+          : content.is_object() && content.value("approver", json()).is_string()
               ? trimmed(content["approver"].get<std::string>())
               : "";
       const std::string rationale =

@@ -7,7 +7,7 @@
 // input_required result and retries the call with the answer (MRTR). The
 // question shows the action, the tool's class, the validated arguments
 // (redacted), the reason the caller gave and the caller, and asks for the
-// approver's name and rationale.
+// approver's name (see Approvers) and rationale.
 //
 // A decline, a cancel, an answer without a yes, an approver or a rationale, a
 // client that did not declare elicitation or could not be asked: the call
@@ -22,8 +22,24 @@
 #include "src/pipeline/call.h"
 #include "src/session/input_exchange.h"
 
+namespace toolmux {
+
+// Who approves a confirmation, by what the server knows of its callers.
+enum class Approvers {
+  // stdio: the caller is the person at this machine; they give their name.
+  named,
+  // HTTP with bearer tokens or OAuth: the caller's authenticated principal
+  // approves (the token's holder); no name is asked, and none typed counts.
+  authenticated,
+  // HTTP without authentication: nobody can be told apart, so no guarded
+  // call runs (the caller is told to use tokens or OAuth).
+  nobody,
+};
+
+}  // namespace toolmux
+
 namespace toolmux::stages {
 
-CallStage confirm();
+CallStage confirm(Approvers approvers = Approvers::named);
 
 }  // namespace toolmux::stages

@@ -97,8 +97,9 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),
-      pipeline_(build_call_pipeline(logger, metrics, running_, options_.results, options_.journal,
-                                    [this] { return this->catalog(); })) {
+      pipeline_(build_call_pipeline(
+          logger, metrics, running_, options_.results, options_.journal,
+          [this] { return this->catalog(); }, options_.approvers)) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);

@@ -969,3 +969,39 @@ TEST_CASE("spotlight must be a boolean, on a command tool, an upstream and its t
   CHECK_THAT(report, Catch::Contains("/upstreams/up/spotlight: expected a boolean"));
   CHECK_THAT(report, Catch::Contains("/upstreams/up/tools/x/spotlight: expected a boolean"));
 }
+
+TEST_CASE("authorization is read: issuers, the resource, the scopes in order, introspection") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "authorization.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  const AuthorizationSettings& a = load.catalog.authorization;
+  CHECK(a.issuers == std::vector<std::string>{"https://idp.example.com/realms/team",
+                                              "https://login.example.org/tenant/v2.0"});
+  CHECK(a.resource == "https://tools.example.com/mcp");
+  REQUIRE(a.scopes.size() == 3);
+  CHECK(a.scopes[0].first == "tools:read");
+  CHECK(a.scopes[1].first == "tools:write");
+  CHECK(a.scopes[1].second ==
+        std::vector<std::string>{"read_only", "local_mutation", "remote_mutation"});
+  CHECK(a.scopes[2].first == "tools:admin");
+  CHECK(a.introspection_client == "toolmux");
+}
+
+TEST_CASE("a broken authorization reports every problem with its pointer") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "authorization_broken.json");
+  const Problems& p = load.problems;
+  INFO(format_problems(p));
+  CHECK(has_problem(p, "/authorization/issuer",
+                    "unknown field \"issuer\" (did you mean \"issuers\"?)"));
+  CHECK(has_problem(p, "/authorization/issuers", "expected an array of strings, got a string"));
+  CHECK(has_problem(p, "/authorization/resource", "expected a string, got an integer"));
+  CHECK(has_problem(p, "/authorization/scopes/0/scope",
+                    "a scope is one word without quotes or backslashes, not \"bad scope\""));
+  CHECK(has_problem(p, "/authorization/scopes/0/allows/0",
+                    "\"reading\" is not a side-effect class (read_only, local_mutation, "
+                    "remote_mutation, destructive)"));
+  CHECK(has_problem(p, "/authorization/scopes/1", "missing required field \"allows\""));
+  CHECK(has_problem(p, "/authorization/scopes/2",
+                    "expected an object {\"scope\", \"allows\"}, got a string"));
+  CHECK(p.size() == 7);
+}

@@ -425,7 +425,7 @@ export async function hasStoreOption(bin = TOOLMUX_BIN) {
  * order, and `last` the latest. `capabilities` are the client's. Closed
  * after the test when `t` is given.
  */
-export async function connectModern(t, url, { capabilities = {} } = {}) {
+export async function connectModern(t, url, { capabilities = {}, headers: extra = {} } = {}) {
   const served = [];
   const record = {
     served,
@@ -433,6 +433,7 @@ export async function connectModern(t, url, { capabilities = {} } = {}) {
     callId: null,
     fetch: async (input, init = {}) => {
       const headers = new Headers(init.headers);
+      for (const [name, value] of Object.entries(extra)) headers.set(name, value);
       if (record.callId !== null) headers.set('x-test-call', String(record.callId));
       const response = await fetch(input, { ...init, headers });
       record.last = response.headers.get(SERVER_HEADER);

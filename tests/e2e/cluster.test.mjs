@@ -277,8 +277,8 @@ const RERANK_CATALOG = path.join(DATA_DIR, 'rerank', 'catalog.json');
 const UNSURE = { query: 'weekly report summary overview', limit: 3 };
 
 /** The v2 client with sampling (answered "[3, 1]") and elicitation (approving); `asked` lists the questions. */
-async function answeringClient(t, url) {
-  const record = await connectModern(t, url, { capabilities: { sampling: {}, elicitation: {} } });
+async function answeringClient(t, url, headers = {}) {
+  const record = await connectModern(t, url, { capabilities: { sampling: {}, elicitation: {} }, headers });
   record.asked = [];
   record.client.setRequestHandler('sampling/createMessage', async (request) => {
     record.asked.push(request.params);
@@ -319,8 +319,10 @@ describe('a question to the client answered through another instance (2026-07-28
   });
 
   test('with one state.key, a confirmation asked by one instance is answered through another, once', async (t) => {
-    const cluster = await Cluster.start(t, { catalog: CATALOG, files: FILES, stateKey: crypto.randomBytes(32) });
-    const modern = await answeringClient(t, cluster.url);
+    // Over HTTP a guarded call needs an authenticated caller, who approves it.
+    const token = 'ada-token-0123456789abcdef';
+    const cluster = await Cluster.start(t, { catalog: CATALOG, files: FILES, stateKey: crypto.randomBytes(32), env: { TOOLMUX_TOKENS: `ada=${token}` } });
+    const modern = await answeringClient(t, cluster.url, { authorization: `Bearer ${token}` });
     const result = await modern.client.callTool({ name: 'approved_echo', arguments: {} });
     assert.equal(textOf(result).trim(), 'approved', short(result));
     assert.equal(modern.asked.length, 1);

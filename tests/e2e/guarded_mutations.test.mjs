@@ -60,6 +60,14 @@ const accept = (approver = 'Ada Lovelace', rationale = 'stale notes, agreed in r
   content: { approve: true, approver, rationale },
 });
 const decline = () => ({ action: 'decline' });
+const ADA_TOKEN = 'ada-token-0123456789abcdef';
+
+/**
+ * Who the audit names as the approver: over HTTP the authenticated caller
+ * (serveGuarded gives Ada's token, principal "ada"), whatever name was typed;
+ * over stdio the name typed.
+ */
+const approverFor = (kind, typed, principal = 'ada') => (kind.endsWith('http') ? principal : typed);
 
 /**
  * A toolmux serving the guarded catalog from a fresh folder (its own --root,
@@ -75,6 +83,11 @@ const decline = () => ({ action: 'decline' });
  */
 async function serveGuarded(t, kind, { answer, args = [], files = { 'notes.txt': 'old notes\n' }, dataDir, dir, catalog, confirm, env = {}, headers } = {}) {
   requireBinary();
+  if (kind.endsWith('http') && !headers) {
+    // Over HTTP a guarded call needs an authenticated caller: Ada's token.
+    env = { ...env, TOOLMUX_TOKENS: `ada=${ADA_TOKEN}` };
+    headers = { authorization: `Bearer ${ADA_TOKEN}` };
+  }
   dir ??= makeTempDir('toolmux-guarded-');
   dataDir ??= makeTempDir('toolmux-data-');
   let catalogFile = catalog;
@@ -237,12 +250,15 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         assert.match(prompt.message, /the notes are out of date/);
         assert.match(prompt.message, /Caller: /);
         const schema = prompt.requestedSchema;
-        assert.deepEqual(Object.keys(schema.properties).sort(), ['approve', 'approver', 'rationale']);
+        // Over HTTP the signed-in caller approves: no name is asked.
+        const fields = kind.endsWith('http') ? ['approve', 'rationale'] : ['approve', 'approver', 'rationale'];
+        assert.deepEqual(Object.keys(schema.properties).sort(), fields);
         assert.equal(schema.properties.approve.type, 'boolean');
-        assert.equal(schema.properties.approver.type, 'string');
+        if (!kind.endsWith('http')) assert.equal(schema.properties.approver.type, 'string');
+        else assert.match(prompt.message, /You approve as ada, the signed-in caller/);
         assert.equal(schema.properties.rationale.type, 'string');
         assert.equal(schema.properties.rationale.maxLength, 500);
-        assert.deepEqual([...schema.required].sort(), ['approve', 'approver', 'rationale']);
+        assert.deepEqual([...schema.required].sort(), fields);
         if (kind === 'modern') {
           // The question went back in the answer, keyed io.toolmux/confirm, and the client retried.
           const question = server.received.find((m) => m.result?.resultType === 'input_required');
@@ -296,7 +312,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         assert.equal(record.side_effect, 'destructive');
         assert.deepEqual(record.arguments, { path: 'notes.txt' });
         assert.equal(record.confirmation, 'accepted');
-        assert.equal(record.approver, 'Ada Lovelace');
+        assert.equal(record.approver, approverFor(kind, 'Ada Lovelace'));
         assert.match(record.rationale, /^stale notes; rotate \[REDACTED:[a-z_]+\] too$/);
         assert.equal(record.outcome, 'ok');
         assert.equal(typeof record.duration_ms, 'number');
@@ -314,7 +330,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         // The text form names the approver too.
         const text = await runCli(['audit', '--data-dir', server.dataDir, '--tool', 'delete_file']);
         assert.equal(text.code, 0, text.stderr);
-        assert.match(text.stdout, /Ada Lovelace/);
+        assert.ok(text.stdout.includes(approverFor(kind, 'Ada Lovelace')), text.stdout);
         assert.ok(!text.stdout.includes(SECRET), text.stdout);
       });
 
@@ -447,7 +463,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
     });
   }
 
-  test('over HTTP with bearer tokens: the prompt names the caller, the audit record is theirs, and the token shows nowhere', async (t) => {
+  test('over HTTP with bearer tokens: the prompt names the caller, who is the approver whatever name is typed, and the token shows nowhere', async (t) => {
     const token = 'alice-token-0123456789abcdef';
     const server = await serveGuarded(t, 'http', {
       answer: accept('Grace Hopper', 'asked for by alice'),
@@ -458,10 +474,12 @@ describe('guarded mutations', { concurrency: 4 }, () => {
     assert.notEqual(result.isError, true, short(result));
     assert.ok(!fs.existsSync(path.join(server.dir, 'notes.txt')));
     assert.match(server.asked[0].message, /Caller: alice/);
+    assert.match(server.asked[0].message, /You approve as alice, the signed-in caller/);
     assert.ok(!server.asked[0].message.includes(token), server.asked[0].message);
     const [record] = await auditRecords(server.dataDir, ['--tool', 'delete_file']);
     assert.equal(record.principal, 'alice');
-    assert.equal(record.approver, 'Grace Hopper');
+    // The authenticated caller approved, not the name typed in the answer.
+    assert.equal(record.approver, 'alice');
     assert.equal(record.rationale, 'asked for by alice');
     const all = await runCli(['audit', '--json', '--data-dir', server.dataDir]);
     assert.ok(!all.stdout.includes(token), all.stdout);
@@ -498,7 +516,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
       assert.ok(!fs.existsSync(notes));
       assert.equal(server.asked.length, 1);
       const accepted = (await auditRecords(server.dataDir, ['--tool', 'delete_file'])).filter((r) => r.confirmation === 'accepted');
-      assert.deepEqual(accepted.map((r) => [r.principal, r.approver]), [[kind === 'modern' ? 'local' : 'alice', 'Ada Lovelace']]);
+      assert.deepEqual(accepted.map((r) => [r.principal, r.approver]), [kind === 'modern' ? ['local', 'Ada Lovelace'] : ['alice', 'alice']]);
     });
   }
 

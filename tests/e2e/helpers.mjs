@@ -593,14 +593,14 @@ export async function expectResultRefused(assert, client, id) {
 }
 
 /**
- * A running `toolmux serve --http 127.0.0.1:0` with a fresh --data-dir (or
- * `dataDir`) and --root (or `root`), plus `args`. `url` is the endpoint the
+ * A running `toolmux serve --http 127.0.0.1:0` (or `listen`) with a fresh
+ * --data-dir (or `dataDir`) and --root (or `root`), plus `args`. `url` is the endpoint the
  * "serving" log line names; `logs` are the stderr JSON lines parsed.
  */
 export class HttpServer {
   /** Starts the server and waits for its "serving" line. `t` stops it after the test. */
-  static async start(t, { args = [], env = {}, dataDir, root, catalog } = {}) {
-    const server = new HttpServer({ args, env, dataDir, root, catalog });
+  static async start(t, { args = [], env = {}, dataDir, root, catalog, listen } = {}) {
+    const server = new HttpServer({ args, env, dataDir, root, catalog, listen });
     if (t) {
       t.after(async () => {
         if (process.env.TOOLMUX_E2E_STDERR && server.stderr) t.diagnostic(`toolmux stderr:\n${server.stderr}`);
@@ -618,11 +618,11 @@ export class HttpServer {
     return server;
   }
 
-  constructor({ args, env, dataDir, root, catalog }) {
+  constructor({ args, env, dataDir, root, catalog, listen = '127.0.0.1:0' }) {
     requireBinary();
     this.dataDir = dataDir ?? makeTempDir('toolmux-data-');
     this.root = root ?? makeRoot({});
-    const argv = ['serve', '--http', '127.0.0.1:0', '--data-dir', this.dataDir, '--root', this.root];
+    const argv = ['serve', '--http', listen, '--data-dir', this.dataDir, '--root', this.root];
     if (catalog) argv.push('--catalog', catalog);
     argv.push(...args);
     this.child = spawn(TOOLMUX_BIN, argv, {

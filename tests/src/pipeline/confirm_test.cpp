@@ -263,3 +263,54 @@ TEST_CASE("the whole pipeline does not run a destructive tool for a client that 
   CHECK(r.outcome == CallOutcome::denied);
   CHECK_THAT(text_at(r), Catch::Contains("cannot ask for one"));
 }
+
+TEST_CASE("signed in, the caller approves: no name is asked, and a name typed does not count") {
+  GuardedFixture f;
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer =
+      accepted({{"approve", true}, {"approver", "Somebody Else"}, {"rationale", "ok"}});
+  StubNext next;
+  ToolCall call = f.guarded_call(client);
+  call.principal = "alice";
+  stages::confirm(Approvers::authenticated)(next.handler())(call);
+  CHECK(next.calls == 1);
+  REQUIRE(call.confirmed);
+  CHECK(call.confirmed->approver == "alice");
+  REQUIRE(client->asked.size() == 1);
+  const json& question = client->asked[0];
+  CHECK_THAT(question["message"].get<std::string>(),
+             Catch::Contains("You approve as alice, the signed-in caller"));
+  CHECK(question["requestedSchema"]["required"] == json::array({"approve", "rationale"}));
+  CHECK_FALSE(question["requestedSchema"]["properties"].contains("approver"));
+
+  // Without a rationale it still does not run.
+  client->answer = accepted({{"approve", true}});
+  StubNext again;
+  ToolCall second = f.guarded_call(client);
+  second.principal = "alice";
+  stages::confirm(Approvers::authenticated)(again.handler())(second);
+  CHECK(again.calls == 0);
+  CHECK(second.confirmation == "declined");
+}
+
+TEST_CASE("over HTTP without authentication a guarded call is refused, nobody asked") {
+  GuardedFixture f;
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer = accepted({{"approve", true}, {"approver", "Anyone"}, {"rationale", "why not"}});
+  StubNext next;
+  ToolCall call = f.guarded_call(client);
+  CallResult r = stages::confirm(Approvers::nobody)(next.handler())(call);
+  CHECK(next.calls == 0);
+  CHECK(client->asked.empty());
+  CHECK(call.confirmation == "unavailable");
+  CHECK_FALSE(call.confirmed);
+  CHECK_THAT(text_at(r), Catch::Contains("cannot tell who would approve it: it takes no bearer "
+                                         "tokens. Ask the operator to serve with --tokens-file "
+                                         "or --auth-issuer"));
+  // A tool no rule guards still runs.
+  StubNext read;
+  ToolCall echo = f.resolved_call("echo", R"({"text": "hi"})", true);
+  echo.context = client;
+  stages::confirm(Approvers::nobody)(read.handler())(echo);
+  CHECK(read.calls == 1);
+}

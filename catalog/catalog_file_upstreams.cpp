@@ -24,6 +24,7 @@ const std::vector<std::string_view> kUpstreamFields = {"$comment",
                                                        "url",
                                                        "headers",
                                                        "bearerToken",
+                                                       "oauth",
                                                        "prefix",
                                                        "include",
                                                        "exclude",
@@ -41,6 +42,16 @@ const std::vector<std::string_view> kBreakerFields = {"$comment", "failures", "c
 const std::vector<std::string_view> kUpstreamToolFields = {
     "$comment", "name", "description", "sideEffect", "timeoutMs", "pinned", "spotlight"};
 const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
+const std::vector<std::string_view> kOAuthFields = {"$comment",
+                                                    "grant",
+                                                    "clientId",
+                                                    "clientSecret",
+                                                    "privateKey",
+                                                    "signingAlgorithm",
+                                                    "tokenEndpointAuthMethod",
+                                                    "issuer",
+                                                    "scope",
+                                                    "redirectPort"};
 // What an upstream inherits from toolmux's environment (what MCP clients
 // commonly pass a stdio server); the rest only through "env".
 const std::vector<std::string> kUpstreamInheritedEnv = {"PATH",  "HOME", "USER", "LOGNAME",
@@ -112,6 +123,89 @@ std::optional<std::string> read_env_value(const json& value, const std::string& 
   return std::nullopt;
 }
 
+// "oauth": the client that gets the upstream's tokens (see UpstreamOAuth).
+std::optional<UpstreamOAuth> read_oauth(const json& value, const std::string& at,
+                                        const fs::path& folder, Problems& problems) {
+  const std::size_t before = problems.size();
+  UpstreamOAuth oauth;
+  ObjectReader reader(value, at, problems);
+  reader.reject_unknown(kOAuthFields);
+  reader.string("$comment", false);
+  if (auto grant = reader.string("grant", true)) {
+    if (*grant == "authorization_code") {
+      oauth.grant = UpstreamOAuth::Grant::authorization_code;
+    } else if (*grant != "client_credentials") {
+      reader.add(reader.pointer("grant"),
+                 "grant must be \"client_credentials\" (a client that needs no person) or "
+                 "\"authorization_code\" (a person logs in once: toolmux login), not " +
+                     json(*grant).dump());
+    }
+  }
+  const bool code = oauth.grant == UpstreamOAuth::Grant::authorization_code;
+  if (auto id = reader.string("clientId", !code)) oauth.client_id = std::move(*id);
+  for (const char* field : {"clientSecret", "privateKey"}) {
+    if (!value.contains(field)) continue;
+    if (value[field].is_string()) {
+      reader.add(reader.pointer(field),
+                 "a secret is never written in the catalog: give {\"fromEnv\": \"VAR\"} or "
+                 "{\"fromFile\": \"path\"}");
+    } else if (auto secret =
+                   read_env_value(value[field], reader.pointer(field), folder, problems)) {
+      (std::string_view(field) == "clientSecret" ? oauth.client_secret : oauth.private_key_pem) =
+          std::move(*secret);
+    }
+  }
+  if (!code && value.contains("clientSecret") == value.contains("privateKey")) {
+    reader.add(at, "give exactly one of \"clientSecret\" and \"privateKey\"");
+  }
+  if (code) {
+    if (value.contains("privateKey")) {
+      reader.add(reader.pointer("privateKey"),
+                 "\"privateKey\" is for the client_credentials grant");
+    }
+    if (value.contains("clientSecret") && !value.contains("clientId")) {
+      reader.add(reader.pointer("clientSecret"),
+                 "a \"clientSecret\" belongs to a pre-registered client: give its \"clientId\"");
+    }
+  } else if (value.contains("redirectPort")) {
+    reader.add(reader.pointer("redirectPort"),
+               "\"redirectPort\" is for the authorization_code grant");
+  }
+  if (const auto it = value.find("redirectPort"); it != value.end() && code) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1024 ||
+        it->get<std::int64_t>() > 65535) {
+      reader.add(reader.pointer("redirectPort"),
+                 "redirectPort must be a whole number from 1024 to 65535");
+    } else {
+      oauth.redirect_port = it->get<int>();
+    }
+  }
+  if (auto alg = reader.string("signingAlgorithm", false)) {
+    if (*alg != "ES256" && *alg != "ES384" && *alg != "RS256") {
+      reader.add(
+          reader.pointer("signingAlgorithm"),
+          "signingAlgorithm must be \"ES256\", \"ES384\" or \"RS256\", not " + json(*alg).dump());
+    } else {
+      oauth.signing_algorithm = std::move(*alg);
+    }
+  }
+  if (auto method = reader.string("tokenEndpointAuthMethod", false)) {
+    if (*method != "client_secret_basic" && *method != "client_secret_post" &&
+        *method != "private_key_jwt") {
+      reader.add(reader.pointer("tokenEndpointAuthMethod"),
+                 "tokenEndpointAuthMethod must be \"client_secret_basic\", "
+                 "\"client_secret_post\" or \"private_key_jwt\", not " +
+                     json(*method).dump());
+    } else {
+      oauth.token_endpoint_auth_method = std::move(*method);
+    }
+  }
+  if (auto issuer = reader.string("issuer", false)) oauth.issuer = std::move(*issuer);
+  if (auto scope = reader.string("scope", false)) oauth.scope = std::move(*scope);
+  if (problems.size() != before) return std::nullopt;
+  return oauth;
+}
+
 UpstreamToolOverride read_upstream_tool(const json& value, const std::string& at,
                                         Problems& problems) {
   UpstreamToolOverride change;
@@ -175,7 +269,7 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
       upstream.url = std::move(*url);
     }
   } else {
-    for (const char* field : {"headers", "bearerToken"}) {
+    for (const char* field : {"headers", "bearerToken", "oauth"}) {
       if (value.contains(field)) {
         reader.add(reader.pointer(field),
                    std::string("\"") + field + "\" is for HTTP servers (\"url\"), not \"command\"");
@@ -219,6 +313,14 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
                    read_env_value(token, reader.pointer("bearerToken"), folder, problems)) {
       upstream.headers.emplace_back("Authorization", "Bearer " + *resolved);
     }
+  }
+  if (const json* oauth = reader.object("oauth", false)) {
+    if (value.contains("bearerToken")) {
+      reader.add(at,
+                 "give either \"bearerToken\" (a fixed token) or \"oauth\" (tokens from the "
+                 "server's authorization server), not both");
+    }
+    upstream.oauth = read_oauth(*oauth, reader.pointer("oauth"), folder, problems);
   }
   if (auto start = reader.string("start", false)) {
     if (*start == "lazy") {

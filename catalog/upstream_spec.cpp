@@ -88,8 +88,8 @@ bool may_be_upstream_tool(const std::vector<UpstreamSpec>& upstreams, std::strin
 }
 
 bool same_connection(const UpstreamSpec& a, const UpstreamSpec& b) {
-  return a.url == b.url && a.headers == b.headers && a.argv == b.argv && a.cwd == b.cwd &&
-         a.env == b.env;
+  return a.url == b.url && a.headers == b.headers && a.oauth == b.oauth && a.argv == b.argv &&
+         a.cwd == b.cwd && a.env == b.env;
 }
 
 }  // namespace toolmux

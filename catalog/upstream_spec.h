@@ -58,6 +58,31 @@ struct UpstreamLifecycle {
   int read_only_retries = 1;
 };
 
+// "oauth": how toolmux gets a token for an HTTP upstream that asks for
+// authorization (MCP authorization; transports/oauth_client.h does it):
+// - client_credentials, which needs no person (the
+//   io.modelcontextprotocol/oauth-client-credentials extension): a client_id
+//   and a client secret or a private key (private_key_jwt);
+// - authorization_code, for an upstream a person logs in to once with
+//   `toolmux login NAME` (PKCE, a redirect to a loopback port): a
+//   pre-registered client_id (and maybe a secret), else one registered at
+//   login; the login is kept in the store (src/store/upstream_logins.h).
+// Secrets resolved, never logged.
+struct UpstreamOAuth {
+  enum class Grant { client_credentials, authorization_code };
+  Grant grant = Grant::client_credentials;
+  std::string client_id;  // authorization_code: "" = registered at login
+  std::string client_secret;
+  std::string private_key_pem;
+  std::string signing_algorithm = "ES256";
+  std::string token_endpoint_auth_method;  // "" = chosen from what the server supports
+  std::string issuer;                      // "" = whichever the server names
+  std::string scope;                       // "" = as the server says
+  int redirect_port = 0;  // authorization_code: the login's loopback port; 0 = any free one
+
+  friend bool operator==(const UpstreamOAuth&, const UpstreamOAuth&) = default;
+};
+
 struct UpstreamSpec {
   std::string name;  // the key in "upstreams"
   // Either a child process over stdio ("command") or a Streamable HTTP
@@ -66,8 +91,9 @@ struct UpstreamSpec {
   // Sent with every HTTP request, secrets resolved ("bearerToken" becomes
   // Authorization). Never logged.
   std::vector<std::pair<std::string, std::string>> headers;
-  std::vector<std::string> argv;  // "command" then "args"
-  std::filesystem::path cwd;      // empty = toolmux's working directory
+  std::optional<UpstreamOAuth> oauth;  // "oauth": tokens from its authorization server
+  std::vector<std::string> argv;       // "command" then "args"
+  std::filesystem::path cwd;           // empty = toolmux's working directory
   // The child's whole environment: the inherited basics (PATH, HOME, ...)
   // then "env" with its references resolved, as "NAME=value" entries.
   std::vector<std::string> env;

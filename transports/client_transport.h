@@ -28,6 +28,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace toolmux {
 
@@ -41,6 +43,14 @@ class ClientTransport {
 
   virtual void start(OnMessage on_message, OnClosed on_closed, OnDropped on_dropped = nullptr) = 0;
   virtual bool send(const std::string& text) = 0;
+  // send() with HTTP headers of the message's own (a 2026-07-28 tools/call's
+  // Mcp-Param-* headers: transports/modern_http_headers.h). A transport that
+  // has no headers sends the text alone.
+  virtual bool send_with_headers(const std::string& text,
+                                 const std::vector<std::pair<std::string, std::string>>& headers) {
+    static_cast<void>(headers);
+    return send(text);
+  }
   virtual void close() = 0;
 
   // Told once initialize has been answered: the protocol version the two

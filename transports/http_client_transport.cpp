@@ -55,6 +55,10 @@ constexpr auto kListenReadTimeout = std::chrono::minutes(5);
 // A request's broken event stream is resumed at most this many times in a
 // row without an event coming in between.
 constexpr int kMaxResumeAttempts = 5;
+// How long requests after notifications/initialized wait, once, for the GET
+// stream to be answered: a server that answers it only with its first event
+// costs this once, not a wait per request.
+constexpr auto kStreamWait = std::chrono::seconds(2);
 constexpr std::size_t kMaxErrorBody = 4096;  // of an HTTP error's body, kept for its message
 constexpr int kTransportError = -32000;
 
@@ -109,6 +113,21 @@ std::string reason_phrase(int status) {
 
 bool success(int status) { return status >= 200 && status < 300; }
 
+// Runs `run` when it goes out of scope, unless cancelled.
+class OnExit {
+ public:
+  explicit OnExit(std::function<void()> run) : run_(std::move(run)) {}
+  ~OnExit() {
+    if (run_) run_();
+  }
+  OnExit(const OnExit&) = delete;
+  OnExit& operator=(const OnExit&) = delete;
+  void cancel() { run_ = nullptr; }
+
+ private:
+  std::function<void()> run_;
+};
+
 // What one outgoing message is: a request (it has a method and an id) waits
 // for a response; a notification or a response gets 202.
 struct Outgoing {
@@ -117,6 +136,8 @@ struct Outgoing {
   std::string method;
   // A 2026-07-28 request: its headers, no session, its stream its own.
   std::optional<ModernHeaders> modern;
+  // A 2026-07-28 request's headers of its own (Mcp-Param-*).
+  std::vector<std::pair<std::string, std::string>> extra_headers;
 };
 
 Outgoing classify(const std::string& text) {
@@ -195,6 +216,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
     std::string text;  // the JSON body, or the start of an error's body
     bool too_large = false;
     httplib::Error error = httplib::Error::Success;
+    std::string www_authenticate;  // of a 401 or 403
   };
 
   HttpClientOptions options;
@@ -210,6 +232,12 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   bool gone = false;         // on_closed was called (or is being called)
   bool in_callback = false;  // a callback runs: the next waits
   bool listening = false;    // the GET stream was started
+  // notifications/initialized was sent and the GET stream it opens has not
+  // been answered yet: requests wait for it (at most kStreamWait), so
+  // that what the server sends on that stream about them is not sent before
+  // the stream exists (a server drops what it has no stream for) and
+  // initialized comes before them, as the lifecycle says.
+  bool stream_opening = false;
   std::string session_id;
   std::string protocol_version;
   std::list<std::shared_ptr<Worker>> workers;
@@ -364,6 +392,12 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       }
       if (!ours) h.emplace(name, value);
     }
+    if (options.authorizer) {
+      if (std::string value = options.authorizer->authorization(); !value.empty()) {
+        h.erase("Authorization");
+        h.emplace("Authorization", std::move(value));
+      }
+    }
     if (modern != nullptr) {
       with_session = false;
       h.emplace("MCP-Protocol-Version", modern->protocol_version);
@@ -396,11 +430,16 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   // JSON body, or an event stream whose events go to `on_event` as they
   // arrive. `take_session`: the response's Mcp-Session-Id becomes the session's.
   Reception exchange(httplib::Client& client, httplib::Request& req, SseParser& parser,
-                     const std::function<bool(const SseEvent&)>& on_event, bool take_session) {
+                     const std::function<bool(const SseEvent&)>& on_event, bool take_session,
+                     const std::function<void()>& on_headers = nullptr) {
     Reception r;
     req.response_handler = [&](const httplib::Response& res) {
+      if (on_headers) on_headers();
       if (stopping) return false;
       r.status = res.status;
+      if (res.status == 401 || res.status == 403) {
+        r.www_authenticate = res.get_header_value("WWW-Authenticate");
+      }
       if (!success(res.status)) return true;
       if (take_session && res.has_header("Mcp-Session-Id")) {
         std::lock_guard lock(mutex);
@@ -486,19 +525,54 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   }
 
   void post(const std::shared_ptr<Worker>& worker, const std::string& text, const Outgoing& out) {
+    // notifications/initialized that opens no stream (it failed, or the
+    // transport stops) releases the requests waiting for one.
+    OnExit opens_stream([this, &out] {
+      if (out.method == "notifications/initialized") stream_open();
+    });
     auto client = client_for(worker, kPostReadTimeout);
     if (!client) return;
     bool with_session = false;
-    httplib::Request req = request_to_endpoint("POST", "application/json, text/event-stream", "",
-                                               with_session, out.modern ? &*out.modern : nullptr);
-    req.headers.emplace("Content-Type", "application/json");
-    req.body = text;
     bool answered = false;
     SseParser parser(options.max_message_bytes);
-    const Reception r = exchange(*client, req, parser, events_of(out, answered, *worker),
-                                 out.method == "initialize");
-    if (stopping || worker->ended) return;
+    Reception r;
     const std::string doing = out.request ? "to " + request_name(out) : "to " + out.method;
+    if (out.request && !out.modern) {
+      std::unique_lock lock(mutex);
+      if (!changed.wait_for(lock, std::min<milliseconds>(options.connect_timeout, kStreamWait),
+                            [&] { return !stream_opening || closing || gone; })) {
+        stream_opening = false;  // waited long enough: no request waits for it again
+      }
+    }
+    for (int retries = 0;; ++retries) {
+      httplib::Request req = request_to_endpoint("POST", "application/json, text/event-stream", "",
+                                                 with_session, out.modern ? &*out.modern : nullptr);
+      req.headers.emplace("Content-Type", "application/json");
+      if (out.modern) {
+        for (const auto& [name, value] : out.extra_headers) req.headers.emplace(name, value);
+      }
+      req.body = text;
+      const std::string sent = req.get_header_value("Authorization");
+      r = exchange(*client, req, parser, events_of(out, answered, *worker),
+                   out.method == "initialize");
+      if (stopping || worker->ended) return;
+      if (!options.authorizer || (r.status != 401 && r.status != 403)) break;
+      if (retries == kMaxAuthorizationRetries) {
+        fail(out, r.status,
+             "HTTP " + std::to_string(r.status) + " " + reason_phrase(r.status) + " from " +
+                 url.shown + " " + doing + " after " + std::to_string(retries) +
+                 " authorizations: giving up");
+        return;
+      }
+      const Status authorized = options.authorizer->challenged(r.status, r.www_authenticate, sent);
+      if (stopping || worker->ended) return;
+      if (!authorized.ok()) {
+        fail(out, r.status, authorized.message());
+        return;
+      }
+      client = client_for(worker, kPostReadTimeout);
+      if (!client) return;
+    }
     if (r.status == 0) {
       switch (r.error) {
         case httplib::Error::Connection:
@@ -523,7 +597,10 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       http_error(out, r, with_session, doing);
       return;
     }
-    if (out.method == "notifications/initialized") listen();
+    if (out.method == "notifications/initialized") {
+      listen();
+      opens_stream.cancel();  // the GET stream's answer releases the requests now
+    }
     if (r.too_large) {
       fail(out, r.status,
            "the answer from " + url.shown + " " + doing + " is over the limit of " +
@@ -618,6 +695,16 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
   }
 
   // Opens the GET stream once, for messages the server sends unprompted.
+  // The GET stream is answered (or will not be): requests go on.
+  void stream_open() {
+    {
+      std::lock_guard lock(mutex);
+      if (!stream_opening) return;
+      stream_opening = false;
+    }
+    changed.notify_all();
+  }
+
   void listen() {
     {
       std::lock_guard lock(mutex);
@@ -645,7 +732,8 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       bool with_session = false;
       httplib::Request req = request_to_endpoint("GET", "text/event-stream", last_id, with_session);
       SseParser parser(options.max_message_bytes);
-      const Reception r = exchange(*client, req, parser, events, false);
+      const Reception r = exchange(*client, req, parser, events, false, [this] { stream_open(); });
+      stream_open();  // also when no answer came
       if (stopping) return;
       if (r.status == 405) return;  // the server offers no stream: fine
       if (r.status == 404 && with_session) {
@@ -770,19 +858,30 @@ void HttpClientTransport::start(OnMessage on_message, OnClosed on_closed,
   state_->started = true;
 }
 
-bool HttpClientTransport::send(const std::string& text) {
+bool HttpClientTransport::send(const std::string& text) { return send_with_headers(text, {}); }
+
+bool HttpClientTransport::send_with_headers(
+    const std::string& text, const std::vector<std::pair<std::string, std::string>>& headers) {
   {
     std::lock_guard lock(state_->mutex);
     if (!state_->started) return false;
   }
   Outgoing out = classify(text);
+  out.extra_headers = headers;
+  const bool initialized = out.method == "notifications/initialized" && !out.request;
+  if (initialized) {
+    std::lock_guard lock(state_->mutex);
+    state_->stream_opening = !state_->listening;
+  }
   const bool one_way = !out.request;
   const json modern_id = out.modern ? out.id : json();
-  return state_->spawn(
+  const bool sent = state_->spawn(
       [state = state_, text, out = std::move(out)](const std::shared_ptr<State::Worker>& worker) {
         state->post(worker, text, out);
       },
       one_way, modern_id);
+  if (!sent && initialized) state_->stream_open();
+  return sent;
 }
 
 bool HttpClientTransport::end_request_stream(std::int64_t id) {

@@ -15,9 +15,12 @@
 // The Mcp-Session-Id of the initialize response is sent on every later
 // request, and MCP-Protocol-Version once set_protocol_version() told it. Once
 // notifications/initialized has been accepted, a GET stream is held open for
-// messages the server sends unprompted (list_changed); 405 means the server
-// offers none; when it drops it is reopened with Last-Event-ID, with backoff,
-// while the transport is open.
+// messages the server sends unprompted (list_changed, and requests it relates
+// to no request); 405 means the server offers none; when it drops it is
+// reopened with Last-Event-ID, with backoff, while the transport is open.
+// Legacy requests sent after notifications/initialized wait (at most 2 s, or
+// connect_timeout when shorter, and only once) until that stream is answered,
+// so the server never has something to send on it before it exists.
 //
 // Failures: HTTP 404 to a request that carried the session id means the
 // session is gone, and a POST that cannot connect means the server is:
@@ -53,6 +56,7 @@
 
 #include "src/base/status.h"
 #include "transports/client_transport.h"
+#include "transports/http_authorizer.h"
 
 namespace toolmux {
 
@@ -71,10 +75,21 @@ struct HttpClientOptions {
   // refused, the GET stream failing). Called from the transport's threads,
   // never two at a time with other callbacks; may be empty.
   std::function<void(const std::string& warning)> on_warning;
+  // Holds the credentials when the server asks for authorization (MCP
+  // authorization: transports/oauth_client.h); null = none. Its
+  // authorization() goes on every request; a POST refused with 401, or 403
+  // and a Bearer challenge, is handed to challenged() and sent again while it
+  // says ok, at most kMaxAuthorizationRetries times, else it fails with
+  // challenged()'s reason.
+  std::shared_ptr<HttpAuthorizer> authorizer;
 };
 
 class HttpClientTransport final : public ClientTransport {
  public:
+  // How often one POST is sent again after its authorization was refused
+  // (a step-up that never satisfies the server ends here).
+  static constexpr int kMaxAuthorizationRetries = 3;
+
   // An invalid_argument Status when the URL is not an http:// or https:// URL.
   static Result<std::unique_ptr<HttpClientTransport>> create(HttpClientOptions options);
   ~HttpClientTransport() override;
@@ -85,6 +100,9 @@ class HttpClientTransport final : public ClientTransport {
   // gets an error response for its id instead (above).
   void start(OnMessage on_message, OnClosed on_closed, OnDropped on_dropped = nullptr) override;
   bool send(const std::string& text) override;
+  // Its headers go only with a 2026-07-28 request (whose body names its version).
+  bool send_with_headers(const std::string& text,
+                         const std::vector<std::pair<std::string, std::string>>& headers) override;
   void close() override;
   void set_protocol_version(const std::string& version) override;
   // Stops the POST of 2026-07-28 request `id` (closing its response stream is

@@ -1,5 +1,9 @@
 #include "transports/modern_http_headers.h"
 
+#include <algorithm>
+#include <cctype>
+
+#include "src/base/ascii.h"
 #include "src/base/base64.h"
 
 namespace toolmux {
@@ -26,6 +30,60 @@ bool plain(std::string_view value) {
 }
 
 }  // namespace
+
+Result<std::vector<ParamHeader>> declared_param_headers(const json& input_schema) {
+  std::vector<ParamHeader> out;
+  if (!input_schema.is_object()) return out;
+  const auto properties = input_schema.find("properties");
+  if (properties == input_schema.end() || !properties->is_object()) return out;
+  std::vector<std::string> seen;
+  for (const auto& [property, schema] : properties->items()) {
+    if (!schema.is_object()) continue;
+    const auto annotation = schema.find("x-mcp-header");
+    if (annotation == schema.end()) continue;
+    const std::string where = "the x-mcp-header of property \"" + property + "\"";
+    if (!annotation->is_string() || annotation->get<std::string>().empty()) {
+      return Status::invalid_argument(where + " is not a non-empty string");
+    }
+    const std::string name = annotation->get<std::string>();
+    if (!std::all_of(name.begin(), name.end(), is_http_token_char)) {
+      return Status::invalid_argument(where + " has a character an HTTP header name cannot have");
+    }
+    const json type = schema.value("type", json());
+    if (type != "string" && type != "integer" && type != "boolean") {
+      return Status::invalid_argument(where + " is on a property of type " + type.dump() +
+                                      "; only string, integer and boolean may carry one");
+    }
+    if (std::find(seen.begin(), seen.end(), ascii_lower(name)) != seen.end()) {
+      return Status::invalid_argument(where + " repeats the header name \"" + name + "\"");
+    }
+    seen.push_back(ascii_lower(name));
+    out.push_back({property, name});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> param_headers(
+    const std::vector<ParamHeader>& declared, const json& arguments) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!arguments.is_object()) return out;
+  for (const ParamHeader& p : declared) {
+    const auto value = arguments.find(p.property);
+    if (value == arguments.end() || value->is_null()) continue;
+    std::string text;
+    if (value->is_string()) {
+      text = header_value(value->get<std::string>());
+    } else if (value->is_boolean()) {
+      text = value->get<bool>() ? "true" : "false";
+    } else if (value->is_number_integer() || value->is_number_unsigned()) {
+      text = value->dump();
+    } else {
+      continue;  // not what the schema says: the server's validation answers it
+    }
+    out.emplace_back("Mcp-Param-" + p.name, std::move(text));
+  }
+  return out;
+}
 
 std::string header_value(std::string_view value) {
   if (plain(value)) return std::string(value);

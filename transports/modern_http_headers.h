@@ -5,15 +5,22 @@
 // method) and, for tools/call and prompts/get (params.name) and
 // resources/read (params.uri), Mcp-Name. Pure functions.
 //
-// Not done: Mcp-Param-{Name} headers for a tool's x-mcp-header arguments,
-// which need the tool's inputSchema (the transport sees only the message).
+// A tool's x-mcp-header parameters (SEP-2243) need its inputSchema, which the
+// transport does not see: declared_param_headers() reads them from the schema
+// (McpClient does, when it lists tools) and param_headers() makes the
+// Mcp-Param-{Name} headers of one call's arguments, which the client hands to
+// ClientTransport::send_with_headers().
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "src/base/status.h"
 
 namespace toolmux {
 
@@ -33,5 +40,25 @@ std::optional<ModernHeaders> modern_headers(const nlohmann::json& message);
 // whitespace, and does not have the sentinel's shape; otherwise
 // "=?base64?<the base64 of its UTF-8 bytes>?=".
 std::string header_value(std::string_view value);
+
+// One x-mcp-header parameter: the property of the arguments and the header
+// name's suffix (Mcp-Param-<name>).
+struct ParamHeader {
+  std::string property;
+  std::string name;
+};
+
+// The x-mcp-header parameters `input_schema` declares at its top level
+// (none: empty), or an invalid_argument Status naming why a client must not
+// call the tool (SEP-2243): a name that is empty or not an HTTP token (no
+// spaces, colons, control or non-ASCII characters), one on a property that is
+// not of type string, integer or boolean, or two names equal but for case.
+Result<std::vector<ParamHeader>> declared_param_headers(const nlohmann::json& input_schema);
+
+// The Mcp-Param-{Name} headers of `arguments`: one for each declared
+// parameter that is present and not null; a string's value as header_value()
+// writes it, an integer in decimal, a boolean as true or false.
+std::vector<std::pair<std::string, std::string>> param_headers(
+    const std::vector<ParamHeader>& declared, const nlohmann::json& arguments);
 
 }  // namespace toolmux

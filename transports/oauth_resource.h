@@ -67,7 +67,7 @@ struct OAuthResourceOptions {
   std::chrono::seconds introspection_cache_lifetime{60};
   std::size_t max_cached_grants = 10000;
   std::chrono::milliseconds fetch_timeout{5000};
-  std::size_t max_document_bytes = 256 * 1024;
+  std::size_t max_document_bytes = std::size_t{256} * 1024;
 };
 
 // What a good token says.

@@ -67,6 +67,24 @@ CatalogHost::CatalogHost(ServeOptions options, std::vector<NativeTool> native_to
                              const std::vector<nlohmann::json>& tools) {
     if (write_tools_) write_tools_(upstream, tools);
   };
+  // A login is read at each start of its upstream (one made by `toolmux
+  // login` meanwhile counts) and written when it is refreshed; its text is
+  // never logged.
+  hooks.read_login = [this](const std::string& upstream) -> std::string {
+    if (!logins_) return {};
+    auto read = logins_->read(upstream);
+    if (read.ok()) return read->value_or("");
+    logger_.write(LogLevel::warning, "upstream_login_unread",
+                  {{"upstream", upstream}, {"reason", read.message()}});
+    return {};
+  };
+  hooks.write_login = [this](const std::string& upstream, const std::string& login) {
+    if (!logins_) return;
+    if (const Status written = logins_->write(upstream, login); !written.ok()) {
+      logger_.write(LogLevel::warning, "upstream_login_not_kept",
+                    {{"upstream", upstream}, {"reason", written.message()}});
+    }
+  };
   hooks.on_notification = [this](const std::string& upstream, const std::string& method,
                                  const nlohmann::json& params) {
     // Resources and prompts of the catalog serving now.
@@ -215,6 +233,10 @@ void CatalogHost::set_freeze_source(FreezeSource source) { freeze_source_ = std:
 void CatalogHost::set_tools_cache(ReadTools read, WriteTools write) {
   read_tools_ = std::move(read);
   write_tools_ = std::move(write);
+}
+
+void CatalogHost::set_logins(std::shared_ptr<UpstreamLogins> logins) {
+  logins_ = std::move(logins);
 }
 
 void CatalogHost::set_search_memory_keeper(MemoryKeeper keeper) {

@@ -56,6 +56,7 @@
 #include "src/store/lazy_result_store.h"
 #include "src/store/search_memory_file.h"
 #include "src/store/search_memory_keeper.h"
+#include "src/store/upstream_logins.h"
 #include "src/upstream/upstreams.h"
 
 namespace toolmux {
@@ -110,6 +111,9 @@ class CatalogHost {
   using WriteTools =
       std::function<void(const std::string& upstream, const std::vector<nlohmann::json>& tools)>;
   void set_tools_cache(ReadTools read, WriteTools write);
+  // Where the logins of upstreams that need a person's login are kept
+  // (toolmux login: data_dir/logins, or the shared store). Before start().
+  void set_logins(std::shared_ptr<UpstreamLogins> logins);
   // Where the search memory is kept instead of data_dir/search-memory: made
   // with the memory, when it is made. Before start().
   using MemoryKeeper =
@@ -175,6 +179,7 @@ class CatalogHost {
   Announce announce_;
   ReadTools read_tools_;
   WriteTools write_tools_;
+  std::shared_ptr<UpstreamLogins> logins_;
   bool stopping_ = false;
   std::thread worker_;
   std::thread signal_taker_;

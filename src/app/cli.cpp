@@ -157,6 +157,7 @@ class CommandLineDefinition {
     define_freeze();
     define_import();
     define_doctor();
+    define_login();
     // `toolmux version` and `toolmux help`, as before --version and --help; unlisted.
     version_command_ = app_.add_subcommand("version", "")->group("");
     help_command_ = app_.add_subcommand("help", "")->group("");
@@ -207,10 +208,14 @@ class CommandLineDefinition {
     } else if (doctor_->parsed()) {
       finish_plain(*doctor_, CommandLine::Action::doctor);
       finish_store();
+    } else if (login_->parsed()) {
+      finish_login(*login_, CommandLine::Action::login);
+    } else if (logout_->parsed()) {
+      finish_login(*logout_, CommandLine::Action::logout);
     } else {
       throw UsageError(
           "missing command (serve, check, search, journal, audit, freeze, import, doctor, "
-          "--version, --help)");
+          "login, logout, --version, --help)");
     }
   }
 
@@ -794,7 +799,8 @@ class CommandLineDefinition {
         "Check a setup and say what to fix, one line per check: the catalog is valid, each stdio "
         "upstream's command is found, each variable the catalog reads is set (values never "
         "shown), the data directory is writable, with --store postgresql the store is reachable, "
-        "and the --http address is free. Exit 0 when all pass, 1 otherwise.");
+        "each upstream that needs a person's login has one, and the --http address is free. "
+        "Exit 0 when all pass, 1 otherwise.");
     text_option(*doctor_, "--catalog", "FILE", "The catalog file serve would use.",
                 [this](const std::string& v) { cl_.serve.catalog_file = v; });
     tool_options(*doctor_);
@@ -803,6 +809,53 @@ class CommandLineDefinition {
     value_option(*doctor_, "--http", "HOST:PORT", "The address serve --http would listen on.",
                  "--http needs HOST:PORT",
                  [this](const std::string& v) { take_http_address(v, cl_.serve); });
+  }
+
+  // `toolmux login UPSTREAM` and `toolmux logout UPSTREAM`.
+  void define_login() {
+    login_ = app_.add_subcommand(
+        "login",
+        "Log in to an HTTP upstream whose \"oauth\" grant is authorization_code: prints the "
+        "authorization URL (and opens a browser where there is one), takes the redirect on a "
+        "loopback port, and keeps the tokens in the store, where every toolmux serving the "
+        "catalog finds them and refreshes them.");
+    logout_ = app_.add_subcommand(
+        "logout", "Forget the login of an upstream (its tokens and client) in the store.");
+    for (CLI::App* command : {login_, logout_}) {
+      command
+          ->add_option(
+              "UPSTREAM",
+              [this](const CLI::results_t& values) {
+                cl_.login_upstream = values.front();
+                return true;
+              },
+              "The upstream's name in the catalog's \"upstreams\".")
+          ->type_name("UPSTREAM");
+      data_dir_option(*command);
+      store_options(*command);
+    }
+    text_option(*login_, "--catalog", "FILE", "The catalog file serve uses.",
+                [this](const std::string& v) { cl_.serve.catalog_file = v; });
+    flag_option(*login_, "--no-browser", cl_.login_no_browser,
+                "Print the authorization URL only; open no browser.");
+    number_option(*login_, "--timeout", "SECONDS", cl_.login_timeout_seconds, 10, 3600,
+                  "How long to wait for the browser's redirect");
+  }
+
+  void finish_login(CLI::App& command, CommandLine::Action action) {
+    if (const auto rest = command.remaining(); !rest.empty()) {
+      store_kind_check_extra(rest.front());
+      throw UsageError("unknown option \"" + clip_for_message(rest.front()) + "\" for " +
+                       command.get_name());
+    }
+    if (cl_.login_upstream.empty()) {
+      throw UsageError(command.get_name() + " needs the UPSTREAM's name");
+    }
+    if (action == CommandLine::Action::login && cl_.serve.catalog_file.empty()) {
+      throw UsageError("login needs --catalog FILE, the catalog that names the upstream");
+    }
+    finish_store();
+    cl_.action = action;
   }
 
   CommandLine& cl_;
@@ -816,6 +869,8 @@ class CommandLineDefinition {
   CLI::App* freeze_ = nullptr;
   CLI::App* import_ = nullptr;
   CLI::App* doctor_ = nullptr;
+  CLI::App* login_ = nullptr;
+  CLI::App* logout_ = nullptr;
   CLI::Option* reason_ = nullptr;
   bool no_journal_ = false;
   CLI::App* version_command_ = nullptr;

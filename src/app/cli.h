@@ -34,6 +34,8 @@ struct CommandLine {
     freeze,
     import_config,
     doctor,
+    login,
+    logout,
     version,
     help,
     usage_error
@@ -59,6 +61,11 @@ struct CommandLine {
   // import's input, --format, --out, --force, --dry-run (run() fills in the
   // program's path and the schema's).
   ImportOptions import;
+  // login and logout: the upstream (by its name in the catalog's
+  // "upstreams"); login's --no-browser and --timeout.
+  std::string login_upstream;
+  bool login_no_browser = false;
+  std::size_t login_timeout_seconds = 300;
   std::string error;  // for usage_error
 };
 

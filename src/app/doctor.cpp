@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog_file.h"
 #include "catalog/catalog_file_reader.h"
 #include "src/app/shared_store.h"
 #include "src/assembly/tool_catalog.h"
@@ -24,6 +25,8 @@
 #include "src/base/untrusted_json.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_store.h"
+#include "src/store/upstream_logins.h"
+#include "transports/oauth_client.h"
 
 namespace toolmux {
 namespace {
@@ -273,6 +276,57 @@ DoctorCheck http_check(const ServeOptions& options) {
                  "); choose another address");
 }
 
+// For each HTTP upstream whose "oauth" grant is authorization_code: whether
+// `toolmux login` kept a login for it, for its URL, in the store serve would
+// use. Read only; a catalog with problems is left to the catalog check.
+void login_checks(const ServeOptions& options, std::vector<DoctorCheck>& checks) {
+  if (options.catalog_file.empty()) return;
+  const CatalogLoad load = load_catalog_file(options.catalog_file);
+  if (!load.problems.empty()) return;
+  std::unique_ptr<UpstreamLogins> logins;
+  for (const UpstreamSpec& spec : load.catalog.upstreams) {
+    if (!spec.oauth || spec.oauth->grant != UpstreamOAuth::Grant::authorization_code) continue;
+    DoctorCheck check;
+    if (!logins) {
+      if (options.store == StoreKind::postgresql) {
+        auto shared = open_shared_store(options);
+        if (!shared.ok()) {
+          check.text = "upstream \"" + spec.name + "\": its login cannot be read (" +
+                       shared.message() + "); see the store check";
+          checks.push_back(std::move(check));
+          return;
+        }
+        logins = pg_logins(std::move(shared).value());
+      } else {
+        logins = login_files(options.data_dir.empty() ? default_data_dir() : options.data_dir);
+      }
+    }
+    auto kept = logins->read(spec.name);
+    if (!kept.ok()) {
+      check.text = "upstream \"" + spec.name + "\": its login cannot be read: " + kept.message();
+      checks.push_back(std::move(check));
+      continue;
+    }
+    // Whether toolmux's OAuth client would take it (the same version, for
+    // this URL and issuer).
+    OAuthClient::Options probe;
+    probe.server_url = spec.url;
+    probe.grant = OAuthClient::Grant::authorization_code;
+    probe.issuer = spec.oauth->issuer;
+    probe.login_needed = "-";
+    probe.load_login = [text = kept->value_or("")] { return text; };
+    auto client = OAuthClient::create(std::move(probe));
+    check.ok = client.ok() && (*client)->has_token();
+    check.text =
+        check.ok ? "upstream \"" + spec.name + "\" has a login (kept in " + logins->where() + ")"
+                 : "upstream \"" + spec.name + "\" needs a person to log in" +
+                       (kept->has_value() ? " (the login kept is for another URL)" : "") +
+                       ": run `toolmux login " + spec.name + " --catalog " +
+                       options.catalog_file.string() + "` with the same store options";
+    checks.push_back(std::move(check));
+  }
+}
+
 }  // namespace
 
 std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
@@ -297,6 +351,7 @@ std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
   }
   checks.push_back(data_dir_check(options));
   if (options.store == StoreKind::postgresql) checks.push_back(store_check(options));
+  login_checks(options, checks);
   if (options.http) checks.push_back(http_check(options));
   // Redacted as the log is: a catalog's problem, a command's name or the
   // store's error can quote a secret (the catalog check registered the ones

@@ -5,9 +5,10 @@
 // ({"fromEnv"}) is set and each file it reads ({"fromFile"}) is a regular
 // file that can be read within its bound (a FIFO is never waited on), the
 // data directory is writable (or can be created), with --store postgresql the
-// store is reachable (its schema read, nothing changed), and the HTTP address
-// is free to listen on. Values of variables and files are never printed, and
-// every line is redacted as the log is (src/base/redact.h). It reads the
+// store is reachable (its schema read, nothing changed), each HTTP upstream
+// whose "oauth" grant is authorization_code has a login kept for its URL
+// (`toolmux login`), and the HTTP address is free to listen on. Values of variables and files are
+// never printed, and every line is redacted as the log is (src/base/redact.h). It reads the
 // process's environment and writes (then removes) one file in the data
 // directory; run it from one thread.
 #pragma once
@@ -29,8 +30,8 @@ struct DoctorCheck {
 };
 
 // The checks, in order: catalog, upstream commands, variables and files,
-// data directory, store (with --store postgresql), HTTP address (when
-// options.http).
+// data directory, store (with --store postgresql), upstream logins, HTTP
+// address (when options.http).
 std::vector<DoctorCheck> doctor_checks(const ServeOptions& options,
                                        const std::vector<NativeTool>& native_tools = {});
 

@@ -15,10 +15,12 @@
 #include "src/app/serve_stdio.h"
 #include "src/app/shared_store.h"
 #include "src/app/store_commands.h"
+#include "src/app/upstream_login.h"
 #include "src/base/logger.h"
 #include "src/base/random_id.h"
 #include "src/base/terminal_text.h"
 #include "src/base/utf8.h"
+#include "src/store/upstream_logins.h"
 
 namespace toolmux {
 namespace {
@@ -192,6 +194,10 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
   stores.results = std::make_shared<LazyResultStore>(store_options);
   auto& results = stores.results;
   CatalogHost host(options, native, results, logger, store_options.data_dir, providers);
+  // Upstream logins (toolmux login) where this instance's store is.
+  host.set_logins(stores.shared
+                      ? std::shared_ptr<UpstreamLogins>(pg_logins(stores.shared))
+                      : std::shared_ptr<UpstreamLogins>(login_files(store_options.data_dir)));
   // Before the host starts: it reads the freeze from the store, and tells the
   // other instances what changes here.
   std::unique_ptr<ClusterLink> cluster;
@@ -271,6 +277,12 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       code = run_import(options, std::cout, std::cerr);
       break;
     }
+    case CommandLine::Action::login:
+      code = run_login(cl, std::cout, std::cerr);
+      break;
+    case CommandLine::Action::logout:
+      code = run_logout(cl, std::cout, std::cerr);
+      break;
     case CommandLine::Action::doctor:
       code = run_doctor(cl.serve, native_tools, std::cout);
       break;

@@ -88,7 +88,7 @@ Status oauth_for(const ServeOptions& options, const AuthorizationSettings& setti
   if (!settings.introspection_client.empty()) {
     oauth.introspection_client_id = settings.introspection_client;
     if (!options.introspection_secret_file.empty()) {
-      auto text = read_regular_file(options.introspection_secret_file, 64 * 1024);
+      auto text = read_regular_file(options.introspection_secret_file, std::size_t{64} * 1024);
       if (!text.ok())
         return Status::invalid_argument("the introspection secret file: " + text.message());
       std::string secret = *text;

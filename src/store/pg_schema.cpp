@@ -175,13 +175,24 @@ const PgMigration kSpentTokens{7,
   ON toolmux_spent_tokens (expires_ns))sql",
                                }};
 
+// Version 8: the logins `toolmux login` keeps for upstreams (upstream_logins.h):
+// one row per upstream name, its client and tokens as JSON text.
+const PgMigration kUpstreamLogins{8,
+                                  {
+                                      R"sql(CREATE TABLE toolmux_upstream_logins (
+  upstream text PRIMARY KEY,
+  login text NOT NULL,
+  written_ns bigint NOT NULL
+))sql",
+                                  }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
   static const std::vector<PgMigration> migrations{
-      kResultsAndStateKey, kWriteFreeze,  kSessions,   kToolLists,
-      kJournalAndAudit,    kSearchMemory, kSpentTokens};
+      kResultsAndStateKey, kWriteFreeze,  kSessions,    kToolLists,
+      kJournalAndAudit,    kSearchMemory, kSpentTokens, kUpstreamLogins};
   return migrations;
 }
 

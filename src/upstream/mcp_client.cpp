@@ -231,9 +231,20 @@ McpClient::Outcome McpClient::send_request(const std::string& method, json param
   if (context && !context->call_id().empty() && method == "tools/call") {
     params["_meta"]["io.toolmux/callId"] = context->call_id();
   }
+  // A 2026-07-28 tools/call carries its x-mcp-header arguments as headers too (SEP-2243).
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (modern_ && method == "tools/call" && params.is_object()) {
+    std::lock_guard lock(mutex_);
+    const json tool = params.value("name", json());
+    if (auto it = param_headers_.find(tool.is_string() ? tool.get<std::string>() : "");
+        it != param_headers_.end()) {
+      headers = param_headers(it->second, params.value("arguments", json()));
+    }
+  }
   json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);
-  if (!transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace))) {
+  if (!transport_->send_with_headers(message.dump(-1, ' ', false, json::error_handler_t::replace),
+                                     headers)) {
     // It cannot be written to: it has gone, or is going, whatever the reader
     // has seen so far.
     {
@@ -366,10 +377,16 @@ void McpClient::keep_instructions(const json& result) {
 }
 
 ProbeVerdict McpClient::discover(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
   json params = json::object();
   add_modern_meta(params, relayed_capabilities(), false);
-  Outcome outcome =
-      send_request("server/discover", std::move(params), Clock::now() + timeout, nullptr);
+  Outcome outcome = send_request("server/discover", params, deadline, nullptr);
+  // -32022 naming 2026-07-28 among the supported versions: the version toolmux
+  // sent is one the server takes, so it is sent once more (basic/versioning.mdx:
+  // a client retries with a version from data.supported).
+  if (outcome.failure == Failure::error && supports_modern(outcome.error_object)) {
+    outcome = send_request("server/discover", std::move(params), deadline, nullptr);
+  }
   if (outcome.failure == Failure::gone) return {ProbeVerdict::Kind::refused, outcome.error};
   const json result = outcome.result ? *outcome.result : json();
   const json error = outcome.failure == Failure::error ? outcome.error_object : json();
@@ -446,13 +463,35 @@ Result<std::vector<json>> McpClient::list_tools(std::chrono::milliseconds timeou
       return Status::unavailable("upstream \"" + name_ +
                                  "\" answered tools/list without a tools array");
     }
-    for (const json& tool : result["tools"]) tools.push_back(tool);
+    for (const json& tool : result["tools"]) {
+      if (modern_ && !accept_param_headers(tool)) continue;
+      tools.push_back(tool);
+    }
     auto next = result.find("nextCursor");
     if (next == result.end() || !next->is_string()) return tools;
     cursor = *next;
   }
   return Status::unavailable("upstream \"" + name_ +
                              "\" kept answering tools/list with more pages");
+}
+
+bool McpClient::accept_param_headers(const json& tool) {
+  const json name_value = tool.is_object() ? tool.value("name", json()) : json();
+  const std::string name = name_value.is_string() ? name_value.get<std::string>() : "";
+  auto declared =
+      declared_param_headers(tool.is_object() ? tool.value("inputSchema", json()) : json());
+  if (!declared.ok()) {
+    logger_.write(LogLevel::warning, "upstream_tool_left_out",
+                  {{"upstream", name_}, {"tool", name}, {"reason", declared.message()}});
+    return false;
+  }
+  std::lock_guard lock(mutex_);
+  if (declared.value().empty()) {
+    param_headers_.erase(name);
+  } else {
+    param_headers_[name] = std::move(declared).value();
+  }
+  return true;
 }
 
 McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arguments,

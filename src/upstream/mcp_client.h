@@ -72,6 +72,7 @@
 #include "src/base/status.h"
 #include "src/upstream/protocol_era.h"
 #include "transports/client_transport.h"
+#include "transports/modern_http_headers.h"
 
 namespace toolmux {
 
@@ -138,6 +139,10 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   // ok when done, else unavailable with why not, naming the upstream.
   Status initialize(std::chrono::milliseconds timeout);
   // Every page of tools/list, or unavailable with why not, naming the upstream.
+  // A modern upstream's tool whose x-mcp-header annotations are invalid
+  // (SEP-2243: transports/modern_http_headers.h) is left out, and the log
+  // says why; the valid ones are remembered, and tools/call sends its
+  // arguments' Mcp-Param-* headers.
   Result<std::vector<nlohmann::json>> list_tools(std::chrono::milliseconds timeout);
   // Sends `method` and waits for the answer, the deadline, or `context`'s
   // cancellation (when given: it also gets the request's progress, and a
@@ -234,6 +239,9 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
                   const nlohmann::json& params);
   void on_log_message(const nlohmann::json& params);
   void keep_instructions(const nlohmann::json& result);
+  // Whether a modern upstream's `tool` may be called (its x-mcp-header
+  // parameters are valid); remembers them when so, logs why not otherwise.
+  bool accept_param_headers(const nlohmann::json& tool);
   // Reports `dropped` log messages in toolmux's log, and to `context` (the
   // calling client's) when not null.
   void report_dropped_logs(std::uint64_t dropped, CallContext* context);
@@ -267,6 +275,8 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   std::string protocol_version_;
   std::string legacy_reason_;
   std::int64_t listen_id_ = 0;  // the subscriptions/listen in flight; 0 = none
+  // Each listed tool's x-mcp-header parameters (those that have some).
+  std::map<std::string, std::vector<ParamHeader>> param_headers_;
   ListenEnded listen_ended_;
 };
 

@@ -6,6 +6,7 @@
 #include "src/base/file_io.h"
 #include "src/base/log_rate_limit.h"
 #include "transports/http_client_transport.h"
+#include "transports/oauth_client.h"
 #include "transports/stdio_child_transport.h"
 
 namespace toolmux {
@@ -242,7 +243,11 @@ Upstream::Health Upstream::health() const {
   } else if (down_reason_.empty()) {
     out.phase = "starting";
   } else {
-    out.phase = "restarting";
+    // Down because no token can be had without a person: says so, and tries
+    // again (a login made meanwhile counts at the next attempt).
+    out.phase = down_reason_.find(login_needed_text(spec_.name)) != std::string::npos
+                    ? "needs_login"
+                    : "restarting";
     out.next_attempt = wall(next_attempt_);
   }
   out.last_error = last_error_;
@@ -336,6 +341,11 @@ void Upstream::listen_ended(const McpClient* client, const std::string& why, boo
   changed_.notify_all();
 }
 
+std::string login_needed_text(const std::string& upstream) {
+  return "upstream \"" + upstream + "\" needs a person to log in: run `toolmux login " + upstream +
+         "` with this server's --catalog and store options (docs/upstreams.md#login)";
+}
+
 Result<Upstream::Connected> Upstream::connect() {
   const UpstreamSpec spec = this->spec();
   std::unique_ptr<ClientTransport> transport;
@@ -343,6 +353,35 @@ Result<Upstream::Connected> Upstream::connect() {
     HttpClientOptions options;
     options.url = spec.url;
     options.headers = spec.headers;
+    if (spec.oauth) {
+      OAuthClient::Options oauth;
+      oauth.server_url = spec.url;
+      oauth.grant = OAuthClient::Grant::client_credentials;
+      if (spec.oauth->grant == UpstreamOAuth::Grant::authorization_code) {
+        // The login `toolmux login` kept: used, refreshed and kept again;
+        // without one (or once it cannot be refreshed) the upstream says so.
+        oauth.grant = OAuthClient::Grant::authorization_code;
+        oauth.login_needed = login_needed_text(spec.name);
+        if (hooks_.read_login) {
+          oauth.load_login = [this, upstream = spec.name] { return hooks_.read_login(upstream); };
+        }
+        if (hooks_.write_login) {
+          oauth.on_login = [this, upstream = spec.name](const std::string& login) {
+            hooks_.write_login(upstream, login);
+          };
+        }
+      }
+      oauth.client_id = spec.oauth->client_id;
+      oauth.client_secret = spec.oauth->client_secret;
+      oauth.private_key_pem = spec.oauth->private_key_pem;
+      oauth.signing_algorithm = spec.oauth->signing_algorithm;
+      oauth.token_endpoint_auth_method = spec.oauth->token_endpoint_auth_method;
+      oauth.issuer = spec.oauth->issuer;
+      oauth.scope = spec.oauth->scope;
+      auto authorizer = OAuthClient::create(std::move(oauth));
+      if (!authorizer.ok()) return authorizer.status();
+      options.authorizer = std::move(authorizer).value();
+    }
     options.on_warning = [this](const std::string& warning) {
       logger_.write(LogLevel::warning, "upstream_http_warning",
                     {{"upstream", name()}, {"warning", warning}});

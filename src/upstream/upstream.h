@@ -56,6 +56,10 @@
 
 namespace toolmux {
 
+// What an upstream that needs a person's login says (its start fails with it,
+// and so do calls of its tools): which command to run.
+std::string login_needed_text(const std::string& upstream);
+
 class Upstream : public std::enable_shared_from_this<Upstream> {
  public:
   struct Hooks {
@@ -74,6 +78,11 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
     std::function<void(const std::string& upstream, const std::string& method,
                        const nlohmann::json& params)>
         on_notification;
+    // An upstream whose "oauth" grant is authorization_code: the login
+    // `toolmux login` kept for it ("" when none; src/store/upstream_logins.h),
+    // and where a refreshed one goes. Secret: never logged.
+    std::function<std::string(const std::string& upstream)> read_login;
+    std::function<void(const std::string& upstream, const std::string& login)> write_login;
   };
 
   // `tools_cache`: where the last tool list is kept between runs, so a lazy
@@ -121,7 +130,9 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   // What an operator's status page shows of it, read at one instant.
   struct Health {
     // "serving", "starting", "not_started" (lazy, unused yet), "restarting"
-    // (down; the next attempt is at next_attempt), "breaker_open" (calls are
+    // (down; the next attempt is at next_attempt), "needs_login" (down
+    // until a person runs `toolmux login`; tried again at next_attempt),
+    // "breaker_open" (calls are
     // refused until breaker_until), "stopped".
     std::string phase;
     std::string state;  // state()'s text at the same instant

@@ -1005,3 +1005,82 @@ TEST_CASE("a broken authorization reports every problem with its pointer") {
                     "expected an object {\"scope\", \"allows\"}, got a string"));
   CHECK(p.size() == 7);
 }
+
+TEST_CASE("an HTTP upstream's oauth section is read, its secrets resolved") {
+  TempDir dir;
+  fs::copy(kCatalogs / "upstreams_oauth.json", dir.path() / "catalog.json");
+  write_file(dir.path() / "secret.txt", "s3cret\n");
+  write_file(dir.path() / "key.pem",
+             "-----BEGIN PRIVATE KEY-----\nMII...\n-----END PRIVATE KEY-----\n");
+  CatalogLoad load = load_catalog_file(dir.path() / "catalog.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  REQUIRE(load.catalog.upstreams.size() == 2);
+  const UpstreamSpec& machine = load.catalog.upstreams[0];  // by name
+  REQUIRE(machine.oauth);
+  CHECK(machine.oauth->client_id == "toolmux-at-example");
+  CHECK(machine.oauth->client_secret == "s3cret");
+  CHECK(machine.oauth->private_key_pem.empty());
+  CHECK(machine.oauth->token_endpoint_auth_method == "client_secret_post");
+  CHECK(machine.oauth->issuer == "https://auth.example.com");
+  CHECK(machine.oauth->scope == "tools:read tools:call");
+  CHECK(machine.headers.empty());
+  const UpstreamSpec& signed_one = load.catalog.upstreams[1];
+  REQUIRE(signed_one.oauth);
+  CHECK(signed_one.oauth->private_key_pem.rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
+  CHECK(signed_one.oauth->signing_algorithm == "RS256");
+  // Another client is another connection: a reload restarts the upstream.
+  UpstreamSpec other = machine;
+  other.oauth->client_id = "someone-else";
+  CHECK_FALSE(same_connection(machine, other));
+  CHECK(same_connection(machine, machine));
+}
+
+TEST_CASE("an upstream a person logs in to: the authorization_code grant, its client optional") {
+  CatalogLoad load = load_catalog_file(kCatalogs / "upstreams_oauth_code.json");
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  REQUIRE(load.catalog.upstreams.size() == 2);
+  const UpstreamSpec& registered = load.catalog.upstreams[0];  // by name
+  REQUIRE(registered.oauth);
+  CHECK(registered.oauth->grant == UpstreamOAuth::Grant::authorization_code);
+  CHECK(registered.oauth->client_id.empty());
+  CHECK(registered.oauth->redirect_port == 0);
+  const UpstreamSpec& pinned = load.catalog.upstreams[1];
+  REQUIRE(pinned.oauth);
+  CHECK(pinned.oauth->client_id == "toolmux-desktop");
+  CHECK_FALSE(pinned.oauth->client_secret.empty());
+  CHECK(pinned.oauth->redirect_port == 33418);
+  CHECK(pinned.oauth->issuer == "https://auth.example.com");
+}
+
+TEST_CASE("a broken oauth section is refused, every problem at its place") {
+  TempDir dir;
+  fs::copy(kCatalogs / "upstreams_oauth_broken.json", dir.path() / "catalog.json");
+  CatalogLoad load = load_catalog_file(dir.path() / "catalog.json");
+  const std::string report = format_problems(load.problems);
+  INFO(report);
+  CHECK(load.catalog.upstreams.empty());
+  for (const char* expected : {
+           "/upstreams/stdio/oauth: \"oauth\" is for HTTP servers (\"url\"), not \"command\"",
+           "/upstreams/both_tokens: give either \"bearerToken\" (a fixed token) or \"oauth\"",
+           "/upstreams/code_grant/oauth/grant: grant must be \"client_credentials\" (a client "
+           "that needs no person) or \"authorization_code\"",
+           "/upstreams/code_key/oauth/privateKey: \"privateKey\" is for the client_credentials "
+           "grant",
+           "/upstreams/code_port/oauth/redirectPort: redirectPort must be a whole number from "
+           "1024 to 65535",
+           "/upstreams/code_secret_alone/oauth/clientSecret: a \"clientSecret\" belongs to a "
+           "pre-registered client: give its \"clientId\"",
+           "/upstreams/machine_port/oauth/redirectPort: \"redirectPort\" is for the "
+           "authorization_code grant",
+           "/upstreams/code_grant/oauth/clientSecret: a secret is never written in the catalog",
+           "/upstreams/no_secret/oauth: give exactly one of \"clientSecret\" and \"privateKey\"",
+           "/upstreams/odd_fields/oauth/signingAlgorithm: signingAlgorithm must be",
+           "/upstreams/odd_fields/oauth/tokenEndpointAuthMethod: tokenEndpointAuthMethod must be",
+           "/upstreams/odd_fields/oauth/redirectUri: unknown field \"redirectUri\"",
+       }) {
+    CHECK(report.find(expected) != std::string::npos);
+  }
+  CHECK(report.find("written-in-the-file") == std::string::npos);
+}

@@ -57,3 +57,45 @@ TEST_CASE("a legacy request, a notification or a response has no modern headers"
       R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})")));
   CHECK_FALSE(modern_headers(json::parse(R"({"jsonrpc":"2.0","id":1,"result":{}})")));
 }
+
+TEST_CASE("a tool's x-mcp-header parameters become Mcp-Param headers of its call") {
+  const json schema = json::parse(R"({"type": "object", "properties": {
+      "region": {"type": "string", "x-mcp-header": "Region"},
+      "priority": {"type": "integer", "x-mcp-header": "Priority"},
+      "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+      "query": {"type": "string"}}})");
+  auto declared = declared_param_headers(schema);
+  REQUIRE(declared.ok());
+  REQUIRE(declared.value().size() == 3);
+  const auto headers = param_headers(
+      declared.value(),
+      {{"region", "Hello, 世界"}, {"priority", 42}, {"verbose", nullptr}, {"query", "x"}});
+  CHECK(headers ==
+        std::vector<std::pair<std::string, std::string>>{
+            {"Mcp-Param-Priority", "42"}, {"Mcp-Param-Region", "=?base64?SGVsbG8sIOS4lueVjA==?="}});
+  CHECK(param_headers(declared.value(), {{"verbose", false}}) ==
+        std::vector<std::pair<std::string, std::string>>{{"Mcp-Param-Verbose", "false"}});
+  CHECK(declared_param_headers(json::object()).value().empty());
+}
+
+TEST_CASE("a tool with an invalid x-mcp-header is refused, saying why") {
+  const auto refused = [](const char* property) {
+    auto r =
+        declared_param_headers(json{{"type", "object"}, {"properties", json::parse(property)}});
+    REQUIRE_FALSE(r.ok());
+    return r.message();
+  };
+  CHECK(refused(R"({"v": {"type": "string", "x-mcp-header": ""}})") ==
+        "the x-mcp-header of property \"v\" is not a non-empty string");
+  CHECK_THAT(refused(R"({"v": {"type": "number", "x-mcp-header": "Score"}})"),
+             Catch::Contains("only string, integer and boolean may carry one"));
+  CHECK_THAT(refused(R"({"v": {"type": "object", "x-mcp-header": "Data"}})"),
+             Catch::Contains("of type \"object\""));
+  CHECK_THAT(refused(R"({"v": {"type": "string", "x-mcp-header": "My Region"}})"),
+             Catch::Contains("a character an HTTP header name cannot have"));
+  CHECK_THAT(refused(R"({"v": {"type": "string", "x-mcp-header": "Région"}})"),
+             Catch::Contains("a character an HTTP header name cannot have"));
+  CHECK_THAT(refused(R"({"a": {"type": "string", "x-mcp-header": "MyField"},
+                         "b": {"type": "string", "x-mcp-header": "myfield"}})"),
+             Catch::Contains("repeats the header name"));
+}

@@ -71,6 +71,28 @@ TEST_CASE("cli: the top-level actions", "[cli]") {
   CHECK(parse_ok({"freeze", "--help"}).action == Action::help);
 }
 
+TEST_CASE("cli: login and logout name an upstream, and login needs the catalog", "[cli]") {
+  const CommandLine login =
+      parse_ok({"login", "linear", "--catalog", "c.json", "--no-browser", "--timeout", "60"});
+  CHECK(login.action == Action::login);
+  CHECK(login.login_upstream == "linear");
+  CHECK(login.serve.catalog_file == "c.json");
+  CHECK(login.login_no_browser);
+  CHECK(login.login_timeout_seconds == 60);
+  CHECK(parse_ok({"login", "x", "--catalog", "c.json"}).login_timeout_seconds == 300);
+  const CommandLine logout = parse_ok({"logout", "linear", "--data-dir", "/tmp/d"});
+  CHECK(logout.action == Action::logout);
+  CHECK(logout.login_upstream == "linear");
+  const CommandLine no_catalog = parse_command_line({"login", "linear"});
+  CHECK(no_catalog.action == Action::usage_error);
+  CHECK(no_catalog.error == "login needs --catalog FILE, the catalog that names the upstream");
+  const CommandLine no_name = parse_command_line({"logout"});
+  CHECK(no_name.action == Action::usage_error);
+  CHECK(no_name.error == "logout needs the UPSTREAM's name");
+  CHECK(parse_command_line({"login", "x", "--catalog", "c", "--timeout", "5"}).action ==
+        Action::usage_error);
+}
+
 TEST_CASE("cli: serve without options has every default", "[cli]") {
   const CommandLine cl = parse_ok({"serve"});
   REQUIRE(cl.action == Action::serve);
@@ -385,8 +407,8 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
   };
   const std::vector<Case> cases = {
       {{},
-       "missing command (serve, check, search, journal, audit, freeze, import, doctor, --version, "
-       "--help)"},
+       "missing command (serve, check, search, journal, audit, freeze, import, doctor, login, "
+       "logout, --version, --help)"},
       {{"import"}, "import needs the client's configuration FILE"},
       {{"import", "a.json", "b.json"}, "import takes one FILE and its options, not \"b.json\""},
       {{"import", "a.json", "--format", "windsurf"},
@@ -581,7 +603,14 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "serve --store",
                                                   "serve --store-url-file",
                                                   "doctor --store",
-                                                  "doctor --store-url-file"};
+                                                  "doctor --store-url-file",
+                                                  "login --catalog",
+                                                  "login --no-browser",
+                                                  "login --timeout",
+                                                  "login --data-dir",
+                                                  "login --store",
+                                                  "logout --data-dir",
+                                                  "logout --store"};
   for (const std::string& known : known_options) {
     CHECK(std::find(accepted.begin(), accepted.end(), known) != accepted.end());
   }

@@ -65,6 +65,8 @@ TEST_CASE("a database of the last release (version 6) is brought up to this one'
   REQUIRE(db->exec("INSERT INTO toolmux_spent_tokens (token, expires_ns) VALUES ('t', 1)").ok());
   CHECK_FALSE(
       db->exec("INSERT INTO toolmux_spent_tokens (token, expires_ns) VALUES ('t', 2)").ok());
+  // Version 8: upstream logins, one row per upstream name.
+  CHECK(db->exec("SELECT count(*) FROM toolmux_upstream_logins")->text(0, 0) == "0");
 }
 
 TEST_CASE("a database newer than this binary is refused", "[pg_schema]") {

@@ -164,7 +164,7 @@ std::optional<UpstreamOAuth> read_oauth(const json& value, const std::string& at
                  "\"privateKey\" is for the client_credentials grant");
     }
     if (value.contains("clientSecret") && !value.contains("clientId")) {
-      reader.add(reader.pointer("clientSecret"),
+      reader.add(at,
                  "a \"clientSecret\" belongs to a pre-registered client: give its \"clientId\"");
     }
   } else if (value.contains("redirectPort")) {

@@ -108,6 +108,9 @@ class RedirectCatcher {
                                  " for the browser's redirect (is the port in use?)");
     }
     thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // A stop() before the thread listens would be lost, and the join in the
+    // destructor would wait forever (a login that fails at once).
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return Status::ok_status();
   }
 

@@ -1070,7 +1070,7 @@ TEST_CASE("a broken oauth section is refused, every problem at its place") {
            "grant",
            "/upstreams/code_port/oauth/redirectPort: redirectPort must be a whole number from "
            "1024 to 65535",
-           "/upstreams/code_secret_alone/oauth/clientSecret: a \"clientSecret\" belongs to a "
+           "/upstreams/code_secret_alone/oauth: a \"clientSecret\" belongs to a "
            "pre-registered client: give its \"clientId\"",
            "/upstreams/machine_port/oauth/redirectPort: \"redirectPort\" is for the "
            "authorization_code grant",

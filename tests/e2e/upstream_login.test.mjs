@@ -137,6 +137,7 @@ test('login refuses an upstream that takes no login, and a name the catalog lack
       upstreams: {
         fixed: { url: 'http://127.0.0.1:9/mcp', bearerToken: { fromEnv: 'FIXED_TOKEN' } },
         local: { command: 'cat' },
+        gone: { url: 'http://127.0.0.1:9/mcp', oauth: { grant: 'authorization_code' } },
       },
     }),
   );
@@ -147,7 +148,12 @@ test('login refuses an upstream that takes no login, and a name the catalog lack
   const local = await runCli(['login', 'local', '--catalog', catalog, '--data-dir', dir], { env });
   assert.match(local.stderr, /upstream "local" is a stdio server/);
   const missing = await runCli(['login', 'nope', '--catalog', catalog, '--data-dir', dir], { env });
-  assert.match(missing.stderr, /the catalog has no upstream named "nope" \(it has: fixed, local\)/);
+  assert.match(missing.stderr, /the catalog has no upstream named "nope" \(it has: fixed, gone, local\)/);
+  // Nothing answers there: an error at once, never a wait on the redirect.
+  const gone = await runCli(['login', 'gone', '--catalog', catalog, '--data-dir', dir], { env });
+  assert.equal(gone.code, 1);
+  assert.match(gone.stderr, /no answer from http:\/\/127\.0\.0\.1:9\/mcp/);
+  assert.ok(!gone.stdout.includes('open this URL'));
   const usage = await runCli(['login', 'fixed']);
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /login needs --catalog FILE/);

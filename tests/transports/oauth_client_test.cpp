@@ -26,7 +26,9 @@ class TestServer {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // The socket listens once bound: a connection made before the thread
-    // accepts waits in the backlog.
+    // accepts waits in the backlog. But stop() before the thread runs would
+    // be lost (and the join below wait forever): wait until it runs.
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~TestServer() {
     server_.stop();

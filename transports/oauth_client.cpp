@@ -705,10 +705,13 @@ std::string OAuthClient::login_text() {
   return login_record(options_, *state_);
 }
 
-bool OAuthClient::has_token() {
-  std::lock_guard lock(mutex_);
-  load_login_once();
-  return !state_->access_token.empty();
+bool OAuthClient::usable_login(const std::string& server_url, const std::string& issuer,
+                               const std::string& text) {
+  Options options;
+  options.server_url = server_url;
+  options.issuer = issuer;
+  State state;
+  return adopt_login(options, state, text);
 }
 
 Status OAuthClient::challenged(int status, const std::string& www_authenticate,

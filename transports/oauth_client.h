@@ -136,8 +136,10 @@ class OAuthClient final : public HttpAuthorizer {
   // authentication method), the tokens, their expiry (seconds since the
   // epoch, 0 = unknown) and scopes. "" before any token. Secret: never log it.
   std::string login_text();
-  // Whether there is an access token now (from a login kept or granted).
-  bool has_token();
+  // Whether a client for `server_url` (its pre-registered client bound to
+  // `issuer`, "" = any) would use the kept login `text` (login_text()).
+  static bool usable_login(const std::string& server_url, const std::string& issuer,
+                           const std::string& text);
 
   struct State;  // discovery results, client and tokens; opaque
 

@@ -16,6 +16,7 @@
 #include "catalog/catalog_file.h"
 #include "catalog/catalog_file_reader.h"
 #include "src/app/shared_store.h"
+#include "src/app/upstream_login.h"
 #include "src/assembly/tool_catalog.h"
 #include "src/base/file_io.h"
 #include "src/base/process_runner.h"
@@ -288,18 +289,14 @@ void login_checks(const ServeOptions& options, std::vector<DoctorCheck>& checks)
     if (!spec.oauth || spec.oauth->grant != UpstreamOAuth::Grant::authorization_code) continue;
     DoctorCheck check;
     if (!logins) {
-      if (options.store == StoreKind::postgresql) {
-        auto shared = open_shared_store(options);
-        if (!shared.ok()) {
-          check.text = "upstream \"" + spec.name + "\": its login cannot be read (" +
-                       shared.message() + "); see the store check";
-          checks.push_back(std::move(check));
-          return;
-        }
-        logins = pg_logins(std::move(shared).value());
-      } else {
-        logins = login_files(options.data_dir.empty() ? default_data_dir() : options.data_dir);
+      auto opened = open_upstream_logins(options);
+      if (!opened.ok()) {
+        check.text = "upstream \"" + spec.name + "\": its login cannot be read (" +
+                     opened.message() + "); see the store check";
+        checks.push_back(std::move(check));
+        return;
       }
+      logins = std::move(opened).value();
     }
     auto kept = logins->read(spec.name);
     if (!kept.ok()) {
@@ -309,14 +306,7 @@ void login_checks(const ServeOptions& options, std::vector<DoctorCheck>& checks)
     }
     // Whether toolmux's OAuth client would take it (the same version, for
     // this URL and issuer).
-    OAuthClient::Options probe;
-    probe.server_url = spec.url;
-    probe.grant = OAuthClient::Grant::authorization_code;
-    probe.issuer = spec.oauth->issuer;
-    probe.login_needed = "-";
-    probe.load_login = [text = kept->value_or("")] { return text; };
-    auto client = OAuthClient::create(std::move(probe));
-    check.ok = client.ok() && (*client)->has_token();
+    check.ok = kept->has_value() && OAuthClient::usable_login(spec.url, spec.oauth->issuer, **kept);
     check.text =
         check.ok ? "upstream \"" + spec.name + "\" has a login (kept in " + logins->where() + ")"
                  : "upstream \"" + spec.name + "\" needs a person to log in" +

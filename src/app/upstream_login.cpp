@@ -34,16 +34,6 @@ namespace {
 
 constexpr auto kProbeTimeout = std::chrono::seconds(10);
 
-// The store the command line names: PostgreSQL's table, or data_dir/logins.
-Result<std::unique_ptr<UpstreamLogins>> open_logins(const ServeOptions& options) {
-  if (options.store == StoreKind::postgresql) {
-    auto shared = open_shared_store(options);
-    if (!shared.ok()) return shared.status();
-    return pg_logins(std::move(shared).value());
-  }
-  return login_files(options.data_dir.empty() ? default_data_dir() : options.data_dir);
-}
-
 // The catalog's upstream `name`, which must be an HTTP one whose grant is
 // authorization_code; or why not.
 Result<UpstreamSpec> login_upstream(const CommandLine& cl, std::ostream& err, bool& unreadable) {
@@ -193,6 +183,15 @@ Result<Probe> probe(const std::string& url) {
 
 }  // namespace
 
+Result<std::unique_ptr<UpstreamLogins>> open_upstream_logins(const ServeOptions& options) {
+  if (options.store == StoreKind::postgresql) {
+    auto shared = open_shared_store(options);
+    if (!shared.ok()) return shared.status();
+    return pg_logins(std::move(shared).value());
+  }
+  return login_files(options.data_dir.empty() ? default_data_dir() : options.data_dir);
+}
+
 int run_login(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   bool unreadable = false;
   auto spec = login_upstream(cl, err, unreadable);
@@ -201,7 +200,7 @@ int run_login(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     err << "toolmux: " << terminal_text(spec.message()) << "\n";
     return 1;
   }
-  auto logins = open_logins(cl.serve);
+  auto logins = open_upstream_logins(cl.serve);
   if (!logins.ok()) {
     err << "toolmux: " << terminal_text(logins.message()) << "\n";
     return 1;
@@ -275,7 +274,7 @@ int run_login(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 }
 
 int run_logout(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  auto logins = open_logins(cl.serve);
+  auto logins = open_upstream_logins(cl.serve);
   if (!logins.ok()) {
     err << "toolmux: " << terminal_text(logins.message()) << "\n";
     return 1;

@@ -15,9 +15,11 @@
 // logout forgets the login kept for the name.
 #pragma once
 
+#include <memory>
 #include <ostream>
 
 #include "src/app/cli.h"
+#include "src/store/upstream_logins.h"
 
 namespace toolmux {
 
@@ -26,5 +28,9 @@ namespace toolmux {
 // be read.
 int run_login(const CommandLine& cl, std::ostream& out, std::ostream& err);
 int run_logout(const CommandLine& cl, std::ostream& out, std::ostream& err);
+
+// The logins of the store `options` name (what serve, login, logout and doctor
+// use): PostgreSQL's table with --store postgresql, else data_dir/logins.
+Result<std::unique_ptr<UpstreamLogins>> open_upstream_logins(const ServeOptions& options);
 
 }  // namespace toolmux

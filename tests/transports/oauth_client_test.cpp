@@ -263,7 +263,6 @@ TEST_CASE("without a login a server's code grant says what to run, registering n
                                         as.base + "/mcp", [] { return std::string(); }, nullptr))
                     .value();
   CHECK(client->authorization().empty());
-  CHECK_FALSE(client->has_token());
   const Status s = client->challenged(401, "", "");
   REQUIRE_FALSE(s.ok());
   CHECK(s.message() ==
@@ -280,8 +279,12 @@ TEST_CASE("a kept login is used for its URL only, and refreshed ahead of its exp
             server_side(
                 as.base + "/mcp", [&] { return as.login(as.base + "/other", 3600); }, &saved))
             .value();
-    CHECK_FALSE(client->has_token());
     CHECK(client->authorization().empty());
+    CHECK_FALSE(
+        OAuthClient::usable_login(as.base + "/mcp", "", as.login(as.base + "/other", 3600)));
+    CHECK(OAuthClient::usable_login(as.base + "/mcp", "", as.login(as.base + "/mcp", 3600)));
+    CHECK_FALSE(OAuthClient::usable_login(as.base + "/mcp", "https://elsewhere.example",
+                                          as.login(as.base + "/mcp", 3600)));
   }
   SECTION("far from its expiry it is sent as it is") {
     auto client = OAuthClient::create(server_side(

@@ -109,14 +109,10 @@ GatedConnection::~GatedConnection() {
   if (it != tally_->per_client.end() && --it->second == 0) tally_->per_client.erase(it);
 }
 
-ssize_t GatedConnection::read(char* out, std::size_t size, Clock::time_point deadline) {
+ssize_t GatedConnection::read_more(char* out, std::size_t size, Clock::time_point deadline) {
   timed_out_ = false;
-  if (ahead_pos_ < ahead_.size()) {
-    const std::size_t n = std::min(size, ahead_.size() - ahead_pos_);
-    std::memcpy(out, ahead_.data() + ahead_pos_, n);
-    ahead_pos_ += n;
-    consumed_ += n;
-    return static_cast<ssize_t>(n);
+  if (ahead_pos_ < ahead_.size()) {  // size 0
+    return 0;
   }
   ahead_.clear();
   ahead_pos_ = 0;

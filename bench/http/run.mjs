@@ -7,9 +7,12 @@
 // the 2026-07-28 protocol's stateless requests (`toolmux_modern`: no session,
 // each POST carrying its _meta and the MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name headers), the same binary and tool. Not run unless --only names
-// them: `toolmux_token` (the legacy session with a static bearer token) and
-// `toolmux_jwt` (with an OAuth JWT access token, RS256, checked against a
-// local issuer's JWKS: docs/authorization.md).
+// them: `toolmux_token` (the legacy session with a static bearer token),
+// `toolmux_token_long` (a static token as long as the JWT: cpp-httplib's
+// reading of a request head costs per byte, so this one isolates what checking
+// the JWT costs from what its length costs) and `toolmux_jwt` (with an OAuth
+// JWT access token, RS256, checked against a local issuer's JWKS:
+// docs/authorization.md).
 //
 // Each server runs pinned to core 0, wrk (Debian's) to core 1. Per
 // repetition, per concurrency (1, 16, 64 connections; wrk threads: 1 for one
@@ -26,7 +29,7 @@
 // Usage: node run.mjs [--build DIR] [--reps N] [--duration S] [--warmup S]
 //                     [--connections 1,16,64] [--memory-calls 100000,1000000]
 //                     [--memory-seconds S]
-//                     [--only bare,toolmux,toolmux_modern,sdk,toolmux_token,toolmux_jwt]
+//                     [--only bare,toolmux,toolmux_modern,sdk,toolmux_token,toolmux_token_long,toolmux_jwt]
 //                     [--no-memory]
 
 import { execFile, spawn } from 'node:child_process';
@@ -120,6 +123,13 @@ function servers(options) {
       auth: 'token',
       args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
     },
+    // The same with a static token as long as toolmux_jwt's JWT.
+    toolmux_token_long: {
+      name: 'toolmux_token_long',
+      command: toolmux,
+      auth: 'token_long',
+      args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
+    },
     // The same with an OAuth JWT access token, checked against a local issuer.
     toolmux_jwt: {
       name: 'toolmux_jwt',
@@ -129,7 +139,7 @@ function servers(options) {
     },
   };
   return options.only.map((name) => {
-    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk, toolmux_token, toolmux_jwt)`);
+    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk, toolmux_token, toolmux_token_long, toolmux_jwt)`);
     return all[name];
   });
 }
@@ -141,9 +151,9 @@ async function start(server) {
   const log = fs.openSync(logFile, 'w');
   // taskset execs the server, so the child's pid is the server's.
   const extra = [];
-  if (server.auth === 'token') {
+  if (server.auth === 'token' || server.auth === 'token_long') {
     const file = path.join(dir, 'tokens');
-    fs.writeFileSync(file, `bench=${STATIC_TOKEN}\n`, { mode: 0o600 });
+    fs.writeFileSync(file, `bench=${await staticToken(server)}\n`, { mode: 0o600 });
     extra.push('--tokens-file', file);
   } else if (server.auth === 'jwt') {
     const issuer = await localIssuer();
@@ -227,9 +237,18 @@ function localIssuer() {
   return issuerPromise;
 }
 
+/** The static token of `server`: short, or as long as the JWT. */
+async function staticToken(server) {
+  if (server.auth !== 'token_long') return STATIC_TOKEN;
+  const { token } = await localIssuer();
+  return (STATIC_TOKEN + '0123456789abcdef'.repeat(Math.ceil(token.length / 16))).slice(0, token.length);
+}
+
 /** The Authorization header `server` needs, or {}. */
 async function authHeaders(server) {
-  if (server.auth === 'token') return { Authorization: `Bearer ${STATIC_TOKEN}` };
+  if (server.auth === 'token' || server.auth === 'token_long') {
+    return { Authorization: `Bearer ${await staticToken(server)}` };
+  }
   if (server.auth === 'jwt') return { Authorization: `Bearer ${(await localIssuer()).token}` };
   return {};
 }
@@ -401,7 +420,8 @@ async function measureThroughput(list, options, log) {
             `${Math.round(r.rps)} req/s, p50 ${(r.latency_us.p50 / 1000).toFixed(2)} ms, ` +
             `p99 ${(r.latency_us.p99 / 1000).toFixed(2)} ms, non-2xx ${r.errors.status}, wrong ${r.wrong}, ` +
             `socket errors ${r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout}, ` +
-            `connections served ${r.check.served}/${r.check.seen} (min share ${r.check.minShare})`);
+            `connections served ${r.check.served}/${r.check.seen} (min share ${r.check.minShare})` +
+            (r.wrong ? `; first wrong answer: ${r.first_wrong}` : ''));
         }
       }
     } finally {

@@ -50,6 +50,7 @@ function init(args)
   sent = 0
   answered = 0
   wrong = 0
+  first_wrong = ""
 end
 
 function request()
@@ -64,6 +65,10 @@ function response(status, headers, body)
   answered = answered + 1
   if status ~= 200 or not string.find(body, "This is a simple text response for testing.", 1, true) then
     wrong = wrong + 1
+    -- The first wrong answer of each thread is kept, to be shown.
+    if wrong == 1 then
+      first_wrong = string.format("%d %s", status, string.sub(body or "", 1, 300))
+    end
   end
   if limit > 0 and answered == limit then
     io.write("limit reached\n")
@@ -73,17 +78,22 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-  local answered_total, wrong_total = 0, 0
+  local answered_total, wrong_total, first_wrong_any = 0, 0, ""
   for _, thread in ipairs(threads) do
     answered_total = answered_total + thread:get("answered")
     wrong_total = wrong_total + thread:get("wrong")
+    if first_wrong_any == "" then first_wrong_any = thread:get("first_wrong") or "" end
   end
+  -- As a JSON string: quotes, backslashes and control characters escaped.
+  local quoted = string.gsub(first_wrong_any, '[%c"\\]', function(c)
+    return string.format("\\u%04x", string.byte(c))
+  end)
   local e = summary.errors
   io.write(string.format(
-    'RESULT {"requests":%d,"duration_us":%d,"answered":%d,"wrong":%d,' ..
+    'RESULT {"requests":%d,"duration_us":%d,"answered":%d,"wrong":%d,"first_wrong":"%s",' ..
     '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
     '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"mean":%.1f,"max":%d}}\n',
-    summary.requests, summary.duration, answered_total, wrong_total,
+    summary.requests, summary.duration, answered_total, wrong_total, quoted,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean, latency.max))
 end

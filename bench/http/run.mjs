@@ -30,7 +30,16 @@
 //                     [--connections 1,16,64] [--memory-calls 100000,1000000]
 //                     [--memory-seconds S]
 //                     [--only bare,toolmux,toolmux_modern,sdk,toolmux_token,toolmux_token_long,toolmux_jwt]
-//                     [--no-memory]
+//                     [--no-memory] [--instructions N1,N2]
+//
+// --instructions N1,N2: instead of the timed runs, each server runs under
+// valgrind's callgrind twice, answering N1 and then N2 calls per wrk thread
+// (16 connections, 2 threads) after its session opens; the instructions one
+// call costs are the difference of the two totals over the difference of the
+// calls (start-up and shutdown cancel out). Counted instructions do not depend
+// on the machine's load. Needs valgrind. Callgrind runs the server's threads
+// one at a time and does not have every instruction a processor has (OpenSSL's
+// SHA-256 there takes its portable code, not the SHA extensions).
 
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -76,6 +85,7 @@ function parseArgs(argv) {
     else if (arg === '--memory-seconds') options.memorySeconds = Number.parseInt(value(), 10);
     else if (arg === '--only') options.only = list(value());
     else if (arg === '--no-memory') options.memory = false;
+    else if (arg === '--instructions') options.instructions = list(value()).map(Number);
     else if (arg === '--help' || arg === '-h') {
       console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(18, 21).join('\n'));
       process.exit(0);
@@ -159,13 +169,16 @@ async function start(server) {
     const issuer = await localIssuer();
     extra.push('--auth-issuer', issuer.url, '--resource-url', JWT_RESOURCE);
   }
-  const child = spawn('taskset', ['-c', SERVER_CORE, server.command, ...server.args(path.join(dir, 'data')), ...extra], {
+  const command = server.callgrind
+    ? ['valgrind', '--tool=callgrind', `--callgrind-out-file=${server.callgrind}`, server.command]
+    : ['taskset', '-c', SERVER_CORE, server.command];
+  const child = spawn(command[0], [...command.slice(1), ...server.args(path.join(dir, 'data')), ...extra], {
     stdio: ['ignore', 'ignore', log],
   });
   fs.closeSync(log);
   let exited = null;
   const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
-  const deadline = Date.now() + 15000;
+  const deadline = Date.now() + (server.callgrind ? 120000 : 15000);
   for (;;) {
     const text = fs.readFileSync(logFile, 'utf8');
     const line = text.split('\n').find((l) => l.includes('"serving"'));
@@ -570,9 +583,48 @@ function printReport(table, memory, load) {
   return ratios;
 }
 
+/**
+ * Instructions per tools/call of each server, under callgrind: the totals of
+ * two runs (n1 and n2 calls per wrk thread) differenced.
+ */
+async function measureInstructions(list, [n1, n2], log) {
+  const rows = {};
+  for (const s of list) {
+    const totals = [];
+    for (const n of [n1, n2]) {
+      const out = path.join(os.tmpdir(), `http-bench-callgrind-${process.pid}-${s.name}-${n}.out`);
+      const handle = await start({ ...s, callgrind: out });
+      const auth = await authHeaders(s);
+      const session = await openSession(handle.url, s.modern, auth);
+      const token = auth.Authorization?.slice('Bearer '.length) ?? '';
+      const r = await wrk({ url: handle.url, session, connections: 16, seconds: 600, limit: n, port: handle.port, token });
+      await handle.stop();
+      const text = fs.readFileSync(out, 'utf8');
+      fs.rmSync(out, { force: true });
+      const total = Number(/^summary: (\d+)/m.exec(text)?.[1] ?? /^totals: (\d+)/m.exec(text)?.[1]);
+      if (!Number.isFinite(total)) throw new Error(`${s.name}: no total in callgrind's output`);
+      if (r.wrong) throw new Error(`${s.name}: ${r.wrong} wrong answers (${r.first_wrong})`);
+      totals.push({ calls: r.answered, total });
+      log(`${s.name.padEnd(18)} ${r.answered} calls: ${total} instructions`);
+    }
+    const perCall = (totals[1].total - totals[0].total) / (totals[1].calls - totals[0].calls);
+    rows[s.name] = Math.round(perCall);
+  }
+  console.log('\ninstructions per tools/call (callgrind, 16 connections; difference of two runs)');
+  for (const [name, n] of Object.entries(rows)) console.log(`${name.padEnd(18)} ${n.toLocaleString('en-US')}`);
+  console.log(JSON.stringify({ bench: 'http', instructions: rows, calls: [n1, n2] }));
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const list = servers(options);
+  if (options.instructions) {
+    if (options.instructions.length !== 2 || !(options.instructions[1] > options.instructions[0])) {
+      throw new Error('--instructions needs N1,N2 with N2 > N1');
+    }
+    await measureInstructions(list, options.instructions, (line) => console.error(line));
+    return;
+  }
   if (os.cpus().length < 2) throw new Error('needs 2 cores: the server on core 0, wrk on core 1');
   const log = (line) => console.error(line);
   // The machine is shared: the 1-minute load average, every 10 s, says how quiet it was.

@@ -13,6 +13,8 @@ if [[ ${1:-} == --tests ]]; then
   # `script` (a pseudo-terminal for serve's first-run guidance, tests/e2e/import.test.mjs);
   # essential in Debian, listed so that a trimmed image gets it too.
   packages+=(bsdutils)
+  # valgrind's callgrind counts what a call costs (tests/perf/call_instructions.sh).
+  packages+=(valgrind)
   command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
   # The packages' tests (tests/packaging): cpack's dependencies from
   # dpkg-shlibdeps (dpkg-dev; it runs file and objdump), the man page read with

@@ -75,7 +75,8 @@ TEST_CASE("the session store is one for every instance: records, seqs, events, d
   auto b = session_store(db, quiet.logger);
   CHECK(a->shared());
 
-  a->put_session("s1", {{"principal", "alice"}, {"label", "http-1"}, {"state", {{"x", 1}}}});
+  REQUIRE(a->put_session("s1", {{"principal", "alice"}, {"label", "http-1"}, {"state", {{"x", 1}}}})
+              .ok());
   auto loaded = b->load_session("s1");
   REQUIRE(loaded.ok());
   REQUIRE(loaded->has_value());
@@ -133,8 +134,8 @@ TEST_CASE("sessions no instance touched for the idle time expire once, by one sw
   auto clock = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
   a->now = [&] { return clock; };
   b->now = [&] { return clock; };
-  a->put_session("old", {{"principal", "p"}});
-  a->put_session("used", {{"principal", "p"}});
+  REQUIRE(a->put_session("old", {{"principal", "p"}}).ok());
+  REQUIRE(a->put_session("used", {{"principal", "p"}}).ok());
   clock += 50min;
   b->touch_session("used");
   clock += 20min;
@@ -246,7 +247,7 @@ TEST_CASE("an event stored by one instance reaches a stream waiting on another a
   auto store_a = session_store(db, quiet.logger);
   auto store_b = session_store(db, quiet.logger);
   store_a->set_append_notice("instance-a");
-  store_a->put_session("s", {{"principal", "p"}});
+  REQUIRE(store_a->put_session("s", {{"principal", "p"}}).ok());
   SessionStreams a("s", store_a.get());
   SessionStreams b("s", store_b.get());
   // Instance b's bus: the news of a's events has b's streams look again.
@@ -303,7 +304,7 @@ TEST_CASE("a session's SSE events sent by one instance are resumed on another",
   const std::string db = fresh_postgres_database();
   auto store_a = session_store(db, quiet.logger);
   auto store_b = session_store(db, quiet.logger);
-  store_a->put_session("s", {{"principal", "p"}});
+  REQUIRE(store_a->put_session("s", {{"principal", "p"}}).ok());
 
   // Instance a answers a request on an SSE stream: progress, then the response.
   SessionStreams a("s", store_a.get());

@@ -1,5 +1,6 @@
 #include "src/store/session_store.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <memory>
@@ -34,9 +35,10 @@ TEST_CASE("session records are kept, replaced and listed") {
   TempDir dir;
   auto store = open_session_store(dir);
   CHECK(store->load_sessions().empty());
-  store->put_session("a", {{"principal", "alice"}});
-  store->put_session("b", {{"principal", "bob"}});
-  store->put_session("a", {{"principal", "alice"}, {"state", {{"initialized", true}}}});
+  REQUIRE(store->put_session("a", {{"principal", "alice"}}).ok());
+  REQUIRE(store->put_session("b", {{"principal", "bob"}}).ok());
+  REQUIRE(
+      store->put_session("a", {{"principal", "alice"}, {"state", {{"initialized", true}}}}).ok());
   auto sessions = store->load_sessions();
   REQUIRE(sessions.size() == 2);
   CHECK(sessions[0].first == "a");
@@ -54,18 +56,20 @@ TEST_CASE("records and events written from many threads at once are all kept") {
   auto store = open_session_store(dir);
   constexpr int threads = 8;
   constexpr int per_thread = 40;
+  std::atomic<int> refused{0};  // Catch2's REQUIRE is not for other threads
   std::vector<std::thread> writers;
   writers.reserve(threads);
   for (int t = 0; t < threads; ++t) {
-    writers.emplace_back([&store, t] {
+    writers.emplace_back([&store, &refused, t] {
       const std::string id = "s" + std::to_string(t);
       for (int i = 1; i <= per_thread; ++i) {
-        store->put_session(id, {{"principal", "p"}, {"n", i}});
+        if (!store->put_session(id, {{"principal", "p"}, {"n", i}}).ok()) ++refused;
         store->append_event(id, event(static_cast<std::uint64_t>(i), 0));
       }
     });
   }
   for (auto& w : writers) w.join();
+  REQUIRE(refused == 0);
   auto sessions = store->load_sessions();
   REQUIRE(sessions.size() == threads);
   for (const auto& [id, record] : sessions) {
@@ -138,8 +142,8 @@ TEST_CASE("trim_events deletes the events below a seq and no others") {
 TEST_CASE("delete_session deletes the record and every event of that session only") {
   TempDir dir;
   auto store = open_session_store(dir);
-  store->put_session("s", {{"principal", "p"}});
-  store->put_session("t", {{"principal", "p"}});
+  REQUIRE(store->put_session("s", {{"principal", "p"}}).ok());
+  REQUIRE(store->put_session("t", {{"principal", "p"}}).ok());
   for (std::uint64_t seq = 1; seq <= 5; ++seq) {
     store->append_event("s", event(seq, 0));
     store->append_event("t", event(seq, 0));
@@ -157,7 +161,7 @@ TEST_CASE("records and events outlive closing and reopening the store") {
   TempDir dir;
   {
     auto store = open_session_store(dir);
-    store->put_session("s", {{"principal", "alice"}, {"label", "http-3"}});
+    REQUIRE(store->put_session("s", {{"principal", "alice"}, {"label", "http-3"}}).ok());
     store->append_event("s", event(1, 0));
     store->append_event("s", event(2, 4, true));
     store->flush();

@@ -1,6 +1,7 @@
 #include "transports/stdio_transport.h"
 
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <utility>
@@ -16,24 +17,27 @@ std::optional<StdioTransport::Line> StdioTransport::read_line() {
   char chunk[65536];
   while (true) {
     // A complete line already buffered?
-    const std::size_t newline = buffer_.find('\n', scan_from_);
+    const std::size_t newline = buffer_.find('\n', std::max(start_, scan_from_));
     if (newline != std::string::npos) {
       Line line;
       if (skipping_) {
         line.oversized = true;
         skipping_ = false;
       } else {
-        line.text = buffer_.substr(0, newline);
+        line.text = buffer_.substr(start_, newline - start_);
         if (!line.text.empty() && line.text.back() == '\r') line.text.pop_back();
         if (line.text.size() > max_message_bytes_) {
           line.text.clear();
           line.oversized = true;
         }
       }
-      buffer_.erase(0, newline + 1);
-      scan_from_ = 0;
+      start_ = newline + 1;
+      scan_from_ = start_;
       return line;
     }
+    // No whole line left: what remains (part of one) moves to the front.
+    buffer_.erase(0, start_);
+    start_ = 0;
     scan_from_ = buffer_.size();
     // Bound memory: past the limit, keep reading but drop the bytes.
     if (buffer_.size() > max_message_bytes_) {

@@ -55,8 +55,12 @@ class StdioTransport final : public MessageSink {
   const int in_fd_;
   const int out_fd_;
   const std::size_t max_message_bytes_;
+  // Bytes read and not yet returned start at start_: a line taken moves
+  // start_, and what is left moves to the front only before the next read, so
+  // a backlog of many pipelined lines is not shifted once per line.
   std::string buffer_;
-  std::size_t scan_from_ = 0;
+  std::size_t start_ = 0;
+  std::size_t scan_from_ = 0;  // no "\n" in buffer_ before this offset (from start_)
   bool eof_ = false;
   bool skipping_ = false;  // inside an oversized line, dropping bytes until "\n"
   std::atomic<bool> stop_{false};

@@ -57,6 +57,40 @@ TEST_CASE("an oversized line is skipped whole and the next line is read normally
   CHECK(t.read_line()->text == "{\"ok\":true}");
 }
 
+TEST_CASE(
+    "a backlog of many pipelined lines, one across every read's end, comes out whole and in "
+    "order") {
+  Pipe in, out;
+  StdioTransport t(in.fds[0], out.fds[1], 4096);
+  // Lines of varying length, more bytes than one read takes (64 KiB), with an
+  // oversized line among them: each comes out as sent, the long one skipped.
+  std::vector<std::string> sent;
+  std::string stream;
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = "{\"id\":" + std::to_string(i) + ",\"pad\":\"" +
+                       std::string(static_cast<std::size_t>(i % 37), 'p') + "\"}";
+    if (i == 7000) line = std::string(5000, 'x');
+    sent.push_back(line);
+    stream += line + (i % 3 == 0 ? "\r\n" : "\n");
+  }
+  std::thread writer([&] {
+    in.write_all(stream);
+    in.close_write();
+  });
+  for (int i = 0; i < 20000; ++i) {
+    auto line = t.read_line();
+    REQUIRE(line.has_value());
+    if (i == 7000) {
+      REQUIRE(line->oversized);
+    } else {
+      REQUIRE_FALSE(line->oversized);
+      REQUIRE(line->text == sent[static_cast<std::size_t>(i)]);
+    }
+  }
+  CHECK_FALSE(t.read_line().has_value());
+  writer.join();
+}
+
 TEST_CASE("written messages end with one newline each") {
   Pipe in, out;
   StdioTransport t(in.fds[0], out.fds[1], 1024);

@@ -6,8 +6,8 @@
 #include <ctime>
 #include <string>
 
+#include "src/base/json_text.h"
 #include "src/base/redact.h"
-#include "src/base/utf8.h"
 
 namespace toolmux {
 namespace {
@@ -34,52 +34,6 @@ void append_utc_timestamp(std::string& out) {
   out += static_cast<char>('0' + ms / 10 % 10);
   out += static_cast<char>('0' + ms % 10);
   out += 'Z';
-}
-
-// Appends `text` as a JSON string, its bad UTF-8 replaced by U+FFFD.
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-      ++i;
-    } else if (c < 0x80) {
-      out += '\\';
-      switch (c) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '\n':
-          out += 'n';
-          break;
-        case '\r':
-          out += 'r';
-          break;
-        case '\t':
-          out += 't';
-          break;
-        default:
-          out += "u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-      }
-      ++i;
-    } else {
-      const Utf8Char ch = decode_utf8(text, i);
-      if (ch.valid) {
-        out.append(text.substr(i, ch.length));
-      } else {
-        out += kUtf8Replacement;
-      }
-      i += ch.length;
-    }
-  }
-  out += '"';
 }
 
 }  // namespace

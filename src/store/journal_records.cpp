@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/base/json_text.h"
 #include "src/base/redact.h"
 #include "src/store/db_keys.h"
 
@@ -117,6 +118,49 @@ json audit_json(const AuditRecord& r) {
           {"outcome", r.outcome},
           {"duration_ms", r.duration_ms},
           {"idempotency_key", r.idempotency_key}};
+}
+
+std::string audit_text(const AuditRecord& r) {
+  std::string out;
+  out.reserve(256 + r.principal.size() + r.tool.size() + r.rationale.size());
+  auto member = [&out](std::string_view key, std::string_view value) {
+    out += out.empty() ? '{' : ',';
+    append_json_string(out, key);
+    out += ':';
+    append_json_string(out, value);
+  };
+  // The members in nlohmann's order (its objects sort their keys), so that a
+  // record reads the same whichever way it was written.
+  member("approver", r.approver);
+  if (r.arguments.is_null()) {
+    out += ",\"arguments\":null";
+  } else {
+    // The arguments' text once: its size decides whether it is kept.
+    const std::string arguments = journal_json_text(r.arguments);
+    out += ",\"arguments\":";
+    if (arguments.size() <= kMaxAuditArgumentsBytes) {
+      out += arguments;
+    } else {
+      append_json_string(out, "(" + std::to_string(arguments.size()) +
+                                  " bytes of arguments, over the audit record's " +
+                                  std::to_string(kMaxAuditArgumentsBytes) + "-byte limit)");
+    }
+  }
+  member("call_id", r.call_id);
+  member("confirmation", r.confirmation);
+  out += ",\"duration_ms\":";
+  append_json_number(out, r.duration_ms);
+  member("idempotency_key", r.idempotency_key);
+  member("outcome", r.outcome);
+  member("principal", r.principal);
+  member("rationale", r.rationale);
+  member("session", r.session);
+  member("side_effect", r.side_effect);
+  out += ",\"time_ns\":";
+  append_json_number(out, to_ns(r.time));
+  member("tool", r.tool);
+  out += '}';
+  return out;
 }
 
 std::optional<AuditRecord> audit_from_text(std::string_view text) {

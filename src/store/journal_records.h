@@ -35,6 +35,9 @@ nlohmann::json entry_json(const JournalEntry& entry);
 std::optional<JournalEntry> entry_from_text(std::string_view text);
 std::optional<JournalEntry> entry_from_json(const nlohmann::json& j);
 nlohmann::json audit_json(const AuditRecord& record);
+// journal_json_text(audit_json(record)), written straight to text: the same
+// members, in the same (sorted) order, with no tree between (one per call).
+std::string audit_text(const AuditRecord& record);
 std::optional<AuditRecord> audit_from_text(std::string_view text);
 std::optional<AuditRecord> audit_from_json(const nlohmann::json& j);
 

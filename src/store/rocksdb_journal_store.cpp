@@ -281,7 +281,7 @@ struct RocksDbJournalStore::Impl {
         batch.Put(seq_key('e', seq), journal_json_text(entry_json(*entry)));
         batch.Put(time_seq_key('x', to_ns(now), seq), rocksdb::Slice());
         batch.Put(time_seq_key('a', to_ns(now), next_seq++),
-                  journal_json_text(audit_json(interrupted_record(entry->intent, now))));
+                  audit_text(interrupted_record(entry->intent, now)));
       }
       if (Status written = write(batch, true); !written.ok()) return written;
       if (entry && interrupted.size() < kMaxInterruptedListed) {
@@ -439,8 +439,7 @@ Status RocksDbJournalStore::finish(const std::string& call_id, const std::string
   batch.Delete(seq_key('p', *seq));
   if (!result_text.empty()) batch.Put(seq_key('r', *seq), result_text);
   batch.Put(time_seq_key('x', to_ns(now), *seq), rocksdb::Slice());
-  batch.Put(time_seq_key('a', to_ns(record.time), s.next_seq++),
-            journal_json_text(audit_json(record)));
+  batch.Put(time_seq_key('a', to_ns(record.time), s.next_seq++), audit_text(record));
   return s.write(batch, true);
 }
 
@@ -450,7 +449,7 @@ Status RocksDbJournalStore::audit(const AuditRecord& record) {
   AuditRecord copy = record;
   if (copy.time.time_since_epoch().count() == 0) copy.time = s.options.now();
   rocksdb::WriteBatch batch;
-  batch.Put(time_seq_key('a', to_ns(copy.time), s.next_seq++), journal_json_text(audit_json(copy)));
+  batch.Put(time_seq_key('a', to_ns(copy.time), s.next_seq++), audit_text(copy));
   return s.write(batch, false);
 }
 

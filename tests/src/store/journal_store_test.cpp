@@ -612,6 +612,51 @@ std::map<std::string, std::pair<std::uintmax_t, std::filesystem::file_time_type>
 
 }  // namespace
 
+TEST_CASE("an audit record written straight to text is the JSON of its tree, member for member") {
+  AuditRecord r;
+  r.time = at(42) + std::chrono::nanoseconds(123);
+  r.call_id = "call-1";
+  r.principal = "alice \"the admin\"\\ \u00e9";
+  r.session = "http-7";
+  r.tool = "delete_file";
+  r.side_effect = "destructive";
+  r.arguments = {{"path", "a\tb\n\x01"}, {"n", 3}, {"list", {1, 2.5, nullptr}}};
+  r.confirmation = "accepted";
+  r.approver = "bob";
+  r.rationale = "line one\nline two";
+  r.outcome = "ok";
+  r.duration_ms = 12.375;
+  r.idempotency_key = "k-[REDACTED]";
+  const std::string text = audit_text(r);
+  CHECK(json::parse(text) == audit_json(r));
+  // nlohmann's objects sort their keys: the same bytes, member order included.
+  CHECK(text == journal_json_text(audit_json(r)));
+  const auto back = audit_from_text(text);
+  REQUIRE(back.has_value());
+  CHECK(back->principal == r.principal);
+  CHECK(back->time == r.time);
+  CHECK(back->duration_ms == r.duration_ms);
+
+  SECTION("no arguments, a whole duration, empty fields") {
+    AuditRecord bare;
+    bare.time = at(0);
+    bare.duration_ms = 3;
+    CHECK(json::parse(audit_text(bare)) == audit_json(bare));
+  }
+  SECTION("arguments over the limit are replaced by what their size was, as before") {
+    AuditRecord big = r;
+    big.arguments = {{"blob", std::string(kMaxAuditArgumentsBytes, 'x')}};
+    CHECK(json::parse(audit_text(big)) == audit_json(big));
+    CHECK(json::parse(audit_text(big))["arguments"].is_string());
+  }
+  SECTION("bad UTF-8 becomes U+FFFD and the text stays JSON") {
+    AuditRecord bad = r;
+    bad.tool = std::string("t\xff\xfeol");
+    const json parsed = json::parse(audit_text(bad));
+    CHECK(parsed["tool"] == "t\xef\xbf\xbd\xef\xbf\xbdol");
+  }
+}
+
 TEST_CASE("journal: the readers write nothing, not even RocksDB's info log") {
   TempDir dir;
   {

@@ -1,0 +1,71 @@
+#include "src/base/json_text.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "src/base/utf8.h"
+
+namespace toolmux {
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x80) {
+      out += '\\';
+      switch (c) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '\n':
+          out += 'n';
+          break;
+        case '\r':
+          out += 'r';
+          break;
+        case '\t':
+          out += 't';
+          break;
+        default:
+          out += "u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+      }
+      ++i;
+    } else {
+      const Utf8Char ch = decode_utf8(text, i);
+      if (ch.valid) {
+        out.append(text.substr(i, ch.length));
+      } else {
+        out += kUtf8Replacement;
+      }
+      i += ch.length;
+    }
+  }
+  out += '"';
+}
+
+void append_json_number(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
+void append_json_number(std::string& out, std::int64_t value) {
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
+}  // namespace toolmux

@@ -1,0 +1,19 @@
+// JSON text written as it is produced, with no tree between: for records of
+// the hot path (the log's tool_call, the audit trail) whose shape is fixed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace toolmux {
+
+// Appends `text` as a JSON string, its bad UTF-8 replaced by U+FFFD; control
+// characters escaped, nothing else (non-ASCII stays as it is).
+void append_json_string(std::string& out, std::string_view text);
+// Appends `value` in the shortest form that reads back the same; a number that
+// is not finite as null.
+void append_json_number(std::string& out, double value);
+void append_json_number(std::string& out, std::int64_t value);
+
+}  // namespace toolmux

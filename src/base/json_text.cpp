@@ -62,10 +62,16 @@ void append_json_number(std::string& out, double value) {
   out.append(buf, ec == std::errc() ? end : buf);
 }
 
-void append_json_number(std::string& out, std::int64_t value) {
+namespace {
+template <typename Integer>
+void append_integer(std::string& out, Integer value) {
   char buf[24];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   out.append(buf, ec == std::errc() ? end : buf);
 }
+}  // namespace
+
+void append_json_number(std::string& out, std::int64_t value) { append_integer(out, value); }
+void append_json_number(std::string& out, std::uint64_t value) { append_integer(out, value); }
 
 }  // namespace toolmux

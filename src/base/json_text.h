@@ -1,5 +1,5 @@
 // JSON text written as it is produced, with no tree between: for records of
-// the hot path (the log's tool_call, the audit trail) whose shape is fixed.
+// the hot path (the log's LogFields, the audit trail) whose shape is fixed.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +15,6 @@ void append_json_string(std::string& out, std::string_view text);
 // is not finite as null.
 void append_json_number(std::string& out, double value);
 void append_json_number(std::string& out, std::int64_t value);
+void append_json_number(std::string& out, std::uint64_t value);
 
 }  // namespace toolmux

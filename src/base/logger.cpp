@@ -1,8 +1,6 @@
 #include "src/base/logger.h"
 
-#include <charconv>
 #include <chrono>
-#include <cmath>
 #include <ctime>
 #include <string>
 
@@ -100,21 +98,13 @@ LogFields& LogFields::add(std::string_view key, std::string_view value) {
 
 LogFields& LogFields::add(std::string_view key, double value) {
   this->key(key);
-  if (!std::isfinite(value)) {
-    text_ += "null";
-    return *this;
-  }
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  text_.append(buf, ec == std::errc() ? end : buf);
+  append_json_number(text_, value);
   return *this;
 }
 
 LogFields& LogFields::add(std::string_view key, std::uint64_t value) {
   this->key(key);
-  char buf[24];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  text_.append(buf, ec == std::errc() ? end : buf);
+  append_json_number(text_, value);
   return *this;
 }
 

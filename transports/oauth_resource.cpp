@@ -24,6 +24,7 @@ extern "C" {
 #include <openssl/sha.h>
 
 #include "src/base/base64.h"
+#include "src/base/shared_library.h"
 #include "src/base/untrusted_json.h"
 #include "transports/url.h"
 
@@ -183,6 +184,40 @@ Status refused(std::string why) { return Status::invalid_argument(std::move(why)
 
 void silence(void*, const char*, int, uint64_t, const char*, va_list) {}
 
+// What toolmux calls of libjose (and of jansson, which it brings), taken
+// from it when keys are first read (src/base/shared_library.h): a process
+// that checks no JWT never loads either, nor runs libjose's constructor,
+// which seeds OpenSSL's random generator (a third of toolmux's start-up).
+struct LibJose {
+  decltype(&::jose_cfg) jose_cfg = nullptr;
+  decltype(&::jose_cfg_set_err_func) jose_cfg_set_err_func = nullptr;
+  decltype(&::jose_openssl_jwk_to_EVP_PKEY) jose_openssl_jwk_to_EVP_PKEY = nullptr;
+  decltype(&::json_loadb) json_loadb = nullptr;
+  decltype(&::json_delete) json_delete = nullptr;
+  jose_cfg_t* cfg = nullptr;  // errors silenced; one for the process, never freed
+};
+
+const Result<LibJose>& load_libjose() {
+  static const Result<LibJose> loaded = []() -> Result<LibJose> {
+    auto library =
+        SharedLibrary::open("libjose.so.0", "checking the signatures of access tokens", "libjose0");
+    if (!library.ok()) return library.status();
+    LibJose lib;
+    for (Status bound :
+         {library->bind(lib.jose_cfg, "jose_cfg"),
+          library->bind(lib.jose_cfg_set_err_func, "jose_cfg_set_err_func"),
+          library->bind(lib.jose_openssl_jwk_to_EVP_PKEY, "jose_openssl_jwk_to_EVP_PKEY"),
+          library->bind(lib.json_loadb, "json_loadb"),
+          library->bind(lib.json_delete, "json_delete")}) {
+      if (!bound.ok()) return bound;
+    }
+    lib.cfg = lib.jose_cfg();
+    if (lib.cfg != nullptr) lib.jose_cfg_set_err_func(lib.cfg, silence, nullptr);
+    return lib;
+  }();
+  return loaded;
+}
+
 // GET (or POST `form`) `url` and read its body as a JSON object of at most
 // `max_bytes`; unavailable saying why when that cannot be done.
 Result<nlohmann::json> fetch_json(const std::string& url, const OAuthResourceOptions& options,
@@ -329,7 +364,6 @@ struct OAuthResource::State {
   std::vector<std::unique_ptr<Issuer>> issuers;
   std::unordered_map<std::string, Cached> grants;  // by the token's SHA-256
   Stats stats;
-  jose_cfg_t* cfg = nullptr;
 };
 
 OAuthResource::OAuthResource(OAuthResourceOptions options)
@@ -341,13 +375,9 @@ OAuthResource::OAuthResource(OAuthResourceOptions options)
     issuer->name = name;
     state_->issuers.push_back(std::move(issuer));
   }
-  state_->cfg = jose_cfg();
-  if (state_->cfg != nullptr) jose_cfg_set_err_func(state_->cfg, silence, nullptr);
 }
 
-OAuthResource::~OAuthResource() {
-  if (state_->cfg != nullptr) jose_cfg_decref(state_->cfg);
-}
+OAuthResource::~OAuthResource() = default;
 
 std::string OAuthResource::metadata_path() const {
   const auto scheme_end = metadata_url_.find("://");
@@ -469,6 +499,8 @@ Status OAuthResource::State::fetch(Issuer& issuer, const OAuthResourceOptions& o
   const auto list = doc->find("keys");
   if (list == doc->end() || !list->is_array())
     return Status::unavailable("the authorization server's JWKS has no keys");
+  const Result<LibJose>& jose = load_libjose();
+  if (!jose.ok()) return jose.status();
   std::map<std::string, std::shared_ptr<const JoseKey>> fresh;
   for (const auto& entry : *list) {
     if (fresh.size() >= 64) break;
@@ -483,10 +515,12 @@ Status OAuthResource::State::fetch(Issuer& issuer, const OAuthResourceOptions& o
     const std::string kty = text_of("kty");
     if (kty != "RSA" && kty != "EC") continue;
     const std::string text = entry.dump();
-    json_t* jwk = json_loadb(text.data(), text.size(), 0, nullptr);
+    json_t* jwk = jose->json_loadb(text.data(), text.size(), 0, nullptr);
     if (jwk == nullptr) continue;
-    EVP_PKEY* pkey = jose_openssl_jwk_to_EVP_PKEY(state.cfg, jwk);
-    json_decref(jwk);
+    EVP_PKEY* pkey = jose->jose_openssl_jwk_to_EVP_PKEY(jose->cfg, jwk);
+    // The only reference (libjose keeps none): json_decref's work, which
+    // would name jansson's json_delete at link time.
+    jose->json_delete(jwk);
     if (pkey == nullptr) continue;
     // RSA keys under 2048 bits are too weak to take a signature from (RFC 7518 section 3.3).
     if (kty == "RSA" && EVP_PKEY_get_bits(pkey) < 2048) {

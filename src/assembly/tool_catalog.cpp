@@ -199,14 +199,18 @@ std::shared_ptr<const Catalog> build_catalog(
   }
   set_call_tool_reach(*catalog, *registry);
 
-  auto searchable = std::make_shared<SearchableCatalog>();
-  std::vector<SearchDocument> documents;
   std::vector<SourceInfo> sources = {
       {"toolmux", "toolmux",
        "toolmux's own tools: files in the folders it was given (read, write, list, search), "
        "stored results, and finding and calling the catalog's tools."},
       {"catalog", "Catalog file", "Command tools defined in toolmux's catalog file."}};
   for (const SourceInfo& source : upstreams.sources) sources.push_back(source);
+  // Each published tool's source and tags, for its search document.
+  struct Origin {
+    std::string source;
+    std::vector<std::string> tags;
+  };
+  std::vector<Origin> origins;
   const auto& tools = registry->tools();
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const RegisteredTool& tool = *tools[i];
@@ -231,23 +235,36 @@ std::shared_ptr<const Catalog> build_catalog(
     // tool_search; an upstream's tools have its name as their source.
     const bool from_file = i >= builtins && i < builtins + catalog->command_tool_count;
     auto upstream = upstreams.tool_upstream.find(tool.spec.name);
-    documents.push_back(search_document_from_tool(
-        published, upstream != upstreams.tool_upstream.end() ? upstream->second
-                   : from_file                               ? "catalog"
-                                                             : "toolmux"));
-    documents.back().tags = tool.spec.tags;
+    origins.push_back({upstream != upstreams.tool_upstream.end() ? upstream->second
+                       : from_file                               ? "catalog"
+                                                                 : "toolmux",
+                       tool.spec.tags});
     catalog->published.push_back(std::move(published));
   }
-  CatalogSearchOptions catalog_search_options;
-  catalog_search_options.tools = search_options;
-  searchable->search =
-      CatalogSearch::build(std::move(documents), sources, std::move(catalog_search_options));
+  // The index waits for the first search (SearchIndexHolder::set_on_first_use).
+  // What it reads of the catalog (its published tools, its policy) is fixed
+  // from here on, and the catalog outlives every call that searches it.
+  auto searchable = std::make_shared<SearchableCatalog>();
   searchable->tools = &catalog->published;
   searchable->policy = &catalog->policy;
   if (clicks) searchable->memory = clicks->memory();
   catalog->search_clicks = std::move(clicks);
   searchable->rerank = rerank_settings;
-  catalog->search->set(std::move(searchable));
+  catalog->search->set_on_first_use([searchable = std::move(searchable),
+                                     origins = std::move(origins), sources = std::move(sources),
+                                     search_options = std::move(search_options)]() mutable {
+    std::vector<SearchDocument> documents;
+    documents.reserve(origins.size());
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+      documents.push_back(search_document_from_tool((*searchable->tools)[i], origins[i].source));
+      documents.back().tags = std::move(origins[i].tags);
+    }
+    CatalogSearchOptions catalog_search_options;
+    catalog_search_options.tools = std::move(search_options);
+    searchable->search =
+        CatalogSearch::build(std::move(documents), sources, std::move(catalog_search_options));
+    return std::shared_ptr<const SearchableCatalog>(std::move(searchable));
+  });
   catalog->registry = std::move(registry);
   // The program's own first, then the upstreams' in the file's order, then the
   // session's offloaded results.

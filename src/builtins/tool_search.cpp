@@ -11,11 +11,23 @@ using nlohmann::json;
 
 void SearchIndexHolder::set(std::shared_ptr<const SearchableCatalog> catalog) {
   std::lock_guard lock(mutex_);
+  build_ = nullptr;
   catalog_ = std::move(catalog);
+}
+
+void SearchIndexHolder::set_on_first_use(Build build) {
+  std::lock_guard lock(mutex_);
+  catalog_ = nullptr;
+  build_ = std::move(build);
 }
 
 std::shared_ptr<const SearchableCatalog> SearchIndexHolder::get() const {
   std::lock_guard lock(mutex_);
+  if (build_) {
+    // Under the lock: whoever asks meanwhile waits for this build, not a second one.
+    catalog_ = build_();
+    build_ = nullptr;
+  }
   return catalog_;
 }
 

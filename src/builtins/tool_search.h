@@ -56,12 +56,19 @@ struct SearchableCatalog {
 // Set once, read by every call. Thread-safe.
 class SearchIndexHolder {
  public:
+  using Build = std::function<std::shared_ptr<const SearchableCatalog>()>;
   void set(std::shared_ptr<const SearchableCatalog> catalog);
+  // Built when it is first asked for, by the thread that asks (those that ask
+  // meanwhile wait for it): a process that never searches never builds the
+  // index, and start-up does not wait for it (2 ms for the built-in tools,
+  // about 23 ms at 1,000 tools, bench/search_speed).
+  void set_on_first_use(Build build);
   std::shared_ptr<const SearchableCatalog> get() const;
 
  private:
   mutable std::mutex mutex_;
-  std::shared_ptr<const SearchableCatalog> catalog_;
+  mutable Build build_;  // until get() first runs it
+  mutable std::shared_ptr<const SearchableCatalog> catalog_;
 };
 
 // Registers tool_search.

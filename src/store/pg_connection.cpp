@@ -7,9 +7,75 @@
 #include <cstdlib>
 #include <utility>
 
+#include "src/base/shared_library.h"
+
 namespace toolmux {
 
 namespace {
+
+// libpq's functions that toolmux calls, taken from the library when the
+// first connection string is read (src/base/shared_library.h): a process on
+// the embedded store never loads libpq or the twenty libraries it needs.
+struct LibPq {
+  decltype(&::PQclear) PQclear = nullptr;
+  decltype(&::PQcmdTuples) PQcmdTuples = nullptr;
+  decltype(&::PQconnectdbParams) PQconnectdbParams = nullptr;
+  decltype(&::PQconninfoFree) PQconninfoFree = nullptr;
+  decltype(&::PQconninfoParse) PQconninfoParse = nullptr;
+  decltype(&::PQconsumeInput) PQconsumeInput = nullptr;
+  decltype(&::PQerrorMessage) PQerrorMessage = nullptr;
+  decltype(&::PQexecParams) PQexecParams = nullptr;
+  decltype(&::PQfinish) PQfinish = nullptr;
+  decltype(&::PQfreemem) PQfreemem = nullptr;
+  decltype(&::PQgetisnull) PQgetisnull = nullptr;
+  decltype(&::PQgetlength) PQgetlength = nullptr;
+  decltype(&::PQgetvalue) PQgetvalue = nullptr;
+  decltype(&::PQnotifies) PQnotifies = nullptr;
+  decltype(&::PQntuples) PQntuples = nullptr;
+  decltype(&::PQresultErrorField) PQresultErrorField = nullptr;
+  decltype(&::PQresultStatus) PQresultStatus = nullptr;
+  decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor = nullptr;
+  decltype(&::PQsocket) PQsocket = nullptr;
+  decltype(&::PQstatus) PQstatus = nullptr;
+  decltype(&::PQunescapeBytea) PQunescapeBytea = nullptr;
+};
+
+const Result<LibPq>& load_libpq() {
+  static const Result<LibPq> loaded = []() -> Result<LibPq> {
+    auto library = SharedLibrary::open("libpq.so.5", "the PostgreSQL store", "libpq5");
+    if (!library.ok()) return library.status();
+    LibPq lib;
+    for (const Status& bound : {library->bind(lib.PQclear, "PQclear"),
+                                library->bind(lib.PQcmdTuples, "PQcmdTuples"),
+                                library->bind(lib.PQconnectdbParams, "PQconnectdbParams"),
+                                library->bind(lib.PQconninfoFree, "PQconninfoFree"),
+                                library->bind(lib.PQconninfoParse, "PQconninfoParse"),
+                                library->bind(lib.PQconsumeInput, "PQconsumeInput"),
+                                library->bind(lib.PQerrorMessage, "PQerrorMessage"),
+                                library->bind(lib.PQexecParams, "PQexecParams"),
+                                library->bind(lib.PQfinish, "PQfinish"),
+                                library->bind(lib.PQfreemem, "PQfreemem"),
+                                library->bind(lib.PQgetisnull, "PQgetisnull"),
+                                library->bind(lib.PQgetlength, "PQgetlength"),
+                                library->bind(lib.PQgetvalue, "PQgetvalue"),
+                                library->bind(lib.PQnotifies, "PQnotifies"),
+                                library->bind(lib.PQntuples, "PQntuples"),
+                                library->bind(lib.PQresultErrorField, "PQresultErrorField"),
+                                library->bind(lib.PQresultStatus, "PQresultStatus"),
+                                library->bind(lib.PQsetNoticeProcessor, "PQsetNoticeProcessor"),
+                                library->bind(lib.PQsocket, "PQsocket"),
+                                library->bind(lib.PQstatus, "PQstatus"),
+                                library->bind(lib.PQunescapeBytea, "PQunescapeBytea")}) {
+      if (!bound.ok()) return bound;
+    }
+    return lib;
+  }();
+  return loaded;
+}
+
+// libpq, once describe_pg_target has loaded it: every other function here
+// runs on a connection or a result, which only exist after that.
+const LibPq& pq() { return *load_libpq(); }
 
 // libpq's messages end with a newline (or two); a Status message does not.
 std::string trimmed(const char* message) {
@@ -28,10 +94,11 @@ bool connection_lost_state(std::string_view state) {
 }  // namespace
 
 Result<std::string> describe_pg_target(const std::string& conninfo) {
+  if (const auto& loaded = load_libpq(); !loaded.ok()) return loaded.status();
   char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  PQconninfoOption* options = pq().PQconninfoParse(conninfo.c_str(), &error);
   if (!options) {
-    if (error) PQfreemem(error);
+    if (error) pq().PQfreemem(error);
     // libpq's message may quote part of the string, which may hold a password.
     return Status::invalid_argument(
         "the store's connection string does not parse: give a libpq URI "
@@ -51,7 +118,7 @@ Result<std::string> describe_pg_target(const std::string& conninfo) {
     if (key == "dbname") dbname = o->val;
     if (key == "user") user = o->val;
   }
-  PQconninfoFree(options);
+  pq().PQconninfoFree(options);
   // What libpq falls back on when the string says nothing.
   const auto env = [](const char* name, const char* fallback) {
     const char* value = std::getenv(name);
@@ -69,41 +136,43 @@ PgResult::PgResult(PgResult&& other) noexcept : result_(std::exchange(other.resu
 
 PgResult& PgResult::operator=(PgResult&& other) noexcept {
   if (this != &other) {
-    if (result_) PQclear(result_);
+    if (result_) pq().PQclear(result_);
     result_ = std::exchange(other.result_, nullptr);
   }
   return *this;
 }
 
 PgResult::~PgResult() {
-  if (result_) PQclear(result_);
+  if (result_) pq().PQclear(result_);
 }
 
-int PgResult::rows() const { return result_ ? PQntuples(result_) : 0; }
+int PgResult::rows() const { return result_ ? pq().PQntuples(result_) : 0; }
 
 std::uint64_t PgResult::affected() const {
   if (!result_) return 0;
-  const char* text = PQcmdTuples(result_);
+  const char* text = pq().PQcmdTuples(result_);
   std::uint64_t n = 0;
   std::from_chars(text, text + std::char_traits<char>::length(text), n);
   return n;
 }
 
-bool PgResult::is_null(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
+bool PgResult::is_null(int row, int column) const {
+  return pq().PQgetisnull(result_, row, column) != 0;
+}
 
 std::string_view PgResult::text(int row, int column) const {
-  return {PQgetvalue(result_, row, column),
-          static_cast<std::size_t>(PQgetlength(result_, row, column))};
+  return {pq().PQgetvalue(result_, row, column),
+          static_cast<std::size_t>(pq().PQgetlength(result_, row, column))};
 }
 
 std::string PgResult::bytes(int row, int column) const {
   if (is_null(row, column)) return {};
   std::size_t length = 0;
-  unsigned char* raw = PQunescapeBytea(
-      reinterpret_cast<const unsigned char*>(PQgetvalue(result_, row, column)), &length);
+  unsigned char* raw = pq().PQunescapeBytea(
+      reinterpret_cast<const unsigned char*>(pq().PQgetvalue(result_, row, column)), &length);
   if (!raw) return {};
   std::string out(reinterpret_cast<const char*>(raw), length);
-  PQfreemem(raw);
+  pq().PQfreemem(raw);
   return out;
 }
 
@@ -127,16 +196,16 @@ Result<std::unique_ptr<PgConnection>> PgConnection::connect(const std::string& c
   const char* keywords[] = {"connect_timeout", "application_name", "client_encoding", "dbname",
                             nullptr};
   const char* values[] = {timeout.c_str(), "toolmux", "UTF8", conninfo.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keywords, values, 1);
+  PGconn* conn = pq().PQconnectdbParams(keywords, values, 1);
   if (!conn) return Status::unavailable("cannot reach the store at " + *target + ": out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string why = trimmed(PQerrorMessage(conn));
-    PQfinish(conn);
+  if (pq().PQstatus(conn) != CONNECTION_OK) {
+    std::string why = trimmed(pq().PQerrorMessage(conn));
+    pq().PQfinish(conn);
     return Status::unavailable("cannot reach the store at " + *target + ": " + why);
   }
   // The server's notices (NOTICE: relation ... already exists, skipping) are
   // not for toolmux's output; errors come back through results.
-  PQsetNoticeProcessor(
+  pq().PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
   std::unique_ptr<PgConnection> connection(new PgConnection(conn, std::move(*target)));
   auto set = connection->exec("SELECT set_config('statement_timeout', $1, false)",
@@ -145,7 +214,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::connect(const std::string& c
   return connection;
 }
 
-PgConnection::~PgConnection() { PQfinish(conn_); }
+PgConnection::~PgConnection() { pq().PQfinish(conn_); }
 
 Result<PgResult> PgConnection::exec(std::string_view sql, const std::vector<PgParam>& params) {
   last_sqlstate_.clear();
@@ -173,47 +242,47 @@ Result<PgResult> PgConnection::exec(std::string_view sql, const std::vector<PgPa
     formats.push_back(p.binary() ? 1 : 0);
   }
   const std::string statement(sql);
-  PGresult* raw = PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()), nullptr,
-                               values.data(), lengths.data(), formats.data(), 0);
+  PGresult* raw = pq().PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()),
+                                    nullptr, values.data(), lengths.data(), formats.data(), 0);
   PgResult result(raw);
-  const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  const ExecStatusType status = raw ? pq().PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
   if (raw) {
-    const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+    const char* state = pq().PQresultErrorField(raw, PG_DIAG_SQLSTATE);
     last_sqlstate_ = state ? state : "";
   }
-  if (PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_)) {
+  if (pq().PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_)) {
     return Status::unavailable("lost the connection to the store at " + target_ + ": " +
-                               trimmed(PQerrorMessage(conn_)));
+                               trimmed(pq().PQerrorMessage(conn_)));
   }
-  const char* message = raw ? PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  const char* message = raw ? pq().PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
   return Status::io_error("the store at " + target_ + " failed: " +
-                          (message ? std::string(message) : trimmed(PQerrorMessage(conn_))));
+                          (message ? std::string(message) : trimmed(pq().PQerrorMessage(conn_))));
 }
 
 bool PgConnection::broken() {
-  if (PQstatus(conn_) != CONNECTION_OK) return true;
+  if (pq().PQstatus(conn_) != CONNECTION_OK) return true;
   // Reads what the server sent meanwhile without blocking (libpq's socket is
   // non-blocking): a server that went away has closed it, which marks the
   // connection bad. A server shutting down sends an error first; the end of
   // the stream comes on a further read.
   for (int i = 0; i < 3; ++i) {
-    if (PQconsumeInput(conn_) == 0) return true;
+    if (pq().PQconsumeInput(conn_) == 0) return true;
   }
-  return PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_);
+  return pq().PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_);
 }
 
-int PgConnection::socket() const { return PQsocket(conn_); }
+int PgConnection::socket() const { return pq().PQsocket(conn_); }
 
 Result<std::vector<PgNotification>> PgConnection::take_notifications() {
-  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
+  if (pq().PQconsumeInput(conn_) == 0 || pq().PQstatus(conn_) != CONNECTION_OK) {
     return Status::unavailable("lost the connection to the store at " + target_ + ": " +
-                               trimmed(PQerrorMessage(conn_)));
+                               trimmed(pq().PQerrorMessage(conn_)));
   }
   std::vector<PgNotification> out;
-  while (PGnotify* notify = PQnotifies(conn_)) {
+  while (PGnotify* notify = pq().PQnotifies(conn_)) {
     out.push_back({notify->relname ? notify->relname : "", notify->extra ? notify->extra : ""});
-    PQfreemem(notify);
+    pq().PQfreemem(notify);
   }
   return out;
 }

@@ -5,7 +5,7 @@
 # fails. Raising the figure is a deliberate, reviewed change of that file,
 # with the reason in its commit.
 #
-#   tests/perf/call_instructions.sh SERVER [--update]
+#   tests/perf/call_instructions.sh SERVER [--update | --allocations]
 #
 # SERVER is the conformance example (build/examples/conformance-server/
 # toolmux-conformance-server), whose test_simple_text is a native tool: the
@@ -13,12 +13,16 @@
 # second run, N2 tools/call lines at once from its stdin (every call pipelined)
 # and answers them; the count per call is the difference of the two runs'
 # totals over N2 - N1, so start-up and shutdown cancel out. --update writes the
-# measured figure to the file.
+# measured figure to the file. --allocations counts, the same way, the heap
+# allocations and bytes one call costs (valgrind's memcheck, `total heap
+# usage`) and checks nothing: a figure for bench/README.md, not for the suite.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-server="${1:?usage: call_instructions.sh SERVER [--update]}"
+server="${1:?usage: call_instructions.sh SERVER [--update | --allocations]}"
 update=0
+allocations=0
 [[ ${2:-} == --update ]] && update=1
+[[ ${2:-} == --allocations ]] && allocations=1
 expected_file="$here/call_instructions.expected"
 command -v valgrind >/dev/null || { echo "call_instructions: valgrind is not installed (scripts/setup.sh --tests installs it)" >&2; exit 1; }
 
@@ -54,6 +58,23 @@ run() {
   fi
   sed -n 's/^summary: //p' "$out"
 }
+
+# Heap allocations and bytes allocated of one run answering N calls.
+heap() {
+  local n=$1
+  messages "$n" >"$work/in.$n"
+  valgrind --tool=memcheck --leak-check=no "$server" serve --data-dir "$work/heap.$n" \
+    <"$work/in.$n" >"$work/answers.$n" 2>"$work/memcheck.$n"
+  sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' \
+    "$work/memcheck.$n" | tr -d ,
+}
+
+if ((allocations)); then
+  read -r a1 b1 < <(heap $n1)
+  read -r a2 b2 < <(heap $n2)
+  echo "heap allocations per pipelined tools/call: $(((a2 - a1) / (n2 - n1))), bytes $(((b2 - b1) / (n2 - n1)))"
+  exit 0
+fi
 
 t1=$(run $n1)
 t2=$(run $n2)

@@ -87,6 +87,7 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
   CommandTool tool;
   ToolSpec& spec = tool.spec;
   spec.returns_by_deadline = true;  // its process is killed at the deadline
+  spec.runs_on_reader = false;      // it waits for its process
   if (auto name = reader.string("name", true)) spec.name = std::move(*name);
   if (auto title = reader.string("title", false)) spec.title = std::move(*title);
   if (auto description = reader.string("description", true)) {

@@ -45,6 +45,13 @@ struct ToolSpec {
   // the thread that carries its call. Any other runs on a thread of its own,
   // which the call stops waiting for at the deadline.
   bool returns_by_deadline = false;
+  // The handler answers within microseconds and never waits: no I/O that can
+  // block, no lock held for long, nothing asked of the client. The stdio
+  // reader then runs a call of it itself, with no hand-off to a call thread
+  // (pings and cancellations wait behind it for that long). Needs
+  // returns_by_deadline and side_effect "read_only" (a mutation is journaled
+  // and may ask for confirmation). Each built-in says which it is.
+  bool runs_on_reader = false;
   // Its results are data from outside toolmux that may carry instructions
   // meant for the model (a web page, an e-mail, an upstream's answer): the
   // spotlight stage wraps their text in markers that say so

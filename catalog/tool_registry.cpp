@@ -126,6 +126,17 @@ Checked check(const ToolSpec& spec) {
   if (spec.timeout.count() <= 0) {
     problems.push_back(Problem{"/timeoutMs", label + "timeout is missing or zero"});
   }
+  if (spec.runs_on_reader && !spec.returns_by_deadline) {
+    problems.push_back(Problem{"/runsOnReader", label +
+                                                    "runs on the reader but does not return by its "
+                                                    "deadline; set returns_by_deadline too"});
+  }
+  if (spec.runs_on_reader && out.effect && *out.effect != SideEffect::read_only) {
+    problems.push_back(
+        Problem{"/runsOnReader", label + "runs on the reader but is " + spec.side_effect +
+                                     "; only a read_only tool may (a mutation is journaled and "
+                                     "may ask for confirmation)"});
+  }
 
   out.input = check_schema(spec.input_schema, "inputSchema", label, problems);
   if (!spec.output_schema.is_null()) {

@@ -53,6 +53,7 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
   spec.side_effect = std::string(side_effect_name(side_effect_from_annotations(annotations)));
   spec.timeout = kUpstreamDefaultTimeout;
   spec.returns_by_deadline = true;  // the request gives up at the deadline
+  spec.runs_on_reader = false;      // it waits for the upstream's answer
   spec.idempotent = hint(annotations, "idempotentHint");
   spec.open_world = hint(annotations, "openWorldHint", true);
   std::optional<bool> spotlight = upstream.spotlight;

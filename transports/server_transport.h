@@ -95,8 +95,11 @@ class MessageSink {
 };
 
 // Whether the thread that delivers a message may run the request it carries
-// to its end (see the contract above).
-enum class Carrier { hand_off, carry };
+// to its end (see the contract above): hand_off, no; carry, yes (a Streamable
+// HTTP connection, which waits for the answer anyway); reader, only a call of
+// a tool whose spec says runs_on_reader (the stdio reader, which goes back to
+// reading pings and cancellations: it keeps only calls that answer at once).
+enum class Carrier { hand_off, carry, reader };
 
 // One session as its transport sees it: the way into the server.
 class ServerPeer {

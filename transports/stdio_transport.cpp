@@ -83,7 +83,7 @@ void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
       continue;
     }
     if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    peer.deliver(jsonrpc::parse_message(line->text, limits), Carrier::hand_off);
+    peer.deliver(jsonrpc::parse_message(line->text, limits), Carrier::reader);
   }
 }
 

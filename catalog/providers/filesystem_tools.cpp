@@ -703,6 +703,7 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         {"additionalProperties", false}};
     spec.side_effect = "read_only";
     spec.timeout = 10000ms;
+    spec.runs_on_reader = false;  // a disk may block a read or a write
     spec.tags = {"filesystem"};
     out.emplace_back(std::move(spec), bind(&FilesystemTools::read_text_file));
   }
@@ -742,6 +743,7 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         {"additionalProperties", false}};
     spec.side_effect = "read_only";
     spec.timeout = 10000ms;
+    spec.runs_on_reader = false;  // a disk may block a read or a write
     spec.tags = {"filesystem"};
     out.emplace_back(std::move(spec), bind(&FilesystemTools::list_directory));
   }
@@ -782,6 +784,7 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         {"additionalProperties", false}};
     spec.side_effect = "read_only";
     spec.timeout = 30000ms;
+    spec.runs_on_reader = false;  // a disk may block a read or a write
     spec.tags = {"filesystem"};
     out.emplace_back(std::move(spec), bind(&FilesystemTools::find_files));
   }
@@ -838,6 +841,7 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         {"additionalProperties", false}};
     spec.side_effect = "read_only";
     spec.timeout = 30000ms;
+    spec.runs_on_reader = false;  // a disk may block a read or a write
     spec.tags = {"filesystem"};
     out.emplace_back(std::move(spec), bind(&FilesystemTools::search_file_contents));
   }
@@ -868,6 +872,7 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         {"additionalProperties", false}};
     spec.side_effect = "read_only";
     spec.timeout = 10000ms;
+    spec.runs_on_reader = false;  // a disk may block a read or a write
     spec.tags = {"filesystem"};
     out.emplace_back(std::move(spec), bind(&FilesystemTools::get_file_info));
   }
@@ -896,6 +901,7 @@ std::vector<std::pair<ToolSpec, ToolHandler>> make_tools(
         {"additionalProperties", false}};
     spec.side_effect = "local_mutation";
     spec.timeout = 10000ms;
+    spec.runs_on_reader = false;  // a disk may block a read or a write
     spec.idempotent = true;
     spec.tags = {"filesystem"};
     out.emplace_back(std::move(spec), bind(&FilesystemTools::write_text_file));

@@ -81,6 +81,13 @@ NativeTool tool(std::string name, std::string description, toolmux::ToolHandler 
   return t;
 }
 
+// A tool that answers at once and asks the client nothing: the stdio reader
+// runs its calls itself, with no hand-off (ToolSpec::runs_on_reader).
+NativeTool on_reader(NativeTool t) {
+  t.spec.runs_on_reader = true;
+  return t;
+}
+
 void pause(CallContext& context, int ms) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (!context.cancelled() && std::chrono::steady_clock::now() < until) {
@@ -593,26 +600,28 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
                                       const std::shared_ptr<FixturePrompts>& prompts,
                                       const std::string& catalog_file) {
   std::vector<NativeTool> tools;
-  tools.push_back(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
-    return ToolResult::text("This is a simple text response for testing.");
-  }));
   tools.push_back(
+      on_reader(tool("test_simple_text", "Returns a fixed text.", [](const json&, CallContext&) {
+        return ToolResult::text("This is a simple text response for testing.");
+      })));
+  tools.push_back(on_reader(
       tool("test_image_content", "Returns a small PNG image.", [](const json&, CallContext&) {
         return blocks({{{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}});
-      }));
-  tools.push_back(
+      })));
+  tools.push_back(on_reader(
       tool("test_audio_content", "Returns a short WAV sound.", [](const json&, CallContext&) {
         return blocks({{{"type", "audio"}, {"data", kWav}, {"mimeType", "audio/wav"}}});
-      }));
-  tools.push_back(tool("test_embedded_resource", "Returns an embedded text resource.",
-                       [](const json&, CallContext&) {
-                         return blocks({{{"type", "resource"},
+      })));
+  tools.push_back(on_reader(tool("test_embedded_resource", "Returns an embedded text resource.",
+                                 [](const json&, CallContext&) {
+                                   return blocks(
+                                       {{{"type", "resource"},
                                          {"resource",
                                           {{"uri", "test://embedded-resource"},
                                            {"mimeType", "text/plain"},
                                            {"text", "This is an embedded resource content."}}}}});
-                       }));
-  tools.push_back(
+                                 })));
+  tools.push_back(on_reader(
       tool("test_multiple_content_types", "Returns text, an image and a resource in one result.",
            [](const json&, CallContext&) {
              return blocks({{{"type", "text"}, {"text", "Multiple content types test:"}},
@@ -622,7 +631,7 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
                               {{"uri", "test://mixed-content-resource"},
                                {"mimeType", "application/json"},
                                {"text", "{\"test\":\"data\",\"value\":123}"}}}}});
-           }));
+           })));
   tools.push_back(tool("test_tool_with_logging", "Sends three log messages while it runs.",
                        [](const json&, CallContext& context) {
                          context.log(toolmux::LogLevel::info, "Tool execution started");
@@ -640,10 +649,10 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
                          }
                          return ToolResult::text("Progress test completed");
                        }));
-  tools.push_back(
+  tools.push_back(on_reader(
       tool("test_error_handling", "Always fails, as a tool error.", [](const json&, CallContext&) {
         return ToolResult::error("This tool intentionally returns an error for testing");
-      }));
+      })));
   tools.push_back(tool(
       "test_sampling", "Asks the client's model to answer a prompt (sampling).",
       [](const json& args, CallContext& context) {

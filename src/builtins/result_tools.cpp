@@ -107,6 +107,7 @@ Problems register_result_tools(ToolRegistry& registry,
   spec.side_effect = "read_only";
   spec.timeout = std::chrono::milliseconds(10000);
   spec.returns_by_deadline = true;  // one read of the result store
+  spec.runs_on_reader = false;      // which may be PostgreSQL, across a network
   spec.tags = {"results"};
   return registry.add(std::move(spec), [store](const json& args, CallContext& context) {
     return read_page(store.get(), args, context);

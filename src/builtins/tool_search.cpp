@@ -339,6 +339,7 @@ Problems register_tool_search(ToolRegistry& registry,
   // asked to re-rank, may take up to "search.rerank.timeoutMs" (25 s at most).
   spec.timeout = std::chrono::milliseconds(30000);
   spec.returns_by_deadline = true;  // it waits for the client's model only until its deadline
+  spec.runs_on_reader = false;      // that wait; and the first search builds the index
   spec.tags = {"discovery"};
   return registry.add(std::move(spec), [holder](const json& args, CallContext& context) {
     return answer(*holder, args, context);

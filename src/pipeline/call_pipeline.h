@@ -29,7 +29,7 @@
 // says so, and a chain composed out of order (an internal error).
 //
 // This header is what the server needs: build_call_pipeline, the call types,
-// RunningHandlers and tool_timeout.
+// RunningHandlers and reached_tool.
 #pragma once
 
 #include <memory>

@@ -9,9 +9,8 @@
 
 namespace toolmux {
 
-std::optional<std::chrono::milliseconds> tool_timeout(const Catalog& catalog,
-                                                      const std::string& requested_name,
-                                                      const nlohmann::json& arguments) {
+const RegisteredTool* reached_tool(const Catalog& catalog, const std::string& requested_name,
+                                   const nlohmann::json& arguments) {
   std::string_view name = catalog.aliases.canonical_tool(requested_name);
   // call_tool runs with the timeout of the tool it calls (unwrap_call_tool).
   if (name == kCallTool && arguments.is_object() && arguments.contains("name") &&
@@ -20,9 +19,7 @@ std::optional<std::chrono::milliseconds> tool_timeout(const Catalog& catalog,
         catalog.aliases.canonical_tool(arguments["name"].get_ref<const std::string&>());
     if (inner != kCallTool) name = inner;
   }
-  const RegisteredTool* tool = catalog.registry->find(name);
-  if (!tool) return std::nullopt;
-  return tool->spec.timeout;
+  return catalog.registry->find(name);
 }
 
 namespace stages {

@@ -7,8 +7,6 @@
 // CallResult::out_of_order().
 #pragma once
 
-#include <chrono>
-#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,11 +19,11 @@ namespace stages {
 CallStage resolve_tool();
 }  // namespace stages
 
-// The timeout of the tool a call of `requested_name` with `arguments` reaches
-// (through aliases, and through call_tool to the tool it names), or nullopt
-// when it reaches none. For the deadline of a call before it runs.
-std::optional<std::chrono::milliseconds> tool_timeout(const Catalog& catalog,
-                                                      const std::string& requested_name,
-                                                      const nlohmann::json& arguments);
+// The tool a call of `requested_name` with `arguments` reaches (through
+// aliases, and through call_tool to the tool it names), or null when it
+// reaches none. For what the call needs before it runs: its deadline, and
+// the thread it may run on.
+const RegisteredTool* reached_tool(const Catalog& catalog, const std::string& requested_name,
+                                   const nlohmann::json& arguments);
 
 }  // namespace toolmux

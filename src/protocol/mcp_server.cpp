@@ -589,18 +589,22 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   call.context = context;
   // The tool's timeout counts from now: a call that waits for a place to run
   // is answered by then all the same.
-  const auto timeout = tool_timeout(*call.catalog, name, call.raw_arguments.value)
-                           .value_or(options_.provider_timeout);
+  const RegisteredTool* reached = reached_tool(*call.catalog, name, call.raw_arguments.value);
+  const auto timeout = reached ? reached->spec.timeout : options_.provider_timeout;
   control->set_deadline(call.received + timeout);
 
   // A call admitted at once may run here, on the thread that delivered it (it
   // carries the call); one started later, when a place frees, goes to a call
   // thread, as does every call of a thread that must hand off. Only this
   // thread, inside submit(), sees `submitting` true.
-  // Not where the call may need the client while it runs: its progress, or a
-  // request to a client that can answer one, would wait for the call's end.
+  // A connection carries a call unless it may need the client while it runs:
+  // its progress, or a request to a client that can answer one, would wait
+  // for the call's end. The stdio reader carries only a tool that answers at
+  // once and asks nothing (runs_on_reader).
   const bool may_carry =
-      carrier == Carrier::carry && progress_token.is_null() && !session->client_may_be_asked();
+      carrier == Carrier::carry
+          ? progress_token.is_null() && !session->client_may_be_asked()
+          : carrier == Carrier::reader && reached && reached->spec.runs_on_reader;
   auto submitting = std::make_shared<std::atomic<bool>>(true);
   const std::thread::id submitter = std::this_thread::get_id();
   CallAdmission::Call admitted;

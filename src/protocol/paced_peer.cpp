@@ -76,7 +76,7 @@ PacedPeer::PacedPeer(McpServer& server, std::shared_ptr<Session> session,
 
 PacedPeer::~PacedPeer() { finish(false); }
 
-void PacedPeer::deliver(Message message, Carrier /*carrier*/) {
+void PacedPeer::deliver(Message message, Carrier carrier) {
   State& s = *state_;
   if (!server_.takes_a_place(message)) {
     if (message.kind == Message::Kind::notification &&
@@ -101,7 +101,8 @@ void PacedPeer::deliver(Message message, Carrier /*carrier*/) {
   std::unique_lock lock(s.mutex);
   if (!s.finished && s.held.empty() && !s.handing && server_.has_room_for(message, *session_)) {
     lock.unlock();
-    server_.handle(std::move(message), session_, Carrier::hand_off);
+    // As it came: the reader may run a call of a runs_on_reader tool itself.
+    server_.handle(std::move(message), session_, carrier);
     return;
   }
   if (!s.finished && !s.feeder.joinable()) {

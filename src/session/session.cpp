@@ -111,7 +111,8 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
                                      const std::stop_token& stop) {
   if (control && control->carried()) {
     // Its request would reach the client only after the call ended. A call is
-    // carried only for a client that declared nothing it could be asked.
+    // carried only for a client that declared nothing it could be asked, or
+    // by the stdio reader for a tool that promised to ask nothing.
     return {std::nullopt, "the client did not declare that it can answer " + method, false};
   }
   auto pending = std::make_shared<PendingAnswer>();

@@ -159,6 +159,35 @@ TEST_CASE("registration refusals name the tool and the reason") {
     CHECK(p.pointer == "/timeoutMs");
     CHECK(p.message == "tool \"read_file\": timeout is missing or zero");
   }
+  SECTION("runs on the reader without returning by its deadline") {
+    ToolSpec spec = valid_spec();
+    spec.runs_on_reader = true;
+    const Problem p = only_problem(spec);
+    CHECK(p.pointer == "/runsOnReader");
+    CHECK(p.message ==
+          "tool \"read_file\": runs on the reader but does not return by its deadline; set "
+          "returns_by_deadline too");
+  }
+  SECTION("runs on the reader but changes something") {
+    ToolSpec spec = valid_spec();
+    spec.runs_on_reader = true;
+    spec.returns_by_deadline = true;
+    spec.side_effect = "local_mutation";
+    const Problem p = only_problem(spec);
+    CHECK(p.pointer == "/runsOnReader");
+    CHECK(p.message ==
+          "tool \"read_file\": runs on the reader but is local_mutation; only a read_only tool "
+          "may (a mutation is journaled and may ask for confirmation)");
+  }
+}
+
+TEST_CASE("a read_only tool that returns by its deadline may run on the reader") {
+  ToolRegistry registry;
+  ToolSpec spec = valid_spec();
+  spec.runs_on_reader = true;
+  spec.returns_by_deadline = true;
+  CHECK(
+      registry.add(spec, [](const json&, CallContext&) { return ToolResult::text("ok"); }).empty());
 }
 
 namespace {

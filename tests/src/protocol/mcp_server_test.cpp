@@ -404,6 +404,36 @@ TEST_CASE("a call delivered by a thread that may carry it is answered before han
   CHECK(f.sink.response("handed")["result"]["content"][0]["text"] == "done");
 }
 
+TEST_CASE("the stdio reader runs a call itself only when its tool says runs_on_reader") {
+  auto registry = make_test_registry();
+  auto ran_on = std::make_shared<std::thread::id>();
+  auto record_thread = [ran_on](const json&, CallContext&) {
+    *ran_on = std::this_thread::get_id();
+    return ToolResult::text("here");
+  };
+  ToolSpec instant = spec("instant", object_schema());
+  instant.returns_by_deadline = true;
+  instant.runs_on_reader = true;
+  REQUIRE(registry->add(instant, record_thread).empty());
+  ToolSpec unmarked = spec("unmarked", object_schema());
+  unmarked.returns_by_deadline = true;
+  REQUIRE(registry->add(unmarked, record_thread).empty());
+  Fixture f(0, {}, make_test_catalog(registry));
+  f.initialize();
+
+  f.server->handle(jsonrpc::parse_message(call_request("a", "instant", json::object()).dump()),
+                   f.session, Carrier::reader);
+  // Answered before handle returned, on this thread: no hand-off.
+  CHECK(f.sink.response("a", std::chrono::milliseconds(0))["result"]["content"][0]["text"] ==
+        "here");
+  CHECK(*ran_on == std::this_thread::get_id());
+
+  f.server->handle(jsonrpc::parse_message(call_request("b", "unmarked", json::object()).dump()),
+                   f.session, Carrier::reader);
+  CHECK(f.sink.response("b")["result"]["content"][0]["text"] == "here");
+  CHECK(*ran_on != std::this_thread::get_id());
+}
+
 TEST_CASE("a carried call that must wait for a place is handed off, not run by the deliverer") {
   Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
   f.initialize();

@@ -107,6 +107,9 @@ class CallContext {
                                std::string_view message) = 0;
   // Sends notifications/message when `level` is at or above the client's level.
   virtual void log(LogLevel level, const json& data) = 0;
+  // Whether log(level, ...) would send anything: a caller that builds its data
+  // for nothing asks first. The default says yes.
+  virtual bool logs(LogLevel /*level*/) const { return true; }
   // The session the call came from: state a tool keeps per session (such as
   // offloaded results) is keyed by it. Unguessable; "" outside a session.
   virtual const std::string& session_id() const {

@@ -1,5 +1,6 @@
 #include "src/base/json_text.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -7,15 +8,30 @@
 
 namespace toolmux {
 
+namespace {
+
+// The bytes a JSON string holds as they are: printable ASCII but '"' and '\\'.
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[static_cast<std::size_t>(c)] = c != '"' && c != '\\';
+  return plain;
+}();
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (std::size_t i = 0; i < text.size();) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // A run of plain bytes goes in with one append: most text is all plain.
+    std::size_t end = i;
+    while (end < text.size() && kPlain[static_cast<unsigned char>(text[end])]) ++end;
+    out.append(text.data() + i, end - i);
+    i = end;
+    if (i == text.size()) break;
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-      ++i;
-    } else if (c < 0x80) {
+    if (c < 0x80) {
       out += '\\';
       switch (c) {
         case '"':

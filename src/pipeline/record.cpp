@@ -73,8 +73,11 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
         const LogLevel level = out.outcome == CallOutcome::ok           ? LogLevel::debug
                                : out.outcome == CallOutcome::tool_error ? LogLevel::info
                                                                         : LogLevel::warning;
-        call.context->log(level,
-                          {{"event", "tool_call"}, {"tool", tool}, {"outcome", record.outcome}});
+        // Asked first: most clients take no debug messages, and the data is a tree.
+        if (call.context->logs(level)) {
+          call.context->log(level,
+                            {{"event", "tool_call"}, {"tool", tool}, {"outcome", record.outcome}});
+        }
       }
       return out;
     };

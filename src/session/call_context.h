@@ -35,6 +35,7 @@ class SessionCallContext final : public CallContext {
   void report_progress(double progress, std::optional<double> total,
                        std::string_view message) override;
   void log(LogLevel level, const nlohmann::json& data) override;
+  bool logs(LogLevel level) const override { return session_->wants_log(level); }
   const std::string& session_id() const override { return session_->id(); }
   const std::string& principal() const override { return session_->principal(); }
   void tools_discovered(const std::vector<std::string>& names) override {

@@ -1,0 +1,61 @@
+#include "src/base/json_text.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+using toolmux::append_json_string;
+
+namespace {
+
+std::string as_json_string(std::string_view text) {
+  std::string out;
+  append_json_string(out, text);
+  return out;
+}
+
+// What nlohmann writes for the same text (its bad UTF-8 replaced), read back.
+std::string as_nlohmann_reads_it(const std::string& text) {
+  return json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("a JSON string is written with quotes, escapes and replaced bad UTF-8, nothing else") {
+  CHECK(as_json_string("") == R"("")");
+  CHECK(as_json_string("plain text, 100% ASCII ~") == R"("plain text, 100% ASCII ~")");
+  CHECK(as_json_string("say \"hi\" \\ bye") == R"("say \"hi\" \\ bye")");
+  CHECK(as_json_string("a\nb\rc\td") == R"("a\nb\rc\td")");
+  CHECK(as_json_string(std::string("\x01\x1f\x7f", 3)) == "\"\\u0001\\u001f\x7f\"");
+  CHECK(as_json_string("caf\xc3\xa9 \xe2\x98\x83 \xf0\x9d\x84\x9e") ==
+        "\"caf\xc3\xa9 \xe2\x98\x83 \xf0\x9d\x84\x9e\"");
+  CHECK(as_json_string("bad \xff byte, cut \xe2\x98") ==
+        "\"bad \xef\xbf\xbd byte, cut \xef\xbf\xbd\"");
+  CHECK(as_json_string(std::string("nul\0inside", 10)) == R"("nul\u0000inside")");
+}
+
+TEST_CASE("any bytes written as a JSON string read back as nlohmann reads its own text") {
+  std::mt19937 random(20261206);
+  // Mostly plain runs, with quotes, controls, multi-byte and broken bytes among them.
+  const std::string pieces[] = {
+      "abc",  "\"",       "\\",   "\n", "\x02", "\xc3\xa9", "\xe2\x98\x83", "\xf0\x9d\x84\x9e",
+      "\xff", "\xe2\x98", "\xc3", " ",  "\x7f"};
+  for (int n = 0; n < 2000; ++n) {
+    std::string text;
+    const int parts = static_cast<int>(random() % 12);
+    for (int p = 0; p < parts; ++p) {
+      const auto pick = static_cast<std::uint32_t>(random());
+      text += pick % 3 == 0 ? std::string(pick % 40, 'x')
+                            : pieces[pick % (sizeof pieces / sizeof pieces[0])];
+    }
+    const std::string written = as_json_string(text);
+    const json read = json::parse(written, nullptr, false);
+    REQUIRE(read.is_string());
+    CHECK(read.get<std::string>() == as_nlohmann_reads_it(text));
+  }
+}

@@ -600,11 +600,14 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   // A connection carries a call unless it may need the client while it runs:
   // its progress, or a request to a client that can answer one, would wait
   // for the call's end. The stdio reader carries only a tool that answers at
-  // once and asks nothing (runs_on_reader).
-  const bool may_carry =
-      carrier == Carrier::carry
-          ? progress_token.is_null() && !session->client_may_be_asked()
-          : carrier == Carrier::reader && reached && reached->spec.runs_on_reader;
+  // once and asks nothing (runs_on_reader), and only when no human must
+  // confirm the call first: the reader would not be there to read the answer.
+  const bool may_carry = carrier == Carrier::carry
+                             ? progress_token.is_null() && !session->client_may_be_asked()
+                             : carrier == Carrier::reader && reached &&
+                                   reached->spec.runs_on_reader &&
+                                   !call.catalog->policy.confirm.rule_for(
+                                       call.principal, reached->spec.name, reached->side_effect);
   auto submitting = std::make_shared<std::atomic<bool>>(true);
   const std::thread::id submitter = std::this_thread::get_id();
   CallAdmission::Call admitted;

@@ -434,6 +434,38 @@ TEST_CASE("the stdio reader runs a call itself only when its tool says runs_on_r
   CHECK(*ran_on != std::this_thread::get_id());
 }
 
+TEST_CASE("the stdio reader hands off a runs_on_reader call that a human must confirm first") {
+  auto registry = make_test_registry();
+  ToolSpec instant = spec("instant", object_schema());
+  instant.returns_by_deadline = true;
+  instant.runs_on_reader = true;
+  REQUIRE(registry->add(instant, [](const json&, CallContext&) { return ToolResult::text("here"); })
+              .empty());
+  auto catalog = make_test_catalog(registry);
+  catalog->policy.confirm.rule.tools["instant"] = true;
+  Fixture f(0, {}, catalog);
+  json init = f.request("init", "initialize",
+                        {{"protocolVersion", "2025-11-25"},
+                         {"capabilities", {{"elicitation", json::object()}}},
+                         {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
+  REQUIRE(init.contains("result"));
+
+  f.server->handle(jsonrpc::parse_message(call_request("asked", "instant", json::object()).dump()),
+                   f.session, Carrier::reader);
+  // The human is asked (the reader is free to read the answer), not refused.
+  REQUIRE(f.sink.wait_for_notification("elicitation/create"));
+  const json asked = f.sink.notifications("elicitation/create").front();
+  f.handle(json{{"jsonrpc", "2.0"},
+                {"id", asked["id"]},
+                {"result",
+                 {{"action", "accept"},
+                  {"content", {{"approve", true}, {"approver", "Ada"}, {"rationale", "fine"}}}}}}
+               .dump());
+  json r = f.sink.response("asked");
+  INFO(r.dump());
+  CHECK(r["result"]["content"][0]["text"] == "here");
+}
+
 TEST_CASE("a carried call that must wait for a place is handed off, not run by the deliverer") {
   Fixture f(0, CallLimits{1, 1, 4}, catalog_for_limits());
   f.initialize();

@@ -20,7 +20,7 @@ set(rules
   "src/upstream=src/builtins,catalog,transports,src/base"
   "src/assembly=src/upstream,src/builtins,catalog/providers,src/store,catalog,src/base"
   "src/session=src/store,catalog,transports,src/base"
-  "src/pipeline=src/session,src/assembly,src/builtins,src/store,catalog,src/base"
+  "src/pipeline=src/session,src/assembly,src/builtins,src/store,catalog,transports,src/base"
   "src/protocol=src/pipeline,src/session,src/assembly,catalog,transports,src/base"
   "src/app=src/protocol,src/pipeline,src/session,src/assembly,src/upstream,src/builtins,src/store,catalog/providers,catalog,transports,src/base"
 )

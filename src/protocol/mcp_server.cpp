@@ -1,12 +1,9 @@
 #include "src/protocol/mcp_server.h"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 #include <utility>
 
 #include "src/base/elastic_threads.h"
-#include "src/base/random_id.h"
 #include "src/base/utf8.h"
 #include "src/protocol/modern.h"
 #include "src/protocol/tool_list_cursor.h"
@@ -97,9 +94,12 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),
-      pipeline_(build_call_pipeline(
-          logger, metrics, running_, options_.results, options_.journal,
-          [this] { return this->catalog(); }, options_.approvers)) {
+      runner_(std::make_unique<CallRunner>(
+          build_call_pipeline(
+              logger, metrics, running_, options_.results, options_.journal,
+              [this] { return this->catalog(); }, options_.approvers),
+          *admission_, [this] { return this->catalog(); }, options_.provider_timeout, logger,
+          metrics)) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
@@ -534,183 +534,36 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
                   "Invalid params: tools/call needs \"name\" (a string)");
     return;
   }
-  auto control = session->begin_call(m.id);
-  if (!control) {
-    session->send_related(duplicate_request_error(m.id), m.id);
-    return;
-  }
-  json progress_token = nullptr;
-  std::string idempotency_key;
-  std::string reason;
+  CallRequest request;
+  request.id = m.id;
+  request.name = params["name"].get<std::string>();
   if (params.contains("_meta") && params["_meta"].is_object()) {
     const json& meta = params["_meta"];
-    progress_token = meta.value("progressToken", json(nullptr));
-    if (auto problem = read_call_meta(meta, idempotency_key, reason)) {
-      respond_error(*session, m.id, jsonrpc::kInvalidParams, "Invalid params: " + *problem);
-      session->end_call(m.id);
-      return;
+    request.progress_token = meta.value("progressToken", json(nullptr));
+    if (auto problem = read_call_meta(meta, request.idempotency_key, request.reason)) {
+      request.invalid = JsonRpcError::invalid_params(*problem);
     }
   }
-  const std::string name = params["name"].get<std::string>();
   // A 2026-07-28 request asks its client through its answer (MRTR): a retry
   // brings the state and the answers.
-  std::shared_ptr<InputExchange> exchange;
-  if (session->request_meta()) {
-    auto opened = InputExchange::open(params,
-                                      RequestBinding{session->principal(), "tools/call", name,
-                                                     params.value("arguments", json(nullptr))},
-                                      state_key_);
-    if (const auto* e = std::get_if<JsonRpcError>(&opened)) {
-      respond_error(*session, m.id, *e);
-      session->end_call(m.id);
-      return;
+  if (!request.invalid && session->request_meta()) {
+    auto opened =
+        InputExchange::open(params,
+                            RequestBinding{session->principal(), "tools/call", request.name,
+                                           params.value("arguments", json(nullptr))},
+                            state_key_);
+    if (auto* e = std::get_if<JsonRpcError>(&opened)) {
+      request.invalid = std::move(*e);
+    } else {
+      request.exchange = std::get<std::shared_ptr<InputExchange>>(std::move(opened));
     }
-    exchange = std::get<std::shared_ptr<InputExchange>>(std::move(opened));
   }
-  auto context = std::make_shared<SessionCallContext>(session, control, m.id, progress_token,
-                                                      "toolmux/" + name, std::move(exchange));
-  ToolCall call;
-  call.session_id = session->id();
-  call.session_label = session->label();
-  call.principal = session->principal();
-  call.modern = session->request_meta() != nullptr;
-  call.requested_name = name;
-  call.catalog = catalog();
-  call.call_id = random_id(16);
-  context->set_call_id(call.call_id);
-  call.idempotency_key = std::move(idempotency_key);
-  call.reason = std::move(reason);
   // Moved, not copied: a large message's arguments are held once.
   if (auto it = params.find("arguments"); it != params.end()) {
-    call.raw_arguments.value = std::move(*it);
+    request.arguments.value = std::move(*it);
   }
-  call.raw_arguments.violations = violations_under(m.violations, "/params/arguments");
-  call.control = control;
-  call.context = context;
-  // The tool's timeout counts from now: a call that waits for a place to run
-  // is answered by then all the same.
-  const RegisteredTool* reached = reached_tool(*call.catalog, name, call.raw_arguments.value);
-  const auto timeout = reached ? reached->spec.timeout : options_.provider_timeout;
-  control->set_deadline(call.received + timeout);
-
-  // A call admitted at once may run here, on the thread that delivered it (it
-  // carries the call); one started later, when a place frees, goes to a call
-  // thread, as does every call of a thread that must hand off. Only this
-  // thread, inside submit(), sees `submitting` true.
-  // A connection carries a call unless it may need the client while it runs:
-  // its progress, or a request to a client that can answer one, would wait
-  // for the call's end. The stdio reader carries only a tool that answers at
-  // once and asks nothing (runs_on_reader), and only when no human must
-  // confirm the call first: the reader would not be there to read the answer.
-  const bool may_carry = carrier == Carrier::carry
-                             ? progress_token.is_null() && !session->client_may_be_asked()
-                             : carrier == Carrier::reader && reached &&
-                                   reached->spec.runs_on_reader &&
-                                   !call.catalog->policy.confirm.rule_for(
-                                       call.principal, reached->spec.name, reached->side_effect);
-  auto submitting = std::make_shared<std::atomic<bool>>(true);
-  const std::thread::id submitter = std::this_thread::get_id();
-  CallAdmission::Call admitted;
-  admitted.session = session->admission_key();
-  admitted.control = control;
-  admitted.start = [this, session, context, may_carry, submitting, submitter,
-                    call = std::move(call)](std::shared_ptr<const CallPlace> place) mutable {
-    call.place = std::move(place);
-    const bool at_once = submitting->load() && std::this_thread::get_id() == submitter;
-    // A call that waited in the queue is judged by the catalog serving now:
-    // a write freeze (or an access rule) that came meanwhile refuses it.
-    if (!at_once) call.catalog = catalog();
-    run_call(std::move(call), session, context, may_carry && at_once);
-  };
-  admitted.drop = [this, session, context, control, id = m.id, name,
-                   timeout](const std::string& busy) {
-    context->finish();
-    if (control->cancelled()) {
-      session->request_finished(id);  // a cancelled request gets no response
-    } else {
-      const bool expired = !control->aborted() && control->expired();
-      const std::string text =
-          "Tool " + json(name).dump(-1, ' ', false, json::error_handler_t::replace) +
-          (expired ? " timed out after " + std::to_string(timeout.count()) +
-                         " ms waiting for a place to run; toolmux was busy: " + busy
-                   : " did not run: toolmux is exiting");
-      const CallOutcome outcome = expired ? CallOutcome::timed_out : CallOutcome::stopped;
-      record_unrun(*session, "tools/call", name, call_outcome_name(outcome), text);
-      ToolResult result = ToolResult::error(text);
-      set_outcome_meta(result, outcome);
-      session->send_related(jsonrpc::make_result(id, result.to_json()), id);
-    }
-    session->end_call(id);
-  };
-  const CallAdmission::Decision decision = admission_->submit(std::move(admitted));
-  submitting->store(false);
-  if (decision.verdict == CallAdmission::Verdict::refused) {
-    context->finish();
-    record_unrun(*session, "tools/call", name, "refused", decision.refusal);
-    respond_error(*session, m.id, jsonrpc::kServerBusy, decision.refusal);
-    session->end_call(m.id);
-  }
-}
-
-void McpServer::run_call(ToolCall call, const std::shared_ptr<Session>& session,
-                         const std::shared_ptr<SessionCallContext>& context, bool here) {
-  const json id = context->request_id();
-  auto run = [this, session, id, context](ToolCall& admitted) {
-    CallResult out = pipeline_(admitted);
-    context->finish();
-    // A cancelled request gets no response (MCP cancellation utility).
-    if (out.outcome == CallOutcome::input_required && context->input_exchange()) {
-      auto asked = context->input_exchange()->input_required_result();
-      if (const auto* e = std::get_if<JsonRpcError>(&asked)) {
-        session->send_related(jsonrpc::make_error(id, e->code, e->message, e->data), id);
-      } else {
-        session->send_related(jsonrpc::make_result(id, std::get<json>(std::move(asked))), id);
-      }
-    } else if (out.protocol_error) {
-      const JsonRpcError& e = *out.protocol_error;
-      session->send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
-    } else if (out.outcome != CallOutcome::cancelled) {
-      session->send_related(jsonrpc::make_result(id, out.result.to_json()), id);
-    } else {
-      session->request_finished(id);
-    }
-    session->end_call(id);
-  };
-  if (here) {
-    // The delivering thread waits for the answer anyway: it runs the call.
-    call.control->set_carried();
-    run(call);
-    return;
-  }
-  // Served on its own thread so that the session's reader goes on reading
-  // (pings, cancellations, other calls) while the tool runs.
-  const bool posted =
-      call_threads().post([run = std::move(run), call = std::move(call)]() mutable { run(call); });
-  if (posted) return;
-  // The job, and with it the call's place, is gone already.
-  context->finish();
-  const std::string why =
-      "toolmux is busy: no thread could be started for the call (the system refused one); try "
-      "again later";
-  record_unrun(*session, "tools/call", "", "refused", why);
-  respond_error(*session, id, jsonrpc::kServerBusy, why);
-  session->end_call(id);
-}
-
-void McpServer::record_unrun(const Session& session, const std::string& method,
-                             const std::string& tool, std::string_view outcome,
-                             const std::string& reason) {
-  // Refusals are counted by CallAdmission; the calls that waited in vain are
-  // calls of their tool, like those that ran.
-  if (!tool.empty() && outcome != "refused") {
-    metrics_.record_call(CallRecord{tool, std::string(outcome), 0, 0, 0, false, false});
-  }
-  logger_.write(LogLevel::warning, "call_not_run",
-                {{"session", session.label()},
-                 {"method", method},
-                 {"tool", tool},
-                 {"outcome", outcome},
-                 {"reason", reason}});
+  request.arguments.violations = violations_under(m.violations, "/params/arguments");
+  runner_->run(std::move(request), session, carrier);
 }
 
 }  // namespace toolmux

@@ -15,6 +15,9 @@
 // client declared elicitation or sampling), since what it sends then reaches
 // the client only once the calling thread is free. Never throws.
 //
+// A tools/call is read here (call_tool) and owned from then on by the
+// CallRunner (src/pipeline/call_runner.h): begin, admit, run, pipeline, reply.
+//
 // tools/call and the requests of ProviderMethods go through one CallAdmission
 // (options.call_limits): past its limits they wait in its queue, and past the
 // queue's they are answered at once with a kServerBusy error naming the limits
@@ -45,6 +48,7 @@
 #include "src/base/sealed_box.h"
 #include "src/base/untrusted_json.h"
 #include "src/pipeline/call_pipeline.h"
+#include "src/pipeline/call_runner.h"
 #include "src/protocol/listeners.h"
 #include "src/protocol/provider_methods.h"
 #include "src/session/call_admission.h"
@@ -151,16 +155,9 @@ class McpServer {
 
   void initialize(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
   void list_tools(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
-  // Moves the arguments out of `m`.
+  // Reads the request into a CallRequest (moving the arguments out of `m`)
+  // and hands it to the runner, which owns the call from then on.
   void call_tool(jsonrpc::Message& m, const std::shared_ptr<Session>& session, Carrier carrier);
-  // Runs an admitted call and answers it: on this thread when `here`, else on
-  // a call thread.
-  void run_call(ToolCall call, const std::shared_ptr<Session>& session,
-                const std::shared_ptr<SessionCallContext>& context, bool here);
-  // Logs and counts a call that ended without running: a refusal, or a drop
-  // from the queue (src/session/call_admission.h).
-  void record_unrun(const Session& session, const std::string& method, const std::string& tool,
-                    std::string_view outcome, const std::string& reason);
   void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
   // Tells a legacy session, once it is initialized, of the calls of its
@@ -178,7 +175,8 @@ class McpServer {
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
   std::unique_ptr<CallAdmission> admission_;
   const std::shared_ptr<const SealingKey> state_key_;
-  CallHandler pipeline_;
+  // Every tools/call, from begin to reply (src/pipeline/call_runner.h).
+  std::unique_ptr<CallRunner> runner_;
   std::map<std::string, Method, std::less<>> methods_;
   std::set<std::string, std::less<>> placed_methods_;  // the methods that take a place
   // resources/*, prompts/*, completion/complete, from the catalog's providers.

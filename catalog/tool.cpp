@@ -32,7 +32,10 @@ std::string_view side_effect_name(SideEffect effect) {
 
 ToolResult ToolResult::text(std::string text) {
   ToolResult result;
-  result.content.push_back(json{{"type", "text"}, {"text", std::move(text)}});
+  json block(json::value_t::object);
+  block["type"] = "text";
+  block["text"] = std::move(text);
+  result.content.push_back(std::move(block));
   return result;
 }
 
@@ -42,12 +45,14 @@ ToolResult ToolResult::error(std::string message) {
   return result;
 }
 
-json ToolResult::to_json() const {
+json ToolResult::to_json() const& { return ToolResult(*this).to_json(); }
+
+json ToolResult::to_json() && {
   json out = json::object();
-  out["content"] = content.is_array() ? content : json::array();
-  if (!structured_content.is_null()) out["structuredContent"] = structured_content;
+  out["content"] = content.is_array() ? std::move(content) : json::array();
+  if (!structured_content.is_null()) out["structuredContent"] = std::move(structured_content);
   out["isError"] = is_error;
-  if (meta.is_object()) out["_meta"] = meta;
+  if (meta.is_object()) out["_meta"] = std::move(meta);
   return out;
 }
 

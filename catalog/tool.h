@@ -174,7 +174,10 @@ struct ToolResult {
 
   static ToolResult text(std::string text);
   static ToolResult error(std::string message);  // is_error with one text block
-  json to_json() const;
+  json to_json() const&;
+  // The same, taking the blocks instead of copying them (a large result's text
+  // is not held twice on its way out).
+  json to_json() &&;
 };
 
 // Thrown by a handler that cannot serve its call without client capabilities

@@ -12,6 +12,7 @@
 
 #include "src/base/elastic_threads.h"
 #include "src/base/jsonrpc.h"
+#include "transports/http_headers.h"
 
 namespace toolmux {
 namespace {
@@ -39,9 +40,11 @@ struct ServedRequest {
     head_read = true;
     body_start = connection.consumed();
     // As cpp-httplib reads a body: chunked first, else Content-Length.
-    chunked = strcasecmp(req.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0;
-    if (!chunked && req.has_header("Content-Length")) {
-      content_length = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    chunked =
+        strcasecmp(http_headers::value(req.headers, "Transfer-Encoding").c_str(), "chunked") == 0;
+    if (!chunked && http_headers::has(req.headers, "Content-Length")) {
+      content_length =
+          std::strtoull(http_headers::value(req.headers, "Content-Length").c_str(), nullptr, 10);
     }
   }
 

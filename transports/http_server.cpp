@@ -19,6 +19,7 @@
 #include "transports/byte_budget.h"
 #include "transports/closure_watch.h"
 #include "transports/gated_http_server.h"
+#include "transports/http_headers.h"
 #include "transports/http_streams.h"
 #include "transports/modern_http.h"
 
@@ -109,7 +110,7 @@ struct HttpServer::Routes {
   // Origin is refused whatever its values: which one a check reads is the
   // attacker's choice, and a browser sends one.
   bool origin_allowed(const httplib::Request& req, std::string& why) const {
-    const std::string host = req.get_header_value("Host");
+    const std::string host = http_headers::value(req.headers, "Host");
     const std::string_view name = host_name(host);
     const auto& hosts = self.options_.allowed_hosts;
     const bool host_ok = is_loopback_name(name) || name == self.options_.host ||
@@ -118,12 +119,12 @@ struct HttpServer::Routes {
       why = "Forbidden: Host \"" + host + "\" is not allowed";
       return false;
     }
-    if (!req.has_header("Origin")) return true;  // not a browser
-    if (req.get_header_value_count("Origin") > 1) {
+    if (!http_headers::has(req.headers, "Origin")) return true;  // not a browser
+    if (http_headers::count(req.headers, "Origin") > 1) {
       why = "Forbidden: the Origin header is repeated";
       return false;
     }
-    const std::string origin = req.get_header_value("Origin");
+    const std::string origin = http_headers::value(req.headers, "Origin");
     const auto& origins = self.options_.allowed_origins;
     if (std::find(origins.begin(), origins.end(), origin) != origins.end()) return true;
     for (std::string_view scheme : {"http://", "https://"}) {
@@ -155,12 +156,12 @@ struct HttpServer::Routes {
   // The caller the request's bearer token names; "local" without auth.
   std::optional<Caller> caller(const httplib::Request& req, Refusal& refusal) const {
     if (!authenticating()) return Caller{"local", {}, false};
-    const std::string auth = req.get_header_value("Authorization");
+    const std::string auth = http_headers::value(req.headers, "Authorization");
     constexpr std::string_view kBearer = "Bearer ";
     if (auth.size() <= kBearer.size() ||
         !std::equal(kBearer.begin(), kBearer.end(), auth.begin(),
                     [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-      refusal.presented = req.has_header("Authorization");
+      refusal.presented = http_headers::has(req.headers, "Authorization");
       refusal.why = refusal.presented ? "the Authorization header is not a Bearer token" : "";
       return std::nullopt;
     }
@@ -281,8 +282,8 @@ struct HttpServer::Routes {
   // is refused (400; 405 for 2026-07-28, which has only POST). False when
   // `res` is already the answer.
   bool legacy_version_refused(const httplib::Request& req, httplib::Response& res) const {
-    if (!req.has_header("MCP-Protocol-Version")) return false;
-    const std::string version = req.get_header_value("MCP-Protocol-Version");
+    if (!http_headers::has(req.headers, "MCP-Protocol-Version")) return false;
+    const std::string version = http_headers::value(req.headers, "MCP-Protocol-Version");
     if (version == modern_http::kVersion) {
       res.set_header("Allow", "POST");
       reply(res, 405,
@@ -300,7 +301,7 @@ struct HttpServer::Routes {
 
   HttpSession session_for(const httplib::Request& req, httplib::Response& res,
                           const std::string& principal) {
-    const std::string id = req.get_header_value("Mcp-Session-Id");
+    const std::string id = http_headers::value(req.headers, "Mcp-Session-Id");
     if (id.empty()) {
       reply(res, 400, transport_error("Bad Request: the Mcp-Session-Id header is missing"));
       return {};
@@ -419,7 +420,7 @@ struct HttpServer::Routes {
   bool refused_before_body(const httplib::Request& req, httplib::Response& res) {
     // RFC 9112 section 3.2: a request with more than one Host field is 400,
     // on every path (/health too): the Host check would read only the first.
-    if (req.get_header_value_count("Host") > 1) {
+    if (http_headers::count(req.headers, "Host") > 1) {
       const std::string why = "Bad Request: the Host header is repeated (RFC 9112 section 3.2)";
       self.logger_.write(LogLevel::warning, "http_refused", {{"status", 400}, {"reason", why}});
       reply(res, 400, transport_error(why));
@@ -431,8 +432,8 @@ struct HttpServer::Routes {
       reply(res, 501, transport_error("Not Implemented: the method " + req.method));
       return true;
     }
-    if (!req.has_header("Content-Length")) return false;
-    const std::string text = req.get_header_value("Content-Length");
+    if (!http_headers::has(req.headers, "Content-Length")) return false;
+    const std::string text = http_headers::value(req.headers, "Content-Length");
     if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
       reply(res, 400,
             transport_error("Bad Request: Content-Length \"" + text + "\" is not a number"));
@@ -459,14 +460,14 @@ struct HttpServer::Routes {
     Caller who;
     if (!admit(req, res, who)) return;
     const std::string& principal = who.principal;
-    const std::string content_type = req.get_header_value("Content-Type");
+    const std::string content_type = http_headers::value(req.headers, "Content-Type");
     if (!contains_ci(content_type, "application/json")) {
       reply(res, 415,
             transport_error("Unsupported Media Type: POST a JSON-RPC message as "
                             "Content-Type: application/json"));
       return;
     }
-    const std::string accept = req.get_header_value("Accept");
+    const std::string accept = http_headers::value(req.headers, "Accept");
     if (!accept.empty() && !contains_ci(accept, "application/json") &&
         !contains_ci(accept, "text/event-stream") && !contains_ci(accept, "*/*")) {
       reply(res, 406,
@@ -486,7 +487,8 @@ struct HttpServer::Routes {
     } else if (!versions.empty() && !supported_protocol_version(versions.front())) {
       era = Era::unsupported;
     }
-    const bool names_session = era == Era::legacy && req.has_header("Mcp-Session-Id");
+    const bool names_session =
+        era == Era::legacy && http_headers::has(req.headers, "Mcp-Session-Id");
     HttpSession session;
     if (names_session) {
       session = session_for(req, res, principal);
@@ -496,10 +498,12 @@ struct HttpServer::Routes {
     // handed on: bodies read and parsed at once stay within it. A Content-
     // Length is at most max_body_bytes by now; a chunked body may be that.
     // An encoded (compressed) body may inflate up to max_body_bytes too.
-    const bool sized = req.has_header("Content-Length") && !req.has_header("Content-Encoding");
-    const bool chunked = contains_ci(req.get_header_value("Transfer-Encoding"), "chunked");
+    const bool sized = http_headers::has(req.headers, "Content-Length") &&
+                       !http_headers::has(req.headers, "Content-Encoding");
+    const bool chunked =
+        contains_ci(http_headers::value(req.headers, "Transfer-Encoding"), "chunked");
     const std::size_t share = sized && !chunked
-                                  ? std::stoull(req.get_header_value("Content-Length"))
+                                  ? std::stoull(http_headers::value(req.headers, "Content-Length"))
                                   : self.options_.max_body_bytes;
     if (!self.budget_->acquire(share, self.options_.budget_wait)) {
       ++self.busy_refusals_;
@@ -737,7 +741,7 @@ struct HttpServer::Routes {
       reply(res, 503, transport_error("Service Unavailable: the server is shutting down"));
       return;
     }
-    const std::string accept = req.get_header_value("Accept");
+    const std::string accept = http_headers::value(req.headers, "Accept");
     if (!contains_ci(accept, "text/event-stream")) {
       reply(res, 406,
             transport_error("Not Acceptable: GET opens an SSE stream; accept text/event-stream"));
@@ -747,8 +751,8 @@ struct HttpServer::Routes {
     if (!session) return;
     SessionStreams& streams = *session.streams;
     std::optional<StreamCursor> cursor;
-    if (req.has_header("Last-Event-ID")) {
-      cursor = streams.resume(req.get_header_value("Last-Event-ID"));
+    if (http_headers::has(req.headers, "Last-Event-ID")) {
+      cursor = streams.resume(http_headers::value(req.headers, "Last-Event-ID"));
       if (!cursor) {
         reply(res, 400,
               transport_error("Bad Request: Last-Event-ID names no stream of this "

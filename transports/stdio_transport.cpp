@@ -1,5 +1,6 @@
 #include "transports/stdio_transport.h"
 
+#include <sys/uio.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
@@ -94,15 +95,21 @@ void StdioTransport::send(const nlohmann::json& message, const nlohmann::json& /
 }
 
 bool StdioTransport::write_line(std::string_view text) {
+  // The text and its newline in one write (writev), without copying the text
+  // to append the newline.
   std::lock_guard lock(write_mutex_);
   if (peer_gone_) return false;
-  std::string out;
-  out.reserve(text.size() + 1);
-  out.append(text);
-  out.push_back('\n');
+  static constexpr char kNewline = '\n';
+  const std::size_t total = text.size() + 1;
   std::size_t written = 0;
-  while (written < out.size()) {
-    const ssize_t n = ::write(out_fd_, out.data() + written, out.size() - written);
+  while (written < total) {
+    iovec parts[2];
+    int count = 0;
+    if (written < text.size()) {
+      parts[count++] = {const_cast<char*>(text.data() + written), text.size() - written};
+    }
+    parts[count++] = {const_cast<char*>(&kNewline), 1};
+    const ssize_t n = ::writev(out_fd_, parts, count);
     if (n > 0) {
       written += static_cast<std::size_t>(n);
     } else if (n < 0 && errno == EINTR) {

@@ -30,7 +30,7 @@ HttpSession SessionDirectory::entry(std::shared_ptr<Session> session) {
   }
   // The session owns its streams, so they live as long as it does.
   if (!streams) return {};
-  return {std::make_shared<SessionPeer>(server_, std::move(session)), std::move(streams)};
+  return {std::make_shared<SessionPeer>(server_, std::move(session)), std::move(streams), {}};
 }
 
 HttpSession SessionDirectory::create(const std::string& principal) {
@@ -48,7 +48,7 @@ HttpSession SessionDirectory::carrier(const std::string& principal) {
     sweep_at_ = std::max<std::size_t>(64, 2 * carriers_.size());
   }
   carriers_.push_back(session);
-  return {std::make_shared<SessionPeer>(server_, std::move(session)), std::move(streams)};
+  return {std::make_shared<SessionPeer>(server_, std::move(session)), std::move(streams), {}};
 }
 
 std::vector<std::shared_ptr<Session>> SessionDirectory::all() {

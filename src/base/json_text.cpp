@@ -90,4 +90,26 @@ void append_integer(std::string& out, Integer value) {
 void append_json_number(std::string& out, std::int64_t value) { append_integer(out, value); }
 void append_json_number(std::string& out, std::uint64_t value) { append_integer(out, value); }
 
+double to_the_microsecond(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
+void append_json_milliseconds(std::string& out, double ms) {
+  constexpr double kLargest = 9007199254740992.0;  // 2^53 microseconds
+  if (!std::isfinite(ms) || std::fabs(ms) * 1000.0 >= kLargest) {
+    append_json_number(out, ms);
+    return;
+  }
+  const std::int64_t signed_us = std::llround(ms * 1000.0);
+  if (signed_us < 0) out += '-';
+  const auto us = static_cast<std::uint64_t>(signed_us < 0 ? -signed_us : signed_us);
+  append_integer(out, us / 1000);
+  const auto fraction = static_cast<unsigned>(us % 1000);
+  if (fraction == 0) return;
+  char digits[4] = {'.', static_cast<char>('0' + fraction / 100),
+                    static_cast<char>('0' + fraction / 10 % 10),
+                    static_cast<char>('0' + fraction % 10)};
+  std::size_t length = 4;
+  while (digits[length - 1] == '0') --length;
+  out.append(digits, length);
+}
+
 }  // namespace toolmux

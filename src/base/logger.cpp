@@ -102,6 +102,12 @@ LogFields& LogFields::add(std::string_view key, double value) {
   return *this;
 }
 
+LogFields& LogFields::add_milliseconds(std::string_view key, double ms) {
+  this->key(key);
+  append_json_milliseconds(text_, ms);
+  return *this;
+}
+
 LogFields& LogFields::add(std::string_view key, std::uint64_t value) {
   this->key(key);
   append_json_number(text_, value);

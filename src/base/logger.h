@@ -46,6 +46,8 @@ class LogFields {
   LogFields& add(std::string_view key, double value);
   LogFields& add(std::string_view key, std::uint64_t value);
   LogFields& add(std::string_view key, bool value);
+  // A duration in milliseconds, to the microsecond (append_json_milliseconds).
+  LogFields& add_milliseconds(std::string_view key, double ms);
   // ,"key":value,... (empty when none was added)
   std::string_view text() const { return text_; }
 

@@ -168,7 +168,7 @@ void CallRunner::answer(ToolCall& call, const Admitted& admitted) {
   } else if (out.protocol_error) {
     reply_error(session, id, *out.protocol_error);
   } else if (out.outcome != CallOutcome::cancelled) {
-    session.send_related(jsonrpc::make_result(id, out.result.to_json()), id);
+    session.send_related(jsonrpc::make_result(id, std::move(out.result).to_json()), id);
   } else {
     session.request_finished(id);  // a cancelled request gets no response
   }
@@ -191,7 +191,8 @@ void CallRunner::drop(const Admitted& admitted, const std::string& busy) {
     record_unrun(session, "tools/call", admitted.name, call_outcome_name(outcome), text);
     ToolResult result = ToolResult::error(text);
     set_outcome_meta(result, outcome);
-    session.send_related(jsonrpc::make_result(admitted.id, result.to_json()), admitted.id);
+    session.send_related(jsonrpc::make_result(admitted.id, std::move(result).to_json()),
+                         admitted.id);
   }
   session.end_call(admitted.id);
 }

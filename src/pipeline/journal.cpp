@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "src/base/digest.h"
+#include "src/base/json_text.h"
 #include "src/base/redact.h"
 
 namespace toolmux::stages {
@@ -25,7 +26,7 @@ AuditRecord audit_record(const ToolCall& call, const CallResult& out, double sec
     record.rationale = call.confirmed->rationale;
   }
   record.outcome = std::string(call_outcome_name(out.outcome));
-  record.duration_ms = seconds * 1000.0;
+  record.duration_ms = to_the_microsecond(seconds * 1000.0);
   record.idempotency_key = redact(call.idempotency_key);
   return record;
 }

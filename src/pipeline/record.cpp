@@ -62,7 +62,7 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
                                  .add("owner", call.principal)
                                  .add("session", call.session_label)
                                  .add("outcome", record.outcome)
-                                 .add("duration_ms", seconds * 1000.0)
+                                 .add_milliseconds("duration_ms", seconds * 1000.0)
                                  .add("bytes_produced", std::uint64_t{record.bytes_produced})
                                  .add("bytes_returned", std::uint64_t{record.bytes_returned})
                                  .add("truncated", record.truncated)

@@ -33,7 +33,8 @@ AuditRecord interrupted_record(const JournalIntent& intent,
   r.approver = intent.approver;
   r.rationale = intent.rationale;
   r.outcome = "interrupted";
-  r.duration_ms = std::chrono::duration<double, std::milli>(now - intent.started).count();
+  r.duration_ms =
+      to_the_microsecond(std::chrono::duration<double, std::milli>(now - intent.started).count());
   // The intent keeps its key as sent (replay looks it up); the record shows it
   // as every audit record does, redacted.
   r.idempotency_key = redact(intent.idempotency_key);
@@ -149,7 +150,7 @@ std::string audit_text(const AuditRecord& r) {
   member("call_id", r.call_id);
   member("confirmation", r.confirmation);
   out += ",\"duration_ms\":";
-  append_json_number(out, r.duration_ms);
+  append_json_milliseconds(out, r.duration_ms);
   member("idempotency_key", r.idempotency_key);
   member("outcome", r.outcome);
   member("principal", r.principal);

@@ -126,7 +126,7 @@ struct AuditRecord {
   std::string approver;      // "" = none
   std::string rationale;     // redacted; "" = none
   std::string outcome;       // call_outcome_name, or "interrupted"
-  double duration_ms = 0;
+  double duration_ms = 0;    // to the microsecond (to_the_microsecond)
   std::string idempotency_key;  // redacted; "" = none
   // The instance that wrote the record (PostgreSQL; "" in RocksDB). Set by
   // the store.

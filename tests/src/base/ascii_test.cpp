@@ -16,3 +16,14 @@ TEST_CASE("HTTP token characters are RFC 9110's tchar") {
   for (char c : std::string(" :;,\"()/[]{}=?@\t\r\n\x7f\x80\xc3"))
     CHECK_FALSE(is_http_token_char(c));
 }
+
+TEST_CASE("ascii_iequals ignores the case of ASCII letters only") {
+  CHECK(ascii_iequals("MCP-Protocol-Version", "mcp-protocol-version"));
+  CHECK(ascii_iequals("", ""));
+  CHECK_FALSE(ascii_iequals("Host", "Hosts"));
+  CHECK_FALSE(ascii_iequals("Host", "Hast"));
+  // '@' and '`' sit next to 'A' and 'a' in ASCII: no letters, no match.
+  CHECK_FALSE(ascii_iequals("@", "`"));
+  CHECK_FALSE(ascii_iequals("[", "{"));
+  CHECK_FALSE(ascii_iequals("\xc3\x89", "\xc3\xa9"));  // É and é: not ASCII
+}

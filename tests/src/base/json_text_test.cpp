@@ -1,6 +1,7 @@
 #include "src/base/json_text.h"
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -57,5 +58,35 @@ TEST_CASE("any bytes written as a JSON string read back as nlohmann reads its ow
     const json read = json::parse(written, nullptr, false);
     REQUIRE(read.is_string());
     CHECK(read.get<std::string>() == as_nlohmann_reads_it(text));
+  }
+}
+
+TEST_CASE("a duration is written to the microsecond, as the shortest form of that double") {
+  auto written = [](double ms) {
+    std::string out;
+    toolmux::append_json_milliseconds(out, ms);
+    return out;
+  };
+  CHECK(written(0) == "0");
+  CHECK(written(12.5) == "12.5");
+  CHECK(written(0.031) == "0.031");
+  CHECK(written(3) == "3");
+  CHECK(written(1.0004) == "1");
+  CHECK(written(1.0006) == "1.001");
+  CHECK(written(-2.25) == "-2.25");
+  CHECK(written(1e300) == "1e+300");
+  CHECK(written(std::numeric_limits<double>::quiet_NaN()) == "null");
+  // Any duration rounded to the microsecond reads back as the same double, in
+  // the text append_json_number writes for it (its shortest form): an audit
+  // record's two forms agree.
+  std::mt19937_64 random(20261206);
+  for (int n = 0; n < 5000; ++n) {
+    const double ms = toolmux::to_the_microsecond(
+        static_cast<double>(random() % 100'000'000'000ULL) / 1e6 * (n % 2 ? 1 : 1000));
+    const std::string text = written(ms);
+    CHECK(json::parse(text).get<double>() == ms);
+    std::string shortest;
+    toolmux::append_json_number(shortest, ms);
+    CHECK(text == shortest);
   }
 }

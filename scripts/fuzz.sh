@@ -42,12 +42,9 @@ for t in "${targets[@]}"; do
 done
 mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort)
 
-clangxx="$(command -v clang++ || command -v clang++-14 || true)"
-[[ -n $clangxx ]] || { echo "fuzz.sh: clang++ not found (scripts/setup.sh --tests installs it)" >&2; exit 2; }
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$here" -B "$build" -DTOOLMUX_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_CXX_COMPILER="$clangxx" \
-  -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" "${launcher[@]}" >/dev/null
+# shellcheck source=scripts/fuzz_tree.sh
+source "$here/scripts/fuzz_tree.sh"
+configure_fuzz_tree || exit 2
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"

@@ -26,8 +26,6 @@ struct StringHash {
 template <class V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-constexpr std::uint32_t kNoTerm = std::numeric_limits<std::uint32_t>::max();
-
 enum Field : std::uint8_t {
   kName,
   kTitle,

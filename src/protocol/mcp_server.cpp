@@ -90,7 +90,6 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
     : catalog_(std::move(catalog)),
       options_(std::move(options)),
       logger_(logger),
-      metrics_(metrics),
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),

@@ -171,7 +171,6 @@ class McpServer {
   std::vector<std::weak_ptr<Session>> sessions_;
   ServerOptions options_;
   Logger& logger_;
-  Metrics& metrics_;
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
   std::unique_ptr<CallAdmission> admission_;
   const std::shared_ptr<const SealingKey> state_key_;

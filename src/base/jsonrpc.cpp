@@ -202,18 +202,38 @@ std::optional<std::vector<std::string_view>> batch_members(std::string_view text
   return std::nullopt;
 }
 
+// Built member by member, not from an initializer list: nlohmann builds each
+// {"key", value} pair of a list as an array of two first, and copies what it
+// cannot move (a message's result, once per answer).
+namespace {
+json envelope(const json& id) {
+  json m(json::value_t::object);
+  m["jsonrpc"] = "2.0";
+  m["id"] = id;
+  return m;
+}
+}  // namespace
+
 json make_result(const json& id, json result) {
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  json m = envelope(id);
+  m["result"] = std::move(result);
+  return m;
 }
 
 json make_error(const json& id, int code, std::string_view message, json data) {
-  json error{{"code", code}, {"message", message}};
+  json error(json::value_t::object);
+  error["code"] = code;
+  error["message"] = message;
   if (!data.is_null()) error["data"] = std::move(data);
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}};
+  json m = envelope(id);
+  m["error"] = std::move(error);
+  return m;
 }
 
 json make_notification(std::string_view method, json params) {
-  json n{{"jsonrpc", "2.0"}, {"method", method}};
+  json n(json::value_t::object);
+  n["jsonrpc"] = "2.0";
+  n["method"] = method;
   if (!params.is_null()) n["params"] = std::move(params);
   return n;
 }

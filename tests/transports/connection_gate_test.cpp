@@ -100,7 +100,7 @@ TEST_CASE("a connection is handed over only once its whole request head has arri
   REQUIRE(c);
   CHECK(c->has_complete_head());
   CHECK(c->client() == "127.0.0.1");
-  CHECK(read_exactly(*c, kHead.size() + 4) == std::string(kHead) + "body");
+  CHECK(read_exactly(*c, kHead.size() + 4) == std::string(kHead).append("body"));
   CHECK(g.gate.stats().open == 1);
   CHECK(g.gate.stats().waiting == 0);
   c.reset();  // dropped: closed

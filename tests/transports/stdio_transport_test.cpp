@@ -46,7 +46,7 @@ TEST_CASE("an oversized line is skipped whole and the next line is read normally
   StdioTransport t(in.fds[0], out.fds[1], 1024);
   // More than a pipe holds: write from another thread while the transport reads.
   std::thread writer([&] {
-    in.write_all(std::string(200000, 'x') + "\n{\"ok\":true}\n");
+    in.write_all(std::string(200000, 'x').append("\n{\"ok\":true}\n"));
     in.close_write();
   });
   auto first = t.read_line();

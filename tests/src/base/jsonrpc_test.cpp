@@ -91,6 +91,22 @@ TEST_CASE("errors are built as JSON-RPC 2.0 error objects") {
             R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: x"}})"));
 }
 
+TEST_CASE("results, errors with data and notifications are written as JSON-RPC 2.0 says") {
+  nlohmann::json result{{"content", nlohmann::json::array({{{"type", "text"}, {"text", "hi"}}})},
+                        {"isError", false}};
+  CHECK(
+      rpc::make_result("r-1", result).dump() ==
+      R"({"id":"r-1","jsonrpc":"2.0","result":{"content":[{"text":"hi","type":"text"}],"isError":false}})");
+  CHECK(rpc::make_result(nullptr, nlohmann::json::object()).dump() ==
+        R"({"id":null,"jsonrpc":"2.0","result":{}})");
+  CHECK(rpc::make_error(5, rpc::kInvalidParams, "bad", {{"uri", "x"}}).dump() ==
+        R"({"error":{"code":-32602,"data":{"uri":"x"},"message":"bad"},"id":5,"jsonrpc":"2.0"})");
+  CHECK(rpc::make_notification("notifications/progress", {{"progress", 1}}).dump() ==
+        R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}})");
+  CHECK(rpc::make_notification("notifications/initialized", nullptr).dump() ==
+        R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+}
+
 TEST_CASE("a repeated id, jsonrpc or method key is an invalid request that names the repeat") {
   // It was reported as "\"id\" must be a string or an integer".
   Message m = parse_message(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"ping"})");

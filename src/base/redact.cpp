@@ -223,7 +223,8 @@ std::optional<Found> slack_at(std::string_view text, std::size_t i) {
 // (OpenAI-style), sk_live_/sk_test_/rk_live_/rk_test_ + at least 16 letters or
 // digits (Stripe).
 std::optional<Found> sk_at(std::string_view text, std::size_t i) {
-  if (!starts_token(text, i)) return std::nullopt;
+  // Every one of them has 'k' second: most words that start with s or r end here.
+  if (i + 1 >= text.size() || text[i + 1] != 'k' || !starts_token(text, i)) return std::nullopt;
   for (std::string_view stripe : {"sk_live_", "sk_test_", "rk_live_", "rk_test_"}) {
     if (has_prefix(text, i, stripe)) {
       const std::size_t end = run_end(text, i + stripe.size(), is_alnum);

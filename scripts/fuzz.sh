@@ -11,7 +11,6 @@
 # Targets run JOBS at a time (default: nproc), each on one core.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-build="$here/build-fuzz"
 seconds=20
 targets=()
 while (($#)); do
@@ -45,6 +44,7 @@ mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort)
 # shellcheck source=scripts/fuzz_tree.sh
 source "$here/scripts/fuzz_tree.sh"
 configure_fuzz_tree || exit 2
+build="$fuzz_tree"
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"

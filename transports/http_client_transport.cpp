@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/ascii.h"
 #include "src/base/jsonrpc.h"
 #include "transports/modern_http_headers.h"
 #include "transports/sse_parser.h"
@@ -61,18 +62,6 @@ constexpr int kMaxResumeAttempts = 5;
 constexpr auto kStreamWait = std::chrono::seconds(2);
 constexpr std::size_t kMaxErrorBody = 4096;  // of an HTTP error's body, kept for its message
 constexpr int kTransportError = -32000;
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 std::string reason_phrase(int status) {
   switch (status) {
@@ -388,7 +377,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       for (std::string_view own :
            {"content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id",
             "mcp-method", "mcp-name"}) {
-        ours |= iequals(name, own);
+        ours |= ascii_iequals(name, own);
       }
       if (!ours) h.emplace(name, value);
     }
@@ -445,7 +434,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
         std::lock_guard lock(mutex);
         session_id = res.get_header_value("Mcp-Session-Id");
       }
-      const std::string type = lowercase(res.get_header_value("Content-Type"));
+      const std::string type = ascii_lower(res.get_header_value("Content-Type"));
       if (type.find("text/event-stream") != std::string::npos) {
         r.body = Reception::Body::sse;
       } else if (type.find("application/json") != std::string::npos) {

@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "src/base/ascii.h"
+
 namespace toolmux {
 
 namespace {
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::string percent_decode(std::string_view text) {
   const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
@@ -35,7 +30,7 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   std::string scheme;
   for (std::string_view s : {"http", "https"}) {
     const std::string prefix = std::string(s) + "://";
-    if (url.size() > prefix.size() && equals_ignoring_case(url.substr(0, prefix.size()), prefix)) {
+    if (url.size() > prefix.size() && ascii_iequals(url.substr(0, prefix.size()), prefix)) {
       scheme = s;
     }
   }

@@ -125,7 +125,7 @@ void CallRunner::run(CallRequest request, const std::shared_ptr<Session>& sessio
   admitted->submitting.store(false);
   if (decision.verdict == CallAdmission::Verdict::refused) {
     context->finish();
-    record_unrun(*session, "tools/call", request.name, "refused", decision.refusal);
+    record_unrun(*session, request.name, "refused", decision.refusal);
     reply_error(*session, request.id, {jsonrpc::kServerBusy, decision.refusal, nullptr});
     session->end_call(request.id);
   }
@@ -148,7 +148,7 @@ void CallRunner::start(ToolCall call, const std::shared_ptr<Admitted>& admitted,
   const std::string why =
       "toolmux is busy: no thread could be started for the call (the system refused one); try "
       "again later";
-  record_unrun(*admitted->session, "tools/call", "", "refused", why);
+  record_unrun(*admitted->session, "", "refused", why);
   reply_error(*admitted->session, admitted->id, {jsonrpc::kServerBusy, why, nullptr});
   admitted->session->end_call(admitted->id);
 }
@@ -188,7 +188,7 @@ void CallRunner::drop(const Admitted& admitted, const std::string& busy) {
                        " ms waiting for a place to run; toolmux was busy: " + busy
                  : " did not run: toolmux is exiting");
     const CallOutcome outcome = expired ? CallOutcome::timed_out : CallOutcome::stopped;
-    record_unrun(session, "tools/call", admitted.name, call_outcome_name(outcome), text);
+    record_unrun(session, admitted.name, call_outcome_name(outcome), text);
     ToolResult result = ToolResult::error(text);
     set_outcome_meta(result, outcome);
     session.send_related(jsonrpc::make_result(admitted.id, std::move(result).to_json()),
@@ -197,9 +197,8 @@ void CallRunner::drop(const Admitted& admitted, const std::string& busy) {
   session.end_call(admitted.id);
 }
 
-void CallRunner::record_unrun(const Session& session, std::string_view method,
-                              const std::string& tool, std::string_view outcome,
-                              const std::string& reason) {
+void CallRunner::record_unrun(const Session& session, const std::string& tool,
+                              std::string_view outcome, const std::string& reason) {
   // Refusals are counted by CallAdmission; the calls that waited in vain are
   // calls of their tool, like those that ran.
   if (!tool.empty() && outcome != "refused") {
@@ -207,7 +206,7 @@ void CallRunner::record_unrun(const Session& session, std::string_view method,
   }
   logger_.write(LogLevel::warning, "call_not_run",
                 {{"session", session.label()},
-                 {"method", method},
+                 {"method", "tools/call"},
                  {"tool", tool},
                  {"outcome", outcome},
                  {"reason", reason}});

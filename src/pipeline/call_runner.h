@@ -105,8 +105,8 @@ class CallRunner {
   void drop(const Admitted& admitted, const std::string& busy);
   // Logs and counts a call that ended without running: `outcome` is
   // "refused" (counted by CallAdmission, not here) or a CallOutcome's name.
-  void record_unrun(const Session& session, std::string_view method, const std::string& tool,
-                    std::string_view outcome, const std::string& reason);
+  void record_unrun(const Session& session, const std::string& tool, std::string_view outcome,
+                    const std::string& reason);
 
   CallHandler pipeline_;
   CallAdmission& admission_;

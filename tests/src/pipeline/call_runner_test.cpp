@@ -53,15 +53,17 @@ struct RunnerFixture : PipelineFixture {
                         return ToolResult::text("through");
                       })
                 .empty());
+    auto record_thread = [this](const json&, CallContext&) {
+      ran_on = std::this_thread::get_id();
+      return ToolResult::text("here");
+    };
     ToolSpec where = spec("where", object_schema());
     where.returns_by_deadline = true;
-    REQUIRE(registry
-                ->add(where,
-                      [this](const json&, CallContext&) {
-                        ran_on = std::this_thread::get_id();
-                        return ToolResult::text("here");
-                      })
-                .empty());
+    REQUIRE(registry->add(where, record_thread).empty());
+    ToolSpec instant = spec("instant", object_schema());
+    instant.returns_by_deadline = true;
+    instant.runs_on_reader = true;
+    REQUIRE(registry->add(instant, record_thread).empty());
     catalog = make_test_catalog(registry);
     rebuild();
     runner = std::make_unique<CallRunner>(
@@ -115,6 +117,9 @@ TEST_CASE("the runner answers a carried call before run returns, and a handed-of
 
 TEST_CASE("the stdio reader carries only a tool that says runs_on_reader") {
   RunnerFixture f;
+  f.run("i", "instant", Carrier::reader);
+  CHECK(text_of(f.sink.response("i", std::chrono::milliseconds(0))) == "here");
+  CHECK(f.ran_on == std::this_thread::get_id());
   // "where" does not say runs_on_reader: handed off.
   f.run("r", "where", Carrier::reader);
   CHECK(text_of(f.sink.response("r")) == "here");

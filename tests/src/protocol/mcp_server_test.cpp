@@ -42,13 +42,25 @@ struct Fixture {
     server->handle(jsonrpc::parse_message(text, server->json_limits()), session);
   }
 
-  void initialize(const std::string& version = "2025-11-25") {
+  void initialize(const std::string& version = "2025-11-25", json capabilities = json::object()) {
     json r = request("init", "initialize",
                      {{"protocolVersion", version},
-                      {"capabilities", json::object()},
+                      {"capabilities", std::move(capabilities)},
                       {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
     REQUIRE(r.contains("result"));
     handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  }
+  // A client that can be asked to confirm a call (elicitation).
+  void initialize_confirming() { initialize("2025-11-25", {{"elicitation", json::object()}}); }
+
+  // The human's yes, with `rationale`, to the elicitation request `asked`.
+  void approve(const json& asked, const std::string& rationale) {
+    handle(json{{"jsonrpc", "2.0"},
+                {"id", asked["id"]},
+                {"result",
+                 {{"action", "accept"},
+                  {"content", {{"approve", true}, {"approver", "Ada"}, {"rationale", rationale}}}}}}
+               .dump());
   }
 
   CapturingSink sink;
@@ -444,23 +456,13 @@ TEST_CASE("the stdio reader hands off a runs_on_reader call that a human must co
   auto catalog = make_test_catalog(registry);
   catalog->policy.confirm.rule.tools["instant"] = true;
   Fixture f(0, {}, catalog);
-  json init = f.request("init", "initialize",
-                        {{"protocolVersion", "2025-11-25"},
-                         {"capabilities", {{"elicitation", json::object()}}},
-                         {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
-  REQUIRE(init.contains("result"));
+  f.initialize_confirming();
 
   f.server->handle(jsonrpc::parse_message(call_request("asked", "instant", json::object()).dump()),
                    f.session, Carrier::reader);
   // The human is asked (the reader is free to read the answer), not refused.
   REQUIRE(f.sink.wait_for_notification("elicitation/create"));
-  const json asked = f.sink.notifications("elicitation/create").front();
-  f.handle(json{{"jsonrpc", "2.0"},
-                {"id", asked["id"]},
-                {"result",
-                 {{"action", "accept"},
-                  {"content", {{"approve", true}, {"approver", "Ada"}, {"rationale", "fine"}}}}}}
-               .dump());
+  f.approve(f.sink.notifications("elicitation/create").front(), "fine");
   json r = f.sink.response("asked");
   INFO(r.dump());
   CHECK(r["result"]["content"][0]["text"] == "here");
@@ -501,11 +503,7 @@ TEST_CASE(
   }
   SECTION("its client may be asked (elicitation)") {
     Fixture f;
-    json r = f.request("init", "initialize",
-                       {{"protocolVersion", "2025-11-25"},
-                        {"capabilities", {{"elicitation", json::object()}}},
-                        {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
-    REQUIRE(r.contains("result"));
+    f.initialize_confirming();
     deliver_slow(f, "e", {{"name", "slow"}, {"arguments", {{"ms", 200}}}});
     CHECK(f.sink.response("e", std::chrono::milliseconds(0)).is_null());
     CHECK(f.sink.response("e")["result"]["content"][0]["text"] == "done");
@@ -557,23 +555,14 @@ TEST_CASE("a mutation waiting for its confirmation when the write freeze goes on
   auto catalog = catalog_for_limits(&notes);
   catalog->policy.confirm.rule.tools["note"] = true;
   Fixture f(0, {}, catalog);
-  json init = f.request("init", "initialize",
-                        {{"protocolVersion", "2025-11-25"},
-                         {"capabilities", {{"elicitation", json::object()}}},
-                         {"clientInfo", {{"name", "test"}, {"version", "1"}}}});
-  REQUIRE(init.contains("result"));
+  f.initialize_confirming();
   f.handle(call_request("guarded", "note", json::object()).dump());
   REQUIRE(f.sink.wait_for_notification("elicitation/create"));
   const json asked = f.sink.notifications("elicitation/create").front();
 
   freeze_writes(*f.server);
   // The human says yes after the freeze came.
-  f.handle(json{{"jsonrpc", "2.0"},
-                {"id", asked["id"]},
-                {"result",
-                 {{"action", "accept"},
-                  {"content", {{"approve", true}, {"approver", "Ada"}, {"rationale", "why not"}}}}}}
-               .dump());
+  f.approve(asked, "why not");
   json r = f.sink.response("guarded");
   INFO(r.dump());
   CHECK(r["result"]["isError"] == true);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "src/base/elastic_threads.h"
+#include "src/base/json_text.h"
 #include "src/base/jsonrpc.h"
 #include "src/base/random_id.h"
 #include "transports/byte_budget.h"
@@ -34,11 +35,11 @@ json transport_error(std::string_view message, const json& id = nullptr) {
 }
 
 // A refusal's message may quote a header, whose bytes need not be UTF-8:
-// each ill-formed sequence goes out as one U+FFFD (nlohmann's replace policy,
-// as the SSE and stdio writers use; a plain dump() would throw).
+// each ill-formed sequence goes out as one U+FFFD (json_text, as the SSE and
+// stdio writers use; a plain dump() would throw).
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  res.set_content(json_text(body), "application/json");
 }
 
 bool is_loopback_name(std::string_view host) {

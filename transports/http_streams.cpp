@@ -4,6 +4,8 @@
 #include <charconv>
 #include <vector>
 
+#include "src/base/json_text.h"
+
 namespace toolmux {
 
 using nlohmann::json;
@@ -99,12 +101,12 @@ void SessionStreams::switch_to_sse(Exchange& exchange) {
     ended |= final;
   }
   exchange.pending.clear();
-  if (!ended) live_streams_[exchange.stream] = exchanges_[exchange.request_id.dump()];
+  if (!ended) live_streams_[exchange.stream] = exchanges_[jsonrpc::id_key(exchange.request_id)];
   ++writers_;
 }
 
 void SessionStreams::send(const json& message, const json& related_request) {
-  const std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = json_text(message);
   const bool final = !related_request.is_null() && !message.contains("method") &&
                      message.contains("id") && message["id"] == related_request;
   std::shared_ptr<Exchange> woken;
@@ -112,7 +114,7 @@ void SessionStreams::send(const json& message, const json& related_request) {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     if (!related_request.is_null()) {
-      auto it = exchanges_.find(related_request.dump());
+      auto it = exchanges_.find(jsonrpc::id_key(related_request));
       if (it != exchanges_.end()) {
         woken = it->second;
         if (final) {
@@ -146,7 +148,7 @@ void SessionStreams::request_finished(const json& request_id) {
   std::shared_ptr<Exchange> woken;
   {
     std::lock_guard lock(mutex_);
-    auto it = exchanges_.find(request_id.dump());
+    auto it = exchanges_.find(jsonrpc::id_key(request_id));
     if (it == exchanges_.end()) return;
     woken = it->second;
     Exchange& exchange = *woken;
@@ -168,7 +170,7 @@ void SessionStreams::close_request_stream(const json& request_id) {
   std::shared_ptr<Exchange> woken;
   {
     std::lock_guard lock(mutex_);
-    auto it = exchanges_.find(request_id.dump());
+    auto it = exchanges_.find(jsonrpc::id_key(request_id));
     if (it == exchanges_.end()) return;
     woken = it->second;
     if (woken->mode == Exchange::Mode::undecided) switch_to_sse(*woken);
@@ -182,7 +184,7 @@ std::shared_ptr<Exchange> SessionStreams::open_exchange(const json& id) {
   std::lock_guard lock(mutex_);
   auto exchange = std::make_shared<Exchange>();
   exchange->request_id = id;
-  if (!exchanges_.emplace(id.dump(), exchange).second) return nullptr;
+  if (!exchanges_.emplace(jsonrpc::id_key(id), exchange).second) return nullptr;
   return exchange;
 }
 
@@ -208,7 +210,7 @@ SessionStreams::Decision SessionStreams::await_decision(const std::shared_ptr<Ex
     // close_request_stream, session_ended).
     exchange->changed.wait(lock);
   }
-  auto it = exchanges_.find(exchange->request_id.dump());
+  auto it = exchanges_.find(jsonrpc::id_key(exchange->request_id));
   if (it != exchanges_.end() && it->second == exchange) exchanges_.erase(it);
   return {};
 }

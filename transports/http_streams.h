@@ -118,7 +118,7 @@ class SessionStreams final : public MessageSink {
   std::uint64_t last_seq_ = 0;
   std::deque<StoredEvent> recent_;  // the newest events, for writers and short resumes
   std::size_t recent_bytes_ = 0;    // of their data
-  std::map<std::string, std::shared_ptr<Exchange>> exchanges_;       // key: request id dump
+  std::map<std::string, std::shared_ptr<Exchange>> exchanges_;       // key: jsonrpc::id_key
   std::map<std::uint64_t, std::shared_ptr<Exchange>> live_streams_;  // sse exchanges not ended
   std::map<std::uint64_t, std::uint64_t> close_at_;  // stream -> last seq before it closes
   bool standalone_attached_ = false;

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "src/base/json_text.h"
 #include "src/base/jsonrpc.h"
 
 namespace toolmux {
@@ -90,8 +91,9 @@ void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
 
 void StdioTransport::send(const nlohmann::json& message, const nlohmann::json& /*related*/) {
   // Strings are valid UTF-8 by the time they get here (the result boundary
-  // checks tool output); replace is the last line of defence, not a path.
-  write_line(message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  // checks tool output); replacing bad UTF-8 (json_text) is the last line of
+  // defence, not a path.
+  write_line(json_text(message));
 }
 
 bool StdioTransport::write_line(std::string_view text) {

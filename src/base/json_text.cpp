@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <vector>
 
 #include "src/base/utf8.h"
 
@@ -110,6 +111,96 @@ void append_json_milliseconds(std::string& out, double ms) {
   std::size_t length = 4;
   while (digits[length - 1] == '0') --length;
   out.append(digits, length);
+}
+
+namespace {
+
+using nlohmann::json;
+
+// A scalar (or an empty container) as text.
+void append_scalar(std::string& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::boolean:
+      out += value.get_ref<const json::boolean_t&>() ? "true" : "false";
+      return;
+    case json::value_t::string:
+      append_json_string(out, value.get_ref<const json::string_t&>());
+      return;
+    case json::value_t::number_integer:
+      append_integer(out, value.get_ref<const json::number_integer_t&>());
+      return;
+    case json::value_t::number_unsigned:
+      append_integer(out, value.get_ref<const json::number_unsigned_t&>());
+      return;
+    case json::value_t::object:
+      out += "{}";
+      return;
+    case json::value_t::array:
+      out += "[]";
+      return;
+    default:  // a double, binary, discarded: rare, and nlohmann's own form
+      out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+  }
+}
+
+// A container being written: where in it the writer is.
+struct Open {
+  const json* container;
+  json::object_t::const_iterator member;  // objects
+  std::size_t index = 0;                  // arrays
+};
+
+}  // namespace
+
+void append_json(std::string& out, const json& value) {
+  const auto open = [&out](std::vector<Open>& stack, const json& v) {
+    if (v.is_object() && !v.empty()) {
+      out += '{';
+      stack.push_back(Open{&v, v.get_ref<const json::object_t&>().begin()});
+    } else if (v.is_array() && !v.empty()) {
+      out += '[';
+      stack.push_back(Open{&v, {}});
+    } else {
+      append_scalar(out, v);
+    }
+  };
+  std::vector<Open> stack;
+  open(stack, value);
+  while (!stack.empty()) {
+    Open& top = stack.back();
+    if (top.container->is_object()) {
+      const auto& object = top.container->get_ref<const json::object_t&>();
+      if (top.member == object.end()) {
+        out += '}';
+        stack.pop_back();
+        continue;
+      }
+      if (top.member != object.begin()) out += ',';
+      const auto& [key, member] = *top.member++;
+      append_json_string(out, key);
+      out += ':';
+      open(stack, member);  // may move `top`: not used after this
+    } else {
+      const auto& array = top.container->get_ref<const json::array_t&>();
+      if (top.index == array.size()) {
+        out += ']';
+        stack.pop_back();
+        continue;
+      }
+      if (top.index != 0) out += ',';
+      open(stack, array[top.index++]);
+    }
+  }
+}
+
+std::string json_text(const json& value) {
+  std::string out;
+  append_json(out, value);
+  return out;
 }
 
 }  // namespace toolmux

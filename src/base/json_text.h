@@ -1,10 +1,13 @@
 // JSON text written as it is produced, with no tree between: for records of
-// the hot path (the log's LogFields, the audit trail) whose shape is fixed.
+// the hot path (the log's LogFields, the audit trail) whose shape is fixed;
+// and append_json, a tree written as text the way the transports send it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace toolmux {
 
@@ -24,5 +27,15 @@ void append_json_milliseconds(std::string& out, double ms);
 // `ms` rounded to the microsecond: a duration append_json_milliseconds writes
 // as the shortest form of the same double would.
 double to_the_microsecond(double ms);
+
+// Appends `value` as compact JSON text: what value.dump() writes with bad
+// UTF-8 replaced, but strings go through append_json_string (runs of plain
+// bytes appended at once, where nlohmann decodes every byte: a quarter of the
+// instructions), and \b and \f are written \u0008 and \u000c. Numbers that
+// are not integers are written by nlohmann, byte for byte as dump() would
+// (1.0 stays 1.0). No recursion: a stack of the containers open.
+void append_json(std::string& out, const nlohmann::json& value);
+// append_json into a new string.
+std::string json_text(const nlohmann::json& value);
 
 }  // namespace toolmux

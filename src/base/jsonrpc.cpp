@@ -1,5 +1,6 @@
 #include "src/base/jsonrpc.h"
 
+#include <charconv>
 #include <utility>
 
 namespace toolmux::jsonrpc {
@@ -72,6 +73,11 @@ std::size_t skip_value(std::string_view text, std::size_t at) {
 }  // namespace
 
 Message parse_message(std::string_view text, const JsonLimits& limits) {
+  if (std::optional<Message> plain = read_plain_message(text, limits)) return std::move(*plain);
+  return read_full_message(text, limits);
+}
+
+Message read_full_message(std::string_view text, const JsonLimits& limits) {
   ParsedJson parsed = parse_untrusted_json(text, limits);
   if (parsed.syntax_error) {
     return invalid(nullptr, kParseError, "Parse error: " + *parsed.syntax_error);
@@ -200,6 +206,27 @@ std::optional<std::vector<std::string_view>> batch_members(std::string_view text
     i = skip_ws(text, i + 1);
   }
   return std::nullopt;
+}
+
+std::string id_key(const json& id) {
+  if (id.is_string()) {
+    const std::string& text = id.get_ref<const std::string&>();
+    std::string key;
+    key.reserve(text.size() + 1);
+    key += '"';
+    key += text;
+    return key;
+  }
+  if (id.is_number_integer()) {
+    char digits[24];
+    const auto [end, ec] = id.is_number_unsigned()
+                               ? std::to_chars(digits, digits + sizeof digits,
+                                               id.get_ref<const json::number_unsigned_t&>())
+                               : std::to_chars(digits, digits + sizeof digits,
+                                               id.get_ref<const json::number_integer_t&>());
+    return std::string(digits, ec == std::errc() ? end : digits);
+  }
+  return id.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // Built member by member, not from an initializer list: nlohmann builds each

@@ -46,6 +46,20 @@ struct Message {
 // match the error to its request).
 Message parse_message(std::string_view text, const JsonLimits& limits = {});
 
+// How parse_message reads a text: the fast way when it can, else the full one.
+//
+// parse_message's fast way (simdjson On-Demand, src/base/plain_message.cpp):
+// the same Message as parse_message for a text that is a well-formed request,
+// notification or response breaking no boundary rule (no violation), read
+// without a tree for the envelope; nullopt for anything else (and for texts
+// over 1 MiB), which parse_message then reads the full way and names what is
+// wrong. Public so that tests and the fuzz target can hold the two ways to
+// each other.
+std::optional<Message> read_plain_message(std::string_view text, const JsonLimits& limits = {});
+// parse_message's full way (parse_untrusted_json, then the envelope from its
+// tree): any text, every violation with its place, the reason of an invalid one.
+Message read_full_message(std::string_view text, const JsonLimits& limits = {});
+
 // What can still be told of a message parse_message found invalid (not JSON,
 // nested too deep, or not a valid message), from a flat scan of its top-level
 // members: nested values are skipped by counting brackets, never built or
@@ -63,6 +77,12 @@ MessageHeader scan_message_header(std::string_view text);
 // reaches parse_message exactly as it came, at any depth. nullopt when the
 // text is not an array or ends before it does.
 std::optional<std::vector<std::string_view>> batch_members(std::string_view text);
+
+// A request id as a map key: equal ids give the same key, different ids
+// (1 and "1" included) different ones. Not JSON text; never shown or stored.
+// An integer's digits, or '"' and a string's bytes: no escaping to scan for,
+// where dump() runs nlohmann's serializer on every request.
+std::string id_key(const json& id);
 
 json make_result(const json& id, json result);
 json make_error(const json& id, int code, std::string_view message, json data = nullptr);

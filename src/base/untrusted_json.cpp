@@ -32,6 +32,87 @@ std::string hex4(std::uint32_t unit) {
   return out;
 }
 
+// The power of ten of the first significant digit of the valid JSON number
+// in [first, last), e.g. 2 for 123.4 and -3 for 0.00123e0 (saturated far past
+// any double's range); the number is not zero.
+long long magnitude_exponent(const char* first, const char* last) {
+  constexpr long long kSaturated = 1'000'000'000'000LL;  // beyond any digit count too
+  const char* p = first;
+  if (*p == '-') ++p;
+  long long lead = 0;
+  bool significant = false;
+  for (; p < last && *p >= '0' && *p <= '9'; ++p) {
+    if (significant) {
+      ++lead;
+    } else if (*p != '0') {
+      significant = true;
+    }
+  }
+  if (p < last && *p == '.') {
+    long long place = 0;
+    for (++p; p < last && *p >= '0' && *p <= '9'; ++p) {
+      --place;
+      if (!significant && *p != '0') {
+        significant = true;
+        lead = place;
+      }
+    }
+  }
+  long long exponent = 0;
+  bool negative = false;
+  if (p < last && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p < last && (*p == '+' || *p == '-')) negative = *p++ == '-';
+    for (; p < last && *p >= '0' && *p <= '9'; ++p) {
+      exponent = std::min(exponent * 10 + (*p - '0'), kSaturated);
+    }
+  }
+  return lead + (negative ? -exponent : exponent);
+}
+
+// The value of a JSON number already checked against the grammar (`integral`:
+// it has no fraction and no exponent): an integer when one fits (int64, then
+// uint64), else the nearest double. false when from_chars reads it otherwise.
+bool number_value(std::string_view token, bool integral, json& out) {
+  const char* first = token.data();
+  const char* last = token.data() + token.size();
+  if (integral) {
+    std::int64_t signed_value = 0;
+    auto [ptr, ec] = std::from_chars(first, last, signed_value);
+    if (ec == std::errc() && ptr == last) {
+      out = signed_value;
+      return true;
+    }
+    if (*first != '-') {
+      std::uint64_t unsigned_value = 0;
+      auto [uptr, uec] = std::from_chars(first, last, unsigned_value);
+      if (uec == std::errc() && uptr == last) {
+        out = unsigned_value;
+        return true;
+      }
+    }
+  }
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc::result_out_of_range) {
+    // Valid JSON whose magnitude no double holds: the nearest value.
+    // from_chars leaves `value` unchanged; decide overflow vs underflow by
+    // the magnitude (not by the exponent's sign: 0.000...1 has none).
+    const bool tiny = magnitude_exponent(first, last) < 0;
+    const bool negative = *first == '-';
+    if (tiny) {
+      value = negative ? -0.0 : 0.0;
+    } else {
+      value = negative ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+    }
+  } else if (ec != std::errc() || ptr != last) {
+    return false;
+  }
+  out = value;
+  return true;
+}
+
 struct SyntaxError {
   std::string what;
   std::size_t at;
@@ -339,44 +420,6 @@ class Parser {
     if (lone_surrogate) violation(where, "escaped lone surrogate " + hex4(*lone_surrogate));
   }
 
-  // The power of ten of the first significant digit of the valid JSON number
-  // in [first, last), e.g. 2 for 123.4 and -3 for 0.00123e0 (saturated far past
-  // any double's range); the number is not zero.
-  static long long magnitude_exponent(const char* first, const char* last) {
-    constexpr long long kSaturated = 1'000'000'000'000LL;  // beyond any digit count too
-    const char* p = first;
-    if (*p == '-') ++p;
-    long long lead = 0;
-    bool significant = false;
-    for (; p < last && *p >= '0' && *p <= '9'; ++p) {
-      if (significant) {
-        ++lead;
-      } else if (*p != '0') {
-        significant = true;
-      }
-    }
-    if (p < last && *p == '.') {
-      long long place = 0;
-      for (++p; p < last && *p >= '0' && *p <= '9'; ++p) {
-        --place;
-        if (!significant && *p != '0') {
-          significant = true;
-          lead = place;
-        }
-      }
-    }
-    long long exponent = 0;
-    bool negative = false;
-    if (p < last && (*p == 'e' || *p == 'E')) {
-      ++p;
-      if (p < last && (*p == '+' || *p == '-')) negative = *p++ == '-';
-      for (; p < last && *p >= '0' && *p <= '9'; ++p) {
-        exponent = std::min(exponent * 10 + (*p - '0'), kSaturated);
-      }
-    }
-    return lead + (negative ? -exponent : exponent);
-  }
-
   void parse_number(json& out) {
     const std::size_t start = pos_;
     const auto digit = [&](std::size_t i) {
@@ -404,42 +447,9 @@ class Parser {
       if (!digit(pos_)) fail("invalid number (expected a digit in the exponent)");
       while (digit(pos_)) ++pos_;
     }
-    const char* first = text_.data() + start;
-    const char* last = text_.data() + pos_;
-    if (integral) {
-      std::int64_t signed_value = 0;
-      auto [ptr, ec] = std::from_chars(first, last, signed_value);
-      if (ec == std::errc() && ptr == last) {
-        out = signed_value;
-        return;
-      }
-      if (*first != '-') {
-        std::uint64_t unsigned_value = 0;
-        auto [uptr, uec] = std::from_chars(first, last, unsigned_value);
-        if (uec == std::errc() && uptr == last) {
-          out = unsigned_value;
-          return;
-        }
-      }
-    }
-    double value = 0;
-    auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec == std::errc::result_out_of_range) {
-      // Valid JSON whose magnitude no double holds: the nearest value.
-      // from_chars leaves `value` unchanged; decide overflow vs underflow by
-      // the magnitude (not by the exponent's sign: 0.000...1 has none).
-      const bool tiny = magnitude_exponent(first, last) < 0;
-      const bool negative = *first == '-';
-      if (tiny) {
-        value = negative ? -0.0 : 0.0;
-      } else {
-        value = negative ? -std::numeric_limits<double>::infinity()
-                         : std::numeric_limits<double>::infinity();
-      }
-    } else if (ec != std::errc() || ptr != last) {
+    if (!number_value(text_.substr(start, pos_ - start), integral, out)) {
       fail_at("invalid number", start);
     }
-    out = value;
   }
 
   std::string_view text_;
@@ -453,6 +463,35 @@ class Parser {
 
 ParsedJson parse_untrusted_json(std::string_view text, const JsonLimits& limits) {
   return Parser(text, limits).run();
+}
+
+bool read_json_number(std::string_view token, nlohmann::json& out) {
+  std::size_t i = 0;
+  const auto digit = [&](std::size_t at) {
+    return at < token.size() && token[at] >= '0' && token[at] <= '9';
+  };
+  bool integral = true;
+  if (i < token.size() && token[i] == '-') ++i;
+  if (!digit(i)) return false;
+  if (token[i] == '0') {
+    ++i;
+  } else {
+    while (digit(i)) ++i;
+  }
+  if (i < token.size() && token[i] == '.') {
+    integral = false;
+    ++i;
+    if (!digit(i)) return false;
+    while (digit(i)) ++i;
+  }
+  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
+    integral = false;
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
+    if (!digit(i)) return false;
+    while (digit(i)) ++i;
+  }
+  return i == token.size() && number_value(token, integral, out);
 }
 
 std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& violations,

@@ -54,6 +54,13 @@ struct ParsedJson {
 
 ParsedJson parse_untrusted_json(std::string_view text, const JsonLimits& limits = {});
 
+// The value of `token` when the whole of it is a JSON number (RFC 8259's
+// grammar: no leading zero, no '+', no bare '.'), read as parse_untrusted_json
+// reads one: an integer when it fits int64 or uint64, else the nearest double
+// (infinity or zero past a double's range). false, and `out` untouched, when
+// it is not one.
+bool read_json_number(std::string_view token, nlohmann::json& out);
+
 // The violations at or below `pointer`, with `pointer` cut from the front of
 // theirs (so "/params/arguments/x" under "/params/arguments" becomes "/x").
 std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& violations,

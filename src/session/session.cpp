@@ -122,7 +122,7 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
     // Our ids are strings, so they never collide with a client's request ids
     // in logs, and never with each other within the session.
     id = "toolmux-" + std::to_string(next_request_id_++);
-    pending_answers_.emplace(id.dump(), pending);
+    pending_answers_.emplace(jsonrpc::id_key(id), pending);
   }
   send_related({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}},
                related_request);
@@ -155,7 +155,7 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
       pending->answer.error = "the client did not answer " + method + " in time";
     }
   }
-  pending_answers_.erase(id.dump());
+  pending_answers_.erase(jsonrpc::id_key(id));
   ClientAnswer answer = pending->answer;
   lock.unlock();
   return answer;
@@ -164,7 +164,7 @@ ClientAnswer Session::request_client(const std::string& method, nlohmann::json p
 bool Session::deliver_response(const nlohmann::json& id, const nlohmann::json& message) {
   {
     std::lock_guard lock(mutex_);
-    auto it = pending_answers_.find(id.dump());
+    auto it = pending_answers_.find(jsonrpc::id_key(id));
     if (it == pending_answers_.end()) return false;
     PendingAnswer& pending = *it->second;
     if (message.contains("result")) {
@@ -185,7 +185,7 @@ bool Session::deliver_response(const nlohmann::json& id, const nlohmann::json& m
 std::shared_ptr<CallControl> Session::begin_call(const nlohmann::json& request_id) {
   if (carrier_) return carrier_->begin_call(request_id);
   std::lock_guard lock(mutex_);
-  auto [it, inserted] = calls_.try_emplace(request_id.dump(), nullptr);
+  auto [it, inserted] = calls_.try_emplace(jsonrpc::id_key(request_id), nullptr);
   if (!inserted) return nullptr;
   it->second = std::make_shared<CallControl>();
   return it->second;
@@ -198,7 +198,7 @@ void Session::end_call(const nlohmann::json& request_id) {
   }
   {
     std::lock_guard lock(mutex_);
-    calls_.erase(request_id.dump());
+    calls_.erase(jsonrpc::id_key(request_id));
   }
   calls_changed_.notify_all();
 }
@@ -213,7 +213,8 @@ void Session::cancel_call(const nlohmann::json& request_id) {
   std::shared_ptr<CallControl> control;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = calls_.find(request_id.dump()); it != calls_.end()) control = it->second;
+    if (auto it = calls_.find(jsonrpc::id_key(request_id)); it != calls_.end())
+      control = it->second;
   }
   if (control) control->cancel();
 }

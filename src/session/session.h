@@ -238,7 +238,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string protocol_version_;
   nlohmann::json client_capabilities_;
   nlohmann::json client_info_;
-  std::map<std::string, std::shared_ptr<CallControl>> calls_;  // key: id.dump()
+  std::map<std::string, std::shared_ptr<CallControl>> calls_;  // key: jsonrpc::id_key
   std::set<std::string, std::less<>> discovered_;
   bool list_change_pending_ = false;
   std::function<void(const Session&)> state_listener_;

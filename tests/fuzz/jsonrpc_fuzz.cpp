@@ -6,7 +6,10 @@
 // null, a string or an integer; a request has an id, a notification none;
 // params are an object or absent; a response carries exactly one of result
 // and error; and a clean request or notification, written back from its
-// parts, parses to the same message.
+// parts, parses to the same message. And the two ways parse_message reads a
+// text agree: whatever the fast way (read_plain_message) reads, the full way
+// (read_full_message) reads as the same message, with no violation.
+#include <optional>
 #include <string>
 
 #include "src/base/jsonrpc.h"
@@ -27,9 +30,25 @@ jsonrpc::Message parse(std::string_view text) {
   return {};
 }
 
+// A reading of a message as text, for comparing two: dump() tells 1 from 1.0.
+std::string reading(const jsonrpc::Message& m) {
+  return std::to_string(static_cast<int>(m.kind)) + m.id.dump() + "|" + m.method + "|" +
+         m.params.dump() + "|" + m.response.dump();
+}
+
+void check_the_ways_agree(std::string_view text) {
+  const std::optional<jsonrpc::Message> plain = jsonrpc::read_plain_message(text);
+  if (!plain) return;
+  const jsonrpc::Message full = jsonrpc::read_full_message(text);
+  FUZZ_CHECK(full.kind != Kind::invalid && full.violations.empty(),
+             "what the fast way reads, the full way reads without a violation");
+  FUZZ_CHECK(reading(*plain) == reading(full), "the fast and the full way read the same message");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  check_the_ways_agree(toolmux::fuzz::as_text(data, size));
   const jsonrpc::Message m = parse(toolmux::fuzz::as_text(data, size));
   FUZZ_CHECK(m.id.is_null() || m.id.is_string() || m.id.is_number_integer(),
              "an id is null, a string or an integer");

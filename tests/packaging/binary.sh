@@ -26,5 +26,7 @@ for lib in libpq libjose libjansson librocksdb libsnappy liblz4 libzstd libbz2 l
 done
 loaded=$(ldd "$bin" | wc -l)
 echo "binary: ldd lists $loaded libraries"
-(( loaded <= 14 )) || fail "ldd lists $loaded libraries, more than 14"
+# 15: the 14 of before, and simdjson (Debian ships it shared only), which reads
+# every message (src/base/plain_message.cpp).
+(( loaded <= 15 )) || fail "ldd lists $loaded libraries, more than 15"
 echo "binary: ok"

@@ -90,3 +90,44 @@ TEST_CASE("a duration is written to the microsecond, as the shortest form of tha
     CHECK(text == shortest);
   }
 }
+
+TEST_CASE("a tree is written as the compact text nlohmann's dump writes, without recursion") {
+  const nlohmann::json values[] = {
+      nullptr,
+      true,
+      -7,
+      std::numeric_limits<std::uint64_t>::max(),
+      1.0,
+      0.1,
+      -2.5e-300,
+      "text with \"quotes\", \\, \n, \t, \x01 and é",
+      nlohmann::json::object(),
+      nlohmann::json::array(),
+      nlohmann::json::parse(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text",)"
+                            R"("text":"hi"}],"isError":false,"structuredContent":{"a":[1,[],)"
+                            R"({},[{"b":null}]],"z":{"y":{"x":0.5}}}}})"),
+  };
+  for (const auto& value : values) {
+    INFO(value.dump());
+    CHECK(toolmux::json_text(value) == value.dump());
+  }
+  // \b and \f go out as \u0008 and \u000c (the same string, read back).
+  const nlohmann::json controls = "a\bb\fc";
+  CHECK(toolmux::json_text(controls) == R"("a\u0008b\u000cc")");
+  CHECK(nlohmann::json::parse(toolmux::json_text(controls)) == controls);
+  // Bad UTF-8 replaced, where dump() without a handler would throw.
+  CHECK(toolmux::json_text(nlohmann::json{{"k", "a\xff"}}) == "{\"k\":\"a\xEF\xBF\xBD\"}");
+
+  // 100,000 levels: a writer that recursed would overflow the stack here.
+  nlohmann::json deep = nlohmann::json::array();
+  nlohmann::json* innermost = &deep;
+  for (int i = 0; i < 100'000; ++i) {
+    innermost->push_back(nlohmann::json::object());
+    innermost = &(*innermost)[0]["k"];
+    *innermost = nlohmann::json::array();
+  }
+  const std::string text = toolmux::json_text(deep);
+  CHECK(text.size() ==
+        1 + 100'000 * std::string(R"({"k":[)").size() + 1 + 100'000 * std::string("]}").size());
+  CHECK(text.substr(0, 13) == R"([{"k":[{"k":[)");
+}

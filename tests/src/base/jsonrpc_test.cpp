@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
 #include "src/base/jsonrpc.h"
 
 using toolmux::jsonrpc::Message;
@@ -168,4 +173,89 @@ TEST_CASE("a batch is split into its members' texts, as they came, at any depth"
   CHECK_FALSE(batch_members(R"({"id":1})"));
   CHECK_FALSE(batch_members(R"([{"id":1})"));
   CHECK_FALSE(batch_members(R"([{"id":1}] trailing)"));
+}
+
+namespace {
+
+// The parts of a message a reader fills, as text, for comparing two readings.
+std::string reading(const Message& m) {
+  std::string text = std::to_string(static_cast<int>(m.kind)) + " id=" + m.id.dump() +
+                     " method=" + m.method + " params=" + m.params.dump() +
+                     " response=" + m.response.dump() + " error=" + m.error + " violations=";
+  for (const auto& v : m.violations) text += v.pointer + ":" + v.message + ";";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a well-formed message is read the fast way, to the same message as the full way") {
+  const char* texts[] = {
+      R"({"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"t","arguments":{}}})",
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+      R"(  {"method":"x","jsonrpc":"2.0","id":"a\"b\u00e9\ud83d\ude00"}  )",
+      R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"m","params":{"n":-0,"f":0.1,)"
+      R"("e":-2.5E-3,"big":123456789012345678901234,"inf":1e400,"tiny":-1e-400,"u":"é"}})",
+      R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"m","params":{"a":[[],{},[1,[2]]],)"
+      R"("t":true,"f":false,"n":null,"s":"\\\/\b\f\n\r\t"}})",
+      R"({"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}})",
+      R"({"jsonrpc":"2.0","id":"r","error":{"code":-32601,"message":"no"}})",
+      R"({"jsonrpc":"2.0","id":4,"method":"m","other":{"kept":"no"}})",
+  };
+  for (const char* text : texts) {
+    INFO(text);
+    const std::optional<Message> plain = rpc::read_plain_message(text);
+    REQUIRE(plain.has_value());
+    const Message full = rpc::read_full_message(text);
+    CHECK(full.violations.empty());
+    CHECK(reading(*plain) == reading(full));
+    CHECK(reading(parse_message(text)) == reading(full));
+  }
+}
+
+TEST_CASE("a message that breaks a rule is left to the full way, which names what is wrong") {
+  toolmux::JsonLimits limits;
+  limits.max_depth = 4;
+  limits.max_values = 12;
+  const std::string big(1024 * 1024 + 1, ' ');
+  const std::string texts[] = {
+      R"({"jsonrpc":"2.0","id":1,"method":"m","id":2})",                       // a repeated key
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}})",       // deeper down
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[[["deep"]]]}})",  // past max_depth
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,2,3,4,5,6,7,8,9]}})",  // values
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"n":012}})",       // a leading zero
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"n":1.}})",        // a bare point
+      R"({"jsonrpc":"2.0","id":1,"method":"m"} {"jsonrpc":"2.0"})",        // text after it
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud800"}})",  // a lone surrogate
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"\xff\"}}",  // UTF-8
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"a\tb\"}}",  // control
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"t":tru}})",  // not a literal
+      R"({"jsonrpc":"1.0","id":1,"method":"m"})",
+      R"({"jsonrpc":"2.0","id":null,"method":"m"})",
+      R"({"jsonrpc":"2.0","id":1.5,"method":"m"})",
+      R"({"jsonrpc":"2.0","id":1,"method":7})",
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":[1]})",
+      R"({"jsonrpc":"2.0","id":1})",
+      R"({"jsonrpc":"2.0","result":1})",
+      R"([{"jsonrpc":"2.0","id":1,"method":"m"}])",
+      R"("text")",
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{},"a":1,"b":2,"c":3,"d":4,"e":5})",
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1})",
+      R"({"jsonrpc":"2.0","id":1,"method":"m")" + big + "}",
+  };
+  for (const std::string& text : texts) {
+    INFO(text.substr(0, 120));
+    CHECK_FALSE(rpc::read_plain_message(text, limits).has_value());
+    CHECK(reading(parse_message(text, limits)) == reading(rpc::read_full_message(text, limits)));
+  }
+}
+
+TEST_CASE("an id's key tells apart every two ids that differ, 1 and \"1\" too") {
+  CHECK(rpc::id_key(7) == rpc::id_key(nlohmann::json::parse("7")));
+  CHECK(rpc::id_key("a") == rpc::id_key(nlohmann::json("a")));
+  CHECK(rpc::id_key(1) != rpc::id_key("1"));
+  CHECK(rpc::id_key(-1) != rpc::id_key(1));
+  CHECK(rpc::id_key(std::numeric_limits<std::uint64_t>::max()) == "18446744073709551615");
+  CHECK(rpc::id_key(std::numeric_limits<std::int64_t>::min()) == "-9223372036854775808");
+  CHECK(rpc::id_key("") != rpc::id_key(0));
+  CHECK(rpc::id_key("\"") != rpc::id_key("\"\""));
 }

@@ -121,6 +121,16 @@ std::optional<std::string> content_problem(const json& content) {
   return std::nullopt;
 }
 
+const std::string* text_of_block(const json& block) {
+  if (!block.is_object()) return nullptr;
+  const auto type = block.find("type");
+  if (type == block.end() || !type->is_string() || type->get_ref<const std::string&>() != "text") {
+    return nullptr;
+  }
+  const auto text = block.find("text");
+  return text != block.end() && text->is_string() ? &text->get_ref<const std::string&>() : nullptr;
+}
+
 std::optional<std::string> structured_content_problem(const json& structured) {
   if (structured.is_null() || structured.is_object()) return std::nullopt;
   return "structuredContent must be an object (it is " + type_text(structured) + ")";

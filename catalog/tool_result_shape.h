@@ -24,6 +24,10 @@ namespace toolmux {
 // when it is one.
 std::optional<std::string> content_problem(const nlohmann::json& content);
 
+// The text of a text block ({"type": "text", "text": "..."}), pointing into
+// `block`; nullptr when `block` is not one.
+const std::string* text_of_block(const nlohmann::json& block);
+
 // Why `structured` cannot be a result's structuredContent (MCP: an object),
 // or nullopt. Null (no structuredContent) is fine.
 std::optional<std::string> structured_content_problem(const nlohmann::json& structured);

@@ -50,6 +50,12 @@ void append_json_string(std::string& out, std::string_view text) {
         case '\t':
           out += 't';
           break;
+        case '\b':
+          out += 'b';
+          break;
+        case '\f':
+          out += 'f';
+          break;
         default:
           out += "u00";
           out += kHex[c >> 4];

@@ -28,12 +28,11 @@ void append_json_milliseconds(std::string& out, double ms);
 // as the shortest form of the same double would.
 double to_the_microsecond(double ms);
 
-// Appends `value` as compact JSON text: what value.dump() writes with bad
-// UTF-8 replaced, but strings go through append_json_string (runs of plain
-// bytes appended at once, where nlohmann decodes every byte: a quarter of the
-// instructions), and \b and \f are written \u0008 and \u000c. Numbers that
-// are not integers are written by nlohmann, byte for byte as dump() would
-// (1.0 stays 1.0). No recursion: a stack of the containers open.
+// Appends `value` as compact JSON text: byte for byte what value.dump()
+// writes (the same escapes), and where a string is not UTF-8, each ill-formed
+// sequence replaced by one U+FFFD (where dump() throws). Strings go through append_json_string,
+// which appends runs of plain bytes at once where nlohmann decodes every byte. Numbers that are not
+// integers are written by nlohmann (1.0 stays 1.0). No recursion: a stack of the containers open.
 void append_json(std::string& out, const nlohmann::json& value);
 // append_json into a new string.
 std::string json_text(const nlohmann::json& value);

@@ -13,11 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-bool is_text_block(const json& block) {
-  return block.is_object() && block.value("type", "") == "text" && block.contains("text") &&
-         block["text"].is_string();
-}
-
 }  // namespace
 
 CallStage check_result() {
@@ -46,8 +41,9 @@ CallStage check_result() {
       // Text that is not UTF-8 cannot travel in JSON: an error that still
       // carries the bytes, as base64, so nothing the tool said is lost.
       for (const auto& block : r.content) {
-        if (!is_text_block(block)) continue;
-        const std::string& text = block["text"].get_ref<const std::string&>();
+        const std::string* text_ptr = text_of_block(block);
+        if (!text_ptr) continue;
+        const std::string& text = *text_ptr;
         if (!is_valid_utf8(text)) {
           ToolResult error =
               ToolResult::error(tool_label(call) + " returned text that is not valid UTF-8; its " +

@@ -1,10 +1,13 @@
 #include "src/pipeline/result_limiter.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "catalog/tool_result_shape.h"
 #include "src/base/utf8.h"
 #include "src/builtins/result_resources.h"
 #include "src/builtins/result_tools.h"
@@ -34,36 +37,29 @@ std::string json_quoted(std::string_view s) {
   return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// The string member `key` of `object`, or "" (also when it is not a string).
-std::string string_member(const json& object, const char* key) {
+// The string member `key` of `object`, or "" (also when it is not a string),
+// pointing into `object`.
+std::string_view string_member(const json& object, const char* key) {
   auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return it != object.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                               : std::string_view();
 }
 
-bool is_text_block(const json& block) {
-  return block.is_object() && string_member(block, "type") == "text" && block.contains("text") &&
-         block["text"].is_string();
-}
+bool is_text_block(const json& block) { return text_of_block(block) != nullptr; }
 
-// JSON string escapes, as nlohmann writes them without ensure_ascii.
-std::size_t escaped_size(unsigned char c) {
-  switch (c) {
-    case '"':
-    case '\\':
-    case '\b':
-    case '\f':
-    case '\n':
-    case '\r':
-    case '\t':
-      return 2;
-    default:
-      return c < 0x20 ? 6 : 1;
-  }
-}
+// The bytes each byte takes inside a JSON string as nlohmann writes it
+// without ensure_ascii: 2 for the short escapes, 6 for another control
+// character (\u00XX), 1 for the rest.
+constexpr std::array<std::uint8_t, 256> kEscapedSize = [] {
+  std::array<std::uint8_t, 256> size{};
+  for (std::size_t c = 0; c < size.size(); ++c) size[c] = c < 0x20 ? 6 : 1;
+  for (const unsigned char c : {'"', '\\', '\b', '\f', '\n', '\r', '\t'}) size[c] = 2;
+  return size;
+}();
 
 std::size_t string_json_size(std::string_view s) {
   std::size_t size = 2;
-  for (const char c : s) size += escaped_size(static_cast<unsigned char>(c));
+  for (const char c : s) size += kEscapedSize[static_cast<unsigned char>(c)];
   return size;
 }
 
@@ -72,12 +68,12 @@ std::size_t string_json_size(std::string_view s) {
 std::string shown(std::string_view s) { return clip_for_message(s, kShownBytes); }
 
 // A MIME type worth repeating: printable ASCII, short. "" otherwise.
-std::string shown_mime(const std::string& mime) {
+std::string shown_mime(std::string_view mime) {
   if (mime.empty() || mime.size() > kShownBytes) return "";
   for (const char c : mime) {
     if (c < 0x20 || c > 0x7e) return "";
   }
-  return mime;
+  return std::string(mime);
 }
 
 bool is_base64_char(char c) {
@@ -107,7 +103,7 @@ struct Payload {
 };
 
 std::optional<Payload> payload_of(const json& block) {
-  const std::string type = string_member(block, "type");
+  const std::string_view type = string_member(block, "type");
   Payload p;
   if (type == "image" || type == "audio") {
     auto data = block.find("data");
@@ -127,7 +123,7 @@ std::optional<Payload> payload_of(const json& block) {
   if (!p.base64) field = resource->find("text");
   if (field == resource->end() || !field->is_string()) return std::nullopt;
   p.data = &field->get_ref<const std::string&>();
-  const std::string uri = string_member(*resource, "uri");
+  const std::string_view uri = string_member(*resource, "uri");
   p.kind = "an embedded resource" + (uri.empty() ? "" : " " + json_quoted(shown(uri)));
   p.mime = shown_mime(string_member(*resource, "mimeType"));
   p.field = p.base64 ? "base64 blob" : "text";
@@ -144,14 +140,13 @@ std::string payload_size(const Payload& p) {
 
 // What a block is, for a notice: "an image, image/png, 300000 bytes".
 std::string describe(const json& block) {
-  if (is_text_block(block)) {
-    return "text, " + std::to_string(utf8_length(block["text"].get_ref<const std::string&>())) +
-           " characters";
+  if (const std::string* text = text_of_block(block)) {
+    return "text, " + std::to_string(utf8_length(*text)) + " characters";
   }
   if (auto p = payload_of(block)) return p->kind + ", " + payload_size(*p);
-  const std::string type = string_member(block, "type");
+  const std::string_view type = string_member(block, "type");
   if (type == "resource_link") {
-    const std::string uri = string_member(block, "uri");
+    const std::string_view uri = string_member(block, "uri");
     return "a resource link" + (uri.empty() ? "" : " " + json_quoted(shown(uri)));
   }
   return "a block of type " + json_quoted(shown(type)) + ", " + std::to_string(json_size(block)) +
@@ -220,7 +215,7 @@ std::size_t cut_to_json_room(std::string_view text, std::size_t room) {
   while (pos < text.size()) {
     const std::size_t length = utf8_lead_length(text[pos]);
     const std::size_t size =
-        length == 1 ? escaped_size(static_cast<unsigned char>(text[pos])) : length;
+        length == 1 ? kEscapedSize[static_cast<unsigned char>(text[pos])] : length;
     if (used + size > room) break;
     used += size;
     pos += length;
@@ -435,8 +430,8 @@ std::size_t result_payload_bytes(const ToolResult& result) {
   std::size_t bytes = 0;
   if (result.content.is_array()) {
     for (const auto& block : result.content) {
-      if (is_text_block(block)) {
-        bytes += block["text"].get_ref<const std::string&>().size();
+      if (const std::string* text = text_of_block(block)) {
+        bytes += text->size();
       } else if (auto p = payload_of(block)) {
         bytes += p->data->size();
       }

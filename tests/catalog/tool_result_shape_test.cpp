@@ -69,3 +69,18 @@ TEST_CASE("what breaks MCP's shape is named by its place") {
         "/isError must be a boolean (it is a string)");
   CHECK(problem_of(R"({"content":[],"_meta":1})") == "/_meta must be an object (it is a number)");
 }
+
+TEST_CASE("a text block's text is found in place, and only in a text block") {
+  const json block = json::parse(R"({"type":"text","text":"hello"})");
+  const std::string* text = text_of_block(block);
+  REQUIRE(text != nullptr);
+  CHECK(*text == "hello");
+  CHECK(text == &block["text"].get_ref<const std::string&>());
+  for (const char* other : {R"({"type":"image","data":"AA==","mimeType":"image/png"})",
+                            R"({"type":"text"})", R"({"type":"text","text":7})",
+                            R"({"type":7,"text":"x"})", R"({"text":"x"})", R"(["text","x"])",
+                            R"("text")"}) {
+    INFO(other);
+    CHECK(text_of_block(json::parse(other)) == nullptr);
+  }
+}

@@ -82,6 +82,12 @@ class MessageSink {
  public:
   virtual ~MessageSink() = default;
   virtual void send(const nlohmann::json& message, const nlohmann::json& related_request) = 0;
+  // send() for a message the caller gives away (an answer built for it): a
+  // sink that changes what it sends (the 2026-07-28 era's ModernSink) changes
+  // it in place instead of copying it first.
+  virtual void send_owned(nlohmann::json&& message, const nlohmann::json& related_request) {
+    send(message, related_request);
+  }
   // The request ended without a response (it was cancelled).
   virtual void request_finished(const nlohmann::json& /*request_id*/) {}
   // A tool asks to end the connection that carries its request's messages now;

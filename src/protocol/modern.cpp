@@ -91,31 +91,45 @@ json server_info() {
   return {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}};
 }
 
-void ModernSink::send(const json& message, const json& related_request) {
+bool ModernSink::needs_shaping(const json& message) {
   auto result = message.find("result");
   auto error = message.find("error");
   const bool shaped_result = result != message.end() && result->is_object();
   const bool old_code = error != message.end() && error->is_object() &&
                         error->value("code", 0) == JsonRpcError::kResourceNotFound;
-  if (!shaped_result && !old_code) {
+  return shaped_result || old_code;
+}
+
+void ModernSink::shape(json& message) const {
+  auto result = message.find("result");
+  if (result == message.end() || !result->is_object()) {
+    message["error"]["code"] = JsonRpcError::kInvalidParams;  // the old -32002
+    return;
+  }
+  json& r = *result;
+  if (!r.contains("resultType")) r["resultType"] = "complete";
+  if (!r.contains("_meta") || !r["_meta"].is_object()) r["_meta"] = json::object();
+  r["_meta"][kServerInfoKey] = server_info();
+  if (r["resultType"] == "complete" && cacheable(method_)) {
+    // A resource's contents may change at any time; a list, seldom.
+    if (!r.contains("ttlMs")) r["ttlMs"] = method_ == "resources/read" ? 0 : kListTtl.count();
+    if (!r.contains("cacheScope")) r["cacheScope"] = cache_scope_;
+  }
+}
+
+void ModernSink::send(const json& message, const json& related_request) {
+  if (!needs_shaping(message)) {
     carrier_->send_related(message, related_request);
     return;
   }
   json shaped = message;
-  if (old_code) {
-    shaped["error"]["code"] = JsonRpcError::kInvalidParams;
-  } else {
-    json& r = shaped["result"];
-    if (!r.contains("resultType")) r["resultType"] = "complete";
-    if (!r.contains("_meta") || !r["_meta"].is_object()) r["_meta"] = json::object();
-    r["_meta"][kServerInfoKey] = server_info();
-    if (r["resultType"] == "complete" && cacheable(method_)) {
-      // A resource's contents may change at any time; a list, seldom.
-      if (!r.contains("ttlMs")) r["ttlMs"] = method_ == "resources/read" ? 0 : kListTtl.count();
-      if (!r.contains("cacheScope")) r["cacheScope"] = cache_scope_;
-    }
-  }
-  carrier_->send_related(shaped, related_request);
+  shape(shaped);
+  carrier_->send_related(std::move(shaped), related_request);
+}
+
+void ModernSink::send_owned(json&& message, const json& related_request) {
+  if (needs_shaping(message)) shape(message);
+  carrier_->send_related(std::move(message), related_request);
 }
 
 }  // namespace toolmux::modern

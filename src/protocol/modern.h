@@ -74,6 +74,7 @@ class ModernSink final : public MessageSink {
         method_(std::move(method)),
         cache_scope_(std::move(cache_scope)) {}
   void send(const nlohmann::json& message, const nlohmann::json& related_request) override;
+  void send_owned(nlohmann::json&& message, const nlohmann::json& related_request) override;
   void request_finished(const nlohmann::json& request_id) override {
     carrier_->request_finished(request_id);
   }
@@ -82,6 +83,11 @@ class ModernSink final : public MessageSink {
   }
 
  private:
+  // Whether `message` is changed on its way (a result, or the old -32002).
+  static bool needs_shaping(const nlohmann::json& message);
+  // Changes `message` as the class comment says.
+  void shape(nlohmann::json& message) const;
+
   const std::shared_ptr<Session> carrier_;
   const std::string method_;
   const std::string cache_scope_;

@@ -147,6 +147,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void send_related(const nlohmann::json& message, const nlohmann::json& request_id) {
     sink_.send(message, request_id);
   }
+  void send_related(nlohmann::json&& message, const nlohmann::json& request_id) {
+    sink_.send_owned(std::move(message), request_id);
+  }
 
   void request_finished(const nlohmann::json& request_id) { sink_.request_finished(request_id); }
   void close_request_stream(const nlohmann::json& request_id) {

@@ -40,9 +40,9 @@ depends="$(dpkg-deb -f "$deb" Depends)"
 echo "package_deb: Depends: $depends"
 # libpq5 and libjose0 are opened at run time (src/base/shared_library.h),
 # so named by hand; libsodium, libpcre2 and RocksDB's compressors are linked
-# statically, so not named at all (libstemmer stays shared: Debian ships no
-# archive of it).
-for lib in libpq5 libjose0 libcpp-httplib libssl3 libc6 libstdc++6 libstemmer0d; do
+# statically, so not named at all (libstemmer and simdjson stay shared: Debian
+# ships no archive of either).
+for lib in libpq5 libjose0 libcpp-httplib libssl3 libc6 libstdc++6 libstemmer0d libsimdjson14; do
   [[ "$depends" == *"$lib"* ]] || fail "Depends names no $lib: $depends"
 done
 for lib in libsodium23 libpcre2-8-0 libsnappy1v5 libzstd1 librocksdb; do

@@ -27,8 +27,8 @@ namespace od = simdjson::ondemand;
 // messages; larger ones, up to kLargeText, with one parser shared by all
 // threads, taken only when free; larger still, or while it is taken, the full
 // reader's way. So a thread holds at most ~100 KB, and the process ~6 MB more.
-constexpr std::size_t kSmallText = 16 * 1024;
-constexpr std::size_t kLargeText = 1024 * 1024;
+constexpr std::size_t kSmallText = std::size_t{16} * 1024;
+constexpr std::size_t kLargeText = std::size_t{1024} * 1024;
 
 struct Reader {
   explicit Reader(std::size_t max_text) : parser(max_text) {}

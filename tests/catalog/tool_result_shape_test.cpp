@@ -76,10 +76,10 @@ TEST_CASE("a text block's text is found in place, and only in a text block") {
   REQUIRE(text != nullptr);
   CHECK(*text == "hello");
   CHECK(text == &block["text"].get_ref<const std::string&>());
-  for (const char* other : {R"({"type":"image","data":"AA==","mimeType":"image/png"})",
-                            R"({"type":"text"})", R"({"type":"text","text":7})",
-                            R"({"type":7,"text":"x"})", R"({"text":"x"})", R"(["text","x"])",
-                            R"("text")"}) {
+  for (const char* other :
+       {R"({"type":"image","data":"AA==","mimeType":"image/png"})", R"({"type":"text"})",
+        R"({"type":"text","text":7})", R"({"type":7,"text":"x"})", R"({"text":"x"})",
+        R"(["text","x"])", R"("text")"}) {
     INFO(other);
     CHECK(text_of_block(json::parse(other)) == nullptr);
   }

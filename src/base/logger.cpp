@@ -128,7 +128,7 @@ void Logger::write(LogLevel level, std::string_view event, const nlohmann::json&
   append_utc_timestamp(ts);
   nlohmann::json line{{"ts", ts}, {"level", log_level_name(level)}, {"event", event}};
   if (fields.is_object()) line.update(redact_json(fields));
-  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json_text(line);
   text += '\n';
   push(level, text, false);
 }

@@ -113,6 +113,53 @@ bool number_value(std::string_view token, bool integral, json& out) {
   return true;
 }
 
+// How far the JSON number at `at` in `text` goes, by RFC 8259's grammar
+// (no leading zero, no '+', no bare '.'), and whether it is integral (no
+// fraction, no exponent); where the grammar breaks, `end` is there and `error`
+// says what was expected.
+struct NumberScan {
+  std::size_t end = 0;
+  bool integral = true;
+  const char* error = nullptr;
+};
+
+NumberScan scan_number(std::string_view text, std::size_t at) {
+  NumberScan scan{at};
+  std::size_t& i = scan.end;
+  const auto digit = [&] { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  // A run of digits, at least one; else `expected` is the error.
+  const auto digits = [&](const char* expected) {
+    if (!digit()) {
+      scan.error = expected;
+      return false;
+    }
+    while (digit()) ++i;
+    return true;
+  };
+  if (i < text.size() && text[i] == '-') ++i;
+  if (i < text.size() && text[i] == '0') {
+    ++i;
+    if (digit()) {
+      scan.error = "leading zero";
+      return scan;
+    }
+  } else if (!digits("expected a digit")) {
+    return scan;
+  }
+  if (i < text.size() && text[i] == '.') {
+    scan.integral = false;
+    ++i;
+    if (!digits("expected a digit after '.'")) return scan;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    scan.integral = false;
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    digits("expected a digit in the exponent");
+  }
+  return scan;
+}
+
 struct SyntaxError {
   std::string what;
   std::size_t at;
@@ -422,32 +469,10 @@ class Parser {
 
   void parse_number(json& out) {
     const std::size_t start = pos_;
-    const auto digit = [&](std::size_t i) {
-      return i < text_.size() && text_[i] >= '0' && text_[i] <= '9';
-    };
-    bool integral = true;
-    if (text_[pos_] == '-') ++pos_;
-    if (!digit(pos_)) fail("invalid number (expected a digit)");
-    if (text_[pos_] == '0') {
-      ++pos_;
-      if (digit(pos_)) fail("invalid number (leading zero)");
-    } else {
-      while (digit(pos_)) ++pos_;
-    }
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      integral = false;
-      ++pos_;
-      if (!digit(pos_)) fail("invalid number (expected a digit after '.')");
-      while (digit(pos_)) ++pos_;
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      integral = false;
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      if (!digit(pos_)) fail("invalid number (expected a digit in the exponent)");
-      while (digit(pos_)) ++pos_;
-    }
-    if (!number_value(text_.substr(start, pos_ - start), integral, out)) {
+    const NumberScan scan = scan_number(text_, pos_);
+    pos_ = scan.end;
+    if (scan.error) fail(std::string("invalid number (") + scan.error + ")");
+    if (!number_value(text_.substr(start, pos_ - start), scan.integral, out)) {
       fail_at("invalid number", start);
     }
   }
@@ -466,32 +491,8 @@ ParsedJson parse_untrusted_json(std::string_view text, const JsonLimits& limits)
 }
 
 bool read_json_number(std::string_view token, nlohmann::json& out) {
-  std::size_t i = 0;
-  const auto digit = [&](std::size_t at) {
-    return at < token.size() && token[at] >= '0' && token[at] <= '9';
-  };
-  bool integral = true;
-  if (i < token.size() && token[i] == '-') ++i;
-  if (!digit(i)) return false;
-  if (token[i] == '0') {
-    ++i;
-  } else {
-    while (digit(i)) ++i;
-  }
-  if (i < token.size() && token[i] == '.') {
-    integral = false;
-    ++i;
-    if (!digit(i)) return false;
-    while (digit(i)) ++i;
-  }
-  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
-    integral = false;
-    ++i;
-    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
-    if (!digit(i)) return false;
-    while (digit(i)) ++i;
-  }
-  return i == token.size() && number_value(token, integral, out);
+  const NumberScan scan = scan_number(token, 0);
+  return !scan.error && scan.end == token.size() && number_value(token, scan.integral, out);
 }
 
 std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& violations,

@@ -122,9 +122,7 @@ void ModernSink::send(const json& message, const json& related_request) {
     carrier_->send_related(message, related_request);
     return;
   }
-  json shaped = message;
-  shape(shaped);
-  carrier_->send_related(std::move(shaped), related_request);
+  send_owned(json(message), related_request);
 }
 
 void ModernSink::send_owned(json&& message, const json& related_request) {

@@ -8,9 +8,7 @@
 
 namespace toolmux {
 
-std::string journal_json_text(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string journal_json_text(const nlohmann::json& value) { return json_text(value); }
 
 nlohmann::json capped_audit_arguments(const nlohmann::json& arguments) {
   if (arguments.is_null()) return arguments;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "catalog/tool_result_shape.h"
+#include "src/base/json_text.h"
 #include "src/base/jsonrpc.h"
 #include "src/base/utf8.h"
 #include "src/upstream/input_rounds.h"
@@ -98,9 +99,7 @@ std::string McpClient::closed_reason() {
 
 std::string McpClient::gone_reason() { return "upstream \"" + name_ + "\" " + closed_reason(); }
 
-void McpClient::send(const json& message) {
-  transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace));
-}
+void McpClient::send(const json& message) { transport_->send(json_text(message)); }
 
 void McpClient::on_closed(const std::string& reason) {
   {
@@ -243,8 +242,7 @@ McpClient::Outcome McpClient::send_request(const std::string& method, json param
   }
   json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);
-  if (!transport_->send_with_headers(message.dump(-1, ' ', false, json::error_handler_t::replace),
-                                     headers)) {
+  if (!transport_->send_with_headers(json_text(message), headers)) {
     // It cannot be written to: it has gone, or is going, whatever the reader
     // has seen so far.
     {
@@ -675,7 +673,7 @@ void McpClient::listen(json filter, ListenEnded on_end) {
                   {"method", "subscriptions/listen"},
                   {"params", std::move(params)}};
   // Not sent: the transport has gone, and on_closed says so.
-  static_cast<void>(transport_->send(message.dump(-1, ' ', false, json::error_handler_t::replace)));
+  static_cast<void>(transport_->send(json_text(message)));
 }
 
 void McpClient::end_listen() {

@@ -54,7 +54,7 @@ ArgumentCheck check_argument_boundary(const ParsedJson& parsed) {
 
 void check_input_schema(const RegisteredTool& tool, ArgumentCheck& check) {
   if (!check.ok() || !tool.input_schema) return;
-  for (std::string& problem : tool.input_schema->validate(check.arguments)) {
+  for (std::string& problem : tool.input_schema.validate(check.arguments)) {
     check.problems.push_back("argument " + std::move(problem));
   }
 }

@@ -57,6 +57,13 @@ struct ToolSpec {
   // spotlight stage wraps their text in markers that say so
   // (src/pipeline/spotlight.h).
   bool untrusted_output = false;
+  // Its schemas are toolmux's own, and a unit test compiles every one
+  // (tests/src/assembly/tool_catalog_test.cpp): registration checks the rest
+  // of the contract and leaves compiling them to the tool's first call, so
+  // that start-up does not wait for it. Only toolmux's built-in tools set it;
+  // every other tool's schemas compile at registration, where a schema that
+  // does not is refused with the reason.
+  bool schemas_vetted = false;
   // annotations.openWorldHint as the tool declares it; nullopt = from its
   // class (true for remote_mutation). Upstream tools keep the upstream's.
   std::optional<bool> open_world;

@@ -179,7 +179,7 @@ Problems check_tool_policy(const ToolPolicy& policy, const ToolRegistry& registr
         if (!tool->input_schema) continue;
         const std::string pointer = "/" + pointer_token(name);
         std::string mismatch;
-        for (const std::string& message : tool->input_schema->validate(json{{name, value}})) {
+        for (const std::string& message : tool->input_schema.validate(json{{name, value}})) {
           if (!about(message, pointer)) continue;
           mismatch += (mismatch.empty() ? "" : "; ") + message;
         }

@@ -1,5 +1,6 @@
 #include "catalog/tool_registry.h"
 
+#include <mutex>
 #include <utility>
 
 #include "src/base/untrusted_json.h"
@@ -47,18 +48,19 @@ bool blank(std::string_view text) {
   return true;
 }
 
-// Checks one of the spec's schemas and compiles it when it passes.
-std::shared_ptr<const CompiledSchema> check_schema(const json& schema, const char* field,
-                                                   const std::string& label, Problems& problems) {
+// Checks one of the spec's schemas and compiles it when it passes (or leaves
+// that to its first use, when the spec's schemas are vetted).
+ToolSchema check_schema(const json& schema, const char* field, const std::string& label,
+                        bool vetted, Problems& problems) {
   const std::string at = std::string("/") + field;
   if (schema.is_null()) {
     problems.push_back(Problem{at, label + field + " is missing"});
-    return nullptr;
+    return {};
   }
   if (!schema.is_object()) {
     problems.push_back(Problem{
         at, label + field + " must be a JSON object, got " + std::string(schema.type_name())});
-    return nullptr;
+    return {};
   }
   bool ok = true;
   auto type = schema.find("type");
@@ -71,19 +73,20 @@ std::shared_ptr<const CompiledSchema> check_schema(const json& schema, const cha
                                   type->dump(-1, ' ', false, json::error_handler_t::replace)});
     ok = false;
   }
+  if (vetted) return ok ? ToolSchema::on_first_use(schema) : ToolSchema{};
   Problems found;
   auto compiled = CompiledSchema::compile(schema, found);
   for (Problem& problem : found) {
     problems.push_back(Problem{at + problem.pointer, label + field + ": " + problem.message});
   }
-  return ok ? compiled : nullptr;
+  return ok && compiled ? ToolSchema(std::move(compiled)) : ToolSchema{};
 }
 
 struct Checked {
   Problems problems;
   std::optional<SideEffect> effect;
-  std::shared_ptr<const CompiledSchema> input;
-  std::shared_ptr<const CompiledSchema> output;
+  ToolSchema input;
+  ToolSchema output;
 };
 
 Checked check(const ToolSpec& spec) {
@@ -138,14 +141,55 @@ Checked check(const ToolSpec& spec) {
                                      "may ask for confirmation)"});
   }
 
-  out.input = check_schema(spec.input_schema, "inputSchema", label, problems);
+  out.input = check_schema(spec.input_schema, "inputSchema", label, spec.schemas_vetted, problems);
   if (!spec.output_schema.is_null()) {
-    out.output = check_schema(spec.output_schema, "outputSchema", label, problems);
+    out.output =
+        check_schema(spec.output_schema, "outputSchema", label, spec.schemas_vetted, problems);
   }
   return out;
 }
 
 }  // namespace
+
+struct ToolSchema::State {
+  std::once_flag compiled_once;
+  std::shared_ptr<const CompiledSchema> compiled;
+  nlohmann::json source;  // until compiled
+  std::string failure;    // why it did not compile
+};
+
+ToolSchema::ToolSchema(std::shared_ptr<const CompiledSchema> compiled)
+    : state_(std::make_shared<State>()) {
+  state_->compiled = std::move(compiled);
+  std::call_once(state_->compiled_once, [] {});
+}
+
+ToolSchema ToolSchema::on_first_use(nlohmann::json source) {
+  ToolSchema schema;
+  schema.state_ = std::make_shared<State>();
+  schema.state_->source = std::move(source);
+  return schema;
+}
+
+std::vector<std::string> ToolSchema::validate(const nlohmann::json& value) const {
+  if (!state_) return {};
+  State& state = *state_;
+  std::call_once(state.compiled_once, [&state] {
+    Problems problems;
+    state.compiled = CompiledSchema::compile(state.source, problems);
+    state.source = nullptr;
+    if (state.compiled) return;
+    state.failure = "/: cannot be checked: the tool's schema does not compile";
+    for (const Problem& problem : problems) {
+      state.failure += (&problem == &problems.front() ? " (" : "; ") +
+                       (problem.pointer.empty() ? std::string("/") : problem.pointer) + ": " +
+                       problem.message;
+    }
+    if (!problems.empty()) state.failure += ")";
+  });
+  if (!state.compiled) return {state.failure};
+  return state.compiled->validate(value);
+}
 
 Problems check_tool_spec(const ToolSpec& spec) { return check(spec).problems; }
 

@@ -5,7 +5,8 @@
 // ASCII letters, digits, '_', '-', '.'; unique), a non-empty description, a
 // known side-effect class, a timeout above zero, and input and output schemas
 // that are JSON objects of type "object", at most 256 levels deep, compile,
-// and refer to nothing outside themselves.
+// and refer to nothing outside themselves (a built-in tool's schemas, which
+// the tests compile, are compiled at its first call instead: ToolSchema).
 //
 // A registry is filled once, then read: after the last add() it may be read
 // from any number of threads. Entries never move once added.
@@ -25,11 +26,35 @@
 
 namespace toolmux {
 
+// A tool's input or output schema as the registry keeps it: compiled at
+// registration, or at the first validate() when the spec's schemas are vetted
+// (ToolSpec::schemas_vetted). Copies share the one compiled schema; validate()
+// may be called from any number of threads.
+class ToolSchema {
+ public:
+  ToolSchema() = default;  // the spec declares none
+  explicit ToolSchema(std::shared_ptr<const CompiledSchema> compiled);
+  // Compiled by the first validate().
+  static ToolSchema on_first_use(nlohmann::json source);
+
+  // Whether the spec declares this schema.
+  explicit operator bool() const { return state_ != nullptr; }
+
+  // As CompiledSchema::validate. A vetted schema that does not compile (a
+  // defect in toolmux, which the tests are there to catch) fails every value
+  // with one message that says so, so that nothing passes unchecked.
+  std::vector<std::string> validate(const nlohmann::json& value) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
 struct RegisteredTool {
   ToolSpec spec;
   SideEffect side_effect;
-  std::shared_ptr<const CompiledSchema> input_schema;
-  std::shared_ptr<const CompiledSchema> output_schema;  // null when the spec has none
+  ToolSchema input_schema;
+  ToolSchema output_schema;  // false when the spec has none
   ToolHandler handler;
   // The MCP Tool object tools/list advertises: name, title, description,
   // inputSchema, outputSchema, annotations (from the side-effect class).

@@ -919,7 +919,8 @@ Problems register_filesystem_tools(ToolRegistry& registry, const FilesystemToolO
   std::vector<std::pair<ToolSpec, ToolHandler>> entries = make_tools(tools, options.allow_writes);
 
   // Check everything first, so that nothing is registered when anything is wrong.
-  for (const auto& [spec, handler] : entries) {
+  for (auto& [spec, handler] : entries) {
+    spec.schemas_vetted = true;  // toolmux's own: compiled at first use (tool.h)
     Problems found = check_tool_spec(spec);
     problems.insert(problems.end(), found.begin(), found.end());
     if (registry.find(spec.name) != nullptr) {

@@ -154,7 +154,7 @@ class ToolFuzzer {
         if (full.is_object()) {
           for (auto it = fixed_.begin(); it != fixed_.end(); ++it) full[it.key()] = it.value();
         }
-        if (!tool_.input_schema->validate(full).empty()) {
+        if (!tool_.input_schema.validate(full).empty()) {
           ++inexact_refused;
           inexact_reason = valid.inexact_reason;
           continue;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <functional>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "catalog/tool.h"
@@ -139,7 +141,10 @@ class HelpFormatter final : public CLI::Formatter {
 // which the parser enforces and --help shows.
 class CommandLineDefinition {
  public:
-  explicit CommandLineDefinition(CommandLine& cl) : cl_(cl) {
+  // `only`: the command the arguments name (their first word), whose options
+  // are all that is defined then (start-up does not build the other eight);
+  // empty: every command, as --help and an unknown command need.
+  explicit CommandLineDefinition(CommandLine& cl, std::string_view only = {}) : cl_(cl) {
     app_.description("toolmux — a managed MCP tool catalog server");
     app_.name("toolmux");
     app_.formatter(std::make_shared<HelpFormatter>());
@@ -149,15 +154,16 @@ class CommandLineDefinition {
     // so that the usage error can say which command they were given to.
     app_.require_subcommand(0, 1);
     app_.allow_extras();
-    define_serve();
-    define_check();
-    define_search();
-    define_journal();
-    define_audit();
-    define_freeze();
-    define_import();
-    define_doctor();
-    define_login();
+    const auto wanted = [only](std::string_view name) { return only.empty() || only == name; };
+    if (wanted("serve")) define_serve();
+    if (wanted("check")) define_check();
+    if (wanted("search")) define_search();
+    if (wanted("journal")) define_journal();
+    if (wanted("audit")) define_audit();
+    if (wanted("freeze")) define_freeze();
+    if (wanted("import")) define_import();
+    if (wanted("doctor")) define_doctor();
+    if (wanted("login") || wanted("logout")) define_login();
     // `toolmux version` and `toolmux help`, as before --version and --help; unlisted.
     version_command_ = app_.add_subcommand("version", "")->group("");
     help_command_ = app_.add_subcommand("help", "")->group("");
@@ -189,28 +195,28 @@ class CommandLineDefinition {
       cl_.action = CommandLine::Action::version;
     } else if (help_command_->parsed()) {
       cl_.action = CommandLine::Action::help;
-    } else if (serve_->parsed()) {
+    } else if (parsed(serve_)) {
       finish_serve();
-    } else if (check_->parsed()) {
+    } else if (parsed(check_)) {
       finish_check();
-    } else if (search_->parsed()) {
+    } else if (parsed(search_)) {
       finish_search();
-    } else if (journal_->parsed()) {
+    } else if (parsed(journal_)) {
       finish_plain(*journal_, CommandLine::Action::journal);
       finish_store();
-    } else if (audit_->parsed()) {
+    } else if (parsed(audit_)) {
       finish_plain(*audit_, CommandLine::Action::audit);
       finish_store();
-    } else if (freeze_->parsed()) {
+    } else if (parsed(freeze_)) {
       finish_freeze();
-    } else if (import_->parsed()) {
+    } else if (parsed(import_)) {
       finish_import();
-    } else if (doctor_->parsed()) {
+    } else if (parsed(doctor_)) {
       finish_plain(*doctor_, CommandLine::Action::doctor);
       finish_store();
-    } else if (login_->parsed()) {
+    } else if (parsed(login_)) {
       finish_login(*login_, CommandLine::Action::login);
-    } else if (logout_->parsed()) {
+    } else if (parsed(logout_)) {
       finish_login(*logout_, CommandLine::Action::logout);
     } else {
       throw UsageError(
@@ -218,6 +224,9 @@ class CommandLineDefinition {
           "login, logout, --version, --help)");
     }
   }
+
+  // Whether the command is defined and was given.
+  static bool parsed(const CLI::App* command) { return command != nullptr && command->parsed(); }
 
   // Whether some command has an option of that name that takes a value.
   bool takes_value(const std::string& name) const {
@@ -884,7 +893,12 @@ class CommandLineDefinition {
 
 CommandLine parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
-  CommandLineDefinition definition(cl);
+  static constexpr std::array<std::string_view, 10> kCommands = {
+      "serve",  "check",  "search", "journal", "audit",
+      "freeze", "import", "doctor", "login",   "logout"};
+  const bool named = !args.empty() &&
+                     std::find(kCommands.begin(), kCommands.end(), args.front()) != kCommands.end();
+  CommandLineDefinition definition(cl, named ? std::string_view(args.front()) : "");
   std::string error;
   try {
     definition.parse(args);

@@ -32,6 +32,7 @@ Problems register_call_tool(ToolRegistry& registry) {
   spec.side_effect = "destructive";
   spec.timeout = std::chrono::milliseconds(24 * 3600 * 1000);
   spec.runs_on_reader = false;  // the tool it names may take long, or ask for confirmation
+  spec.schemas_vetted = true;   // toolmux's own: compiled at first use (tool.h)
   return registry.add(std::move(spec), [](const json&, CallContext&) {
     return ToolResult::error("call_tool is served by the call pipeline and has no handler");
   });

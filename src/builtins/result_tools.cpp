@@ -109,6 +109,7 @@ Problems register_result_tools(ToolRegistry& registry,
   spec.returns_by_deadline = true;  // one read of the result store
   spec.runs_on_reader = false;      // which may be PostgreSQL, across a network
   spec.tags = {"results"};
+  spec.schemas_vetted = true;  // toolmux's own: compiled at first use (tool.h)
   return registry.add(std::move(spec), [store](const json& args, CallContext& context) {
     return read_page(store.get(), args, context);
   });

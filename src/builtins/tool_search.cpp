@@ -341,6 +341,7 @@ Problems register_tool_search(ToolRegistry& registry,
   spec.returns_by_deadline = true;  // it waits for the client's model only until its deadline
   spec.runs_on_reader = false;      // that wait; and the first search builds the index
   spec.tags = {"discovery"};
+  spec.schemas_vetted = true;  // toolmux's own: compiled at first use (tool.h)
   return registry.add(std::move(spec), [holder](const json& args, CallContext& context) {
     return answer(*holder, args, context);
   });

@@ -72,7 +72,7 @@ CallStage check_result() {
               tool_label(call) + " returned structuredContent nested deeper than 256 levels");
         }
         if (output_schema && !r.is_error) {
-          auto violations = output_schema->validate(r.structured_content);
+          auto violations = output_schema.validate(r.structured_content);
           if (!violations.empty()) {
             std::string message = tool_label(call) +
                                   " returned structuredContent that does not match its "

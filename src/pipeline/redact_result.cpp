@@ -66,7 +66,7 @@ CallStage redact_result() {
       if (!carries_result(out) || !redact_in_place(out.result)) return out;
       const auto& schema = call.tool->output_schema;
       if (out.result.is_error || !schema ||
-          schema->validate(out.result.structured_content).empty()) {
+          schema.validate(out.result.structured_content).empty()) {
         return out;
       }
       return without_structured_content(call, std::move(out.result));

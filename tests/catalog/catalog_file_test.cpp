@@ -439,7 +439,7 @@ TEST_CASE("aliases and policy may name built-in tools, and the catalog then regi
   CHECK(catalog.aliases.rename_arguments(name, arguments).empty());
   CHECK(catalog.policy.apply_arguments(name, arguments).empty());
   CHECK(arguments == json{{"words", {"hello", "world"}}, {"prefix", ">"}});
-  CHECK(echo->input_schema->validate(arguments).empty());
+  CHECK(echo->input_schema.validate(arguments).empty());
   CHECK(call(*echo, arguments) == ">\nhello\nworld\n");
 
   // The fixed prefix is hidden from the advertised schema, and from "required".

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "catalog/argument_check.h"
 #include "tests/support/fixtures.h"
 
 using namespace toolmux;
@@ -74,7 +75,7 @@ TEST_CASE("optional descriptor fields are left out") {
   CHECK_FALSE(d.contains("outputSchema"));
   CHECK_FALSE(d.contains("_meta"));
   CHECK_FALSE(d["annotations"].contains("title"));
-  CHECK(registry.tools().at(0)->output_schema == nullptr);
+  CHECK_FALSE(registry.tools().at(0)->output_schema);
 }
 
 TEST_CASE("annotations follow the side-effect class") {
@@ -274,6 +275,57 @@ TEST_CASE("schema refusals, for the input and the output schema") {
     CHECK(dangling.pointer == "/" + f + "/properties/a/$ref");
     CHECK(dangling.message == label + ": $ref \"#/$defs/missing\" points at nothing");
   }
+}
+
+TEST_CASE("a vetted spec's schemas compile at the first check, and one that does not fails it") {
+  // Compiles only as valijson reads it: the registry refuses it unless vetted.
+  const json broken = json::parse(R"({"type":"object","minimum":1,"exclusiveMinimum":true})");
+  ToolSpec unvetted = valid_spec("unvetted");
+  unvetted.input_schema = broken;
+  CHECK(only_problem(unvetted).message ==
+        "tool \"unvetted\": inputSchema: schema does not compile: Expected numeric value for "
+        "exclusiveMinimum constraint.");
+
+  ToolRegistry registry;
+  ToolSpec good = valid_spec("good");
+  good.schemas_vetted = true;
+  good.input_schema =
+      json::parse(R"({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]})");
+  good.output_schema = json::parse(R"({"type":"object","properties":{"ok":{"type":"boolean"}}})");
+  ToolSpec bad = valid_spec("bad");
+  bad.schemas_vetted = true;
+  bad.input_schema = broken;
+  REQUIRE(registry.add(good, noop).empty());
+  REQUIRE(registry.add(bad, noop).empty());
+  // The rest of the contract is still checked at registration.
+  ToolSpec not_object = valid_spec("not_object");
+  not_object.schemas_vetted = true;
+  not_object.input_schema = json::parse(R"({"type":"array"})");
+  CHECK(only_problem(not_object).message ==
+        "tool \"not_object\": inputSchema must have \"type\": \"object\", got \"array\"");
+
+  const RegisteredTool* g = registry.find("good");
+  REQUIRE(g);
+  CHECK(g->input_schema.validate(json{{"n", 1}}).empty());
+  CHECK(g->input_schema.validate(json{{"n", "one"}}) ==
+        std::vector<std::string>{"/n: expected integer, got string"});
+  CHECK(g->output_schema.validate(json{{"ok", 1}}) ==
+        std::vector<std::string>{"/ok: expected boolean, got integer"});
+  // A copy shares the compiled schema.
+  const RegisteredTool copy = *g;
+  CHECK(copy.input_schema.validate(json::object()) ==
+        std::vector<std::string>{"/: missing required property \"n\""});
+
+  // Nothing passes a schema that does not compile: the call is refused, saying why.
+  const RegisteredTool* b = registry.find("bad");
+  REQUIRE(b);
+  const std::vector<std::string> expected{
+      "/: cannot be checked: the tool's schema does not compile (/: schema does not compile: "
+      "Expected numeric value for exclusiveMinimum constraint.)"};
+  CHECK(b->input_schema.validate(json::object()) == expected);
+  CHECK(b->input_schema.validate(json{{"n", 1}}) == expected);
+  const ArgumentCheck check = check_arguments(*b, std::string_view("{}"));
+  CHECK(check.message("bad") == "Invalid arguments for tool \"bad\": argument " + expected[0]);
 }
 
 TEST_CASE("schemas with local references and standard $schema are accepted") {

@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       return 0;
     }
-    FUZZ_CHECK(tool != nullptr && tool->input_schema != nullptr,
+    FUZZ_CHECK(tool != nullptr && tool->input_schema,
                "an accepted tool is registered with its compiled schema");
 
     const toolmux::ArgumentCheck check = toolmux::check_arguments(*tool, parts[1]);
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(check.problems == again.problems, "the argument check is deterministic");
     if (check.ok()) {
       FUZZ_CHECK(check.arguments.is_object(), "accepted arguments are an object");
-      FUZZ_CHECK(tool->input_schema->validate(check.arguments).empty(),
+      FUZZ_CHECK(tool->input_schema.validate(check.arguments).empty(),
                  "accepted arguments conform to the schema");
     } else {
       check_messages(check.problems);

@@ -62,7 +62,7 @@ class Tools {
     REQUIRE(result.content.size() == 1);
     if (tool->output_schema && !result.is_error) {
       const std::vector<std::string> problems =
-          tool->output_schema->validate(result.structured_content);
+          tool->output_schema.validate(result.structured_content);
       INFO(result.structured_content.dump());
       for (const std::string& problem : problems) FAIL_CHECK(problem);
     }

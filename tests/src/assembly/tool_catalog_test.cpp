@@ -3,6 +3,8 @@
 // reads (tests/data/catalogs/reach.json).
 #include "src/assembly/tool_catalog.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "tests/support/fixtures.h"
@@ -92,4 +94,34 @@ TEST_CASE("without a freeze the access rules still refuse, in their own words") 
         "is not allowed for \"reader\": denied by /policy/access/reader/deny/0 "
         "(\"widget_*\")");
   CHECK_FALSE(call_refusal(*catalog, "local", *catalog->registry->find("widget_delete")));
+}
+
+TEST_CASE("every built-in tool's schemas compile, as their first call will compile them") {
+  // Built-ins skip compiling at registration (ToolSpec::schemas_vetted): this
+  // test is what vets them.
+  TempDir dir;
+  ServeOptions options;
+  options.roots = {dir.path()};
+  options.allow_writes = true;
+  Problems problems;
+  auto catalog = build_catalog(options, nullptr, problems);
+  INFO(format_problems(problems));
+  REQUIRE(catalog);
+  std::vector<std::string> vetted;
+  for (const auto& tool : catalog->registry->tools()) {
+    if (!tool->spec.schemas_vetted) continue;
+    vetted.push_back(tool->spec.name);
+    INFO(tool->spec.name);
+    for (const json* schema : {&tool->spec.input_schema, &tool->spec.output_schema}) {
+      if (schema->is_null()) continue;
+      Problems found;
+      CHECK(CompiledSchema::compile(*schema, found));
+      CHECK(format_problems(found).empty());
+    }
+  }
+  std::sort(vetted.begin(), vetted.end());
+  CHECK(vetted == std::vector<std::string>{"call_tool", "find_files", "get_file_info",
+                                           "list_directory", "read_text_file", "read_tool_result",
+                                           "search_file_contents", "tool_search",
+                                           "write_text_file"});
 }

@@ -381,9 +381,12 @@ std::vector<std::string> CompiledSchema::validate(const json& value) const {
   std::vector<json_schema::ValidatorError> errors;
   try {
     valijson::Validator validator;
-    valijson::ValidationResults results;
     valijson::adapters::NlohmannJsonAdapter target(value);
-    if (validator.validate(impl_->schema, target, &results)) return {};
+    // Most values conform: checked first without collecting errors, which
+    // allocates nothing, and again, collecting them, only when one does not.
+    if (validator.validate(impl_->schema, target, nullptr)) return {};
+    valijson::ValidationResults results;
+    validator.validate(impl_->schema, target, &results);
     valijson::ValidationResults::Error error;
     while (results.popError(error)) {
       errors.push_back(json_schema::ValidatorError{error.context, error.description});

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "src/base/scratch_vector.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -174,7 +175,9 @@ void append_json(std::string& out, const json& value) {
       append_scalar(out, v);
     }
   };
-  std::vector<Open> stack;
+  thread_local std::vector<Open> storage;
+  ScratchVector<Open> scratch(storage);
+  std::vector<Open>& stack = *scratch;
   open(stack, value);
   while (!stack.empty()) {
     Open& top = stack.back();

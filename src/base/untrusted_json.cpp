@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/base/problem.h"
+#include "src/base/scratch_vector.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -509,7 +510,11 @@ std::vector<JsonViolation> violations_under(const std::vector<JsonViolation>& vi
 
 std::size_t json_depth(const nlohmann::json& value) {
   std::size_t deepest = 0;
-  std::vector<std::pair<const nlohmann::json*, std::size_t>> stack{{&value, 0}};
+  using Node = std::pair<const nlohmann::json*, std::size_t>;
+  thread_local std::vector<Node> storage;
+  ScratchVector<Node> scratch(storage);
+  std::vector<Node>& stack = *scratch;
+  stack.emplace_back(&value, 0);
   while (!stack.empty()) {
     auto [node, depth] = stack.back();
     stack.pop_back();
@@ -534,8 +539,13 @@ std::optional<std::string> unserializable_json(const nlohmann::json& value) {
     std::string_view key;
     std::size_t index;
   };
-  std::vector<Step> stack{{&value, 0, false, {}, 0}};
-  std::vector<Step> path;  // the steps from `value` down to the node at hand
+  thread_local std::vector<Step> stack_storage;
+  thread_local std::vector<Step> path_storage;
+  ScratchVector<Step> stack_scratch(stack_storage);
+  ScratchVector<Step> path_scratch(path_storage);
+  std::vector<Step>& stack = *stack_scratch;
+  std::vector<Step>& path = *path_scratch;  // the steps from `value` down to the node at hand
+  stack.push_back({&value, 0, false, {}, 0});
   auto where = [&path] {
     std::string pointer;
     for (const Step& step : path) {

@@ -4,9 +4,12 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include "src/base/scratch_vector.h"
 
 using nlohmann::json;
 using toolmux::append_json_string;
@@ -129,4 +132,25 @@ TEST_CASE("a tree is written as the compact text nlohmann's dump writes, without
   CHECK(text.size() ==
         1 + 100'000 * std::string(R"({"k":[)").size() + 1 + 100'000 * std::string("]}").size());
   CHECK(text.substr(0, 13) == R"([{"k":[{"k":[)");
+  // The writer's working storage outlives the deep value only up to its bound;
+  // the next small tree is written right with what is left.
+  CHECK(toolmux::json_text(values[10]) == values[10].dump());
+}
+
+TEST_CASE("scratch storage is lent empty, given back empty, and kept only up to its bound") {
+  std::vector<int> storage{1, 2, 3};
+  {
+    toolmux::ScratchVector<int, 16> scratch(storage);
+    CHECK((*scratch).empty());
+    for (int i = 0; i < 10; ++i) (*scratch).push_back(i);
+  }
+  CHECK(storage.empty());
+  CHECK(storage.capacity() >= 10);  // kept for the next borrower: within the bound
+  {
+    toolmux::ScratchVector<int, 16> scratch(storage);
+    CHECK((*scratch).empty());
+    for (int i = 0; i < 1000; ++i) (*scratch).push_back(i);
+  }
+  CHECK(storage.empty());
+  CHECK(storage.capacity() == 0);  // past the bound: released
 }

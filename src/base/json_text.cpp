@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "src/base/scratch_vector.h"
@@ -19,6 +21,17 @@ constexpr std::array<bool, 256> kPlain = [] {
   return plain;
 }();
 
+// Whether any of the 8 bytes in `word` is not plain (kPlain): below 0x20, '"',
+// '\\' or from 0x80 up. Exact for the word as a whole, whichever byte it is.
+constexpr bool any_not_plain(std::uint64_t word) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  // A byte of `v` is zero (or, with the subtraction from 0x20s, below 0x20).
+  const auto below = [](std::uint64_t v, std::uint64_t n) { return (v - kOnes * n) & ~v & kHigh; };
+  return ((word & kHigh) | below(word, 0x20) | below(word ^ (kOnes * '"'), 1) |
+          below(word ^ (kOnes * '\\'), 1)) != 0;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
@@ -27,7 +40,14 @@ void append_json_string(std::string& out, std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     // A run of plain bytes goes in with one append: most text is all plain.
+    // Eight bytes at a time while they are, then byte by byte.
     std::size_t end = i;
+    while (end + 8 <= text.size()) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text.data() + end, 8);
+      if (any_not_plain(word)) break;
+      end += 8;
+    }
     while (end < text.size() && kPlain[static_cast<unsigned char>(text[end])]) ++end;
     out.append(text.data() + i, end - i);
     i = end;

@@ -122,15 +122,14 @@ json audit_json(const AuditRecord& r) {
 std::string audit_text(const AuditRecord& r) {
   std::string out;
   out.reserve(256 + r.principal.size() + r.tool.size() + r.rationale.size());
-  auto member = [&out](std::string_view key, std::string_view value) {
-    out += out.empty() ? '{' : ',';
-    append_json_string(out, key);
-    out += ':';
+  // Each key written as it reads (`,"key":`): plain ASCII, nothing to escape.
+  auto member = [&out](std::string_view key_text, std::string_view value) {
+    out += key_text;
     append_json_string(out, value);
   };
   // The members in nlohmann's order (its objects sort their keys), so that a
   // record reads the same whichever way it was written.
-  member("approver", r.approver);
+  member("{\"approver\":", r.approver);
   if (r.arguments.is_null()) {
     out += ",\"arguments\":null";
   } else {
@@ -145,19 +144,19 @@ std::string audit_text(const AuditRecord& r) {
                                   std::to_string(kMaxAuditArgumentsBytes) + "-byte limit)");
     }
   }
-  member("call_id", r.call_id);
-  member("confirmation", r.confirmation);
+  member(",\"call_id\":", r.call_id);
+  member(",\"confirmation\":", r.confirmation);
   out += ",\"duration_ms\":";
   append_json_milliseconds(out, r.duration_ms);
-  member("idempotency_key", r.idempotency_key);
-  member("outcome", r.outcome);
-  member("principal", r.principal);
-  member("rationale", r.rationale);
-  member("session", r.session);
-  member("side_effect", r.side_effect);
+  member(",\"idempotency_key\":", r.idempotency_key);
+  member(",\"outcome\":", r.outcome);
+  member(",\"principal\":", r.principal);
+  member(",\"rationale\":", r.rationale);
+  member(",\"session\":", r.session);
+  member(",\"side_effect\":", r.side_effect);
   out += ",\"time_ns\":";
   append_json_number(out, to_ns(r.time));
-  member("tool", r.tool);
+  member(",\"tool\":", r.tool);
   out += '}';
   return out;
 }

@@ -43,6 +43,27 @@ TEST_CASE("a JSON string is written with quotes, escapes and replaced bad UTF-8,
   CHECK(as_json_string(std::string("nul\0inside", 10)) == R"("nul\u0000inside")");
 }
 
+TEST_CASE("a byte that needs escaping is found wherever it sits among eight-byte words") {
+  // Plain bytes are taken eight at a time: one special byte at every offset of
+  // a 24-byte text, each kind, is escaped exactly as nlohmann escapes it.
+  const std::string specials[] = {"\"",      "\\", "\n", "\x01", "\x1f", std::string(1, '\0'),
+                                  "\xc3\xa9"};
+  for (const std::string& special : specials) {
+    for (std::size_t at = 0; at + special.size() <= 24; ++at) {
+      std::string text(24, 'a');
+      text.replace(at, special.size(), special);
+      INFO(at);
+      CHECK(as_json_string(text) == json(text).dump());
+    }
+  }
+  // Every byte from 0x20 to 0x7f but '"' and '\\' is plain, in a run of each.
+  for (int c = 0x20; c < 0x80; ++c) {
+    const std::string text(17, static_cast<char>(c));
+    INFO(c);
+    CHECK(as_json_string(text) == json(text).dump());
+  }
+}
+
 TEST_CASE("any bytes written as a JSON string read back as nlohmann reads its own text") {
   std::mt19937 random(20261206);
   // Mostly plain runs, with quotes, controls, multi-byte and broken bytes among them.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "src/base/json_text.h"
@@ -70,23 +71,37 @@ std::optional<StdioTransport::Line> StdioTransport::read_line() {
   }
 }
 
+bool StdioTransport::whole_line_buffered() const {
+  return buffer_.find('\n', start_) != std::string::npos;
+}
+
 void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
+  reader_.store(std::this_thread::get_id());
   // A stop signal interrupts a blocked read; it is also looked at before each
   // line, for lines already buffered and a peer that held the reader meanwhile.
   while (!stop_requested()) {
     auto line = read_line();
     if (!line) break;
+    // While another whole line waits, what this thread writes for this one
+    // waits to go out with what it writes for that one (see the header).
+    batching_ = whole_line_buffered();
     if (line->oversized) {
       jsonrpc::Message unreadable;
       unreadable.error_code = jsonrpc::kParseError;
       unreadable.error =
           "Parse error: message is larger than " + std::to_string(max_message_bytes_) + " bytes";
       peer.deliver(std::move(unreadable), Carrier::hand_off);
-      continue;
+    } else if (line->text.find_first_not_of(" \t\r") != std::string::npos) {
+      peer.deliver(jsonrpc::parse_message(line->text, limits), Carrier::reader);
     }
-    if (line->text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    peer.deliver(jsonrpc::parse_message(line->text, limits), Carrier::reader);
+    if (!batching_) {
+      std::lock_guard lock(write_mutex_);
+      if (!pending_.empty()) flush_locked(std::nullopt);
+    }
   }
+  batching_ = false;
+  std::lock_guard lock(write_mutex_);
+  if (!pending_.empty()) flush_locked(std::nullopt);
 }
 
 void StdioTransport::send(const nlohmann::json& message, const nlohmann::json& /*related*/) {
@@ -97,29 +112,61 @@ void StdioTransport::send(const nlohmann::json& message, const nlohmann::json& /
 }
 
 bool StdioTransport::write_line(std::string_view text) {
-  // The text and its newline in one write (writev), without copying the text
-  // to append the newline.
   std::lock_guard lock(write_mutex_);
   if (peer_gone_) return false;
+  // batching_ is the reader's own: read only on its thread.
+  if (std::this_thread::get_id() == reader_.load() && batching_) {
+    pending_.append(text);
+    pending_ += '\n';
+    return pending_.size() < kMaxPendingBytes || flush_locked(std::nullopt);
+  }
+  return flush_locked(text);
+}
+
+bool StdioTransport::flush_locked(std::optional<std::string_view> text) {
+  if (peer_gone_) {
+    pending_.clear();
+    return false;
+  }
+  // What is kept, then the text and its newline, in one write (writev),
+  // without copying the text to append the newline.
   static constexpr char kNewline = '\n';
-  const std::size_t total = text.size() + 1;
-  std::size_t written = 0;
-  while (written < total) {
-    iovec parts[2];
-    int count = 0;
-    if (written < text.size()) {
-      parts[count++] = {const_cast<char*>(text.data() + written), text.size() - written};
+  std::string_view pieces[3];
+  int count = 0;
+  if (!pending_.empty()) pieces[count++] = pending_;
+  if (text) {
+    pieces[count++] = *text;
+    pieces[count++] = std::string_view(&kNewline, 1);
+  }
+  int first = 0;
+  while (first < count) {
+    iovec parts[3];
+    int used = 0;
+    for (int i = first; i < count; ++i) {
+      if (pieces[i].empty()) continue;
+      parts[used++] = {const_cast<char*>(pieces[i].data()), pieces[i].size()};
     }
-    parts[count++] = {const_cast<char*>(&kNewline), 1};
-    const ssize_t n = ::writev(out_fd_, parts, count);
-    if (n > 0) {
-      written += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
+    if (used == 0) break;
+    const ssize_t n = ::writev(out_fd_, parts, used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
       peer_gone_ = true;
+      pending_.clear();
       return false;
     }
+    // Past what was written.
+    auto left = static_cast<std::size_t>(n);
+    while (first < count && left >= pieces[first].size()) {
+      left -= pieces[first].size();
+      ++first;
+    }
+    if (first < count) pieces[first].remove_prefix(left);
+  }
+  // A burst's buffer is kept for the next, up to its bound.
+  if (pending_.capacity() > 2 * kMaxPendingBytes) {
+    std::string().swap(pending_);
+  } else {
+    pending_.clear();
   }
   return true;
 }

@@ -10,6 +10,15 @@
 // (the server answers it with -32700 or -32600 on stdout); blank lines are
 // skipped. As the session's MessageSink, send() and write_line() are called
 // from any number of threads, each line written whole, in one piece.
+//
+// Answers a pipelining client's lines get on the reader's own thread (an
+// instant tool's call, tools/list, ping) go out together: while another whole
+// line already waits in the read buffer, a line written on the reader's thread
+// is kept, and what is kept is written, in one write, once the reader has no
+// whole line left (before it would wait for input), once kMaxPendingBytes are
+// kept, or just before a line another thread writes (the order lines were
+// written in is the order they go out). A client that waits for each answer
+// before it sends the next line gets each at once.
 #pragma once
 
 #include <atomic>
@@ -18,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "src/base/untrusted_json.h"
 #include "transports/server_transport.h"
@@ -40,6 +50,9 @@ class StdioTransport final : public MessageSink {
   // Appends "\n". Returns false once the peer has gone (EPIPE): later writes
   // are dropped.
   bool write_line(std::string_view text);
+
+  // The most bytes of lines kept for one write (see above).
+  static constexpr std::size_t kMaxPendingBytes = 64 * 1024;
 
   // Reads, parses and delivers every message to `peer` until end of input, a
   // read error, or a stop request.
@@ -64,8 +77,17 @@ class StdioTransport final : public MessageSink {
   bool eof_ = false;
   bool skipping_ = false;  // inside an oversized line, dropping bytes until "\n"
   std::atomic<bool> stop_{false};
+  // Writes what is kept, then `text` and its newline when given, in one
+  // writev. With write_mutex_ held.
+  bool flush_locked(std::optional<std::string_view> text);
+  // serve() after each line: whether another whole line is buffered already.
+  bool whole_line_buffered() const;
+
   std::mutex write_mutex_;
   bool peer_gone_ = false;
+  std::string pending_;                  // lines kept for one write; under write_mutex_
+  std::atomic<std::thread::id> reader_;  // serve()'s thread, once it runs
+  bool batching_ = false;                // serve()'s thread only: keep its lines
 };
 
 }  // namespace toolmux

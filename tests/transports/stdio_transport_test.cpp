@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -153,4 +156,114 @@ TEST_CASE("as a sink, the transport writes each message as one line") {
   const ssize_t n = ::read(out.fds[0], buf, sizeof buf);
   CHECK(std::string(buf, static_cast<std::size_t>(n)) ==
         "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n");
+}
+
+namespace {
+
+// One end of a SOCK_SEQPACKET pair keeps every write apart: one packet each.
+struct Packets {
+  int fds[2];
+  Packets() { REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds) == 0); }
+  ~Packets() {
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
+  // The next write's bytes (blocks until there is one).
+  std::string next() {
+    std::string packet(256 * 1024, '\0');
+    const ssize_t n = ::recv(fds[0], packet.data(), packet.size(), 0);
+    REQUIRE(n >= 0);
+    packet.resize(static_cast<std::size_t>(n));
+    return packet;
+  }
+  bool any_waiting() {
+    pollfd p{fds[0], POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  }
+};
+
+// Answers each request on the reader's own thread, as an instant tool's call is.
+struct AnsweringPeer final : toolmux::ServerPeer {
+  explicit AnsweringPeer(StdioTransport& t) : transport(t) {}
+  const std::string& id() const override { return name; }
+  bool initialized() const override { return true; }
+  void deliver(toolmux::jsonrpc::Message message, toolmux::Carrier) override {
+    if (message.kind != toolmux::jsonrpc::Message::Kind::request) return;
+    transport.write_line("answer " + message.id.dump());
+    if (after_answer) after_answer(message);
+  }
+  StdioTransport& transport;
+  std::string name = "stdio";
+  std::function<void(const toolmux::jsonrpc::Message&)> after_answer;
+};
+
+std::string request(int id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"ping"})"
+         "\n";
+}
+
+// A transport reading `in`, writing packets to `out`, answering as the reader.
+struct Answering {
+  Pipe in;
+  Packets out;
+  StdioTransport t{in.fds[0], out.fds[1], 1024};
+  AnsweringPeer peer{t};
+  // Sends `lines`, closes the input and serves them all.
+  void serve_all(const std::string& lines) {
+    in.write_all(lines);
+    in.close_write();
+    t.serve(peer, toolmux::JsonLimits{});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("answers to pipelined lines go out in one write, in order, before the next read") {
+  Answering a;
+  Pipe& in = a.in;
+  Packets& out = a.out;
+  StdioTransport& t = a.t;
+  AnsweringPeer& peer = a.peer;
+  // Three requests in one read, and a notification that gets no answer last.
+  in.write_all(request(1) + request(2) + request(3) +
+               R"({"jsonrpc":"2.0","method":"notifications/x"})"
+               "\n");
+  std::thread reader([&] { t.serve(peer, toolmux::JsonLimits{}); });
+  CHECK(out.next() == "answer 1\nanswer 2\nanswer 3\n");
+  // The reader now waits for input, with nothing kept back: a client that
+  // waits for each answer gets it at once.
+  in.write_all(request(4));
+  CHECK(out.next() == "answer 4\n");
+  in.write_all(request(5));
+  CHECK(out.next() == "answer 5\n");
+  in.close_write();
+  reader.join();
+  CHECK_FALSE(out.any_waiting());
+}
+
+TEST_CASE("a line another thread writes goes out after what the reader kept, in one write") {
+  Answering a;
+  // While the reader keeps its answer to 1, a call thread writes: both go out
+  // in the order they were written; the reader's answer to 2 follows.
+  a.peer.after_answer = [&a](const toolmux::jsonrpc::Message& m) {
+    if (m.id == 1) std::thread([&a] { a.t.write_line("progress"); }).join();
+  };
+  a.serve_all(request(1) + request(2));
+  CHECK(a.out.next() == "answer 1\nprogress\n");
+  CHECK(a.out.next() == "answer 2\n");
+  CHECK_FALSE(a.out.any_waiting());
+}
+
+TEST_CASE("what the reader keeps is written once it reaches the bound") {
+  Answering a;
+  // Each answer is followed by a 33 KiB line: the second pair passes 64 KiB.
+  const std::string pad(33 * 1024, 'p');
+  a.peer.after_answer = [&a, &pad](const toolmux::jsonrpc::Message&) { a.t.write_line(pad); };
+  a.serve_all(request(1) + request(2) + request(3));
+  CHECK(a.out.next() == "answer 1\n" + pad + "\nanswer 2\n" + pad + "\n");
+  // The last line's answers: nothing left to wait for, each at once.
+  CHECK(a.out.next() == "answer 3\n");
+  CHECK(a.out.next() == pad + "\n");
+  CHECK_FALSE(a.out.any_waiting());
 }

@@ -52,7 +52,7 @@ class StdioTransport final : public MessageSink {
   bool write_line(std::string_view text);
 
   // The most bytes of lines kept for one write (see above).
-  static constexpr std::size_t kMaxPendingBytes = 64 * 1024;
+  static constexpr std::size_t kMaxPendingBytes = std::size_t{64} << 10;
 
   // Reads, parses and delivers every message to `peer` until end of input, a
   // read error, or a stop request.

@@ -32,7 +32,7 @@ case $kind in
   thread)
     dir="$here/build-tsan"
     flags="-fsanitize=thread"
-    subset_tests=(elastic_threads_test call_admission_test session_manager_test session_store_test connection_gate_test pg_connection_test)
+    subset_tests=(elastic_threads_test call_admission_test session_manager_test session_store_test connection_gate_test pg_connection_test stdio_transport_test)
     ;;
   *)
     echo "usage: $0 address|thread [--subset]" >&2

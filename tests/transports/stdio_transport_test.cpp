@@ -22,8 +22,17 @@ struct Pipe {
     ::close(fds[0]);
     if (fds[1] >= 0) ::close(fds[1]);
   }
-  void write_all(const std::string& s) {
-    REQUIRE(::write(fds[1], s.data(), s.size()) == static_cast<ssize_t>(s.size()));
+  void write_all(const std::string& s) { REQUIRE(written_whole(s)); }
+  // For a thread of the test's own: no Catch2 assertion there (they are not
+  // thread-safe); the caller checks the result once the thread is joined.
+  bool written_whole(const std::string& s) {
+    std::size_t done = 0;
+    while (done < s.size()) {
+      const ssize_t n = ::write(fds[1], s.data() + done, s.size() - done);
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
   }
   void close_write() {
     ::close(fds[1]);
@@ -48,12 +57,14 @@ TEST_CASE("an oversized line is skipped whole and the next line is read normally
   Pipe in, out;
   StdioTransport t(in.fds[0], out.fds[1], 1024);
   // More than a pipe holds: write from another thread while the transport reads.
+  bool sent = false;
   std::thread writer([&] {
-    in.write_all(std::string(200000, 'x').append("\n{\"ok\":true}\n"));
+    sent = in.written_whole(std::string(200000, 'x').append("\n{\"ok\":true}\n"));
     in.close_write();
   });
   auto first = t.read_line();
   writer.join();
+  REQUIRE(sent);
   REQUIRE(first.has_value());
   CHECK(first->oversized);
   CHECK(first->text.empty());
@@ -76,8 +87,9 @@ TEST_CASE(
     sent.push_back(line);
     stream += line + (i % 3 == 0 ? "\r\n" : "\n");
   }
+  bool whole = false;
   std::thread writer([&] {
-    in.write_all(stream);
+    whole = in.written_whole(stream);
     in.close_write();
   });
   for (int i = 0; i < 20000; ++i) {
@@ -92,6 +104,7 @@ TEST_CASE(
   }
   CHECK_FALSE(t.read_line().has_value());
   writer.join();
+  CHECK(whole);
 }
 
 TEST_CASE("written messages end with one newline each") {

@@ -71,8 +71,16 @@ std::optional<StdioTransport::Line> StdioTransport::read_line() {
   }
 }
 
-bool StdioTransport::whole_line_buffered() const {
-  return buffer_.find('\n', start_) != std::string::npos;
+bool StdioTransport::whole_line_buffered() {
+  // What it looks through, read_line() need not look through again.
+  const std::size_t newline = buffer_.find('\n', std::max(start_, scan_from_));
+  scan_from_ = newline == std::string::npos ? buffer_.size() : newline;
+  return newline != std::string::npos;
+}
+
+void StdioTransport::flush_pending() {
+  std::lock_guard lock(write_mutex_);
+  if (!pending_.empty()) flush_locked(std::nullopt);
 }
 
 void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
@@ -94,14 +102,10 @@ void StdioTransport::serve(ServerPeer& peer, const JsonLimits& limits) {
     } else if (line->text.find_first_not_of(" \t\r") != std::string::npos) {
       peer.deliver(jsonrpc::parse_message(line->text, limits), Carrier::reader);
     }
-    if (!batching_) {
-      std::lock_guard lock(write_mutex_);
-      if (!pending_.empty()) flush_locked(std::nullopt);
-    }
+    if (!batching_) flush_pending();
   }
   batching_ = false;
-  std::lock_guard lock(write_mutex_);
-  if (!pending_.empty()) flush_locked(std::nullopt);
+  flush_pending();
 }
 
 void StdioTransport::send(const nlohmann::json& message, const nlohmann::json& /*related*/) {

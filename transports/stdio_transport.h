@@ -81,7 +81,9 @@ class StdioTransport final : public MessageSink {
   // writev. With write_mutex_ held.
   bool flush_locked(std::optional<std::string_view> text);
   // serve() after each line: whether another whole line is buffered already.
-  bool whole_line_buffered() const;
+  bool whole_line_buffered();
+  // Writes what is kept, if anything.
+  void flush_pending();
 
   std::mutex write_mutex_;
   bool peer_gone_ = false;

@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <functional>
 #include <limits>
@@ -141,9 +140,10 @@ class HelpFormatter final : public CLI::Formatter {
 // which the parser enforces and --help shows.
 class CommandLineDefinition {
  public:
-  // `only`: the command the arguments name (their first word), whose options
-  // are all that is defined then (start-up does not build the other eight);
-  // empty: every command, as --help and an unknown command need.
+  // `only`: the arguments' first word. When it names a command, that
+  // command's options are all that is defined (start-up does not build the
+  // other eight); otherwise, or when empty, every command's, as --help and an
+  // unknown command need.
   explicit CommandLineDefinition(CommandLine& cl, std::string_view only = {}) : cl_(cl) {
     app_.description("toolmux — a managed MCP tool catalog server");
     app_.name("toolmux");
@@ -154,16 +154,8 @@ class CommandLineDefinition {
     // so that the usage error can say which command they were given to.
     app_.require_subcommand(0, 1);
     app_.allow_extras();
-    const auto wanted = [only](std::string_view name) { return only.empty() || only == name; };
-    if (wanted("serve")) define_serve();
-    if (wanted("check")) define_check();
-    if (wanted("search")) define_search();
-    if (wanted("journal")) define_journal();
-    if (wanted("audit")) define_audit();
-    if (wanted("freeze")) define_freeze();
-    if (wanted("import")) define_import();
-    if (wanted("doctor")) define_doctor();
-    if (wanted("login") || wanted("logout")) define_login();
+    define_commands(only);
+    if (app_.get_subcommands({}).empty()) define_commands({});  // `only` names no command
     // `toolmux version` and `toolmux help`, as before --version and --help; unlisted.
     version_command_ = app_.add_subcommand("version", "")->group("");
     help_command_ = app_.add_subcommand("help", "")->group("");
@@ -223,6 +215,20 @@ class CommandLineDefinition {
           "missing command (serve, check, search, journal, audit, freeze, import, doctor, "
           "login, logout, --version, --help)");
     }
+  }
+
+  // The commands `only` names, or every one when it is empty.
+  void define_commands(std::string_view only) {
+    const auto wanted = [only](std::string_view name) { return only.empty() || only == name; };
+    if (wanted("serve")) define_serve();
+    if (wanted("check")) define_check();
+    if (wanted("search")) define_search();
+    if (wanted("journal")) define_journal();
+    if (wanted("audit")) define_audit();
+    if (wanted("freeze")) define_freeze();
+    if (wanted("import")) define_import();
+    if (wanted("doctor")) define_doctor();
+    if (wanted("login") || wanted("logout")) define_login();
   }
 
   // Whether the command is defined and was given.
@@ -893,12 +899,7 @@ class CommandLineDefinition {
 
 CommandLine parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
-  static constexpr std::array<std::string_view, 10> kCommands = {
-      "serve",  "check",  "search", "journal", "audit",
-      "freeze", "import", "doctor", "login",   "logout"};
-  const bool named = !args.empty() &&
-                     std::find(kCommands.begin(), kCommands.end(), args.front()) != kCommands.end();
-  CommandLineDefinition definition(cl, named ? std::string_view(args.front()) : "");
+  CommandLineDefinition definition(cl, args.empty() ? std::string_view() : args.front());
   std::string error;
   try {
     definition.parse(args);

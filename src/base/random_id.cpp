@@ -49,25 +49,22 @@ void forget_pool_in_child() {
 std::string random_id(std::size_t bytes) {
   static std::once_flag forked;
   std::call_once(forked, [] { ::pthread_atfork(nullptr, nullptr, forget_pool_in_child); });
-  std::array<unsigned char, Pool::kBytes / 4> small{};
-  std::string large;
-  unsigned char* raw = small.data();
-  if (bytes > small.size()) {
-    large.resize(bytes);
-    raw = reinterpret_cast<unsigned char*>(large.data());
-    kernel_random(raw, bytes);
-  } else {
-    if (pool.left < bytes) {
-      kernel_random(pool.bytes.data(), pool.bytes.size());
-      pool.left = pool.bytes.size();
-    }
-    pool.left -= bytes;
-    std::memcpy(raw, pool.bytes.data() + pool.left, bytes);
-    std::memset(pool.bytes.data() + pool.left, 0, bytes);
+  const auto as_text = [bytes](unsigned char* raw) {
+    std::string id = base64url_encode(std::string_view(reinterpret_cast<const char*>(raw), bytes));
+    std::memset(raw, 0, bytes);
+    return id;
+  };
+  if (bytes > Pool::kBytes / 4) {  // more than a pool's share: straight from the kernel
+    std::string raw(bytes, '\0');
+    kernel_random(reinterpret_cast<unsigned char*>(raw.data()), bytes);
+    return as_text(reinterpret_cast<unsigned char*>(raw.data()));
   }
-  std::string id = base64url_encode(std::string_view(reinterpret_cast<const char*>(raw), bytes));
-  std::memset(raw, 0, bytes);
-  return id;
+  if (pool.left < bytes) {
+    kernel_random(pool.bytes.data(), pool.bytes.size());
+    pool.left = pool.bytes.size();
+  }
+  pool.left -= bytes;
+  return as_text(pool.bytes.data() + pool.left);
 }
 
 }  // namespace toolmux

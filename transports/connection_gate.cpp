@@ -194,6 +194,26 @@ std::size_t GatedConnection::head_end() const {
 
 bool GatedConnection::has_complete_head() const { return head_end() != std::string::npos; }
 
+bool GatedConnection::await_head(std::chrono::milliseconds wait, std::size_t max_head_bytes) {
+  drop_consumed();
+  const auto deadline = Clock::now() + wait;
+  for (;;) {
+    if (const std::size_t end = head_end(); end != std::string::npos) return end <= max_head_bytes;
+    if (ahead_.size() > max_head_bytes) return false;
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, poll_ms(deadline - now));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    char buffer[kReadAhead];
+    const ssize_t n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n <= 0) return false;  // closed or failed: the gate sees that too, and closes it
+    ahead_.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
 std::string_view GatedConnection::head() const {
   const std::size_t end = head_end();
   if (end == std::string::npos) return {};
@@ -304,7 +324,12 @@ struct ConnectionGate::State {
       entry.deadline = now + limits.linger_timeout;
     } else {
       c.drop_consumed();
-      if (c.has_complete_head()) {  // the client sent its next request already
+      if (const std::size_t end = c.head_end(); end != std::string::npos) {
+        // The client sent its next request already.
+        if (end > limits.max_head_bytes) {
+          refuse_large_head(c.fd_);
+          return;  // dropped: closed
+        }
         c.served_ = true;
         on_ready(std::move(entry.connection));
         return;
@@ -359,6 +384,14 @@ struct ConnectionGate::State {
     }
   }
 
+  void refuse_large_head(int fd) {
+    ++heads_too_large;
+    send_refusal(fd, 431, "Request Header Fields Too Large",
+                 "Request Header Fields Too Large: the request head is over " +
+                     std::to_string(limits.max_head_bytes) + " bytes",
+                 false);
+  }
+
   void read_head(int fd, Entry& entry) {
     GatedConnection& c = *entry.connection;
     char buffer[16384];
@@ -381,11 +414,7 @@ struct ConnectionGate::State {
       const std::size_t end = c.head_end();
       const bool complete = end != std::string::npos;
       if ((complete ? end : c.ahead_.size()) > limits.max_head_bytes) {
-        ++heads_too_large;
-        send_refusal(fd, 431, "Request Header Fields Too Large",
-                     "Request Header Fields Too Large: the request head is over " +
-                         std::to_string(limits.max_head_bytes) + " bytes",
-                     false);
+        refuse_large_head(fd);
         remove(fd);
         return;
       }

@@ -103,6 +103,12 @@ class GatedConnection {
   bool timed_out() const { return timed_out_; }
   // The bytes read ahead hold a whole request head.
   bool has_complete_head() const;
+  // After a response, on the thread that wrote it: waits up to `wait` for the
+  // client's next request head, reading it ahead as it comes. True when a
+  // whole head of at most `max_head_bytes` is there. False when none came in
+  // time, it is not whole or too large, or the client closed or failed: then
+  // what was read stays read ahead, for the gate to go on from.
+  bool await_head(std::chrono::milliseconds wait, std::size_t max_head_bytes);
   // That head, as the client sent it (up to its blank line), while no read()
   // has taken its bytes yet; empty when it is not all there.
   std::string_view head() const;

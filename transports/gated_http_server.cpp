@@ -235,8 +235,10 @@ void GatedHttpServer::serve(std::shared_ptr<GatedConnection> connection) {
       if (request.body_left()) gate_.linger(std::move(connection));
       return;  // else dropped: closed
     }
-    // A client may have sent its next request already (pipelining).
-    if (!connection->has_complete_head()) {
+    // The client may have sent its next request already (pipelining), or
+    // send it soon: served here, with no hand-off to the gate and back.
+    if (!connection->await_head(std::min(limits_.next_request_wait, limits_.gate.idle_timeout),
+                                limits_.gate.max_head_bytes)) {
       gate_.wait_for_request(std::move(connection));
       return;
     }

@@ -6,8 +6,9 @@
 // read past that fails (the handler sees an unreadable body; body_timed_out()
 // says why, and body_timeouts() counts it).
 //
-// After each response the connection goes back to the gate for its next
-// request, unless it must close: the client or the server said so, or the
+// After each response the connection's thread waits briefly for its next
+// request (Limits::next_request_wait), then the connection goes back to the
+// gate for it, unless it must close: the client or the server said so, or the
 // request left part of its body unread (a handler that answers without
 // reading it, e.g. a refusal, or a body too slow to arrive). Then the
 // response carries "Connection: close" and the gate drains what the client
@@ -43,6 +44,13 @@ class GatedHttpServer : public httplib::Server {
   struct Limits {
     GateLimits gate;
     std::chrono::milliseconds body_timeout{60000};
+    // How long the thread that wrote a response waits for the connection's
+    // next request before handing it back to the gate (never past
+    // gate.idle_timeout): a client that sends its requests back to back has
+    // them served on one thread, with no hand-off to the gate and back. The
+    // wait holds a thread, not a place: the pool allows a thread per
+    // connection (gate.max_connections).
+    std::chrono::milliseconds next_request_wait{50};
   };
 
   // `threads` serve the requests; it should allow gate.max_connections threads.

@@ -114,3 +114,103 @@ TEST_CASE("a body that stalls has until body_timeout, however short cpp-httplib'
   server.stop();
   listening.join();
 }
+
+namespace {
+
+// A GatedHttpServer listening on 127.0.0.1 with GET /n answering "n".
+struct Serving {
+  explicit Serving(GatedHttpServer::Limits limits)
+      : server(limits, std::make_shared<ElasticThreads>(8)) {
+    server.Get("/n", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("n", "text/plain");
+    });
+    REQUIRE(server.start().ok());
+    port = server.bind_to_any_port("127.0.0.1");
+    REQUIRE(port > 0);
+    listening = std::thread([this] { server.listen_after_bind(); });
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~Serving() {
+    server.stop();
+    listening.join();
+  }
+  Serving(const Serving&) = delete;
+  Serving& operator=(const Serving&) = delete;
+
+  // The gate's count of connections waiting in it stays `waiting` for `d`.
+  bool waiting_stays(std::size_t waiting, std::chrono::milliseconds d) const {
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end) {
+      if (server.gate_stats().waiting != waiting) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+  }
+  // It becomes `waiting` within `d`.
+  bool waiting_becomes(std::size_t waiting, std::chrono::milliseconds d) const {
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (server.gate_stats().waiting != waiting) {
+      if (std::chrono::steady_clock::now() >= end) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+  }
+
+  GatedHttpServer server;
+  int port = 0;
+  std::thread listening;
+};
+
+constexpr char kGetN[] = "GET /n HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+}  // namespace
+
+TEST_CASE(
+    "a request sent soon after the last response is served by the same thread, not the gate") {
+  // Before, the connection went back to the gate after every response: one
+  // more thread woken and two more hand-offs for each request of a client
+  // that sends them back to back.
+  GatedHttpServer::Limits limits;
+  limits.next_request_wait = std::chrono::milliseconds(1500);
+  Serving s(limits);
+  toolmux::testing::TcpClient client(s.port);
+  REQUIRE(client.fd() >= 0);
+  REQUIRE(client.send(kGetN));
+  CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+  // The thread that answered holds the connection: it is not waiting in the gate.
+  CHECK(s.waiting_stays(0, std::chrono::milliseconds(300)));
+  CHECK(s.server.gate_stats().open == 1);
+  REQUIRE(client.send(kGetN));
+  CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+  // Once next_request_wait passes with nothing sent, the gate has it, and
+  // serves its next request as before.
+  CHECK(s.waiting_becomes(1, std::chrono::seconds(3)));
+  REQUIRE(client.send(kGetN));
+  CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+}
+
+TEST_CASE("a head sent in parts, or too large, while the thread waits goes to the gate's limits") {
+  GatedHttpServer::Limits limits;
+  limits.next_request_wait = std::chrono::milliseconds(200);
+  limits.gate.max_head_bytes = 1024;
+  Serving s(limits);
+
+  SECTION("in parts: the gate waits for the rest, with what was read kept") {
+    toolmux::testing::TcpClient client(s.port);
+    REQUIRE(client.send(kGetN));
+    CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+    REQUIRE(client.send("GET /n HTTP/1.1\r\n"));
+    CHECK(s.waiting_becomes(1, std::chrono::seconds(3)));
+    REQUIRE(client.send("Host: 127.0.0.1\r\n\r\n"));
+    CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+  }
+  SECTION("whole but over max_head_bytes: 431, as from the gate") {
+    toolmux::testing::TcpClient client(s.port);
+    REQUIRE(client.send(kGetN));
+    CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+    REQUIRE(client.send("GET /n HTTP/1.1\r\nX-Pad: " + std::string(2000, 'x') + "\r\n\r\n"));
+    const std::string answer = client.receive(std::chrono::seconds(3), "bytes");
+    CHECK(answer.rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0) == 0);
+    CHECK(s.server.gate_stats().heads_too_large == 1);
+  }
+}

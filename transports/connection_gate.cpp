@@ -524,13 +524,16 @@ void ConnectionGate::stop() {
   left.clear();  // closes them
 }
 
+std::size_t ConnectionGate::open_connections() const {
+  const State& s = *state_;
+  std::lock_guard lock(s.tally->mutex);
+  return s.tally->open;
+}
+
 GateStats ConnectionGate::stats() const {
   const State& s = *state_;
   GateStats out;
-  {
-    std::lock_guard lock(s.tally->mutex);
-    out.open = s.tally->open;
-  }
+  out.open = open_connections();
   out.waiting = s.waiting.load();
   out.refused_connections = s.refused_connections.load();
   out.refused_client_connections = s.refused_client_connections.load();

@@ -158,6 +158,8 @@ class ConnectionGate {
   void stop();
 
   GateStats stats() const;
+  // Connections open now, waiting here or being served (stats().open).
+  std::size_t open_connections() const;
   const GateLimits& limits() const { return limits_; }
 
   struct State;

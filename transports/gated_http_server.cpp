@@ -237,8 +237,10 @@ void GatedHttpServer::serve(std::shared_ptr<GatedConnection> connection) {
     }
     // The client may have sent its next request already (pipelining), or
     // send it soon: served here, with no hand-off to the gate and back.
-    if (!connection->await_head(std::min(limits_.next_request_wait, limits_.gate.idle_timeout),
-                                limits_.gate.max_head_bytes)) {
+    const auto wait = gate_.open_connections() <= limits_.wait_while_open
+                          ? std::min(limits_.next_request_wait, limits_.gate.idle_timeout)
+                          : std::chrono::milliseconds(0);
+    if (!connection->await_head(wait, limits_.gate.max_head_bytes)) {
       gate_.wait_for_request(std::move(connection));
       return;
     }

@@ -49,8 +49,13 @@ class GatedHttpServer : public httplib::Server {
     // gate.idle_timeout): a client that sends its requests back to back has
     // them served on one thread, with no hand-off to the gate and back. The
     // wait holds a thread, not a place: the pool allows a thread per
-    // connection (gate.max_connections).
+    // connection (gate.max_connections). It is taken only while at most
+    // `wait_while_open` connections are open (a client or two): with more,
+    // the gate serves each connection's requests in the order they came,
+    // which keeps the slowest answers close to the rest (bench/README.md,
+    // "HTTP throughput", has what waiting with many connections did to them).
     std::chrono::milliseconds next_request_wait{50};
+    std::size_t wait_while_open = 4;
   };
 
   // `threads` serve the requests; it should allow gate.max_connections threads.

@@ -61,22 +61,29 @@ void Logger::buffer_for(std::chrono::milliseconds interval) {
       wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
       if (stopping_) break;
       wake_.wait_for(lock, interval_, [this] { return stopping_; });
-      write_out_locked();
+      write_out(lock);
+      lock.lock();
     }
   });
 }
 
 void Logger::flush() {
-  std::lock_guard lock(mutex_);
-  write_out_locked();
+  std::unique_lock lock(mutex_);
+  write_out(lock);
 }
 
-void Logger::write_out_locked() {
-  if (pending_.empty()) return;
-  std::fwrite(pending_.data(), 1, pending_.size(), out_);
-  std::fflush(out_);
-  pending_.clear();
+void Logger::write_out(std::unique_lock<std::mutex>& lock) {
+  if (pending_.empty()) {
+    lock.unlock();
+    return;
+  }
+  const std::lock_guard writing(write_mutex_);
+  writing_.clear();
+  writing_.swap(pending_);
   last_out_ = std::chrono::steady_clock::now();
+  lock.unlock();
+  std::fwrite(writing_.data(), 1, writing_.size(), out_);
+  std::fflush(out_);
 }
 
 void LogFields::key(std::string_view key) {
@@ -149,19 +156,17 @@ void Logger::write_batched(LogLevel level, std::string_view event, const LogFiel
 }
 
 void Logger::push(LogLevel level, const std::string& text, bool may_wait) {
-  bool first = false;
-  {
-    std::lock_guard lock(mutex_);
-    first = pending_.empty();
-    pending_ += text;
-    // Unbuffered, not a batched record, a warning or worse, enough waiting, or
-    // the first record in a while: out now (with what waited before it, in order).
-    if (!buffered_ || !may_wait || level >= LogLevel::warning || pending_.size() >= kBufferBytes ||
-        std::chrono::steady_clock::now() - last_out_ >= interval_) {
-      write_out_locked();
-      return;
-    }
+  std::unique_lock lock(mutex_);
+  const bool first = pending_.empty();
+  pending_ += text;
+  // Unbuffered, not a batched record, a warning or worse, enough waiting, or
+  // the first record in a while: out now (with what waited before it, in order).
+  if (!buffered_ || !may_wait || level >= LogLevel::warning || pending_.size() >= kBufferBytes ||
+      std::chrono::steady_clock::now() - last_out_ >= interval_) {
+    write_out(lock);
+    return;
   }
+  lock.unlock();
   if (first) wake_.notify_one();
 }
 

@@ -83,12 +83,19 @@ class Logger {
  private:
   // Writes or buffers one whole line, by the rules above.
   void push(LogLevel level, const std::string& text, bool may_wait);
-  void write_out_locked();
+  // Writes what is waiting; called with `lock` (of mutex_) held, returns with
+  // it released: the write itself holds only write_mutex_, so that other
+  // threads go on adding records meanwhile.
+  void write_out(std::unique_lock<std::mutex>& lock);
 
   std::FILE* out_;
   LogLevel min_level_;
   std::mutex mutex_;
-  std::string pending_;    // records waiting, guarded by mutex_
+  std::string pending_;  // records waiting, guarded by mutex_
+  // Taken under mutex_ and held while writing: the writes go out in order.
+  std::mutex write_mutex_;
+  std::string
+      writing_;  // what is being written (pending_'s buffer before), guarded by write_mutex_
   bool buffered_ = false;  // guarded by mutex_
   std::chrono::milliseconds interval_{0};
   std::chrono::steady_clock::time_point last_out_;  // of the last write, guarded by mutex_

@@ -189,6 +189,24 @@ TEST_CASE(
   CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
 }
 
+TEST_CASE("with more connections open than wait_while_open, a connection goes back to the gate") {
+  // With many connections, waiting on each made the slowest answers several
+  // times slower (bench/README.md): the gate serves them in turn instead.
+  GatedHttpServer::Limits limits;
+  limits.next_request_wait = std::chrono::milliseconds(1500);
+  limits.wait_while_open = 1;
+  Serving s(limits);
+  toolmux::testing::TcpClient idle(s.port);
+  REQUIRE(idle.fd() >= 0);
+  CHECK(s.waiting_becomes(1, std::chrono::seconds(3)));  // the idle one, in the gate
+  toolmux::testing::TcpClient client(s.port);
+  REQUIRE(client.send(kGetN));
+  CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+  CHECK(s.waiting_becomes(2, std::chrono::milliseconds(500)));
+  REQUIRE(client.send(kGetN));
+  CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+}
+
 TEST_CASE("a head sent in parts, or too large, while the thread waits goes to the gate's limits") {
   GatedHttpServer::Limits limits;
   limits.next_request_wait = std::chrono::milliseconds(200);

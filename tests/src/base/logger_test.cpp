@@ -1,11 +1,15 @@
 #include "src/base/logger.h"
 #include "src/base/redact.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -179,4 +183,49 @@ TEST_CASE("secrets never reach the log: every string field is redacted") {
   CHECK(records[1]["password"] == "[REDACTED]");
   CHECK(records[1]["nested"]["text"] == "[REDACTED]");
   CHECK(records[1]["tool"] == "echo");
+}
+
+TEST_CASE(
+    "a record is added while another thread's write waits on the output, and the order holds") {
+  // Before, the write held the logger's lock: every thread with a record to
+  // add waited for the output, a pipe the reader was slow to empty, say.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::FILE* out = ::fdopen(fds[1], "w");
+  REQUIRE(out);
+  auto logger = std::make_unique<Logger>(out);
+  logger->buffer_for(10s);  // the timer plays no part here
+  // More than the pipe holds: this write waits until the pipe is read.
+  const std::string big(std::size_t{256} << 10, 'x');
+  std::thread writing([&] { logger->write(LogLevel::warning, "big", {{"text", big}}); });
+  std::this_thread::sleep_for(100ms);  // the write is under way, and stuck
+  std::atomic<bool> added{false};
+  std::thread adding([&] {
+    logger->write_batched(LogLevel::info, "small", LogFields().add("n", std::uint64_t{1}));
+    added = true;
+  });
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (!added && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  CHECK(added);
+  // Everything read: the big record, then the small one, which the logger
+  // writes as it ends.
+  std::string drained;
+  std::thread reading([&] {
+    char buffer[65536];
+    ssize_t n = 0;
+    while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) {
+      drained.append(buffer, static_cast<std::size_t>(n));
+    }
+  });
+  writing.join();
+  adding.join();
+  logger.reset();
+  std::fclose(out);  // the reader sees the end
+  reading.join();
+  ::close(fds[0]);
+  const std::size_t big_at = drained.find("\"event\":\"big\"");
+  const std::size_t small_at = drained.find("\"event\":\"small\"");
+  REQUIRE(big_at != std::string::npos);
+  REQUIRE(small_at != std::string::npos);
+  CHECK(big_at < small_at);
 }

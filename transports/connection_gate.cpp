@@ -324,12 +324,14 @@ struct ConnectionGate::State {
       entry.deadline = now + limits.linger_timeout;
     } else {
       c.drop_consumed();
-      if (const std::size_t end = c.head_end(); end != std::string::npos) {
-        // The client sent its next request already.
-        if (end > limits.max_head_bytes) {
-          refuse_large_head(c.fd_);
-          return;  // dropped: closed
-        }
+      // What the thread that served it read ahead meets the same limit.
+      const std::size_t end = c.head_end();
+      const bool complete = end != std::string::npos;
+      if ((complete ? end : c.ahead_.size()) > limits.max_head_bytes) {
+        refuse_large_head(c.fd_);
+        return;  // dropped: closed
+      }
+      if (complete) {  // the client sent its next request already
         c.served_ = true;
         on_ready(std::move(entry.connection));
         return;

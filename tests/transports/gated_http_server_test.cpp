@@ -231,4 +231,12 @@ TEST_CASE("a head sent in parts, or too large, while the thread waits goes to th
     CHECK(answer.rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0) == 0);
     CHECK(s.server.gate_stats().heads_too_large == 1);
   }
+  SECTION("not whole and over max_head_bytes already: 431 at once, not 408 at header_timeout") {
+    toolmux::testing::TcpClient client(s.port);
+    REQUIRE(client.send(kGetN));
+    CHECK_THAT(client.receive(std::chrono::seconds(3), "\r\n\r\nn"), Catch::EndsWith("\r\n\r\nn"));
+    REQUIRE(client.send("GET /n HTTP/1.1\r\nX-Pad: " + std::string(2000, 'x')));
+    const std::string answer = client.receive(std::chrono::seconds(2), "bytes");
+    CHECK(answer.rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0) == 0);
+  }
 }

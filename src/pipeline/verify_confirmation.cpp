@@ -1,6 +1,8 @@
 #include "src/pipeline/verify_confirmation.h"
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "src/base/utf8.h"
@@ -10,22 +12,32 @@ namespace toolmux::stages {
 
 namespace {
 
-// What is wrong with the call's confirmation, or "" when it holds.
+// What is wrong with the call's confirmation, every problem at once
+// ("; " between them), or "" when it holds.
 std::string confirmation_problem(const ToolCall& call) {
   if (!call.confirmed) return "there is no confirmation";
   const Confirmation& c = *call.confirmed;
-  if (call.confirmation != "accepted") return "the confirmation was not accepted";
+  std::string problems;
+  auto add = [&problems](std::string_view problem) {
+    if (!problems.empty()) problems += "; ";
+    problems += problem;
+  };
+  if (call.confirmation != "accepted") add("the confirmation was not accepted");
   if (c.invocation != invocation_digest(call)) {
-    return "the confirmation is for another invocation (the tool or its arguments differ)";
+    add("the confirmation is for another invocation (the tool or its arguments differ)");
   }
-  if (c.principal != call.principal) return "the confirmation belongs to another principal";
-  if (c.approver.empty()) return "the confirmation names no approver";
-  if (c.rationale.empty()) return "the confirmation gives no rationale";
-  if (utf8_length(c.rationale) > ConfirmPolicy::kMaxRationaleChars ||
-      utf8_length(c.approver) > ConfirmPolicy::kMaxApproverChars) {
-    return "the confirmation's approver or rationale is too long";
+  if (c.principal != call.principal) add("the confirmation belongs to another principal");
+  if (c.approver.empty()) add("the confirmation names no approver");
+  if (c.rationale.empty()) add("the confirmation gives no rationale");
+  if (utf8_length(c.approver) > ConfirmPolicy::kMaxApproverChars) {
+    add("the confirmation's approver is over " + std::to_string(ConfirmPolicy::kMaxApproverChars) +
+        " characters");
   }
-  return "";
+  if (utf8_length(c.rationale) > ConfirmPolicy::kMaxRationaleChars) {
+    add("the confirmation's rationale is over " +
+        std::to_string(ConfirmPolicy::kMaxRationaleChars) + " characters");
+  }
+  return problems;
 }
 
 }  // namespace

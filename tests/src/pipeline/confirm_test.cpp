@@ -256,6 +256,53 @@ TEST_CASE("verify_confirmation runs a guarded call only with a confirmation of t
   CHECK(text_at(verify(read)) == "next");
 }
 
+TEST_CASE(
+    "verify_confirmation refuses each way a confirmation can fail, and names them all at once") {
+  GuardedFixture f;
+  auto client = std::make_shared<ScriptedClient>();
+  StubNext next;
+  auto verify = stages::verify_confirmation(std::make_shared<const CallJournal>())(next.handler());
+  auto confirmed = [&](const std::string& approver, const std::string& rationale,
+                       const std::string& answer = "accepted") {
+    ToolCall call = f.guarded_call(client);
+    call.confirmation = answer;
+    call.confirmed = Confirmation{invocation_digest(call), "local", approver, rationale};
+    return call;
+  };
+  const std::string rule = " (policy rule /policy/confirm/classes)";
+  auto refusal = [&](ToolCall call) {
+    const CallResult r = verify(call);
+    CHECK(r.outcome == CallOutcome::denied);
+    return text_at(r);
+  };
+
+  CHECK_THAT(refusal(confirmed("Ada", "stale", "declined")),
+             Catch::EndsWith("did not run: the confirmation was not accepted" + rule));
+  CHECK_THAT(refusal(confirmed("", "stale")),
+             Catch::EndsWith("did not run: the confirmation names no approver" + rule));
+  CHECK_THAT(
+      refusal(confirmed(std::string(ConfirmPolicy::kMaxApproverChars + 1, 'a'), "stale")),
+      Catch::EndsWith("did not run: the confirmation's approver is over " +
+                      std::to_string(ConfirmPolicy::kMaxApproverChars) + " characters" + rule));
+  CHECK_THAT(
+      refusal(confirmed("Ada", std::string(ConfirmPolicy::kMaxRationaleChars + 1, 'r'))),
+      Catch::EndsWith("did not run: the confirmation's rationale is over " +
+                      std::to_string(ConfirmPolicy::kMaxRationaleChars) + " characters" + rule));
+  // At the limits, it holds.
+  ToolCall at_limits = confirmed(std::string(ConfirmPolicy::kMaxApproverChars, 'a'),
+                                 std::string(ConfirmPolicy::kMaxRationaleChars, 'r'));
+  CHECK(text_at(verify(at_limits)) == "next");
+  // Several problems: all of them, in one answer (before, only the first).
+  ToolCall many = confirmed("", "", "declined");
+  many.principal = "mallory";
+  CHECK_THAT(refusal(std::move(many)),
+             Catch::EndsWith("did not run: the confirmation was not accepted; the confirmation "
+                             "belongs to another principal; the confirmation names no approver; "
+                             "the confirmation gives no rationale" +
+                             rule));
+  CHECK(next.calls == 1);
+}
+
 TEST_CASE("the whole pipeline does not run a destructive tool for a client that cannot confirm") {
   GuardedFixture f;
   ToolCall call = f.make_call("delete_note", R"({"name": "todo.txt"})");

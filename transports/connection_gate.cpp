@@ -326,12 +326,11 @@ struct ConnectionGate::State {
       c.drop_consumed();
       // What the thread that served it read ahead meets the same limit.
       const std::size_t end = c.head_end();
-      const bool complete = end != std::string::npos;
-      if ((complete ? end : c.ahead_.size()) > limits.max_head_bytes) {
+      if (head_too_large(c, end)) {
         refuse_large_head(c.fd_);
         return;  // dropped: closed
       }
-      if (complete) {  // the client sent its next request already
+      if (end != std::string::npos) {  // the client sent its next request already
         c.served_ = true;
         on_ready(std::move(entry.connection));
         return;
@@ -386,6 +385,12 @@ struct ConnectionGate::State {
     }
   }
 
+  // Over max_head_bytes: the head up to `end` (head_end()), or all read
+  // ahead while it is not whole.
+  bool head_too_large(const GatedConnection& c, std::size_t end) const {
+    return (end != std::string::npos ? end : c.ahead_.size()) > limits.max_head_bytes;
+  }
+
   void refuse_large_head(int fd) {
     ++heads_too_large;
     send_refusal(fd, 431, "Request Header Fields Too Large",
@@ -414,13 +419,12 @@ struct ConnectionGate::State {
       entry.head_started = true;
       c.ahead_.append(buffer, static_cast<std::size_t>(n));
       const std::size_t end = c.head_end();
-      const bool complete = end != std::string::npos;
-      if ((complete ? end : c.ahead_.size()) > limits.max_head_bytes) {
+      if (head_too_large(c, end)) {
         refuse_large_head(fd);
         remove(fd);
         return;
       }
-      if (complete) {
+      if (end != std::string::npos) {
         auto connection = remove(fd);
         connection->served_ = true;
         on_ready(std::move(connection));

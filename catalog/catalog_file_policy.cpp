@@ -6,8 +6,8 @@ namespace toolmux::catalog_file {
 
 namespace {
 
-const std::vector<std::string_view> kPolicyFields = {"$comment", "arguments", "access",
-                                                     "unknownTool", "confirm"};
+const std::vector<std::string_view> kPolicyFields = {"$comment",    "arguments",        "access",
+                                                     "unknownTool", "unknownArguments", "confirm"};
 const std::vector<std::string_view> kConfirmFields = {"$comment", "classes", "tools", "principals",
                                                       "timeoutSeconds"};
 const std::vector<std::string_view> kConfirmRuleFields = {"$comment", "classes", "tools"};
@@ -124,6 +124,14 @@ ToolPolicy read_policy(const json& value, Problems& problems) {
     } else {
       reader.add(reader.pointer("unknownTool"),
                  "unknownTool must be \"error\" or \"result\", not " + json(*answer).dump());
+    }
+  }
+  if (auto arguments = reader.string("unknownArguments", false)) {
+    if (*arguments == "pass" || *arguments == "reject") {
+      policy.reject_unknown_arguments = *arguments == "reject";
+    } else {
+      reader.add(reader.pointer("unknownArguments"),
+                 "unknownArguments must be \"pass\" or \"reject\", not " + json(*arguments).dump());
     }
   }
   return policy;

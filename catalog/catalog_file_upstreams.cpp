@@ -38,7 +38,8 @@ const std::vector<std::string_view> kUpstreamFields = {"$comment",
                                                        "spotlight",
                                                        "description"};
 const std::vector<std::string_view> kRestartFields = {"$comment", "initialDelayMs", "maxDelayMs"};
-const std::vector<std::string_view> kBreakerFields = {"$comment", "failures", "cooldownMs"};
+const std::vector<std::string_view> kBreakerFields = {"$comment", "enabled", "failures",
+                                                      "cooldownMs"};
 const std::vector<std::string_view> kUpstreamToolFields = {
     "$comment", "name", "description", "sideEffect", "timeoutMs", "pinned", "spotlight"};
 const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
@@ -369,6 +370,8 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
     ObjectReader sub(*breaker, reader.pointer("circuitBreaker"), problems);
     sub.reject_unknown(kBreakerFields);
     sub.string("$comment", false);
+    // The section turns it on; "enabled": false keeps the settings, off.
+    upstream.lifecycle.breaker = sub.boolean("enabled").value_or(true);
     if (auto failures = sub.integer("failures", false, 1, 1000)) {
       upstream.lifecycle.breaker_failures = static_cast<int>(*failures);
     }

@@ -39,6 +39,10 @@ struct ToolPolicy {
   std::map<std::string, ArgumentPolicy, std::less<>> arguments;  // by canonical tool name
   std::map<std::string, AccessRule, std::less<>> access;         // by principal; "*" = anyone else
   UnknownToolAnswer unknown_tool = UnknownToolAnswer::protocol_error;
+  // "unknownArguments": "reject": a call of a tool whose input schema accepts
+  // arguments it does not declare (accepts_undeclared_arguments) is refused
+  // when it passes one; "pass" (the default) lets them reach the tool.
+  bool reject_unknown_arguments = false;
   ConfirmPolicy confirm;  // which calls a human confirms first
 
   // Why `principal` may not call `tool` (a canonical name), naming the rule

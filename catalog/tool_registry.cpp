@@ -1,8 +1,10 @@
 #include "catalog/tool_registry.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 
+#include "catalog/json_schema_audit.h"
 #include "src/base/untrusted_json.h"
 #include "src/base/utf8.h"
 
@@ -82,6 +84,26 @@ ToolSchema check_schema(const json& schema, const char* field, const std::string
   return ok && compiled ? ToolSchema(std::move(compiled)) : ToolSchema{};
 }
 
+// Whether `schema` (a property's) describes itself, or a "$ref" it holds
+// leads to a schema that does.
+bool described(const json& root, const json& schema) {
+  auto has_description = [](const json& node) {
+    if (!node.is_object()) return false;
+    auto description = node.find("description");
+    return description != node.end() && description->is_string() &&
+           !blank(description->get_ref<const std::string&>());
+  };
+  if (has_description(schema)) return true;
+  if (!schema.is_object()) return false;
+  auto ref = schema.find("$ref");
+  if (ref == schema.end() || !ref->is_string()) return false;
+  const Result<std::vector<std::string>> tokens = json_schema::ref_tokens(*ref);
+  if (!tokens.ok()) return false;
+  std::string pointer;
+  const json* target = json_schema::resolve_tokens(root, *tokens, pointer);
+  return target != nullptr && has_description(*target);
+}
+
 struct Checked {
   Problems problems;
   std::optional<SideEffect> effect;
@@ -89,7 +111,7 @@ struct Checked {
   ToolSchema output;
 };
 
-Checked check(const ToolSpec& spec) {
+Checked check(const ToolSpec& spec, ToolOwner owner) {
   Checked out;
   Problems& problems = out.problems;
   const std::string label = "tool " + json_quote(spec.name) + ": ";
@@ -142,6 +164,14 @@ Checked check(const ToolSpec& spec) {
   }
 
   out.input = check_schema(spec.input_schema, "inputSchema", label, spec.schemas_vetted, problems);
+  // Only a schema that passed (its depth is bounded then); a built-in's, which
+  // a test vets, is not walked at each start.
+  if (owner == ToolOwner::toolmux && out.input && !spec.schemas_vetted) {
+    for (const Problem& undescribed : undescribed_properties(spec.input_schema)) {
+      problems.push_back(Problem{"/inputSchema" + undescribed.pointer,
+                                 label + "inputSchema: " + undescribed.message});
+    }
+  }
   if (!spec.output_schema.is_null()) {
     out.output =
         check_schema(spec.output_schema, "outputSchema", label, spec.schemas_vetted, problems);
@@ -191,7 +221,88 @@ std::vector<std::string> ToolSchema::validate(const nlohmann::json& value) const
   return state.compiled->validate(value);
 }
 
-Problems check_tool_spec(const ToolSpec& spec) { return check(spec).problems; }
+Problems undescribed_properties(const json& input_schema) {
+  Problems found;
+  // Where arguments are declared: a schema's properties, the schemas of their
+  // values and items, its $defs (which "$ref"s reach) and the branches of
+  // allOf/anyOf/oneOf. A branch may restate a property its enclosing schema
+  // describes (to constrain it), without describing it again. Conditions
+  // (if/then/else, not, dependentSchemas, contains, propertyNames) declare
+  // nothing and are not walked.
+  static constexpr std::string_view kSchemas[] = {"items", "additionalProperties",
+                                                  "unevaluatedProperties", "additionalItems",
+                                                  "unevaluatedItems"};
+  static constexpr std::string_view kBranches[] = {"allOf", "anyOf", "oneOf"};
+  static constexpr std::string_view kMaps[] = {"properties", "patternProperties", "$defs",
+                                               "definitions"};
+  struct Place {
+    const json* node;
+    std::string at;
+    const json* enclosing;  // the properties a branch may restate, or null
+  };
+  std::vector<Place> stack = {{&input_schema, "", nullptr}};
+  while (!stack.empty()) {
+    Place place = std::move(stack.back());
+    stack.pop_back();
+    const json& node = *place.node;
+    if (!node.is_object()) continue;
+    const json* properties = nullptr;
+    if (auto it = node.find("properties"); it != node.end() && it->is_object()) {
+      properties = &*it;
+      for (const auto& [name, property] : it->items()) {
+        if (described(input_schema, property)) continue;
+        if (place.enclosing != nullptr) {
+          auto restated = place.enclosing->find(name);
+          if (restated != place.enclosing->end() && described(input_schema, *restated)) continue;
+        }
+        found.push_back(Problem{place.at + "/properties/" + pointer_token(name),
+                                "property " + json_quote(name) +
+                                    " has no description (the model knows an argument by its "
+                                    "name and description alone)"});
+      }
+    }
+    for (std::string_view keyword : kSchemas) {
+      auto it = node.find(keyword);
+      if (it != node.end() && it->is_object()) {
+        stack.push_back({&*it, place.at + "/" + std::string(keyword), nullptr});
+      }
+    }
+    if (auto it = node.find("prefixItems"); it != node.end() && it->is_array()) {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        stack.push_back({&(*it)[i], place.at + "/prefixItems/" + std::to_string(i), nullptr});
+      }
+    }
+    if (auto it = node.find("items"); it != node.end() && it->is_array()) {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        stack.push_back({&(*it)[i], place.at + "/items/" + std::to_string(i), nullptr});
+      }
+    }
+    for (std::string_view keyword : kBranches) {
+      auto it = node.find(keyword);
+      if (it == node.end() || !it->is_array()) continue;
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        stack.push_back({&(*it)[i], place.at + "/" + std::string(keyword) + "/" + std::to_string(i),
+                         properties != nullptr ? properties : place.enclosing});
+      }
+    }
+    for (std::string_view keyword : kMaps) {
+      auto it = node.find(keyword);
+      if (it == node.end() || !it->is_object()) continue;
+      for (const auto& [name, schema] : it->items()) {
+        stack.push_back(
+            {&schema, place.at + "/" + std::string(keyword) + "/" + pointer_token(name), nullptr});
+      }
+    }
+  }
+  // Sorted by pointer: the same order each time, whatever the walk's.
+  std::sort(found.begin(), found.end(),
+            [](const Problem& a, const Problem& b) { return a.pointer < b.pointer; });
+  return found;
+}
+
+Problems check_tool_spec(const ToolSpec& spec, ToolOwner owner) {
+  return check(spec, owner).problems;
+}
 
 json annotations_for(const ToolSpec& spec, SideEffect effect) {
   json annotations = json::object();
@@ -203,8 +314,8 @@ json annotations_for(const ToolSpec& spec, SideEffect effect) {
   return annotations;
 }
 
-Problems ToolRegistry::add(ToolSpec spec, ToolHandler handler) {
-  Checked checked = check(spec);
+Problems ToolRegistry::add(ToolSpec spec, ToolHandler handler, ToolOwner owner) {
+  Checked checked = check(spec, owner);
   const std::string label = "tool " + json_quote(spec.name) + ": ";
   if (!spec.name.empty() && find(spec.name) != nullptr) {
     checked.problems.insert(
@@ -242,6 +353,15 @@ Problems ToolRegistry::add(ToolSpec spec, ToolHandler handler) {
 const RegisteredTool* ToolRegistry::find(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<const RegisteredTool*> ToolRegistry::with_tag(std::string_view tag) const {
+  std::vector<const RegisteredTool*> found;
+  for (const auto& tool : tools_) {
+    const std::vector<std::string>& tags = tool->spec.tags;
+    if (std::find(tags.begin(), tags.end(), tag) != tags.end()) found.push_back(tool.get());
+  }
+  return found;
 }
 
 }  // namespace toolmux

@@ -3,9 +3,10 @@
 // add() checks a spec against the whole contract and refuses it with every
 // problem found, each naming the tool and the reason: the name (1-128 bytes of
 // ASCII letters, digits, '_', '-', '.'; unique), a non-empty description, a
-// known side-effect class, a timeout above zero, and input and output schemas
+// known side-effect class, a timeout above zero, input and output schemas
 // that are JSON objects of type "object", at most 256 levels deep, compile,
-// and refer to nothing outside themselves (a built-in tool's schemas, which
+// and refer to nothing outside themselves, and a description for every
+// property of the input schema (not asked of an upstream's tools) (a built-in tool's schemas, which
 // the tests compile, are compiled at its first call instead: ToolSchema).
 //
 // A registry is filled once, then read: after the last add() it may be read
@@ -61,11 +62,27 @@ struct RegisteredTool {
   nlohmann::json descriptor;
 };
 
+// Whose contract a tool is: a tool toolmux serves as its own (built-in,
+// command, native) must meet all of it; an upstream's tool, which toolmux
+// relays but does not own, is spared the rules an upstream can break without
+// harm to the call (undescribed properties: the upstream's log warns of them).
+enum class ToolOwner { toolmux, upstream };
+
+// Each property `input_schema` declares (under "properties", at any depth:
+// nested objects, array items, $defs, allOf/anyOf/oneOf branches, but not
+// conditions such as if/then/else) whose schema has no non-blank
+// "description", directly or, for a "$ref", at its target; a branch may
+// restate a property its enclosing schema describes. Each problem's pointer is
+// the property's, relative to the schema's root:
+// "/properties/options/properties/depth". The walk keeps its own stack; the
+// schema must be one audit_schema accepts (bounded depth).
+Problems undescribed_properties(const nlohmann::json& input_schema);
+
 // Every contract check on one spec except uniqueness. Pointers use the catalog
 // file's field names: "/name", "/description", "/sideEffect", "/timeoutMs",
 // "/inputSchema/...", "/outputSchema/...". Messages start with the tool's name:
 // `tool "x": description is empty`.
-Problems check_tool_spec(const ToolSpec& spec);
+Problems check_tool_spec(const ToolSpec& spec, ToolOwner owner = ToolOwner::toolmux);
 
 // The MCP annotations an effect class implies: readOnlyHint, destructiveHint,
 // openWorldHint (spec.open_world when set, else remote effects),
@@ -75,9 +92,12 @@ nlohmann::json annotations_for(const ToolSpec& spec, SideEffect effect);
 class ToolRegistry {
  public:
   // Registers the tool, or refuses it and returns why (nothing is added then).
-  Problems add(ToolSpec spec, ToolHandler handler);
+  Problems add(ToolSpec spec, ToolHandler handler, ToolOwner owner = ToolOwner::toolmux);
 
   const RegisteredTool* find(std::string_view name) const;
+  // The tools whose spec carries `tag` (ToolSpec::tags, compared exactly), in
+  // registration order; empty when none does.
+  std::vector<const RegisteredTool*> with_tag(std::string_view tag) const;
   // In registration order.
   const std::vector<std::unique_ptr<RegisteredTool>>& tools() const { return tools_; }
 

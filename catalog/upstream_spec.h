@@ -48,9 +48,14 @@ struct UpstreamLifecycle {
   // twice as long each time up to max; back to initial once it served 30 s.
   std::chrono::milliseconds restart_initial{500};
   std::chrono::milliseconds restart_max{30000};
-  // The circuit breaker: opens after `failures` calls in a row failed (no
+  // The circuit breaker, on only when the catalog gives the upstream a
+  // "circuitBreaker" section: opens after `failures` calls in a row failed (no
   // answer, timed out, lost), refuses calls for `cooldown`, then lets one
-  // probe call through.
+  // probe call through. It guards reads only: a call of a tool that is not
+  // read_only is never refused by it nor counted toward it (refusing a write
+  // the upstream may have been about to take, or blaming it for one, is not
+  // the breaker's call).
+  bool breaker = false;
   int breaker_failures = 5;
   std::chrono::milliseconds breaker_cooldown{30000};
   // Extra attempts a read_only call may make when the upstream was lost

@@ -730,14 +730,19 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
       },
       // The conformance suite's JSON_SCHEMA_2020_12_FIXTURE (the SEP-1613
       // keywords and SEP-2106's allOf/anyOf, if/then/else) but for $anchor in
-      // $defs.address, which toolmux refuses at registration: its validator
-      // does not enforce it.
+      // $defs.address, which toolmux refuses at registration (its validator
+      // does not enforce it), and with a description for each property, which
+      // toolmux asks of every tool it serves as its own.
       json::parse(R"json({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-        "$defs":{"address":{"type":"object",
-                            "properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
-        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},
-                      "contactMethod":{"type":"string","enum":["phone","email"]},
-                      "phone":{"type":"string"},"email":{"type":"string"}},
+        "$defs":{"address":{"type":"object","description":"A postal address.",
+                            "properties":{"street":{"type":"string","description":"The street."},
+                                          "city":{"type":"string","description":"The city."}}}},
+        "properties":{"name":{"type":"string","description":"The contact's name."},
+                      "address":{"$ref":"#/$defs/address"},
+                      "contactMethod":{"type":"string","enum":["phone","email"],
+                                       "description":"How to reach the contact."},
+                      "phone":{"type":"string","description":"A phone number."},
+                      "email":{"type":"string","description":"An e-mail address."}},
         "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
         "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},
         "then":{"required":["phone"]},"else":{"required":["email"]},

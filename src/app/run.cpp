@@ -45,6 +45,14 @@ int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
               << (catalog->declared_upstreams == 1 ? "" : "s") << " (not started)";
   }
   std::cout << "\n";
+  if (!catalog->policy.reject_unknown_arguments) {
+    for (const std::string& name : catalog->open_schema_tools) {
+      std::cerr << "warning: tool " << terminal_text(nlohmann::json(name).dump())
+                << ": its inputSchema does not set \"additionalProperties\": false, so arguments "
+                   "it does not declare reach it; set it, or refuse such arguments for every "
+                   "such tool with \"policy\": {\"unknownArguments\": \"reject\"}\n";
+    }
+  }
   const CheckFuzzOptions& fuzz = cl.check_fuzz;
   if (!fuzz.fuzz) return 0;
   const CatalogFuzzOptions options_of_fuzz{fuzz.cases, fuzz.seed};

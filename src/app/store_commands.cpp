@@ -154,6 +154,7 @@ json audit_json(const AuditRecord& r) {
               {"outcome", r.outcome},
               {"duration_ms", r.duration_ms},
               {"idempotency_key", text_or_null(r.idempotency_key)}};
+  if (!r.defaults.is_null()) out["defaults"] = redact_json(r.defaults);
   if (!r.instance.empty()) out["instance"] = r.instance;  // PostgreSQL
   return out;
 }

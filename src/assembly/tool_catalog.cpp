@@ -1,8 +1,12 @@
 #include "src/assembly/tool_catalog.h"
 
+#include <algorithm>
+
+#include "catalog/argument_check.h"
 #include "catalog/catalog_file.h"
 #include "catalog/providers/catalog_tools.h"
 #include "catalog/providers/filesystem_tools.h"
+#include "src/base/edit_distance.h"
 #include "src/builtins/call_tool.h"
 #include "src/builtins/result_resources.h"
 #include "src/builtins/result_tools.h"
@@ -14,34 +18,79 @@ namespace {
 // The aliases and policy entries that name upstream tools were left unchecked
 // at load (catalog_file.cpp); now that the upstreams listed their tools, those
 // naming a tool that is not there are logged and left out, so they never
-// point at nothing.
+// point at nothing: as an error naming the upstream (and its closest tools)
+// when every upstream that could hold the name has listed its tools, else as
+// waiting for one that has not yet.
 void check_upstream_names(Catalog& catalog, const ToolRegistry& registry,
-                          const std::vector<UpstreamSpec>& declared, Logger& logger) {
-  auto missing = [&](const std::string& tool) {
-    return !registry.find(tool) && may_be_upstream_tool(declared, tool);
+                          const std::vector<UpstreamSpec>& declared, const UpstreamSet& upstreams,
+                          Logger& logger) {
+  // Why `tool` is not there (`waiting`: an upstream that could hold it has
+  // not listed its tools yet), or nullopt when it is (or is no upstream's).
+  struct Absence {
+    bool waiting = false;
+    std::string why;
   };
-  auto waiting = [&](const std::string& at, const std::string& reason) {
-    logger.write(LogLevel::warning, "catalog_entry_waiting", {{"at", at}, {"reason", reason}});
+  auto absent = [&](const std::string& tool) -> std::optional<Absence> {
+    if (registry.find(tool) || !may_be_upstream_tool(declared, tool)) return std::nullopt;
+    std::vector<std::string> listed_by;  // upstreams that could hold it and have listed
+    for (const UpstreamSpec& spec : declared) {
+      if (!may_be_upstream_tool({spec}, tool)) continue;
+      auto upstream = upstreams.find(spec.name);
+      if (!upstream || upstream->tools().empty()) {
+        return Absence{true, ", which no upstream lists (yet)"};
+      }
+      listed_by.push_back(spec.name);
+    }
+    std::string quoted;
+    for (const std::string& name : listed_by) {
+      quoted += (quoted.empty() ? "\"" : ", \"") + name + "\"";
+    }
+    std::string why = listed_by.size() == 1 ? ", which upstream " + quoted + " does not list"
+                                            : ", which none of upstreams " + quoted + " lists";
+    std::vector<std::string_view> names;
+    for (const auto& [name, upstream] : catalog.tool_upstream) {
+      if (std::find(listed_by.begin(), listed_by.end(), upstream) != listed_by.end()) {
+        names.emplace_back(name);
+      }
+    }
+    const std::vector<std::size_t> best = closest_names(names, tool, 3);
+    for (std::size_t i = 0; i < best.size(); ++i) {
+      why += (i == 0 ? " (did you mean \"" : "\" or \"") + std::string(names[best[i]]);
+    }
+    if (!best.empty()) why += "\"?)";
+    return Absence{false, why};
+  };
+  // Logged, and the entry left out: an error once the upstreams have listed.
+  auto left_out = [&](const std::string& at, const Absence& absence, const std::string& reason) {
+    logger.write(absence.waiting ? LogLevel::warning : LogLevel::error,
+                 absence.waiting ? "catalog_entry_waiting" : "catalog_entry_missing",
+                 {{"at", at}, {"reason", reason}});
   };
   std::erase_if(catalog.aliases.tools, [&](const auto& entry) {
-    if (!missing(entry.second)) return false;
-    waiting("/aliases/tools/" + entry.first,
-            "alias \"" + entry.first + "\" points at \"" + entry.second +
-                "\", which no upstream lists (yet); the alias is left out until it does");
+    const auto absence = absent(entry.second);
+    if (!absence) return false;
+    left_out("/aliases/tools/" + entry.first, *absence,
+             "alias \"" + entry.first + "\" points at \"" + entry.second + "\"" + absence->why +
+                 "; the alias is left out until it does");
     return true;
   });
   std::erase_if(catalog.aliases.arguments, [&](const auto& entry) {
-    if (!missing(entry.first)) return false;
-    waiting("/aliases/arguments/" + entry.first,
-            "argument aliases for \"" + entry.first + "\", which no upstream lists (yet)");
+    const auto absence = absent(entry.first);
+    if (!absence) return false;
+    left_out("/aliases/arguments/" + entry.first, *absence,
+             "argument aliases for \"" + entry.first + "\"" + absence->why);
     return true;
   });
   std::erase_if(catalog.policy.arguments, [&](const auto& entry) {
-    if (!missing(entry.first)) return false;
-    waiting("/policy/arguments/" + entry.first,
-            "argument policy for \"" + entry.first + "\", which no upstream lists (yet)");
+    const auto absence = absent(entry.first);
+    if (!absence) return false;
+    left_out("/policy/arguments/" + entry.first, *absence,
+             "argument policy for \"" + entry.first + "\"" + absence->why);
     return true;
   });
+  auto waiting = [&](const std::string& at, const std::string& reason) {
+    logger.write(LogLevel::warning, "catalog_entry_waiting", {{"at", at}, {"reason", reason}});
+  };
   // What remains names tools that exist: the usual checks (argument names).
   for (const Problem& problem : check_aliases(catalog.aliases, registry)) {
     waiting(problem.pointer, problem.message);
@@ -188,7 +237,9 @@ std::shared_ptr<const Catalog> build_catalog(
     }
     catalog->always_listed.insert(name);
   }
-  if (upstream_set && logger) check_upstream_names(*catalog, *registry, declared, *logger);
+  if (upstream_set && logger) {
+    check_upstream_names(*catalog, *registry, declared, *upstream_set, *logger);
+  }
   for (const std::string& name : upstreams.pinned) catalog->always_listed.insert(name);
   if (problems.size() != before) return nullptr;
 
@@ -198,6 +249,25 @@ std::shared_ptr<const Catalog> build_catalog(
     catalog->write_freeze = *options.write_freeze;
   }
   set_call_tool_reach(*catalog, *registry);
+  for (const auto& tool : registry->tools()) {
+    if (accepts_undeclared_arguments(tool->spec.input_schema)) {
+      catalog->open_schema_tools.push_back(tool->spec.name);
+    }
+  }
+  if (logger && !catalog->open_schema_tools.empty() && !catalog->policy.reject_unknown_arguments) {
+    // Named up to a bound: an upstream may list thousands.
+    constexpr std::size_t kNamed = 20;
+    const auto& open = catalog->open_schema_tools;
+    nlohmann::json named = nlohmann::json::array();
+    for (std::size_t i = 0; i < std::min(open.size(), kNamed); ++i) named.push_back(open[i]);
+    logger->write(LogLevel::warning, "undeclared_arguments_pass",
+                  {{"count", open.size()},
+                   {"tools", std::move(named)},
+                   {"reason",
+                    "their input schemas do not set \"additionalProperties\": false, so "
+                    "arguments they do not declare reach them; \"policy\": "
+                    "{\"unknownArguments\": \"reject\"} refuses those"}});
+  }
 
   std::vector<SourceInfo> sources = {
       {"toolmux", "toolmux",

@@ -59,6 +59,10 @@ struct Catalog {
   // tool_search's description, which stays the same as the catalog changes).
   std::string summary;
   std::size_t declared_upstreams = 0;  // in the catalog file, started or not
+  // The tools whose input schema lets a call pass arguments it does not
+  // declare (accepts_undeclared_arguments), in registration order: `check`
+  // and serve's log warn of them unless the policy rejects such arguments.
+  std::vector<std::string> open_schema_tools;
   // Discovery: when on, tools/list shows only `always_listed` (the pinned
   // tools, tool_search, call_tool, read_tool_result) plus what each session's
   // searches found.

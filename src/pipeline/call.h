@@ -83,8 +83,12 @@ struct ToolCall {
   const RegisteredTool* tool = nullptr;     // set by resolve_tool
   ParsedJson raw_arguments;                 // as read at the boundary
   std::optional<nlohmann::json> arguments;  // set by check_arguments
-  std::shared_ptr<CallControl> control;     // cancellation and deadline
-  std::shared_ptr<CallContext> context;     // progress, logging, cancelled() for the handler
+  // The arguments among them that the tool's schema defaults filled in, by
+  // name (ArgumentCheck::filled; null = none was): the audit tells them
+  // from those sent.
+  nlohmann::json filled_arguments;
+  std::shared_ptr<CallControl> control;  // cancellation and deadline
+  std::shared_ptr<CallContext> context;  // progress, logging, cancelled() for the handler
   // When toolmux read the request: the tool's timeout counts from then, time
   // spent waiting for a place to run included.
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();

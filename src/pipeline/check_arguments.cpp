@@ -20,9 +20,13 @@ CallStage check_arguments() {
         auto fixed = call.catalog->policy.apply_arguments(name, check.arguments);
         check.problems.insert(check.problems.end(), fixed.begin(), fixed.end());
       }
+      if (call.catalog->policy.reject_unknown_arguments) {
+        reject_undeclared_arguments(*call.tool, check);
+      }
       check_input_schema(*call.tool, check);
       if (!check.ok()) return CallResult::invalid_arguments(check.message(name));
       call.arguments = std::move(check.arguments);
+      call.filled_arguments = std::move(check.filled);
       return next(call);
     };
   };

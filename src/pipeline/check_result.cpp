@@ -4,14 +4,30 @@
 
 #include "catalog/tool_result_shape.h"
 #include "src/base/base64.h"
+#include "src/base/json_text.h"
 #include "src/base/untrusted_json.h"
 #include "src/base/utf8.h"
+#include "src/pipeline/spotlight.h"
 
 namespace toolmux::stages {
 
 namespace {
 
 using nlohmann::json;
+
+// The bad_result answer for `returned`, which broke the rule `reason` names:
+// the reason, then what the tool returned as JSON text, so that nothing it
+// said is lost (the result stages after this one still redact and limit it).
+// The spotlight stage leaves answers toolmux wrote alone: what an untrusted
+// tool returned is marked as data here.
+CallResult refused(const ToolCall& call, std::string reason, ToolResult&& returned) {
+  std::string text = json_text(std::move(returned).to_json());
+  ToolResult error = ToolResult::error(std::move(reason) + "; the " + std::to_string(text.size()) +
+                                       " bytes of JSON it returned follow");
+  if (call.tool->spec.untrusted_output) text = spotlight_text(call.tool->spec.name, text);
+  error.content.push_back({{"type", "text"}, {"text", std::move(text)}});
+  return CallResult::bad_result(std::move(error));
+}
 
 }  // namespace
 
@@ -26,16 +42,17 @@ CallStage check_result() {
       }
       ToolResult& r = out.result;
       if (!r.content.is_array()) {
-        return CallResult::bad_result(tool_label(call) + " returned content that is not a list");
+        return refused(call, tool_label(call) + " returned content that is not a list",
+                       std::move(r));
       }
       if (auto why = content_problem(r.content)) {
-        return CallResult::bad_result(tool_label(call) +
-                                      " returned content MCP does not allow: " + *why);
+        return refused(call, tool_label(call) + " returned content MCP does not allow: " + *why,
+                       std::move(r));
       }
       for (const auto& block : r.content) {
         if (json_depth(block) > JsonLimits{}.max_depth) {
-          return CallResult::bad_result(tool_label(call) +
-                                        " returned content nested deeper than 256 levels");
+          return refused(call, tool_label(call) + " returned content nested deeper than 256 levels",
+                         std::move(r));
         }
       }
       // Text that is not UTF-8 cannot travel in JSON: an error that still
@@ -56,20 +73,24 @@ CallStage check_result() {
       // another block or in structuredContent) is an error naming where.
       for (const json* part : {&r.content, &r.structured_content}) {
         if (auto why = unserializable_json(*part)) {
-          return CallResult::bad_result(
-              tool_label(call) + " returned a result that cannot be sent as JSON: " + *why +
-              (part == &r.content ? " of its content" : " of its structuredContent"));
+          return refused(call,
+                         tool_label(call) +
+                             " returned a result that cannot be sent as JSON: " + *why +
+                             (part == &r.content ? " of its content" : " of its structuredContent"),
+                         std::move(r));
         }
       }
       const auto& output_schema = call.tool->output_schema;
       if (auto why = structured_content_problem(r.structured_content)) {
-        return CallResult::bad_result(tool_label(call) +
-                                      " returned structuredContent MCP does not allow: /" + *why);
+        return refused(
+            call, tool_label(call) + " returned structuredContent MCP does not allow: /" + *why,
+            std::move(r));
       }
       if (!r.structured_content.is_null()) {
         if (json_depth(r.structured_content) > JsonLimits{}.max_depth) {
-          return CallResult::bad_result(
-              tool_label(call) + " returned structuredContent nested deeper than 256 levels");
+          return refused(
+              call, tool_label(call) + " returned structuredContent nested deeper than 256 levels",
+              std::move(r));
         }
         if (output_schema && !r.is_error) {
           auto violations = output_schema.validate(r.structured_content);
@@ -79,13 +100,14 @@ CallStage check_result() {
                                   "outputSchema:";
             for (const auto& v : violations) message += " " + v + ";";
             message.pop_back();
-            return CallResult::bad_result(std::move(message));
+            return refused(call, std::move(message), std::move(r));
           }
         }
       } else if (output_schema && !r.is_error) {
-        return CallResult::bad_result(
-            tool_label(call) +
-            " returned no structuredContent although it declares an outputSchema");
+        return refused(call,
+                       tool_label(call) +
+                           " returned no structuredContent although it declares an outputSchema",
+                       std::move(r));
       }
       return out;
     };

@@ -4,8 +4,11 @@
 // than 256 levels, and structuredContent is an object that matches the tool's
 // outputSchema when it declares one (and is present then, unless the answer
 // is an error). Otherwise the answer becomes a bad_result isError result
-// naming the tool and what is wrong; text that is not UTF-8 is carried along
-// as base64 so nothing the tool said is lost. A cancelled answer passes
+// naming the tool and what is wrong, with what the tool returned beside it so
+// that nothing it said is lost: text that is not UTF-8 as base64, anything
+// else as the result's JSON text in a second text block (json_text: ill-formed
+// UTF-8 elsewhere as U+FFFD, a number that is not finite as null; the reason
+// says where they were). A cancelled answer passes
 // unchecked. Needs `tool` (resolve_tool before it), else
 // CallResult::out_of_order().
 #pragma once

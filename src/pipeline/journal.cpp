@@ -17,9 +17,17 @@ AuditRecord audit_record(const ToolCall& call, const CallResult& out, double sec
   record.session = call.session_label;
   record.tool = recorded_tool_name(call);
   if (call.tool) record.side_effect = std::string(side_effect_name(call.tool->side_effect));
-  // The validated arguments when the call got that far, else what was sent.
+  // The validated arguments when the call got that far (those the schema's
+  // defaults filled in apart), else what was sent.
   const nlohmann::json& arguments = call.arguments ? *call.arguments : call.raw_arguments.value;
-  record.arguments = arguments.is_null() ? arguments : redact_json(arguments);
+  if (call.filled_arguments.is_object() && arguments.is_object()) {
+    nlohmann::json sent = arguments;
+    for (const auto& [name, value] : call.filled_arguments.items()) sent.erase(name);
+    record.arguments = redact_json(sent);
+    record.defaults = redact_json(call.filled_arguments);
+  } else {
+    record.arguments = arguments.is_null() ? arguments : redact_json(arguments);
+  }
   record.confirmation = call.confirmation;
   if (call.confirmed) {
     record.approver = call.confirmed->approver;

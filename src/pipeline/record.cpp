@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "src/base/redact.h"
 #include "src/pipeline/journal.h"
 #include "src/pipeline/result_limiter.h"
 
@@ -22,6 +23,17 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
   return [&logger, &metrics, journal = std::move(journal)](CallHandler next) -> CallHandler {
     return [&logger, &metrics, journal, next = std::move(next)](ToolCall& call) {
       const auto start = std::chrono::steady_clock::now();
+      // The started record, paired with the ended one by call_id (replay may
+      // give the call its first run's id on the way: the ended one keeps this).
+      const std::string call_id = call.call_id;
+      if (logger.enabled(LogLevel::debug)) {
+        logger.write_batched(LogLevel::debug, "tool_call_started",
+                             LogFields()
+                                 .add("call_id", call_id)
+                                 .add("tool", redact(call.requested_name))
+                                 .add("owner", call.principal)
+                                 .add("session", call.session_label));
+      }
       // Every call leaves an audit record: while none can be written or
       // kept (the store unreachable and its spool full), none runs.
       Status writable = journal && journal->ready() && journal->store()
@@ -58,6 +70,7 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
       if (logger.enabled(record_level)) {
         logger.write_batched(record_level, "tool_call",
                              LogFields()
+                                 .add("call_id", call_id)
                                  .add("tool", tool)
                                  .add("owner", call.principal)
                                  .add("session", call.session_label)

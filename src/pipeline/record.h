@@ -1,6 +1,8 @@
 // The record stage (around the whole chain): one record per call in the
-// operator's log (tool, owner, session, duration, outcome, bytes produced and
-// returned, truncated, offloaded), the call counted in the metrics, and a
+// operator's log (call id, tool, owner, session, duration, outcome, bytes
+// produced and returned, truncated, offloaded), and at debug level a
+// tool_call_started record before the call runs (call id, tool as requested,
+// redacted, owner, session), the call counted in the metrics, and a
 // notifications/message to the client (debug for successes, info for error
 // answers, warning for broken calls; none for a cancelled call). Argument
 // values never reach either. Passes every call on and returns next's answer

@@ -14,7 +14,8 @@
 // wrapped: answers toolmux wrote (a timeout, bad arguments, a broken result,
 // a denial, an upstream's failure to answer: ToolResult::from_toolmux),
 // cancelled and input_required answers pass unchanged, as do images, audio,
-// embedded resources and structuredContent.
+// embedded resources and structuredContent. (A broken result's own JSON,
+// which check_result keeps beside the reason, it wraps itself.)
 //
 // A hint to the model, not a sandbox: a model may still follow what the
 // data says. It comes after redact_result and before limit_result, so a

@@ -104,19 +104,21 @@ std::optional<JournalEntry> entry_from_json(const json& j) {
 
 json audit_json(const AuditRecord& r) {
   json arguments = capped_audit_arguments(r.arguments);
-  return {{"time_ns", to_ns(r.time)},
-          {"call_id", r.call_id},
-          {"principal", r.principal},
-          {"session", r.session},
-          {"tool", r.tool},
-          {"side_effect", r.side_effect},
-          {"arguments", std::move(arguments)},
-          {"confirmation", r.confirmation},
-          {"approver", r.approver},
-          {"rationale", r.rationale},
-          {"outcome", r.outcome},
-          {"duration_ms", r.duration_ms},
-          {"idempotency_key", r.idempotency_key}};
+  json record = {{"time_ns", to_ns(r.time)},
+                 {"call_id", r.call_id},
+                 {"principal", r.principal},
+                 {"session", r.session},
+                 {"tool", r.tool},
+                 {"side_effect", r.side_effect},
+                 {"arguments", std::move(arguments)},
+                 {"confirmation", r.confirmation},
+                 {"approver", r.approver},
+                 {"rationale", r.rationale},
+                 {"outcome", r.outcome},
+                 {"duration_ms", r.duration_ms},
+                 {"idempotency_key", r.idempotency_key}};
+  if (!r.defaults.is_null()) record["defaults"] = capped_audit_arguments(r.defaults);
+  return record;
 }
 
 std::string audit_text(const AuditRecord& r) {
@@ -129,23 +131,28 @@ std::string audit_text(const AuditRecord& r) {
   };
   // The members in nlohmann's order (its objects sort their keys), so that a
   // record reads the same whichever way it was written.
-  member("{\"approver\":", r.approver);
-  if (r.arguments.is_null()) {
-    out += ",\"arguments\":null";
-  } else {
-    // The arguments' text once: its size decides whether it is kept.
-    const std::string arguments = journal_json_text(r.arguments);
-    out += ",\"arguments\":";
-    if (arguments.size() <= kMaxAuditArgumentsBytes) {
-      out += arguments;
+  // Arguments as capped_audit_arguments keeps them, their text made once:
+  // its size decides whether it is kept.
+  auto arguments_member = [&out](std::string_view key_text, const json& arguments) {
+    out += key_text;
+    if (arguments.is_null()) {
+      out += "null";
+      return;
+    }
+    const std::string text = journal_json_text(arguments);
+    if (text.size() <= kMaxAuditArgumentsBytes) {
+      out += text;
     } else {
-      append_json_string(out, "(" + std::to_string(arguments.size()) +
+      append_json_string(out, "(" + std::to_string(text.size()) +
                                   " bytes of arguments, over the audit record's " +
                                   std::to_string(kMaxAuditArgumentsBytes) + "-byte limit)");
     }
-  }
+  };
+  member("{\"approver\":", r.approver);
+  arguments_member(",\"arguments\":", r.arguments);
   member(",\"call_id\":", r.call_id);
   member(",\"confirmation\":", r.confirmation);
+  if (!r.defaults.is_null()) arguments_member(",\"defaults\":", r.defaults);
   out += ",\"duration_ms\":";
   append_json_milliseconds(out, r.duration_ms);
   member(",\"idempotency_key\":", r.idempotency_key);
@@ -175,6 +182,7 @@ std::optional<AuditRecord> audit_from_json(const json& j) {
   r.tool = text_of(j, "tool");
   r.side_effect = text_of(j, "side_effect");
   if (auto it = j.find("arguments"); it != j.end()) r.arguments = *it;
+  if (auto it = j.find("defaults"); it != j.end()) r.defaults = *it;
   r.confirmation = text_of(j, "confirmation");
   r.approver = text_of(j, "approver");
   r.rationale = text_of(j, "rationale");

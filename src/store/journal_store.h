@@ -119,14 +119,17 @@ struct AuditRecord {
   std::string session;       // "" = none
   std::string tool;          // canonical name, or as requested (redacted) when it resolved to none
   std::string side_effect;   // "" when no tool was resolved
-  nlohmann::json arguments;  // redacted target arguments (null = none)
-  std::string confirmation;  // "not_required", "accepted", "declined", "cancelled",
-                             // "unavailable" (the client cannot be asked), "asked",
-                             // "reused" (its answer was used already), "replayed"
-  std::string approver;      // "" = none
-  std::string rationale;     // redacted; "" = none
-  std::string outcome;       // call_outcome_name, or "interrupted"
-  double duration_ms = 0;    // to the microsecond (to_the_microsecond)
+  nlohmann::json arguments;  // redacted target arguments as sent (null = none)
+  // Redacted: the arguments the tool's schema defaults filled in, by name
+  // (null = none was).
+  nlohmann::json defaults;
+  std::string confirmation;     // "not_required", "accepted", "declined", "cancelled",
+                                // "unavailable" (the client cannot be asked), "asked",
+                                // "reused" (its answer was used already), "replayed"
+  std::string approver;         // "" = none
+  std::string rationale;        // redacted; "" = none
+  std::string outcome;          // call_outcome_name, or "interrupted"
+  double duration_ms = 0;       // to the microsecond (to_the_microsecond)
   std::string idempotency_key;  // redacted; "" = none
   // The instance that wrote the record (PostgreSQL; "" in RocksDB). Set by
   // the store.

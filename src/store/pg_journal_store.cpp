@@ -56,12 +56,13 @@ const std::string kEntryColumns = entry_columns(JournalStoreOptions{}.restart_gr
 // An audit record's columns, in the order record_at() reads them.
 constexpr const char* kAuditColumns =
     "time_ns, instance, call_id, principal, session, tool, side_effect, arguments, "
-    "confirmation, approver, rationale, outcome, duration_ms, idempotency_key, seq";
+    "confirmation, approver, rationale, outcome, duration_ms, idempotency_key, seq, defaults";
 
 constexpr const char* kAuditInsert =
     "INSERT INTO toolmux_audit (time_ns, instance, call_id, principal, session, tool, "
     "side_effect, arguments, confirmation, approver, rationale, outcome, duration_ms, "
-    "idempotency_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+    "idempotency_key, defaults) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
+    "$14, $15)";
 
 // Text PostgreSQL can hold: valid UTF-8 (U+FFFD for what is not) without NUL
 // bytes (U+FFFD for each).
@@ -121,26 +122,34 @@ AuditRecord record_at(const PgResult& rows, int row) {
   r.outcome = rows.text(row, 11);
   r.duration_ms = std::strtod(std::string(rows.text(row, 12)).c_str(), nullptr);
   r.idempotency_key = rows.text(row, 13);
+  const std::string_view defaults = rows.text(row, 15);
+  if (!defaults.empty()) {
+    r.defaults = json::parse(defaults.begin(), defaults.end(), nullptr, false);
+    if (r.defaults.is_discarded()) r.defaults = nullptr;
+  }
   return r;
 }
 
 // The parameters of kAuditInsert.
 std::vector<PgParam> audit_params(const AuditRecord& r, const std::string& instance) {
   const double duration = std::isfinite(r.duration_ms) ? r.duration_ms : 0.0;
-  return {PgParam::integer(to_ns(r.time)),
-          text_param(instance),
-          text_param(r.call_id),
-          text_param(r.principal),
-          text_param(r.session),
-          text_param(r.tool),
-          text_param(r.side_effect),
-          PgParam::text(journal_json_text(capped_audit_arguments(r.arguments))),
-          text_param(r.confirmation),
-          text_param(r.approver),
-          text_param(r.rationale),
-          text_param(r.outcome),
-          PgParam::text(json(duration).dump()),
-          text_param(r.idempotency_key)};
+  return {
+      PgParam::integer(to_ns(r.time)),
+      text_param(instance),
+      text_param(r.call_id),
+      text_param(r.principal),
+      text_param(r.session),
+      text_param(r.tool),
+      text_param(r.side_effect),
+      PgParam::text(journal_json_text(capped_audit_arguments(r.arguments))),
+      text_param(r.confirmation),
+      text_param(r.approver),
+      text_param(r.rationale),
+      text_param(r.outcome),
+      PgParam::text(json(duration).dump()),
+      text_param(r.idempotency_key),
+      PgParam::text(r.defaults.is_null() ? std::string()
+                                         : journal_json_text(capped_audit_arguments(r.defaults)))};
 }
 
 // Marks entry `seq` interrupted at `now` with its audit record, in
@@ -319,17 +328,18 @@ Status PgJournalStore::finish(const std::string& call_id, const std::string& out
   // last SELECT sees the entry as it was before this statement.
   auto done = (*lease)->exec(
       R"sql(WITH target AS (
-  SELECT seq FROM toolmux_journal WHERE call_id = $15 ORDER BY seq DESC LIMIT 1
+  SELECT seq FROM toolmux_journal WHERE call_id = $16 ORDER BY seq DESC LIMIT 1
 ), done AS (
   UPDATE toolmux_journal j
-  SET outcome = $16, ended_ns = $17, result = $18, result_too_large = $19::boolean
+  SET outcome = $17, ended_ns = $18, result = $19, result_too_large = $20::boolean
   FROM target WHERE j.seq = target.seq AND (j.outcome = 'interrupted' OR (j.outcome IS NULL
     AND (j.instance = $2 OR NOT )sql" +
           kHolderLocked + R"sql())) RETURNING j.seq
 ), audited AS (
   INSERT INTO toolmux_audit (time_ns, instance, call_id, principal, session, tool, side_effect,
-    arguments, confirmation, approver, rationale, outcome, duration_ms, idempotency_key)
-  SELECT $1::bigint, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::double precision, $14
+    arguments, confirmation, approver, rationale, outcome, duration_ms, idempotency_key, defaults)
+  SELECT $1::bigint, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::double precision, $14,
+    $15
   FROM done
 )
 SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM target),

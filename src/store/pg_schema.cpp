@@ -186,13 +186,21 @@ const PgMigration kUpstreamLogins{8,
 ))sql",
                                   }};
 
+// Version 9: an audit record's arguments that the tool's schema defaults
+// filled in (AuditRecord::defaults), as JSON text; '' = none.
+const PgMigration kAuditDefaults{
+    9,
+    {
+        "ALTER TABLE toolmux_audit ADD COLUMN defaults text NOT NULL DEFAULT ''",
+    }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
   static const std::vector<PgMigration> migrations{
-      kResultsAndStateKey, kWriteFreeze,  kSessions,    kToolLists,
-      kJournalAndAudit,    kSearchMemory, kSpentTokens, kUpstreamLogins};
+      kResultsAndStateKey, kWriteFreeze, kSessions,       kToolLists,    kJournalAndAudit,
+      kSearchMemory,       kSpentTokens, kUpstreamLogins, kAuditDefaults};
   return migrations;
 }
 

@@ -605,7 +605,7 @@ void Upstream::supervise() {
   client.reset();
 }
 
-std::shared_ptr<McpClient> Upstream::admit(Clock::time_point deadline, bool& probe,
+std::shared_ptr<McpClient> Upstream::admit(Clock::time_point deadline, bool guarded, bool& probe,
                                            McpClient::Outcome& refused) {
   std::unique_lock lock(mutex_);
   const auto now = Clock::now();
@@ -615,7 +615,7 @@ std::shared_ptr<McpClient> Upstream::admit(Clock::time_point deadline, bool& pro
     return nullptr;
   };
   if (stopping_) return refuse(who + " is stopping");
-  if (breaker_open_) {
+  if (guarded && breaker_open_) {
     if (now < breaker_until_) {
       return refuse(who + " is refusing calls: " + std::to_string(consecutive_failures_) +
                     " calls in a row failed (circuit breaker open); the next call in " +
@@ -657,22 +657,23 @@ std::shared_ptr<McpClient> Upstream::admit(Clock::time_point deadline, bool& pro
                     seconds_text(next_attempt_ - Clock::now()) + ")");
     }
   }
-  if (breaker_open_) {
+  if (guarded && breaker_open_) {
     probe_in_flight_ = true;
     probe = true;
   }
   return client_;
 }
 
-void Upstream::record(const McpClient::Outcome& outcome, bool probe) {
+void Upstream::record(const McpClient::Outcome& outcome, bool guarded, bool probe) {
   using F = McpClient::Failure;
   std::lock_guard lock(mutex_);
   if (probe) probe_in_flight_ = false;
   if (outcome.failure == F::cancelled || outcome.failure == F::unavailable) return;
   const bool failed = outcome.failure == F::gone || outcome.failure == F::timed_out ||
                       outcome.failure == F::invalid;
+  if (!failed) retry_tokens_ = std::min(kRetryTokensMax, retry_tokens_ + kRetryTokensPerAnswer);
+  if (!guarded) return;
   if (!failed) {
-    retry_tokens_ = std::min(kRetryTokensMax, retry_tokens_ + kRetryTokensPerAnswer);
     if (breaker_open_) {
       logger_.write(LogLevel::info, "upstream_circuit_closed", {{"upstream", spec_.name}});
     }
@@ -704,15 +705,17 @@ bool Upstream::take_retry_token() {
 }
 
 McpClient::Outcome Upstream::send(const std::function<McpClient::Outcome(McpClient&)>& run,
-                                  Clock::time_point deadline, bool retry_when_lost) {
-  int retries = retry_when_lost ? spec().lifecycle.read_only_retries : 0;
+                                  Clock::time_point deadline, bool retry_when_lost, bool reads) {
+  const UpstreamLifecycle lifecycle = spec().lifecycle;
+  int retries = retry_when_lost ? lifecycle.read_only_retries : 0;
+  const bool guarded = reads && lifecycle.breaker;
   while (true) {
     bool probe = false;
     McpClient::Outcome refused;
-    auto client = admit(deadline, probe, refused);
+    auto client = admit(deadline, guarded, probe, refused);
     if (!client) return refused;
     McpClient::Outcome outcome = run(*client);
-    record(outcome, probe);
+    record(outcome, guarded, probe);
     if (outcome.failure != McpClient::Failure::gone || retries <= 0 || Clock::now() >= deadline ||
         !take_retry_token()) {
       return outcome;
@@ -736,14 +739,15 @@ McpClient::Outcome Upstream::send(const std::function<McpClient::Outcome(McpClie
 
 McpClient::Outcome Upstream::call_tool(const std::string& tool, const json& arguments,
                                        CallContext& context, SideEffect effect) {
+  const bool reads = effect == SideEffect::read_only;
   return send([&](McpClient& client) { return client.call_tool(tool, arguments, context); },
-              context.deadline(), effect == SideEffect::read_only);
+              context.deadline(), reads, reads);
 }
 
 McpClient::Outcome Upstream::request(const std::string& method, json params,
                                      Clock::time_point deadline, CallContext* context) {
   return send([&](McpClient& client) { return client.request(method, params, deadline, context); },
-              deadline, false);
+              deadline, false, true);
 }
 
 }  // namespace toolmux

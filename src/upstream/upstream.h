@@ -188,14 +188,17 @@ class Upstream : public std::enable_shared_from_this<Upstream> {
   // `listed`: the upstream's own answer, kept in the shared store too; else
   // read from there.
   void set_tools(const std::vector<nlohmann::json>& tools, bool listed = true);
-  // Admission: the client to send on, or a failure outcome. `probe` is set when
-  // this call is the breaker's probe.
-  std::shared_ptr<McpClient> admit(Clock::time_point deadline, bool& probe,
+  // Admission: the client to send on, or a failure outcome. `guarded`: the
+  // breaker applies to this call (it is on, and the call only reads); `probe`
+  // is set when this call is the breaker's probe.
+  std::shared_ptr<McpClient> admit(Clock::time_point deadline, bool guarded, bool& probe,
                                    McpClient::Outcome& refused);
-  void record(const McpClient::Outcome& outcome, bool probe);
+  void record(const McpClient::Outcome& outcome, bool guarded, bool probe);
   bool take_retry_token();
+  // `reads`: the call changes nothing (a read_only tool's, or a request
+  // other than tools/call), so the breaker may refuse it and counts it.
   McpClient::Outcome send(const std::function<McpClient::Outcome(McpClient&)>& run,
-                          Clock::time_point deadline, bool retry_when_lost);
+                          Clock::time_point deadline, bool retry_when_lost, bool reads);
 
   UpstreamSpec spec_;  // name never changes; the rest guarded by mutex_
   Logger& logger_;

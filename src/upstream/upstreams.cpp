@@ -20,6 +20,9 @@ void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& regis
   };
   std::set<std::string, std::less<>> listed_names;
   std::size_t added = 0;
+  constexpr std::size_t kUndescribedExamples = 5;
+  std::size_t undescribed_tools = 0;
+  std::vector<std::string> undescribed_examples;
   for (const nlohmann::json& tool : listed) {
     const std::string name = tool.is_object() && tool.contains("name") && tool["name"].is_string()
                                  ? tool["name"].get<std::string>()
@@ -43,9 +46,11 @@ void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& regis
     const SideEffect effect =
         side_effect_from_name(spec->side_effect).value_or(SideEffect::remote_mutation);
     Problems problems = registry.add(
-        *spec, [source, name, effect](const nlohmann::json& arguments, CallContext& context) {
+        *spec,
+        [source, name, effect](const nlohmann::json& arguments, CallContext& context) {
           return McpClient::tool_result(source->call_tool(name, arguments, context, effect));
-        });
+        },
+        ToolOwner::upstream);
     if (!problems.empty()) {
       std::string reason;
       for (const Problem& problem : problems) {
@@ -57,6 +62,13 @@ void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& regis
       continue;
     }
     ++added;
+    // What toolmux would refuse of a tool of its own, said once per upstream.
+    if (Problems undescribed = undescribed_properties(spec->input_schema); !undescribed.empty()) {
+      ++undescribed_tools;
+      if (undescribed_examples.size() < kUndescribedExamples) {
+        undescribed_examples.push_back(spec->name + " " + undescribed.front().pointer);
+      }
+    }
     registered.tool_upstream[spec->name] = upstream.name;
     auto change = upstream.tools.find(name);
     if (change != upstream.tools.end() && change->second.pinned)
@@ -75,6 +87,15 @@ void register_tools(const std::shared_ptr<Upstream>& source, ToolRegistry& regis
   }
   for (const auto& tool : upstream.exclude) unknown(tool, "exclude");
   for (const auto& [tool, change] : upstream.tools) unknown(tool, "tools");
+  if (undescribed_tools > 0) {
+    logger.write(LogLevel::warning, "upstream_undescribed_properties",
+                 {{"upstream", upstream.name},
+                  {"tools", undescribed_tools},
+                  {"examples", undescribed_examples},
+                  {"reason",
+                   "these tools' input schemas have properties without a description, which "
+                   "toolmux refuses in a tool of its own; the model sees only their names"}});
+  }
   logger.write(LogLevel::info, "upstream_tools_registered",
                {{"upstream", upstream.name}, {"registered", added}, {"listed", listed.size()}});
   if (added > 0) ++registered.upstreams_with_tools;

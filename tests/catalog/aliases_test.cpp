@@ -17,7 +17,10 @@ namespace {
 // A registry with two tools shaped like the built-ins the aliases name.
 ToolRegistry stand_in_registry() {
   ToolRegistry registry;
-  auto add = [&](const std::string& name, const json& properties) {
+  auto add = [&](const std::string& name, json properties) {
+    for (auto& [argument, schema] : properties.items()) {
+      schema["description"] = "The " + argument + " argument.";
+    }
     ToolSpec spec;
     spec.name = name;
     spec.description = "A stand-in for " + name + ".";

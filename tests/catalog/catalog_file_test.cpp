@@ -33,7 +33,9 @@ const fs::path kExample = fs::path(TOOLMUX_TEST_DATA) / ".." / ".." / "examples"
 json good_tool(const std::string& name) {
   return {{"name", name},
           {"description", "A test tool."},
-          {"inputSchema", {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}}},
+          {"inputSchema",
+           {{"type", "object"},
+            {"properties", {{"path", {{"type", "string"}, {"description", "The file."}}}}}}},
           {"sideEffect", "read_only"},
           {"timeoutMs", 1000},
           {"command", {{"argv", {"cat", "--", "{path}"}}}}};
@@ -46,7 +48,10 @@ CatalogLoad load_json(const TempDir& dir, const json& document) {
 // Stand-ins for two built-in tools (the filesystem provider is another
 // library): the names and arguments the catalog's aliases and policy refer to.
 void add_stand_in_builtins(ToolRegistry& registry) {
-  auto add = [&](const std::string& name, const json& properties) {
+  auto add = [&](const std::string& name, json properties) {
+    for (auto& [argument, schema] : properties.items()) {
+      schema["description"] = "The " + argument + " argument.";
+    }
     ToolSpec spec;
     spec.name = name;
     spec.description = "A stand-in for the built-in " + name + ".";
@@ -367,6 +372,7 @@ TEST_CASE("without aliases, policy or results the defaults apply") {
   CHECK(catalog.policy.arguments.empty());
   CHECK(catalog.policy.access.empty());
   CHECK(catalog.policy.unknown_tool == UnknownToolAnswer::protocol_error);
+  CHECK_FALSE(catalog.policy.reject_unknown_arguments);
   CHECK(catalog.results.max_text_chars == 100000);
   CHECK(catalog.results.offload);
   CHECK(catalog.results.offload_threshold_bytes == 50000);
@@ -404,6 +410,7 @@ TEST_CASE("a catalog with aliases, policy and results loads every field") {
   CHECK(policy.access.at("admin").deny.empty());
   CHECK(policy.access.at("reader").allow == std::vector<std::string>{"read_*", "cat"});
   CHECK(policy.unknown_tool == UnknownToolAnswer::tool_result);
+  CHECK(policy.reject_unknown_arguments);
   CHECK(policy.denial("someone", "write_text_file") ==
         std::optional<std::string>("denied by /policy/access/*/deny/0 (\"write_*\")"));
   CHECK_FALSE(policy.denial("admin", "write_text_file"));
@@ -541,6 +548,8 @@ TEST_CASE("a broken aliases, policy or results section reports every problem wit
                     "expected an object (\"allow\" and \"deny\"), got null"));
   CHECK(has_problem(p, "/policy/unknownTool",
                     "unknownTool must be \"error\" or \"result\", not \"ignore\""));
+  CHECK(has_problem(p, "/policy/unknownArguments",
+                    "unknownArguments must be \"pass\" or \"reject\", not \"sometimes\""));
 
   CHECK(has_problem(p, "/results/maxTextChar",
                     "unknown field \"maxTextChar\" (did you mean \"maxTextChars\"?)"));
@@ -552,7 +561,7 @@ TEST_CASE("a broken aliases, policy or results section reports every problem wit
   CHECK(has_problem(p, "/results/retentionHours",
                     "retentionHours must be more than 0 and at most 1000000, not 0"));
   CHECK(has_problem(p, "/results/storeMaxBytes", "expected an integer, got a number"));
-  CHECK(p.size() == 20);
+  CHECK(p.size() == 21);
 
   // Whole-document problems first, then the sections in order.
   CHECK(p.front().pointer == "/alias");
@@ -862,7 +871,12 @@ TEST_CASE(
   ::unsetenv("TOOLMUX_TEST_SECRET");
   INFO(format_problems(load.problems));
   REQUIRE(load.problems.empty());
-  REQUIRE(load.catalog.upstreams.size() == 2);
+  REQUIRE(load.catalog.upstreams.size() == 3);
+
+  const UpstreamSpec& off = load.catalog.upstreams[2];  // by name
+  CHECK(off.name == "switched_off");
+  CHECK_FALSE(off.lifecycle.breaker);
+  CHECK(off.lifecycle.breaker_failures == 2);
 
   const UpstreamSpec& later = load.catalog.upstreams[0];  // by name
   CHECK(later.name == "later");
@@ -871,6 +885,7 @@ TEST_CASE(
   CHECK(later.lifecycle.probe_timeout == 1500ms);
   CHECK(later.lifecycle.restart_initial == 100ms);
   CHECK(later.lifecycle.restart_max == 2000ms);
+  CHECK_FALSE(later.lifecycle.breaker);          // no circuitBreaker section: off
   CHECK(later.lifecycle.breaker_failures == 5);  // the defaults
   CHECK(later.lifecycle.read_only_retries == 1);
 
@@ -882,6 +897,7 @@ TEST_CASE(
                                               {"X-Team", "tools"},
                                               {"Authorization", "Bearer token-from-a-file"}});
   CHECK_FALSE(remote.lifecycle.lazy);
+  CHECK(remote.lifecycle.breaker);  // its section turns it on
   CHECK(remote.lifecycle.breaker_failures == 3);
   CHECK(remote.lifecycle.breaker_cooldown == 10000ms);
   CHECK(remote.lifecycle.read_only_retries == 2);

@@ -30,7 +30,12 @@ const json kSearchSchema = json::parse(R"({
 // A registry with tools shaped like the built-ins the policy names.
 ToolRegistry stand_in_registry() {
   ToolRegistry registry;
-  auto add = [&](const std::string& name, const json& schema) {
+  auto add = [&](const std::string& name, json schema) {
+    if (schema.contains("properties")) {
+      for (auto& [argument, property] : schema["properties"].items()) {
+        property["description"] = "The " + argument + " argument.";
+      }
+    }
     ToolSpec spec;
     spec.name = name;
     spec.description = "A stand-in for " + name + ".";

@@ -18,7 +18,8 @@ ToolSpec valid_spec(std::string name = "read_file") {
   ToolSpec spec;
   spec.name = std::move(name);
   spec.description = "Reads a file.";
-  spec.input_schema = json::parse(R"({"type":"object","properties":{"path":{"type":"string"}}})");
+  spec.input_schema = json::parse(
+      R"({"type":"object","properties":{"path":{"type":"string","description":"The file."}}})");
   spec.side_effect = "read_only";
   spec.timeout = 5000ms;
   return spec;
@@ -180,6 +181,59 @@ TEST_CASE("registration refusals name the tool and the reason") {
           "tool \"read_file\": runs on the reader but is local_mutation; only a read_only tool "
           "may (a mutation is journaled and may ask for confirmation)");
   }
+}
+
+TEST_CASE("tools are found by tag, in registration order") {
+  ToolRegistry registry;
+  auto tagged = [](std::string name, std::vector<std::string> tags) {
+    ToolSpec spec = valid_spec(std::move(name));
+    spec.tags = std::move(tags);
+    return spec;
+  };
+  REQUIRE(registry.add(tagged("read_a", {"fs", "read"}), noop).empty());
+  REQUIRE(registry.add(tagged("plain", {}), noop).empty());
+  REQUIRE(registry.add(tagged("read_b", {"read"}), noop).empty());
+  auto names = [&registry](std::string_view tag) {
+    std::vector<std::string> out;
+    for (const RegisteredTool* tool : registry.with_tag(tag)) out.push_back(tool->spec.name);
+    return out;
+  };
+  CHECK(names("read") == std::vector<std::string>{"read_a", "read_b"});
+  CHECK(names("fs") == std::vector<std::string>{"read_a"});
+  CHECK(names("Read").empty());  // exact
+  CHECK(names("").empty());
+}
+
+TEST_CASE("every property a tool's input schema declares has a description, or it is refused") {
+  ToolSpec spec = valid_spec();
+  spec.input_schema = load_schema("undescribed_properties.json");
+  ToolRegistry registry;
+  const Problems problems = registry.add(spec, noop);
+  CHECK(registry.tools().empty());
+  std::vector<std::string> where;
+  for (const Problem& problem : problems) where.push_back(problem.pointer);
+  // Nested objects, array items, $defs, a branch's own property, a blank
+  // description, a boolean schema; not a property a branch restates, one
+  // whose $ref leads to a description, or a condition's (if/then/else).
+  CHECK(where == std::vector<std::string>{"/inputSchema/$defs/point/properties/x",
+                                          "/inputSchema/anyOf/1/properties/extra",
+                                          "/inputSchema/properties/blank",
+                                          "/inputSchema/properties/flag",
+                                          "/inputSchema/properties/options/properties/depth",
+                                          "/inputSchema/properties/points/items/properties/label",
+                                          "/inputSchema/properties/unexplained"});
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems[0].message ==
+        "tool \"read_file\": inputSchema: property \"x\" has no description (the model knows an "
+        "argument by its name and description alone)");
+  CHECK(format_problems(check_tool_spec(spec)) == format_problems(problems));
+
+  // An upstream's tool is toolmux's to relay, not to refuse for this.
+  CHECK(registry.add(spec, noop, ToolOwner::upstream).empty());
+  CHECK(check_tool_spec(spec, ToolOwner::upstream).empty());
+  // The same walk, relative to the schema, is what serve warns of for upstreams.
+  CHECK(undescribed_properties(spec.input_schema).size() == problems.size());
+  CHECK(undescribed_properties(spec.input_schema)[0].pointer == "/$defs/point/properties/x");
 }
 
 TEST_CASE("a read_only tool that returns by its deadline may run on the reader") {

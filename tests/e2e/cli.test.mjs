@@ -108,6 +108,33 @@ test('an unknown command or option exits non-zero with a message', async () => {
   assert.ok(unknownOption.stderr.trim().length > 0, 'no message on stderr');
 });
 
+test('toolmux check warns on stderr of each tool whose schema lets undeclared arguments through, unless the policy refuses them', async () => {
+  const dir = makeTempDir('toolmux-open-');
+  const tool = (name, schema) => ({
+    name, description: `The ${name} tool.`, inputSchema: schema, sideEffect: 'read_only', timeoutMs: 1000,
+    command: { argv: ['true'] },
+  });
+  const catalog = {
+    tools: [
+      tool('open_tool', { type: 'object', properties: { path: { type: 'string', description: 'A path.' } } }),
+      tool('closed_tool', { type: 'object', properties: {}, additionalProperties: false }),
+    ],
+  };
+  const file = path.join(dir, 'catalog.json');
+  fs.writeFileSync(file, JSON.stringify(catalog));
+  const warned = await runCli(['check', file]);
+  assert.equal(warned.code, 0, warned.stdout + warned.stderr);
+  assert.match(warned.stdout, /: ok, 2 command tools/);
+  assert.equal(warned.stderr,
+    'warning: tool "open_tool": its inputSchema does not set "additionalProperties": false, so arguments it does not ' +
+    'declare reach it; set it, or refuse such arguments for every such tool with "policy": {"unknownArguments": "reject"}\n');
+
+  fs.writeFileSync(file, JSON.stringify({ ...catalog, policy: { unknownArguments: 'reject' } }));
+  const quiet = await runCli(['check', file]);
+  assert.equal(quiet.code, 0, quiet.stdout + quiet.stderr);
+  assert.equal(quiet.stderr, '');
+});
+
 // `toolmux check --fuzz`: schema fuzzing of every tool, through the argument checks only.
 const EXAMPLE_CATALOG = path.join(REPO_ROOT, 'examples/catalog.json');
 const FUZZ_MISTAKES = path.join(DATA_DIR, 'fuzz_mistakes_catalog.json');

@@ -98,7 +98,7 @@ test('a schema pattern that backtracks catastrophically answers at once with the
           description: 'Echoes a word.',
           inputSchema: {
             type: 'object',
-            properties: { word: { type: 'string', pattern: '^(a|aa)+$' } },
+            properties: { word: { type: 'string', pattern: '^(a|aa)+$', description: 'The word.' } },
             required: ['word'],
           },
           sideEffect: 'read_only',

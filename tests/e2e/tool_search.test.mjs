@@ -69,7 +69,7 @@ test('the catalog file sets search synonyms and weights; bad ones are load error
   fs.writeFileSync(good, JSON.stringify({
     tools: [{
       name: 'count_lines', description: 'Counts the lines of a text file.',
-      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+      inputSchema: { type: 'object', properties: { path: { type: 'string', description: 'The file.' } } },
       sideEffect: 'read_only', timeoutMs: 1000, command: { argv: ['wc', '-l', '--', '{path}'] },
     }],
     search: { synonyms: { wc: ['count', 'lines'] }, expansionWeight: 0.5, weights: { name: 3 } },

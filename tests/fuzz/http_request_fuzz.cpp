@@ -146,7 +146,9 @@ std::shared_ptr<Catalog> echo_catalog() {
   spec.name = "echo";
   spec.description = "Returns its text.";
   spec.input_schema = {
-      {"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}, {"required", {"text"}}};
+      {"type", "object"},
+      {"properties", {{"text", {{"type", "string"}, {"description", "The text to return."}}}}},
+      {"required", {"text"}}};
   spec.side_effect = "read_only";
   spec.timeout = std::chrono::milliseconds(2000);
   const Problems problems = registry->add(spec, [](const json& args, CallContext&) {

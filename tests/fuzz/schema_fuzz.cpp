@@ -57,9 +57,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     spec.input_schema = schema.value;
     spec.side_effect = "read_only";
     spec.timeout = std::chrono::milliseconds(1000);
+    // The whole contract, the undescribed-property walk included; then
+    // registered as an upstream's tool would be, so that schemas whose
+    // properties say nothing of themselves still reach the argument check.
+    for (const auto& problem : toolmux::check_tool_spec(spec)) {
+      FUZZ_CHECK(problem.message.find("fuzzed") != std::string::npos,
+                 "a contract problem names the tool");
+    }
     toolmux::ToolRegistry registry;
     const toolmux::Problems problems = registry.add(
-        spec, [](const json&, toolmux::CallContext&) { return toolmux::ToolResult{}; });
+        spec, [](const json&, toolmux::CallContext&) { return toolmux::ToolResult{}; },
+        toolmux::ToolOwner::upstream);
     const toolmux::RegisteredTool* tool = registry.find("fuzzed");
     if (!problems.empty()) {
       FUZZ_CHECK(tool == nullptr, "a refused tool is not registered");

@@ -30,7 +30,15 @@ inline ToolSpec spec(std::string name, json input_schema, int timeout_ms = 2000)
   return s;
 }
 
+// An input schema of type "object" with `properties`; each property that says
+// nothing of itself gets a description ("The text argument."), which the
+// contract asks of every property of a tool toolmux owns.
 inline json object_schema(json properties = json::object(), json required = json::array()) {
+  for (auto& [name, property] : properties.items()) {
+    if (property.is_object() && !property.contains("description")) {
+      property["description"] = "The " + name + " argument.";
+    }
+  }
   return {{"type", "object"}, {"properties", properties}, {"required", required}};
 }
 

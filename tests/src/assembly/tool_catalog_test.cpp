@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "src/upstream/upstreams.h"
+#include "tests/support/captured_log.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 
@@ -118,10 +120,99 @@ TEST_CASE("every built-in tool's schemas compile, as their first call will compi
       CHECK(CompiledSchema::compile(*schema, found));
       CHECK(format_problems(found).empty());
     }
+    // Registration does not walk a vetted schema for undescribed properties.
+    CHECK(format_problems(undescribed_properties(tool->spec.input_schema)).empty());
+    // Nor are the arguments its defaults fill in checked again at each call:
+    // each default passes its own property's schema.
+    for (const auto& [name, property] : tool->spec.input_schema["properties"].items()) {
+      if (!property.contains("default")) continue;
+      INFO(name);
+      Problems found;
+      auto alone =
+          CompiledSchema::compile({{"type", "object"}, {"properties", {{name, property}}}}, found);
+      REQUIRE(alone);
+      CHECK(alone->validate({{name, property["default"]}}).empty());
+    }
   }
   std::sort(vetted.begin(), vetted.end());
   CHECK(vetted == std::vector<std::string>{"call_tool", "find_files", "get_file_info",
                                            "list_directory", "read_text_file", "read_tool_result",
                                            "search_file_contents", "tool_search",
                                            "write_text_file"});
+}
+
+TEST_CASE("tools whose schema takes undeclared arguments are named in a warning, unless refused") {
+  TempDir dir;
+  ServeOptions options;
+  options.roots = {dir.path()};
+  options.catalog_file = fs::path(TOOLMUX_TEST_DATA) / "catalogs" / "reach.json";
+  CapturedLog log;
+  Problems problems;
+  auto catalog = build_catalog(options, nullptr, problems, {}, nullptr, &log.logger);
+  INFO(format_problems(problems));
+  REQUIRE(catalog);
+  // The built-ins all say "additionalProperties": false; the file's two do not.
+  CHECK(catalog->open_schema_tools == std::vector<std::string>{"widget_create", "widget_delete"});
+  auto warned = log.lines("undeclared_arguments_pass");
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0]["level"] == "warning");
+  CHECK(warned[0]["count"] == 2);
+  CHECK(warned[0]["tools"] == json{"widget_create", "widget_delete"});
+
+  // With the policy refusing them, there is nothing to warn of.
+  json file = json::parse(read_file(options.catalog_file));
+  file["policy"]["unknownArguments"] = "reject";
+  options.catalog_file = dir.path() / "reject.json";
+  write_file(options.catalog_file, file.dump());
+  CapturedLog quiet;
+  auto rejecting = build_catalog(options, nullptr, problems, {}, nullptr, &quiet.logger);
+  INFO(format_problems(problems));
+  REQUIRE(rejecting);
+  CHECK(rejecting->policy.reject_unknown_arguments);
+  CHECK(quiet.lines("undeclared_arguments_pass").empty());
+}
+
+TEST_CASE(
+    "an alias naming a tool its upstream does not list is an error naming both, once listed") {
+  TempDir dir;
+  const fs::path script = fs::path(TOOLMUX_TEST_DATA) / "upstreams" / "scripted.sh";
+  const json file = {
+      {"tools", json::array()},
+      {"upstreams",
+       {{"scripted",
+         {{"command", script.string()},
+          {"prefix", "scripted_"},
+          {"env",
+           {{"PATH", "/usr/bin:/bin"}, {"RECEIVED", (dir.path() / "received").string()}}}}}}},
+      {"aliases",
+       {{"tools",
+         {{"good", "scripted_second"}, {"typo", "scripted_secnd"}, {"mine", "read_text_file"}}}}}};
+  ServeOptions options;
+  options.roots = {dir.path()};
+  options.catalog_file = dir.path() / "catalog.json";
+  write_file(options.catalog_file, file.dump());
+  CatalogLoad load = load_catalog_file(options.catalog_file);
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());  // names an upstream may hold are not checked at load
+
+  CapturedLog log;
+  UpstreamSet upstreams(log.logger, {}, {});
+  upstreams.update(load.catalog.upstreams);
+  REQUIRE(upstreams.find("scripted")->wait_started(std::chrono::seconds(5)));
+  Problems problems;
+  auto catalog = build_catalog(options, nullptr, problems, {}, &upstreams, &log.logger);
+  upstreams.stop();
+  INFO(format_problems(problems));
+  REQUIRE(catalog);
+  CHECK(catalog->aliases.tools.count("good") == 1);
+  CHECK(catalog->aliases.tools.count("mine") == 1);
+  CHECK(catalog->aliases.tools.count("typo") == 0);
+  auto missing = log.lines("catalog_entry_missing");
+  REQUIRE(missing.size() == 1);
+  CHECK(missing[0]["level"] == "error");
+  CHECK(missing[0]["at"] == "/aliases/tools/typo");
+  CHECK(missing[0]["reason"] ==
+        "alias \"typo\" points at \"scripted_secnd\", which upstream \"scripted\" does not list "
+        "(did you mean \"scripted_second\"?); the alias is left out until it does");
+  CHECK(log.lines("catalog_entry_waiting").empty());
 }

@@ -76,3 +76,46 @@ TEST_CASE("defaults fill absent arguments, and a fixed argument cannot be set by
   CHECK(r.outcome == CallOutcome::invalid_arguments);
   CHECK_THAT(text_at(r), Catch::Contains("fixed by the operator"));
 }
+
+TEST_CASE("with unknownArguments: reject, an argument the tool does not declare is refused") {
+  PipelineFixture f;
+  // echo's schema says nothing of undeclared arguments: by default they reach it.
+  ToolCall passed = f.make_call("echo", R"({"text":"hi","txet":"ho"})");
+  CHECK(text_at(f.pipeline(passed)) == "hi");
+
+  f.catalog->policy.reject_unknown_arguments = true;
+  ToolCall refused = f.make_call("echo", R"({"text":"hi","txet":"ho","a/b":1})");
+  CallResult r = f.pipeline(refused);
+  CHECK(r.outcome == CallOutcome::invalid_arguments);
+  CHECK(text_at(r) ==
+        "Invalid arguments for tool \"echo\": argument /a~1b: the tool does not declare it, and "
+        "the operator's policy rejects undeclared arguments; argument /txet: the tool does not "
+        "declare it, and the operator's policy rejects undeclared arguments (did you mean "
+        "\"text\"?)");
+  ToolCall declared = f.make_call("echo", R"({"text":"hi"})");
+  CHECK(text_at(f.pipeline(declared)) == "hi");
+}
+
+TEST_CASE("a schema default reaches the tool, and the call records it as filled") {
+  PipelineFixture f;
+  auto registry = make_test_registry();
+  REQUIRE(registry
+              ->add(spec("greet",
+                         object_schema({{"name", {{"type", "string"}}},
+                                        {"greeting", {{"type", "string"}, {"default", "Hello"}}}},
+                                       {"name"})),
+                    [](const json& args, CallContext&) {
+                      return ToolResult::text(args["greeting"].get<std::string>() + ", " +
+                                              args["name"].get<std::string>());
+                    })
+              .empty());
+  f.catalog = make_test_catalog(registry);
+  StubNext next;
+  ToolCall call = f.resolved_call("greet", R"({"name":"Ada"})");
+  stages::check_arguments()(next.handler())(call);
+  REQUIRE(next.calls == 1);
+  CHECK(*next.seen->arguments == json{{"name", "Ada"}, {"greeting", "Hello"}});
+  CHECK(next.seen->filled_arguments == json{{"greeting", "Hello"}});
+  ToolCall whole = f.make_call("greet", R"({"name":"Ada"})");
+  CHECK(text_at(f.pipeline(whole)) == "Hello, Ada");
+}

@@ -54,6 +54,19 @@ struct JournalFixture : PipelineFixture {
                         return ToolResult::text("removed " + args["id"].dump());
                       })
                 .empty());
+    // label_item: a mutation whose schema gives its label a default.
+    ToolSpec label = spec(
+        "label_item", object_schema({{"id", {{"type", "integer"}}},
+                                     {"label", {{"type", "string"}, {"default", "unlabelled"}}}},
+                                    {"id"}));
+    label.side_effect = "local_mutation";
+    REQUIRE(registry
+                ->add(label,
+                      [](const json& args, CallContext&) {
+                        return ToolResult::text("labelled " + args["id"].dump() + " " +
+                                                args["label"].get<std::string>());
+                      })
+                .empty());
     catalog = make_test_catalog(registry);
     open();
   }
@@ -121,6 +134,26 @@ TEST_CASE("a mutation is journaled with its outcome and audited once") {
   CHECK(audit.value()[0].tool == "remove_item");
   CHECK(audit.value()[0].outcome == "ok");
   CHECK(audit.value()[0].arguments == json{{"id", 7}});
+}
+
+TEST_CASE("a default filled in reaches the tool, and the audit tells it from what was sent") {
+  JournalFixture f;
+  ToolCall call = f.make_call("label_item", R"({"id": 4})");
+  call.call_id = "call-4";
+  CHECK(text_at(f.pipeline(call)) == "labelled 4 unlabelled");
+  auto audit = read_audit(f.dir.path(), {});
+  REQUIRE(audit.ok());
+  REQUIRE(audit.value().size() == 1);
+  CHECK(audit.value()[0].arguments == json{{"id", 4}});
+  CHECK(audit.value()[0].defaults == json{{"label", "unlabelled"}});
+
+  ToolCall sent = f.make_call("label_item", R"({"id": 5, "label": "mine"})");
+  sent.call_id = "call-5";
+  CHECK(text_at(f.pipeline(sent)) == "labelled 5 mine");
+  auto both = read_audit(f.dir.path(), {});
+  REQUIRE(both.value().size() == 2);
+  CHECK(both.value()[1].arguments == json{{"id", 5}, {"label", "mine"}});
+  CHECK(both.value()[1].defaults.is_null());
 }
 
 TEST_CASE("a read is audited but not journaled") {

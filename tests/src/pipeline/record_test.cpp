@@ -1,6 +1,11 @@
 // The record stage: one log record, one metric and one client message per call.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "src/pipeline/record.h"
 #include "tests/support/pipeline_fixture.h"
 
@@ -50,4 +55,40 @@ TEST_CASE("every call leaves one record in the operator's log") {
   CHECK_THAT(log, Catch::Contains(R"("outcome":"crashed")"));
   // Argument values never reach the log.
   CHECK_THAT(log, !Catch::Contains("\"x\""));
+}
+
+TEST_CASE("at debug level a started record comes before each call's ended one, paired by call id") {
+  PipelineFixture f;  // its logger logs debug
+  StubNext next;
+  next.answer = [](ToolCall&) { return CallResult::answered(ToolResult::text("done")); };
+  ToolCall call = f.resolved_call("echo", R"({"text":"secret"})");
+  call.call_id = "call-42";
+  stages::record(f.logger, f.metrics)(next.handler())(call);
+  f.logger.flush();
+  std::vector<json> lines;
+  std::istringstream text(f.log_text());
+  for (std::string line; std::getline(text, line);) lines.push_back(json::parse(line));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["event"] == "tool_call_started");
+  CHECK(lines[0]["level"] == "debug");
+  CHECK(lines[0]["call_id"] == "call-42");
+  CHECK(lines[0]["tool"] == "echo");
+  CHECK(lines[0]["owner"] == "local");
+  CHECK(lines[1]["event"] == "tool_call");
+  CHECK(lines[1]["call_id"] == "call-42");
+  CHECK(lines[1]["outcome"] == "ok");
+  CHECK_THAT(f.log_text(), !Catch::Contains("secret"));
+
+  // At info (the default) there is no started record.
+  std::FILE* file = std::tmpfile();
+  Logger info_logger{file, LogLevel::info};
+  ToolCall quiet = f.resolved_call("echo", R"({"text":"x"})");
+  stages::record(info_logger, f.metrics)(next.handler())(quiet);
+  info_logger.flush();
+  std::rewind(file);
+  char buf[4096];
+  const std::string info_log(buf, std::fread(buf, 1, sizeof buf, file));
+  std::fclose(file);
+  CHECK_THAT(info_log, Catch::Contains(R"("event":"tool_call")"));
+  CHECK_THAT(info_log, !Catch::Contains("tool_call_started"));
 }

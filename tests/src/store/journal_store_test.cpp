@@ -425,6 +425,22 @@ TEMPLATE_TEST_CASE("journal: an audit record's arguments are capped", "", RocksD
   CHECK(records[1].arguments.is_null());
 }
 
+TEMPLATE_TEST_CASE("journal: an audit record keeps the arguments defaults filled in apart", "",
+                   RocksDbBackend, PgBackend) {
+  TestType b;
+  auto store = open_store(b.options());
+  AuditRecord filled = record("c1", at(0));
+  filled.arguments = {{"path", "a.txt"}};
+  filled.defaults = {{"limit", 20}, {"mode", "safe"}};
+  REQUIRE(store->audit(filled).ok());
+  REQUIRE(store->audit(record("c2", at(1))).ok());
+  auto records = b.audit();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].arguments == json{{"path", "a.txt"}});
+  CHECK(records[0].defaults == json{{"limit", 20}, {"mode", "safe"}});
+  CHECK(records[1].defaults.is_null());
+}
+
 TEMPLATE_TEST_CASE(
     "journal: latest_audit gives the store's newest records, newest first, up to a limit", "",
     RocksDbBackend, PgBackend) {
@@ -637,6 +653,12 @@ TEST_CASE("an audit record written straight to text is the JSON of its tree, mem
   CHECK(back->time == r.time);
   CHECK(back->duration_ms == r.duration_ms);
 
+  SECTION("arguments that defaults filled in, in their place among the members") {
+    AuditRecord filled = r;
+    filled.defaults = {{"limit", 20}};
+    CHECK(audit_text(filled) == journal_json_text(audit_json(filled)));
+    CHECK(audit_from_text(audit_text(filled))->defaults == json{{"limit", 20}});
+  }
   SECTION("no arguments, a whole duration, empty fields") {
     AuditRecord bare;
     bare.time = at(0);

@@ -130,6 +130,7 @@ TEST_CASE("health() gives the phase, the last error and when, the restarts, the 
   UpstreamLifecycle lifecycle = quick();
   lifecycle.restart_initial = 500ms;
   lifecycle.restart_max = 500ms;
+  lifecycle.breaker = true;
   lifecycle.breaker_failures = 2;
   lifecycle.breaker_cooldown = 10s;
   Scripted s(lifecycle);
@@ -166,10 +167,8 @@ TEST_CASE("health() gives the phase, the last error and when, the restarts, the 
   CHECK(h.last_error == "exited with status 1");  // kept once it serves again
   CHECK_FALSE(h.next_attempt);
 
-  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
-        McpClient::Failure::timed_out);
-  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
-        McpClient::Failure::timed_out);
+  CHECK(s.call("hang", SideEffect::read_only, 100ms).failure == McpClient::Failure::timed_out);
+  CHECK(s.call("hang", SideEffect::read_only, 100ms).failure == McpClient::Failure::timed_out);
   h = s.upstream->health();
   CHECK(h.phase == "breaker_open");
   CHECK(h.state.rfind("circuit open after 2 failed calls in a row", 0) == 0);
@@ -206,36 +205,65 @@ TEST_CASE("a read_only call whose upstream was lost under it is tried again, oth
   }
 }
 
-TEST_CASE("the circuit breaker opens after failures in a row, then lets one probe through") {
+TEST_CASE("the circuit breaker opens after reads fail in a row, then lets one probe through") {
   UpstreamLifecycle lifecycle = quick();
+  lifecycle.breaker = true;
   lifecycle.breaker_failures = 2;
   lifecycle.breaker_cooldown = 500ms;
   Scripted s(lifecycle);
   REQUIRE(s.upstream->wait_started(5s));
-  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
-        McpClient::Failure::timed_out);
-  CHECK(s.call("any").result);  // an answer resets the run
-  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
-        McpClient::Failure::timed_out);
-  CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
-        McpClient::Failure::timed_out);
+  constexpr SideEffect kRead = SideEffect::read_only;
+  CHECK(s.call("hang", kRead, 100ms).failure == McpClient::Failure::timed_out);
+  CHECK(s.call("any", kRead).result);  // an answer resets the run
+  CHECK(s.call("hang", kRead, 100ms).failure == McpClient::Failure::timed_out);
+  CHECK(s.call("hang", kRead, 100ms).failure == McpClient::Failure::timed_out);
 
-  McpClient::Outcome refused = s.call("any");
+  McpClient::Outcome refused = s.call("any", kRead);
   CHECK(refused.failure == McpClient::Failure::unavailable);
   INFO(refused.error);
   CHECK(refused.error.find("2 calls in a row failed (circuit breaker open)") != std::string::npos);
   CHECK(s.upstream->state().rfind("circuit open after 2 failed calls in a row", 0) == 0);
+  // A write is not the breaker's to refuse: it goes through, open or not.
+  CHECK(s.call("any", SideEffect::remote_mutation).result);
+  CHECK(s.upstream->state().rfind("circuit open after 2 failed calls in a row", 0) == 0);
 
   std::this_thread::sleep_for(600ms);
   SECTION("a failed probe opens it again") {
-    CHECK(s.call("hang", SideEffect::remote_mutation, 100ms).failure ==
-          McpClient::Failure::timed_out);
-    CHECK(s.call("any").failure == McpClient::Failure::unavailable);
+    CHECK(s.call("hang", kRead, 100ms).failure == McpClient::Failure::timed_out);
+    CHECK(s.call("any", kRead).failure == McpClient::Failure::unavailable);
   }
   SECTION("an answered probe closes it") {
-    CHECK(s.call("any").result);
-    CHECK(s.call("any").result);
+    CHECK(s.call("any", kRead).result);
+    CHECK(s.call("any", kRead).result);
     CHECK(s.upstream->state() == "serving");
+  }
+}
+
+TEST_CASE("writes never count toward the breaker, and without a circuitBreaker section it is off") {
+  SECTION("on: writes that get no answer leave it closed") {
+    UpstreamLifecycle lifecycle = quick();
+    lifecycle.breaker = true;
+    lifecycle.breaker_failures = 2;
+    lifecycle.breaker_cooldown = 10s;
+    Scripted s(lifecycle);
+    REQUIRE(s.upstream->wait_started(5s));
+    for (int i = 0; i < 3; ++i) {
+      CHECK(s.call("hang", SideEffect::destructive, 100ms).failure ==
+            McpClient::Failure::timed_out);
+    }
+    CHECK(s.upstream->state() == "serving");
+    CHECK(s.call("any", SideEffect::read_only).result);
+  }
+  SECTION("off (the default): reads that get no answer are never refused for it") {
+    UpstreamLifecycle lifecycle = quick();
+    lifecycle.breaker_failures = 2;
+    Scripted s(lifecycle);
+    REQUIRE(s.upstream->wait_started(5s));
+    for (int i = 0; i < 3; ++i) {
+      CHECK(s.call("hang", SideEffect::read_only, 100ms).failure == McpClient::Failure::timed_out);
+    }
+    CHECK(s.upstream->state() == "serving");
+    CHECK(s.call("any", SideEffect::read_only).result);
   }
 }
 
@@ -365,16 +393,17 @@ TEST_CASE("an upstream that cannot start says why, and keeps being retried") {
 
 TEST_CASE("broken answers fail their calls at once and count toward the breaker, no restart") {
   UpstreamLifecycle lifecycle = quick();
+  lifecycle.breaker = true;
   lifecycle.breaker_failures = 2;
   lifecycle.breaker_cooldown = 10s;
   Scripted s(lifecycle, {}, "misbehaving.sh");
   REQUIRE(s.upstream->wait_started(5s));
   // Not JSON, then a result that is not MCP's: each fails at once, long
   // before its deadline, as an answer that is no valid answer.
-  McpClient::Outcome unreadable = s.call("not_json", SideEffect::remote_mutation, 20s);
+  McpClient::Outcome unreadable = s.call("not_json", SideEffect::read_only, 20s);
   CHECK(unreadable.failure == McpClient::Failure::invalid);
   CHECK(unreadable.error.rfind("upstream \"scripted\" sent a message toolmux cannot read", 0) == 0);
-  McpClient::Outcome misshapen = s.call("text_not_string", SideEffect::remote_mutation, 20s);
+  McpClient::Outcome misshapen = s.call("text_not_string", SideEffect::read_only, 20s);
   CHECK(misshapen.failure == McpClient::Failure::invalid);
   CHECK(misshapen.error ==
         "upstream \"scripted\" answered tools/call with a result MCP does not allow: "

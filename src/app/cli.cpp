@@ -165,7 +165,8 @@ class CommandLineDefinition {
   CLI::App& app() { return app_; }
 
   // Parses `args` into the CommandLine; throws UsageError or CLI11's errors.
-  void parse(const std::vector<std::string>& args) {
+  void parse(std::vector<std::string> args) {
+    if (!args.empty() && args.front() == "results") take_dashed_result_id(args);
     // CLI11 takes the arguments last first.
     std::vector<std::string> reversed;
     reversed.reserve(args.size() + 1);
@@ -233,6 +234,26 @@ class CommandLineDefinition {
     if (wanted("import")) define_import();
     if (wanted("doctor")) define_doctor();
     if (wanted("login") || wanted("logout")) define_login();
+  }
+
+  // A result id is 43 characters of base64url and may start with '-', which
+  // CLI11 would take for an option: `results show -Ab...` takes the first
+  // argument of that shape that is no option's value out of `args`, as the ID.
+  void take_dashed_result_id(std::vector<std::string>& args) {
+    constexpr std::size_t kResultIdLength = 43;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg.size() != kResultIdLength || arg.front() != '-' ||
+          arg.find_first_not_of(
+              "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") !=
+              std::string::npos ||
+          takes_value(args[i - 1])) {
+        continue;
+      }
+      dashed_id_ = arg;
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
   }
 
   // Whether the command is defined and was given.
@@ -844,7 +865,12 @@ class CommandLineDefinition {
       throw UsageError("results needs list, show or delete");
     }
     const bool filtered = results_session_->count() > 0 || results_older_->count() > 0;
-    const bool has_id = results_->get_option("ID")->count() > 0;
+    const bool positional_id = results_->get_option("ID")->count() > 0;
+    if (!dashed_id_.empty()) {
+      if (positional_id) throw UsageError("results takes one ID");
+      cl_.results.id = dashed_id_;
+    }
+    const bool has_id = positional_id || !dashed_id_.empty();
     if (results_page_->count() > 0 && r.action != ResultsCommand::Action::show) {
       throw UsageError("--page goes with results show");
     }
@@ -995,6 +1021,7 @@ class CommandLineDefinition {
   CLI::Option* results_session_ = nullptr;
   CLI::Option* results_older_ = nullptr;
   CLI::Option* results_page_ = nullptr;
+  std::string dashed_id_;  // take_dashed_result_id
   bool no_journal_ = false;
   CLI::App* version_command_ = nullptr;
   CLI::App* help_command_ = nullptr;

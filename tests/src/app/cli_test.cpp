@@ -233,6 +233,17 @@ TEST_CASE("cli: results list, show and delete", "[cli]") {
   CHECK(one.serve.store == toolmux::StoreKind::postgresql);
   CHECK(parse_ok({"results", "delete", "--session", "abc"}).results.session == "abc");
   CHECK(parse_ok({"results", "delete", "--older-than", "7d"}).results.created_before);
+  // An id may start with '-' (base64url): it is still the ID, not an option,
+  // unless it is an option's value.
+  const std::string dashed = "-" + std::string(42, 'A');
+  const CommandLine dashed_show = parse_ok({"results", "show", dashed, "--page", "2"});
+  CHECK(dashed_show.results.id == dashed);
+  CHECK(dashed_show.results.page == 2);
+  CHECK(parse_ok({"results", "delete", "--data-dir", "/d", dashed}).results.id == dashed);
+  const CommandLine dashed_session = parse_ok({"results", "delete", "--session", dashed});
+  CHECK(dashed_session.results.session == dashed);
+  CHECK(dashed_session.results.id.empty());
+  CHECK(parse_command_line({"results", "show", "ID1", dashed}).error == "results takes one ID");
 }
 
 TEST_CASE("cli: serve takes each kind of option", "[cli]") {

@@ -25,6 +25,7 @@ constexpr std::size_t kNameColumn = 34;  // fits "  --max-connections-per-client
 constexpr const char* kSinceNeed =
     "--since needs an RFC 3339 time (2026-12-01T10:00:00Z) or a duration back from now (90s, "
     "15m, 2h, 7d)";
+constexpr const char* kOlderThanNeed = "--older-than needs a duration (90s, 15m, 2h, 7d)";
 
 // A bad value, with the message toolmux prints after "toolmux: ".
 struct UsageError : std::runtime_error {
@@ -164,7 +165,8 @@ class CommandLineDefinition {
   CLI::App& app() { return app_; }
 
   // Parses `args` into the CommandLine; throws UsageError or CLI11's errors.
-  void parse(const std::vector<std::string>& args) {
+  void parse(std::vector<std::string> args) {
+    if (!args.empty() && args.front() == "results") take_dashed_result_id(args);
     // CLI11 takes the arguments last first.
     std::vector<std::string> reversed;
     reversed.reserve(args.size() + 1);
@@ -201,6 +203,8 @@ class CommandLineDefinition {
       finish_store();
     } else if (parsed(freeze_)) {
       finish_freeze();
+    } else if (parsed(results_)) {
+      finish_results();
     } else if (parsed(import_)) {
       finish_import();
     } else if (parsed(doctor_)) {
@@ -212,8 +216,8 @@ class CommandLineDefinition {
       finish_login(*logout_, CommandLine::Action::logout);
     } else {
       throw UsageError(
-          "missing command (serve, check, search, journal, audit, freeze, import, doctor, "
-          "login, logout, --version, --help)");
+          "missing command (serve, check, search, journal, audit, freeze, results, import, "
+          "doctor, login, logout, --version, --help)");
     }
   }
 
@@ -226,9 +230,30 @@ class CommandLineDefinition {
     if (wanted("journal")) define_journal();
     if (wanted("audit")) define_audit();
     if (wanted("freeze")) define_freeze();
+    if (wanted("results")) define_results();
     if (wanted("import")) define_import();
     if (wanted("doctor")) define_doctor();
     if (wanted("login") || wanted("logout")) define_login();
+  }
+
+  // A result id is 43 characters of base64url and may start with '-', which
+  // CLI11 would take for an option: `results show -Ab...` takes the first
+  // argument of that shape that is no option's value out of `args`, as the ID.
+  void take_dashed_result_id(std::vector<std::string>& args) {
+    constexpr std::size_t kResultIdLength = 43;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg.size() != kResultIdLength || arg.front() != '-' ||
+          arg.find_first_not_of(
+              "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") !=
+              std::string::npos ||
+          takes_value(args[i - 1])) {
+        continue;
+      }
+      dashed_id_ = arg;
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
   }
 
   // Whether the command is defined and was given.
@@ -325,7 +350,8 @@ class CommandLineDefinition {
                         });
   }
 
-  // --data-dir: serve's state, which journal, audit and freeze read or write.
+  // --data-dir: serve's state, which journal, audit, freeze and results read
+  // or write.
   void data_dir_option(CLI::App& app) {
     text_option(app, "--data-dir", "DIR",
                 "Where toolmux keeps its state (default: $XDG_STATE_HOME/toolmux, else "
@@ -765,6 +791,110 @@ class CommandLineDefinition {
     cl_.action = CommandLine::Action::freeze;
   }
 
+  void define_results() {
+    ResultsCommand& r = cl_.results;
+    results_ = app_.add_subcommand(
+        "results",
+        "List, show or delete the large tool results stored for read_tool_result, of every "
+        "session (with --store postgresql: of every instance). list: one line per result (when "
+        "it was stored, its id, its session as the first 12 hex digits of the SHA-256 of the "
+        "session id, which is a secret, or principal:NAME; its size, pages and type), oldest "
+        "first. show ID: its "
+        "details and its text. delete ID, or delete --session S and/or --older-than D: deletes "
+        "and says what. A running server's results can be listed and shown; with --store "
+        "rocksdb only that server can delete them. Exit 1 when an ID is not stored or the store "
+        "cannot be read or written.");
+    results_
+        ->add_option(
+            "ACTION",
+            [&r](const CLI::results_t& values) {
+              const std::string& v = values.front();
+              if (v == "list") {
+                r.action = ResultsCommand::Action::list;
+              } else if (v == "show") {
+                r.action = ResultsCommand::Action::show;
+              } else if (v == "delete") {
+                r.action = ResultsCommand::Action::remove;
+              } else {
+                throw UsageError("results needs list, show or delete, not \"" +
+                                 clip_for_message(v) + "\"");
+              }
+              return true;
+            },
+            "list, show or delete.")
+        ->type_name("ACTION");
+    results_
+        ->add_option(
+            "ID",
+            [&r](const CLI::results_t& values) {
+              r.id = values.front();
+              return true;
+            },
+            "With show and delete: the result's id (as list prints it).")
+        ->type_name("ID");
+    results_session_ = text_option(
+        *results_, "--session", "S",
+        "With list and delete: only the results of this session (its id, or the digest list "
+        "prints).",
+        [&r](const std::string& v) { r.session = v; });
+    results_older_ = value_option(
+        *results_, "--older-than", "D",
+        "With list and delete: only results stored longer ago than D (90s, 15m, 2h, 7d).",
+        kOlderThanNeed, [&r](const std::string& v) {
+          auto back = parse_duration_back(v);
+          if (!back) {
+            throw UsageError(std::string(kOlderThanNeed) + ", not \"" + clip_for_message(v) + "\"" +
+                             clipped_size_note(v));
+          }
+          r.created_before = std::chrono::system_clock::now() - *back;
+        });
+    results_page_ = number_option(*results_, "--page", "N", r.page, 1, kUnbounded,
+                                  "With show: only page N of the text, in pages of 20000 "
+                                  "characters as read_tool_result reads it",
+                                  "the whole text");
+    listing_options(*results_, "With list and show: JSON Lines, every field.");
+  }
+
+  void finish_results() {
+    const ResultsCommand& r = cl_.results;
+    if (const auto rest = results_->remaining(); !rest.empty()) {
+      store_kind_check_extra(rest.front());
+      throw UsageError("unknown option \"" + clip_for_message(rest.front()) + "\" for results");
+    }
+    if (results_->get_option("ACTION")->count() == 0) {
+      throw UsageError("results needs list, show or delete");
+    }
+    const bool filtered = results_session_->count() > 0 || results_older_->count() > 0;
+    const bool positional_id = results_->get_option("ID")->count() > 0;
+    if (!dashed_id_.empty()) {
+      if (positional_id) throw UsageError("results takes one ID");
+      cl_.results.id = dashed_id_;
+    }
+    const bool has_id = positional_id || !dashed_id_.empty();
+    if (results_page_->count() > 0 && r.action != ResultsCommand::Action::show) {
+      throw UsageError("--page goes with results show");
+    }
+    switch (r.action) {
+      case ResultsCommand::Action::list:
+        if (has_id) throw UsageError("results list takes no ID (results show ID shows one)");
+        break;
+      case ResultsCommand::Action::show:
+        if (!has_id) throw UsageError("results show needs the result's ID");
+        if (filtered) throw UsageError("--session and --older-than go with list and delete");
+        break;
+      case ResultsCommand::Action::remove:
+        if (has_id == filtered) {
+          throw UsageError(
+              "results delete needs either the result's ID or --session S and/or --older-than "
+              "D");
+        }
+        if (cl_.json) throw UsageError("--json goes with results list and show");
+        break;
+    }
+    finish_store();
+    cl_.action = CommandLine::Action::results;
+  }
+
   void define_import() {
     import_ = app_.add_subcommand(
         "import",
@@ -887,6 +1017,11 @@ class CommandLineDefinition {
   CLI::App* login_ = nullptr;
   CLI::App* logout_ = nullptr;
   CLI::Option* reason_ = nullptr;
+  CLI::App* results_ = nullptr;
+  CLI::Option* results_session_ = nullptr;
+  CLI::Option* results_older_ = nullptr;
+  CLI::Option* results_page_ = nullptr;
+  std::string dashed_id_;  // take_dashed_result_id
   bool no_journal_ = false;
   CLI::App* version_command_ = nullptr;
   CLI::App* help_command_ = nullptr;

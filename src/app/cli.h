@@ -3,8 +3,10 @@
 // parser and the --help text come from those definitions.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,19 @@ struct CheckFuzzOptions {
 // `toolmux freeze on|off|status` (src/app/write_freeze.h).
 enum class FreezeAction { on, off, status };
 
+// `toolmux results list|show|delete` (src/app/store_commands.h).
+struct ResultsCommand {
+  enum class Action { list, show, remove };
+  Action action = Action::list;
+  std::string id;  // show, and delete of one result
+  // --session: the owner's session id, or the digest list prints ("" = any).
+  std::string session;
+  // --older-than, resolved against the wall clock when the command line is
+  // read: only results created before this.
+  std::optional<std::chrono::system_clock::time_point> created_before;
+  std::size_t page = 0;  // show --page: 1 is the first; 0 = the whole text
+};
+
 struct CommandLine {
   enum class Action {
     serve,
@@ -32,6 +47,7 @@ struct CommandLine {
     journal,
     audit,
     freeze,
+    results,
     import_config,
     doctor,
     login,
@@ -42,7 +58,8 @@ struct CommandLine {
   };
   Action action = Action::help;
   // check, search and doctor use the catalog, roots and allow_writes; journal,
-  // audit, freeze and doctor the data directory (empty = default_data_dir());
+  // audit, freeze, results and doctor the data directory (empty =
+  // default_data_dir());
   // doctor the HTTP address too.
   ServeOptions serve;
   std::filesystem::path check_file;
@@ -52,12 +69,13 @@ struct CommandLine {
   std::string search_source;
   std::vector<std::string> search_alternatives;
   bool search_explain = false;
-  bool json = false;  // journal and audit --json: JSON Lines
+  bool json = false;  // journal, audit and results --json: JSON Lines
   // audit's filters; --since, given as a duration, is resolved against the
   // wall clock when the command line is read.
   AuditQuery audit_query;
   FreezeAction freeze_action = FreezeAction::status;
   std::string freeze_reason;  // freeze on --reason
+  ResultsCommand results;
   // import's input, --format, --out, --force, --dry-run (run() fills in the
   // program's path and the schema's).
   ImportOptions import;

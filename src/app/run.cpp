@@ -278,6 +278,9 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
     case CommandLine::Action::freeze:
       code = run_freeze(cl, std::cout, std::cerr);
       break;
+    case CommandLine::Action::results:
+      code = run_results(cl, std::cout, std::cerr);
+      break;
     case CommandLine::Action::import_config: {
       ImportOptions options = cl.import;
       options.toolmux_path = executable_path();

@@ -14,12 +14,14 @@
 #include "src/base/redact.h"
 #include "src/base/terminal_text.h"
 #include "src/base/utf8.h"
+#include "src/builtins/result_tools.h"
 #include "src/store/cluster_bus.h"
 #include "src/store/journal_store.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_connection.h"
 #include "src/store/pg_journal_store.h"
 #include "src/store/pg_write_freeze.h"
+#include "src/store/result_inventory.h"
 
 namespace toolmux {
 
@@ -322,6 +324,236 @@ int run_freeze(const CommandLine& cl, std::ostream& out, std::ostream& err) {
       break;
   }
   return status.ok() ? 0 : failed(err, status);
+}
+
+namespace {
+
+// ---- toolmux results ----
+
+// How many hex digits of a session id's digest name its session: enough to
+// tell sessions apart, and a digest is no bearer credential, as the id is
+// (whoever has it speaks as that session over HTTP).
+constexpr std::size_t kSessionTagLength = 12;
+
+// How a result's owner is shown: a session by a prefix of its id's digest;
+// a principal, which owns the results of its 2026-07-28 requests
+// (transports/http_sessions.h) and is no secret, by its name, as audit shows it.
+std::string session_tag(std::string_view owner) {
+  if (owner.starts_with("principal:")) return cell(owner);
+  return session_id_digest(owner).substr(0, kSessionTagLength);
+}
+
+// Whether --session `wanted` names `owner`: its id, or a prefix of at least
+// kSessionTagLength hex digits of its digest (as listed).
+bool session_matches(std::string_view wanted, std::string_view owner) {
+  if (wanted.empty() || wanted == owner) return true;
+  return wanted.size() >= kSessionTagLength && session_id_digest(owner).starts_with(wanted);
+}
+
+bool selected(const ResultsCommand& command, const StoredResult& r) {
+  return session_matches(command.session, r.owner) &&
+         (!command.created_before || r.created < *command.created_before);
+}
+
+// Pages as read_tool_result reads them (at most kMaxPageChars characters);
+// an empty result has one, empty.
+std::uint64_t page_count(const StoredResult& r) {
+  return r.chars == 0 ? 1 : (r.chars + kMaxPageChars - 1) / kMaxPageChars;
+}
+
+std::string type_text(const StoredFormat& format) {
+  return cell(format.mime_type) + (format.base64 ? " (base64)" : "");
+}
+
+// CREATED, ID, SESSION, BYTES, PAGES; then TYPE.
+constexpr Widths<5> kResultsWidths = {kTimeWidth, 43, kSessionTagLength, 10, 5};
+
+std::string results_header() {
+  return table_row(kResultsWidths, {"CREATED", "ID", "SESSION", "BYTES", "PAGES", "TYPE"});
+}
+
+std::string results_row(const StoredResult& r) {
+  return table_row(kResultsWidths,
+                   {format_rfc3339(r.created), cell(r.id), session_tag(r.owner),
+                    std::to_string(r.bytes), std::to_string(page_count(r)), type_text(r.format)});
+}
+
+json results_json(const StoredResult& r) {
+  return {{"id", r.id},
+          {"session", session_tag(r.owner)},
+          {"created", format_rfc3339(r.created)},
+          {"bytes", r.bytes},
+          {"chars", r.chars},
+          {"pages", page_count(r)},
+          {"mime_type", redact(r.format.mime_type)},
+          {"base64", r.format.base64}};
+}
+
+// A stored text as `results show` prints it: redacted as results are, and
+// terminal-safe with its lines kept (every other control is escaped).
+std::string shown_text(std::string_view text) {
+  const std::string redacted = redact(text);
+  std::string out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = redacted.find('\n', start);
+    out += terminal_text(std::string_view(redacted).substr(start, end - start));
+    if (end == std::string::npos) return out;
+    out += '\n';
+    start = end + 1;
+  }
+}
+
+// A failure of `toolmux results`: its message may repeat an id as given.
+int results_failed(std::ostream& err, const Status& status) {
+  err << "toolmux: " << terminal_text(status.message(), Unprintable::space) << "\n";
+  return 1;
+}
+
+Result<std::unique_ptr<ResultInventory>> inventory_of(const CommandLine& cl) {
+  ResultStoreOptions options;
+  if (cl.serve.store == StoreKind::postgresql) {
+    auto store = open_shared_store(cl.serve);
+    if (!store.ok()) return store.status();
+    options.postgres = std::move(*store);
+  } else {
+    options.data_dir = data_dir_of(cl);
+  }
+  return ResultInventory::open(options);
+}
+
+int list_results(const CommandLine& cl, const ResultInventory& inventory, std::ostream& out,
+                 std::ostream& err) {
+  auto all = inventory.list();
+  if (!all.ok()) return results_failed(err, all.status());
+  Printer printer(out, cl.json ? "" : results_header());
+  for (const StoredResult& r : *all) {
+    if (!selected(cl.results, r)) continue;
+    if (!printer.print(cl.json ? json_line(results_json(r)) : results_row(r))) break;
+  }
+  if (printer.count() == 0 && !cl.json) {
+    const bool filtered = !cl.results.session.empty() || cl.results.created_before;
+    out << "No stored results in " << inventory.where() << (filtered ? " match those filters" : "")
+        << ".\n";
+  }
+  return 0;
+}
+
+int show_result(const CommandLine& cl, const ResultInventory& inventory, std::ostream& out,
+                std::ostream& err) {
+  const ResultsCommand& command = cl.results;
+  auto found = inventory.find(command.id);
+  if (!found.ok()) return results_failed(err, found.status());
+  const StoredResult& r = *found;
+  const std::uint64_t pages = page_count(r);
+  if (command.page > pages) {
+    return results_failed(
+        err,
+        Status::out_of_range("result " + r.id + " has " + std::to_string(pages) + " page" +
+                             (pages == 1 ? "" : "s") + ", not " + std::to_string(command.page)));
+  }
+  // The pages to read: one, or all in turn.
+  const std::uint64_t first = command.page == 0 ? 0 : command.page - 1;
+  const std::uint64_t last = command.page == 0 ? pages : command.page;
+  const auto page_text = [&](std::uint64_t index) -> Result<std::string> {
+    auto page = inventory.read(r, index * kMaxPageChars, kMaxPageChars);
+    if (!page.ok()) return page.status();
+    return std::move(page->text);
+  };
+  if (cl.json) {
+    json object = results_json(r);
+    if (command.page > 0) object["page"] = command.page;
+    std::string text;
+    for (std::uint64_t i = first; i < last; ++i) {
+      auto part = page_text(i);
+      if (!part.ok()) return results_failed(err, part.status());
+      text += *part;
+    }
+    object["text"] = redact(text);
+    out << terminal_json(object.dump(-1, ' ', false, json::error_handler_t::replace)) << "\n";
+    return 0;
+  }
+  out << "ID       " << cell(r.id) << "\n"
+      << "SESSION  " << session_tag(r.owner) << "\n"
+      << "CREATED  " << format_rfc3339(r.created) << "\n"
+      << "BYTES    " << r.bytes << "\n"
+      << "CHARS    " << r.chars << "\n"
+      << "PAGES    " << pages << "\n"
+      << "TYPE     " << type_text(r.format) << "\n";
+  if (command.page > 0) {
+    const std::uint64_t from = first * kMaxPageChars;
+    out << "PAGE     " << command.page << " of " << pages << ": characters " << from << " to "
+        << std::min<std::uint64_t>(from + kMaxPageChars, r.chars) << "\n";
+  }
+  out << "\n";
+  bool ends_line = true;
+  for (std::uint64_t i = first; i < last; ++i) {
+    auto part = page_text(i);
+    if (!part.ok()) return results_failed(err, part.status());
+    if (part->empty()) continue;
+    out << shown_text(*part);
+    ends_line = part->back() == '\n';
+  }
+  if (!ends_line) out << "\n";
+  return 0;
+}
+
+std::string deleted_line(const StoredResult& r) {
+  return "Deleted result " + r.id + " (session " + session_tag(r.owner) + ", " +
+         std::to_string(r.bytes) + " bytes)";
+}
+
+int delete_results(const CommandLine& cl, ResultInventory& inventory, std::ostream& out,
+                   std::ostream& err) {
+  const ResultsCommand& command = cl.results;
+  if (!command.id.empty()) {
+    auto found = inventory.find(command.id);
+    if (!found.ok()) return results_failed(err, found.status());
+    if (Status removed = inventory.remove(found->id); !removed.ok()) {
+      return results_failed(err, removed);
+    }
+    out << deleted_line(*found) << " from " << inventory.where() << ".\n";
+    return 0;
+  }
+  auto all = inventory.list();
+  if (!all.ok()) return results_failed(err, all.status());
+  std::size_t deleted = 0;
+  std::size_t failures = 0;
+  for (const StoredResult& r : *all) {
+    if (!selected(command, r)) continue;
+    if (Status removed = inventory.remove(r.id); !removed.ok()) {
+      results_failed(err, removed);
+      ++failures;
+      continue;
+    }
+    out << deleted_line(r) << ".\n";
+    ++deleted;
+  }
+  if (deleted == 0 && failures == 0) {
+    out << "No stored results in " << inventory.where() << " match those filters.\n";
+    return 0;
+  }
+  out << "Deleted " << deleted << " result" << (deleted == 1 ? "" : "s") << " from "
+      << inventory.where();
+  if (failures > 0) out << "; " << failures << " could not be deleted";
+  out << ".\n";
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int run_results(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto inventory = inventory_of(cl);
+  if (!inventory.ok()) return results_failed(err, inventory.status());
+  switch (cl.results.action) {
+    case ResultsCommand::Action::list:
+      return list_results(cl, **inventory, out, err);
+    case ResultsCommand::Action::show:
+      return show_result(cl, **inventory, out, err);
+    case ResultsCommand::Action::remove:
+      return delete_results(cl, **inventory, out, err);
+  }
+  return 1;
 }
 
 }  // namespace toolmux

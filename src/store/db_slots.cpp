@@ -3,11 +3,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <rocksdb/env.h>
+
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdarg>
 #include <mutex>
 #include <set>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 namespace toolmux {
@@ -52,6 +57,17 @@ bool slot_number(const std::string& name, std::size_t& n) {
   auto [end, ec] = std::from_chars(first, last, n);
   return ec == std::errc() && end == last;
 }
+
+// A read-only open may race a writer's flush or compaction (a file it listed
+// is gone when it opens it): it is tried again this many times.
+constexpr int kReadOnlyOpenAttempts = 4;
+
+// RocksDB's info log, for readers: nothing (see open_slot_read_only).
+class NoInfoLog final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char* /*format*/, va_list /*ap*/) override {}
+};
 
 }  // namespace
 
@@ -133,6 +149,23 @@ Result<OpenedSlot> open_free_slot(const fs::path& base, std::size_t max_slots,
   return Status::resource_exhausted("could not open " + store + ": none of the " +
                                     std::to_string(max_slots) + " slots in " + base.string() +
                                     " is free (" + first_failure + ")");
+}
+
+Result<std::unique_ptr<rocksdb::DB>> open_slot_read_only(const fs::path& folder,
+                                                         const std::string& store) {
+  rocksdb::Options options;
+  options.create_if_missing = false;
+  options.max_open_files = -1;
+  options.info_log = std::make_shared<NoInfoLog>();
+  rocksdb::Status status;
+  for (int attempt = 0; attempt < kReadOnlyOpenAttempts; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+    rocksdb::DB* raw = nullptr;
+    status = rocksdb::DB::OpenForReadOnly(options, folder.string(), &raw);
+    if (status.ok()) return std::unique_ptr<rocksdb::DB>(raw);
+  }
+  return Status::io_error("could not read " + store + " in " + folder.string() + ": " +
+                          status.ToString());
 }
 
 std::vector<fs::path> existing_slots(const fs::path& base) {

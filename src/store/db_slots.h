@@ -61,6 +61,16 @@ struct OpenedSlot {
 Result<OpenedSlot> open_free_slot(const std::filesystem::path& base, std::size_t max_slots,
                                   const rocksdb::Options& options, const std::string& store);
 
+// Opens the database in `folder` read-only, for a reader beside the process
+// that may hold the slot: every table file opened up front (max_open_files
+// -1), so that the writer's compactions cannot pull a file from under it,
+// and no info log of its own (a read-only open would otherwise rotate the
+// writer's LOG file). An open that races the writer's flush or compaction (a
+// file it listed is gone) is tried again a few times. io_error naming
+// `store` ("the journal"), the folder and RocksDB's reason when it fails.
+Result<std::unique_ptr<rocksdb::DB>> open_slot_read_only(const std::filesystem::path& folder,
+                                                         const std::string& store);
+
 // The slot folders in `base` that hold a database (a CURRENT file), in slot
 // order; none when `base` does not exist.
 std::vector<std::filesystem::path> existing_slots(const std::filesystem::path& base);

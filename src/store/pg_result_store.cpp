@@ -145,27 +145,62 @@ Result<ResultPage> PgResultStore::read(std::string_view owner, std::string_view 
   return page;
 }
 
-std::vector<StoredResult> PgResultStore::list(std::string_view owner) const {
+namespace {
+
+// The rows of `rows` (id, owner, bytes, chars, created_ns, mime_type, base64).
+std::vector<StoredResult> stored_results(const PgResult& rows) {
   std::vector<StoredResult> out;
-  auto lease = options_.postgres->pool().acquire();
-  if (!lease.ok()) return out;
-  auto rows = (*lease)->exec(
-      "SELECT id, bytes, chars, created_ns, mime_type, base64 FROM toolmux_results "
-      "WHERE owner = $1 AND created_ns > $2 ORDER BY created_ns, seq",
-      {PgParam::text(owner), PgParam::integer(cutoff_ns())});
-  if (!rows.ok()) return out;
-  out.reserve(static_cast<std::size_t>(rows->rows()));
-  for (int i = 0; i < rows->rows(); ++i) {
+  out.reserve(static_cast<std::size_t>(rows.rows()));
+  for (int i = 0; i < rows.rows(); ++i) {
     StoredResult r;
-    r.id = rows->text(i, 0);
-    r.bytes = static_cast<std::uint64_t>(rows->integer(i, 1));
-    r.chars = static_cast<std::uint64_t>(rows->integer(i, 2));
-    r.created = from_ns(rows->integer(i, 3));
-    r.format.mime_type = rows->text(i, 4);
-    r.format.base64 = rows->text(i, 5) == "t";
+    r.id = rows.text(i, 0);
+    r.owner = rows.text(i, 1);
+    r.bytes = static_cast<std::uint64_t>(rows.integer(i, 2));
+    r.chars = static_cast<std::uint64_t>(rows.integer(i, 3));
+    r.created = from_ns(rows.integer(i, 4));
+    r.format.mime_type = rows.text(i, 5);
+    r.format.base64 = rows.text(i, 6) == "t";
     out.push_back(std::move(r));
   }
   return out;
+}
+
+// The columns stored_results reads: one owner's results that have not
+// expired ($1, $2: the cutoff), or every result.
+constexpr std::string_view kListOwner =
+    "SELECT id, owner, bytes, chars, created_ns, mime_type, base64 FROM toolmux_results "
+    "WHERE owner = $1 AND created_ns > $2 ORDER BY created_ns, seq";
+constexpr std::string_view kListAll =
+    "SELECT id, owner, bytes, chars, created_ns, mime_type, base64 FROM toolmux_results "
+    "ORDER BY created_ns, seq";
+
+}  // namespace
+
+std::vector<StoredResult> PgResultStore::list(std::string_view owner) const {
+  auto lease = options_.postgres->pool().acquire();
+  if (!lease.ok()) return {};
+  auto rows = (*lease)->exec(kListOwner, {PgParam::text(owner), PgParam::integer(cutoff_ns())});
+  if (!rows.ok()) return {};
+  return stored_results(*rows);
+}
+
+Result<std::vector<StoredResult>> PgResultStore::list_all() const {
+  auto lease = options_.postgres->pool().acquire();
+  if (!lease.ok()) return lease.status();
+  auto rows = (*lease)->exec(kListAll);
+  if (!rows.ok()) return rows.status();
+  return stored_results(*rows);
+}
+
+Status PgResultStore::remove(std::string_view id) {
+  if (!result_text::may_be_id(id)) return result_text::no_such_result(id);
+  auto lease = options_.postgres->pool().acquire();
+  if (!lease.ok()) return lease.status();
+  // The chunks go with it (ON DELETE CASCADE).
+  auto deleted = (*lease)->exec("DELETE FROM toolmux_results WHERE id = $1", {PgParam::text(id)});
+  if (!deleted.ok()) return deleted.status();
+  if (deleted->affected() == 0) return result_text::no_such_result(id);
+  return Status::ok_status();
 }
 
 void PgResultStore::delete_owner(std::string_view owner) {

@@ -41,6 +41,8 @@ class PgResultStore final : public ResultStore {
                           std::size_t max_chars) const override;
   std::vector<StoredResult> list(std::string_view owner) const override;
   void delete_owner(std::string_view owner) override;
+  Result<std::vector<StoredResult>> list_all() const override;
+  Status remove(std::string_view id) override;
   std::size_t expire_old() override;
   std::uint64_t stored_bytes() const override;
   std::size_t stored_count() const override;

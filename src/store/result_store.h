@@ -62,9 +62,10 @@ struct StoredFormat {
   bool base64 = false;
 };
 
-// One stored result, as ResultStore::list gives it.
+// One stored result, as ResultStore::list and list_all give it.
 struct StoredResult {
   std::string id;
+  std::string owner;  // the session that stored it: a bearer secret, never printed
   std::uint64_t bytes = 0;
   std::uint64_t chars = 0;
   std::chrono::system_clock::time_point created;
@@ -103,6 +104,19 @@ class ResultStore {
 
   // Deletes every result of `owner` (its session ended).
   virtual void delete_owner(std::string_view owner) = 0;
+
+  // For the operator (`toolmux results`, src/store/result_inventory.h):
+  // every result of every owner, oldest first, including those past the
+  // retention that no sweep has deleted yet. RocksDB: the results of this
+  // store's slot. io_error when the store cannot be read (unavailable when a
+  // shared store cannot be reached).
+  virtual Result<std::vector<StoredResult>> list_all() const = 0;
+
+  // Deletes the result `id`, whatever its owner and age. not_found naming
+  // the id when the store holds no result of that id; io_error on a storage
+  // failure or a store opened read-only (unavailable when a shared store
+  // cannot be reached).
+  virtual Status remove(std::string_view id) = 0;
 
   // Deletes results older than the retention; called periodically and at open.
   // Returns how many were deleted.

@@ -36,6 +36,12 @@ inline Status not_found() {
   return Status::not_found("no such result (unknown, expired, or another owner's)");
 }
 
+// What remove() answers for an id the store does not hold (the operator
+// named it: no owner to hide it from).
+inline Status no_such_result(std::string_view id) {
+  return Status::not_found("no stored result " + std::string(id));
+}
+
 inline Status past_the_end(std::uint64_t offset, std::uint64_t chars) {
   return Status::out_of_range("offset " + std::to_string(offset) +
                               " is past the end of the result (" + std::to_string(chars) +

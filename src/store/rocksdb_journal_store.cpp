@@ -24,15 +24,11 @@
 // exists without its audit record. Retention deletes old audit records with
 // one DeleteRange over a/ and old finished entries by walking x/.
 //
-// Readers (`toolmux journal`, `toolmux audit`) open each slot read-only with
-// every table file opened up front (max_open_files -1), so that compactions
-// by the writing process meanwhile cannot pull files from under them, and
-// without an info log of their own (a read-only open would otherwise rotate
-// the writer's LOG file).
+// Readers (`toolmux journal`, `toolmux audit`) open each slot read-only
+// (open_slot_read_only, db_slots.h), beside the process that writes it.
 #include "src/store/rocksdb_journal_store.h"
 
 #include <rocksdb/db.h>
-#include <rocksdb/env.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice.h>
@@ -40,9 +36,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdarg>
 #include <mutex>
-#include <thread>
 #include <utility>
 
 #include "src/store/db_keys.h"
@@ -62,9 +56,6 @@ constexpr std::size_t kMaxInterruptedListed = 1024;
 constexpr std::int64_t kSweepEveryNs = 3'600'000'000'000;  // an hour
 // Finished entries deleted per batch when they pass the retention.
 constexpr std::size_t kSweepBatch = 1000;
-// A read-only open may race a writer's flush or compaction (a file it listed
-// is gone when it opens it): it is tried again this many times.
-constexpr int kReadOnlyOpenAttempts = 4;
 
 // ---- Keys ----
 
@@ -102,24 +93,9 @@ std::optional<std::uint64_t> seq_from_value(std::string_view v) {
   return get_be(v, 0, 8);
 }
 
-// ---- RocksDB configuration ----
+// ---- Reading beside the writer ----
 
-// RocksDB's info log, for readers: nothing (see the top of the file).
-class NoInfoLog final : public rocksdb::Logger {
- public:
-  using rocksdb::Logger::Logv;
-  void Logv(const char* /*format*/, va_list /*ap*/) override {}
-};
-
-rocksdb::Options reader_options() {
-  rocksdb::Options options;
-  options.create_if_missing = false;
-  options.max_open_files = -1;
-  options.info_log = std::make_shared<NoInfoLog>();
-  return options;
-}
-
-// One slot opened for reading.
+// One slot opened for reading (open_slot_read_only).
 struct SlotReader {
   fs::path folder;
   bool held = false;  // a live process holds it (slot_held)
@@ -128,26 +104,14 @@ struct SlotReader {
 
 Result<std::vector<SlotReader>> open_readers(const fs::path& data_dir) {
   std::vector<SlotReader> readers;
-  const rocksdb::Options options = reader_options();
   for (fs::path& folder : existing_slots(data_dir / "journal")) {
     SlotReader reader;
     // Before opening: an intent without outcome is running only if its
     // process is alive now, as the entries are read.
     reader.held = slot_held(folder);
-    rocksdb::Status status;
-    for (int attempt = 0; attempt < kReadOnlyOpenAttempts; ++attempt) {
-      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
-      rocksdb::DB* raw = nullptr;
-      status = rocksdb::DB::OpenForReadOnly(options, folder.string(), &raw);
-      if (status.ok()) {
-        reader.db.reset(raw);
-        break;
-      }
-    }
-    if (!status.ok()) {
-      return Status::io_error("could not read the journal in " + folder.string() + ": " +
-                              status.ToString());
-    }
+    auto db = open_slot_read_only(folder, "the journal");
+    if (!db.ok()) return db.status();
+    reader.db = std::move(*db);
     reader.folder = std::move(folder);
     readers.push_back(std::move(reader));
   }

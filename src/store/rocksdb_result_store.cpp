@@ -256,7 +256,8 @@ struct RocksDbResultStore::Impl {
   fs::path ingest_folder;       // folder/ingest: table files being written
   rocksdb::Options db_options;  // what db was opened with, for SstFileWriter
   std::unique_ptr<rocksdb::DB> db;
-  SlotClaim claim;  // given up after ~Impl has closed db
+  SlotClaim claim;         // given up after ~Impl has closed db
+  bool read_only = false;  // open_slot(..., Access::read_only): nothing is written
 
   mutable std::mutex mutex;  // guards the counters; held by every write
   std::uint64_t bytes = 0;
@@ -381,12 +382,17 @@ struct RocksDbResultStore::Impl {
     return status;
   }
 
-  // At open: drops unfinished writes and recomputes the counters.
+  Status refuse_write() const {
+    return Status::io_error("the result store in " + folder.string() + " is open read-only");
+  }
+
+  // At open: drops unfinished writes (unless read-only) and recomputes the
+  // counters.
   Status recover() {
     // Table files of puts that did not reach their ingestion. This process
     // holds the slot, so no put of another process is writing them.
     std::error_code ec;
-    fs::remove_all(ingest_folder, ec);
+    if (!read_only) fs::remove_all(ingest_folder, ec);
     if (ec)
       return Status::io_error("could not clear " + ingest_folder.string() + ": " + ec.message());
     bool ok = scan(
@@ -428,9 +434,41 @@ Result<std::unique_ptr<RocksDbResultStore>> RocksDbResultStore::open(
   return store;
 }
 
+Result<std::unique_ptr<RocksDbResultStore>> RocksDbResultStore::open_slot(
+    const ResultStoreOptions& options, const std::filesystem::path& folder, Access access) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (!impl->options.now) impl->options.now = std::chrono::system_clock::now;
+  impl->folder = folder;
+  impl->ingest_folder = folder / "ingest";
+  impl->db_options = db_options();
+  impl->read_only = access == Access::read_only;
+  if (impl->read_only) {
+    auto db = open_slot_read_only(folder, "the result store");
+    if (!db.ok()) return db.status();
+    impl->db = std::move(*db);
+  } else {
+    rocksdb::Options write_options = impl->db_options;
+    write_options.create_if_missing = false;
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status status = rocksdb::DB::Open(write_options, folder.string(), &raw);
+    if (!status.ok()) {
+      return Status::io_error("could not open the result store in " + folder.string() + ": " +
+                              status.ToString());
+    }
+    impl->db.reset(raw);
+    impl->claim = SlotClaim(folder);
+  }
+  if (Status recovered = impl->recover(); !recovered.ok()) return recovered;
+  std::unique_ptr<RocksDbResultStore> store(new RocksDbResultStore(std::move(impl)));
+  if (access == Access::write) store->expire_old();
+  return store;
+}
+
 Result<std::string> RocksDbResultStore::put(std::string_view owner, std::string_view text,
                                             const StoredFormat& format) {
   Impl& s = *impl_;
+  if (s.read_only) return s.refuse_write();
   if (Status refused = result_text::check_put(text, format, s.options.max_bytes); !refused.ok()) {
     return refused;
   }
@@ -539,13 +577,45 @@ std::vector<StoredResult> RocksDbResultStore::list(std::string_view owner) const
   std::vector<StoredResult> out;
   out.reserve(found.size());
   for (auto& [m, id] : found) {
-    out.push_back({std::move(id), m.bytes, m.chars, from_ns(m.created_ns), std::move(m.format)});
+    out.push_back({std::move(id), std::move(m.owner), m.bytes, m.chars, from_ns(m.created_ns),
+                   std::move(m.format)});
   }
   return out;
 }
 
+Result<std::vector<StoredResult>> RocksDbResultStore::list_all() const {
+  const Impl& s = *impl_;
+  std::vector<StoredResult> out;
+  // The age index is in time order already (then seq, the order of puts).
+  const bool read = s.scan("t/", [&](std::string_view key, std::string_view) {
+    if (key.size() != 2 + 16 + kIdLength) return true;
+    std::string id(key.substr(2 + 16));
+    auto m = s.get_meta(id);
+    if (!m) return true;  // deleted since the scan began
+    out.push_back({std::move(id), std::move(m->owner), m->bytes, m->chars, from_ns(m->created_ns),
+                   std::move(m->format)});
+    return true;
+  });
+  if (!read) return Status::io_error("could not read the result store in " + s.folder.string());
+  return out;
+}
+
+Status RocksDbResultStore::remove(std::string_view id) {
+  Impl& s = *impl_;
+  if (s.read_only) return s.refuse_write();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto m = id.size() == kIdLength ? s.get_meta(id) : std::nullopt;
+  if (!m) return result_text::no_such_result(id);
+  if (!s.remove(id, *m)) {
+    return Status::io_error("could not delete result " + std::string(id) + " from " +
+                            s.folder.string());
+  }
+  return Status::ok_status();
+}
+
 void RocksDbResultStore::delete_owner(std::string_view owner) {
   Impl& s = *impl_;
+  if (s.read_only) return;
   std::lock_guard<std::mutex> lock(s.mutex);
   std::string prefix = owner_prefix(owner);
   std::vector<std::string> ids;
@@ -558,6 +628,7 @@ void RocksDbResultStore::delete_owner(std::string_view owner) {
 
 std::size_t RocksDbResultStore::expire_old() {
   Impl& s = *impl_;
+  if (s.read_only) return 0;
   std::lock_guard<std::mutex> lock(s.mutex);
   std::int64_t cutoff = to_ns(s.options.now()) - retention_ns(s.options.retention);
   std::vector<std::string> ids;

@@ -25,6 +25,21 @@ class RocksDbResultStore final : public ResultStore {
   // resource_exhausted when every slot is taken or max_slots is 0, io_error
   // otherwise.
   static Result<std::unique_ptr<RocksDbResultStore>> open(const ResultStoreOptions& options);
+
+  // For the operator (result_inventory.h): the store in one slot folder
+  // (options.data_dir/results/slot-N) that holds a database, not the lowest
+  // free one. Access::read_only reads beside the process that may hold the
+  // slot, which keeps writing meanwhile (every table file is opened up front,
+  // so its compactions cannot pull one away; a reader sees what was written
+  // before it opened): put and remove then fail with io_error, delete_owner
+  // and expire_old do nothing, and nothing expires at open. Access::write
+  // takes the slot as open() does, and fails with io_error when another
+  // process holds it. io_error naming the folder and RocksDB's reason when
+  // it cannot be opened.
+  enum class Access { read_only, write };
+  static Result<std::unique_ptr<RocksDbResultStore>> open_slot(const ResultStoreOptions& options,
+                                                               const std::filesystem::path& folder,
+                                                               Access access);
   ~RocksDbResultStore() override;
 
   using ResultStore::put;
@@ -34,6 +49,8 @@ class RocksDbResultStore final : public ResultStore {
                           std::size_t max_chars) const override;
   std::vector<StoredResult> list(std::string_view owner) const override;
   void delete_owner(std::string_view owner) override;
+  Result<std::vector<StoredResult>> list_all() const override;
+  Status remove(std::string_view id) override;
   std::size_t expire_old() override;
   std::uint64_t stored_bytes() const override;
   std::size_t stored_count() const override;

@@ -361,6 +361,9 @@ export function runCli(args, { timeoutMs = 10000, cwd, env = {} } = {}) {
     const child = spawn(TOOLMUX_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
+    // Decoded as a stream: a character cut between two reads stays whole.
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
     child.stdout.on('data', (c) => (stdout += c));
     child.stderr.on('data', (c) => (stderr += c));
     const timer = setTimeout(() => {

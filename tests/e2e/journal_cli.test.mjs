@@ -1,5 +1,6 @@
 // The commands that read the journal and switch the write freeze, through the
-// binary: `toolmux journal`, `toolmux audit`, `toolmux freeze`.
+// binary: `toolmux journal`, `toolmux audit`, `toolmux freeze`; and `toolmux
+// results` beside a running server.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -7,7 +8,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { TOOLMUX_BIN, makeTempDir, runCli } from './helpers.mjs';
+import {
+  TOOLMUX_BIN,
+  genCharsText,
+  limitsCatalog,
+  makeTempDir,
+  parseOffloadNotice,
+  runCli,
+  serveStore,
+  short,
+  textOf,
+} from './helpers.mjs';
 
 // runCli with an environment of its own (for the default data directory).
 function runWithEnv(args, env) {
@@ -106,4 +117,42 @@ test('toolmux journal: a slot that cannot be read is an error naming it (exit 1)
   const r = await runCli(['journal', '--data-dir', dir]);
   assert.equal(r.code, 1, r.stdout);
   assert.ok(r.stderr.startsWith(`toolmux: could not read the journal in ${slot}: `), r.stderr);
+});
+
+test("toolmux results: a running server's stored result is listed and shown, not deleted; it goes with its session", async (t) => {
+  const session = await serveStore(t, { catalog: limitsCatalog('offload_small.catalog.json') });
+  const stored = await session.client.callTool({ name: 'gen_chars', arguments: { count: 30000 } });
+  assert.notEqual(stored.isError, true, short(stored));
+  const notice = parseOffloadNotice(textOf(stored));
+  assert.ok(notice, short(stored));
+  const dir = session.dataDir;
+
+  let r = await runCli(['results', 'list', '--data-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.match(lines[0], /^CREATED {19}ID {43}SESSION {7}BYTES {7}PAGES  TYPE$/);
+  assert.match(
+    lines[1],
+    new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]{12}Z  ${notice.id}  [0-9a-f]{12}  ${notice.bytes} +2 {6}text/plain$`),
+  );
+  assert.equal(lines.length, 3, r.stdout);
+
+  r = await runCli(['results', 'show', notice.id, '--page', '2', '--data-dir', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stdout.includes('PAGE     2 of 2: characters 20000 to 30000\n\n'), r.stdout);
+  const tail = `\n\n${Array.from(genCharsText(30000)).slice(20000).join('')}\n`;
+  assert.ok(r.stdout.endsWith(tail), short(r.stdout));
+
+  r = await runCli(['results', 'delete', notice.id, '--data-dir', dir]);
+  assert.equal(r.code, 1, r.stdout);
+  assert.equal(
+    r.stderr,
+    `toolmux: result ${notice.id} is in ${path.join(dir, 'results', 'slot-0')}, which a running toolmux holds: ` +
+      'only that process can delete it (when its session ends, or past the retention)\n',
+  );
+
+  await session.client.close();  // over stdio the session ends with the process
+  r = await runCli(['results', 'delete', notice.id, '--data-dir', dir]);
+  assert.equal(r.code, 1, r.stdout);
+  assert.equal(r.stderr, `toolmux: no stored result ${notice.id}\n`);
 });

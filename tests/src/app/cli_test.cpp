@@ -69,6 +69,7 @@ TEST_CASE("cli: the top-level actions", "[cli]") {
   CHECK(parse_ok({"journal", "--help"}).action == Action::help);
   CHECK(parse_ok({"audit", "--help"}).action == Action::help);
   CHECK(parse_ok({"freeze", "--help"}).action == Action::help);
+  CHECK(parse_ok({"results", "--help"}).action == Action::help);
 }
 
 TEST_CASE("cli: login and logout name an upstream, and login needs the catalog", "[cli]") {
@@ -200,6 +201,49 @@ TEST_CASE("cli: journal, audit and freeze", "[cli]") {
   CHECK(parse_ok({"freeze", "off"}).freeze_action == FreezeAction::off);
   CHECK(parse_ok({"freeze", "status"}).freeze_action == FreezeAction::status);
   CHECK(parse_ok({"freeze", "--reason", "r", "on"}).freeze_action == FreezeAction::on);
+}
+
+TEST_CASE("cli: results list, show and delete", "[cli]") {
+  using toolmux::ResultsCommand;
+  const CommandLine list = parse_ok({"results", "list"});
+  REQUIRE(list.action == Action::results);
+  CHECK(list.results.action == ResultsCommand::Action::list);
+  CHECK(list.results.session.empty());
+  CHECK_FALSE(list.results.created_before);
+  CHECK_FALSE(list.json);
+  const auto before = std::chrono::system_clock::now();
+  const CommandLine filtered = parse_ok(
+      {"results", "list", "--session", "abc", "--older-than", "2h", "--json", "--data-dir", "/d"});
+  const auto after = std::chrono::system_clock::now();
+  CHECK(filtered.results.session == "abc");
+  REQUIRE(filtered.results.created_before);
+  CHECK(*filtered.results.created_before >= before - std::chrono::hours(2));
+  CHECK(*filtered.results.created_before <= after - std::chrono::hours(2));
+  CHECK(filtered.json);
+  CHECK(filtered.serve.data_dir == "/d");
+
+  const CommandLine show = parse_ok({"results", "show", "ID1", "--page", "3"});
+  CHECK(show.results.action == ResultsCommand::Action::show);
+  CHECK(show.results.id == "ID1");
+  CHECK(show.results.page == 3);
+  CHECK(parse_ok({"results", "show", "ID1"}).results.page == 0);
+  const CommandLine one = parse_ok({"results", "delete", "ID1", "--store", "postgresql"});
+  CHECK(one.results.action == ResultsCommand::Action::remove);
+  CHECK(one.results.id == "ID1");
+  CHECK(one.serve.store == toolmux::StoreKind::postgresql);
+  CHECK(parse_ok({"results", "delete", "--session", "abc"}).results.session == "abc");
+  CHECK(parse_ok({"results", "delete", "--older-than", "7d"}).results.created_before);
+  // An id may start with '-' (base64url): it is still the ID, not an option,
+  // unless it is an option's value.
+  const std::string dashed = "-" + std::string(42, 'A');
+  const CommandLine dashed_show = parse_ok({"results", "show", dashed, "--page", "2"});
+  CHECK(dashed_show.results.id == dashed);
+  CHECK(dashed_show.results.page == 2);
+  CHECK(parse_ok({"results", "delete", "--data-dir", "/d", dashed}).results.id == dashed);
+  const CommandLine dashed_session = parse_ok({"results", "delete", "--session", dashed});
+  CHECK(dashed_session.results.session == dashed);
+  CHECK(dashed_session.results.id.empty());
+  CHECK(parse_command_line({"results", "show", "ID1", dashed}).error == "results takes one ID");
 }
 
 TEST_CASE("cli: serve takes each kind of option", "[cli]") {
@@ -407,8 +451,8 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
   };
   const std::vector<Case> cases = {
       {{},
-       "missing command (serve, check, search, journal, audit, freeze, import, doctor, login, "
-       "logout, --version, --help)"},
+       "missing command (serve, check, search, journal, audit, freeze, results, import, doctor, "
+       "login, logout, --version, --help)"},
       {{"import"}, "import needs the client's configuration FILE"},
       {{"import", "a.json", "b.json"}, "import takes one FILE and its options, not \"b.json\""},
       {{"import", "a.json", "--format", "windsurf"},
@@ -523,6 +567,23 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"audit", "--principal"}, "--principal needs a value"},
       {{"audit", "--json=yes"}, "--json takes no value"},
       {{"audit", "delete_file"}, "unknown option \"delete_file\" for audit"},
+      {{"results"}, "results needs list, show or delete"},
+      {{"results", "purge"}, "results needs list, show or delete, not \"purge\""},
+      {{"results", "list", "ID1"}, "results list takes no ID (results show ID shows one)"},
+      {{"results", "list", "--page", "2"}, "--page goes with results show"},
+      {{"results", "show"}, "results show needs the result's ID"},
+      {{"results", "show", "ID1", "--page", "0"}, "--page needs a whole number above 0"},
+      {{"results", "show", "ID1", "--session", "s"},
+       "--session and --older-than go with list and delete"},
+      {{"results", "delete"},
+       "results delete needs either the result's ID or --session S and/or --older-than D"},
+      {{"results", "delete", "ID1", "--session", "s"},
+       "results delete needs either the result's ID or --session S and/or --older-than D"},
+      {{"results", "delete", "ID1", "--json"}, "--json goes with results list and show"},
+      {{"results", "list", "--older-than", "soon"},
+       "--older-than needs a duration (90s, 15m, 2h, 7d), not \"soon\""},
+      {{"results", "show", "a", "b"}, "unknown option \"b\" for results"},
+      {{"results", "list", "--store-url-file", "f"}, "--store-url-file needs --store postgresql"},
       {{"freeze"}, "freeze needs on, off or status"},
       {{"freeze", "maybe"}, "freeze needs on, off or status, not \"maybe\""},
       {{"freeze", "on", "off"}, "unknown option \"off\" for freeze"},
@@ -610,7 +671,14 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "login --data-dir",
                                                   "login --store",
                                                   "logout --data-dir",
-                                                  "logout --store"};
+                                                  "logout --store",
+                                                  "results --session",
+                                                  "results --older-than",
+                                                  "results --page",
+                                                  "results --json",
+                                                  "results --data-dir",
+                                                  "results --store",
+                                                  "results --store-url-file"};
   for (const std::string& known : known_options) {
     CHECK(std::find(accepted.begin(), accepted.end(), known) != accepted.end());
   }
@@ -643,6 +711,7 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
   CHECK(help.find("(default: 30; 1 to 36500)") != std::string::npos);    // --audit-retention-days
   CHECK(help.find("all; 1 to 1000000).") != std::string::npos);          // audit --limit
   CHECK(help.find("\ntoolmux freeze [options] ACTION\n") != std::string::npos);
+  CHECK(help.find("\ntoolmux results [options] ACTION ID\n") != std::string::npos);
 }
 
 TEST_CASE("cli: the README's synopsis names every option the parser accepts", "[cli]") {

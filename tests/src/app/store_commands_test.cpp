@@ -13,9 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli.h"
+#include "src/app/time_text.h"
 #include "src/base/redact.h"
 #include "src/store/journal_store.h"
 #include "src/store/pg_store.h"
+#include "src/store/result_store.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -53,6 +55,9 @@ Run run(const std::vector<std::string>& args) {
       break;
     case CommandLine::Action::freeze:
       r.code = toolmux::run_freeze(cl, out, err);
+      break;
+    case CommandLine::Action::results:
+      r.code = toolmux::run_results(cl, out, err);
       break;
     default:
       FAIL("not a store command");
@@ -428,4 +433,264 @@ TEST_CASE("toolmux journal and audit --store postgresql: nothing yet, or no conn
   CHECK(missing.err ==
         "toolmux: --store postgresql needs a connection string: set TOOLMUX_POSTGRES_URL or give "
         "--store-url-file FILE\n");
+}
+
+// ---- toolmux results ----
+
+namespace {
+
+using toolmux::ResultStore;
+using toolmux::ResultStoreOptions;
+
+// Two sessions' ids, and what `toolmux results` names them by: the first 12
+// hex digits of each id's SHA-256 (printf %s session-alice | sha256sum).
+const std::string kAlice = "session-alice";
+const std::string kBob = "session-bob";
+const std::string kAliceTag = "a095c7c2121d";
+const std::string kBobTag = "f217023f6d99";
+const std::string kDayText = "2026-12-01T10:00:00.000Z";
+
+// A result store as a server opens it, its clock at `at`: RocksDB in `dir`
+// (the lowest free slot), or PostgreSQL.
+std::unique_ptr<ResultStore> open_results(const TempDir& dir, system_clock::time_point at,
+                                          std::shared_ptr<toolmux::PgStore> postgres = nullptr) {
+  ResultStoreOptions options;
+  options.data_dir = dir.path();
+  options.postgres = std::move(postgres);
+  options.now = [at] { return at; };
+  auto store = ResultStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+std::string put_result(ResultStore& store, const std::string& owner, const std::string& text,
+                       const toolmux::StoredFormat& format = {}) {
+  auto id = store.put(owner, text, format);
+  INFO(id.message());
+  REQUIRE(id.ok());
+  return *id;
+}
+
+// A row of `toolmux results list`.
+std::string result_row(const std::string& created, const std::string& id, const std::string& tag,
+                       const std::string& bytes, const std::string& pages,
+                       const std::string& type) {
+  return created + "  " + id + "  " + tag + "  " + bytes + std::string(10 - bytes.size(), ' ') +
+         "  " + pages + std::string(5 - pages.size(), ' ') + "  " + type;
+}
+
+}  // namespace
+
+TEST_CASE("toolmux results list: every session's results, oldest first, a session as a digest") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  Run empty = run({"results", "list", "--data-dir", d});
+  CHECK(empty.code == 0);
+  CHECK(empty.err.empty());
+  CHECK(empty.out == "No stored results in " + d + "/results.\n");
+  CHECK(run({"results", "list", "--json", "--data-dir", d}).out.empty());
+
+  // Two servers on one data directory (slot-0 and slot-1), both running.
+  auto first = open_results(dir, kDay);
+  auto second = open_results(dir, kDay + std::chrono::seconds(1));
+  const std::string a1 = put_result(*first, kAlice, std::string(45'000, 'x'));
+  const std::string b1 =
+      put_result(*second, kBob, "iVBORw0K", toolmux::StoredFormat{"image/png", true});
+  // Stored a moment ago (the others long ago, for --older-than).
+  const auto recent = std::chrono::floor<std::chrono::seconds>(system_clock::now());
+  const std::string recent_text = toolmux::format_rfc3339(recent);
+  auto later = open_results(dir, recent);  // slot-2
+  const std::string a2 = put_result(*later, kAlice, "");
+  // A 2026-07-28 request's results are its principal's: no secret, shown as is.
+  const std::string c1 = put_result(*later, "principal:carol", "c");
+
+  const auto lines = table_of({"results", "list", "--data-dir", d}, 4);
+  CHECK(lines[0] ==
+        "CREATED                   ID                                           "
+        "SESSION       BYTES       PAGES  TYPE");
+  CHECK(lines[1] == result_row(kDayText, a1, kAliceTag, "45000", "3", "text/plain"));
+  CHECK(lines[2] ==
+        result_row("2026-12-01T10:00:01.000Z", b1, kBobTag, "8", "1", "image/png (base64)"));
+  CHECK(lines[3] == result_row(recent_text, a2, kAliceTag, "0", "1", "text/plain"));
+  CHECK(lines[4] == recent_text + "  " + c1 + "  principal:carol  1           1      text/plain");
+  // A session id is a bearer credential: never printed.
+  const Run jsonl = run({"results", "list", "--json", "--data-dir", d});
+  CHECK(jsonl.out.find("session-") == std::string::npos);
+  for (const auto& line : lines) CHECK(line.find("session-") == std::string::npos);
+
+  const auto objects = lines_of(jsonl.out);
+  REQUIRE(objects.size() == 4);
+  CHECK(json::parse(objects[3])["session"] == "principal:carol");
+  CHECK(json::parse(objects[1]) == json{{"id", b1},
+                                        {"session", kBobTag},
+                                        {"created", "2026-12-01T10:00:01.000Z"},
+                                        {"bytes", 8},
+                                        {"chars", 8},
+                                        {"pages", 1},
+                                        {"mime_type", "image/png"},
+                                        {"base64", true}});
+
+  using V = std::vector<std::string>;
+  const auto ids = [&](V args) {
+    args.insert(args.end(), {"--json", "--data-dir", d});
+    V out;
+    for (const auto& line : lines_of(run(args).out)) out.push_back(json::parse(line)["id"]);
+    return out;
+  };
+  // --session: the session's id, or its digest as listed (12 digits or more).
+  CHECK(ids({"results", "list", "--session", kAlice}) == V{a1, a2});
+  CHECK(ids({"results", "list", "--session", kAliceTag}) == V{a1, a2});
+  CHECK(ids({"results", "list", "--session", kBobTag + "e5"}).empty());
+  CHECK(ids({"results", "list", "--session", kBobTag.substr(0, 6)}).empty());
+  CHECK(ids({"results", "list", "--session", "principal:carol"}) == V{c1});
+  CHECK(ids({"results", "list", "--older-than", "1d"}) == V{a1, b1});
+  CHECK(ids({"results", "list", "--older-than", "1d", "--session", kBob}) == V{b1});
+  CHECK(run({"results", "list", "--session", "nobody", "--data-dir", d}).out ==
+        "No stored results in " + d + "/results match those filters.\n");
+}
+
+TEST_CASE("toolmux results show: the details and the text, redacted and terminal-safe, by page") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const std::string token = "ghp_aB3dE6gH9jaB3dE6gH9jaB3dE6gH9jK2mN5p";
+  const std::string text = "line one\ntoken " + token + " \x1b[2J x\xe2\x80\xae end";
+  const std::string pages =
+      std::string(20'000, 'a') + std::string(20'000, 'b') + std::string(5'000, 'c');
+  std::string id;
+  std::string paged;
+  {
+    auto store = open_results(dir, kDay);
+    id = put_result(*store, kAlice, text);
+    paged = put_result(*store, kBob, pages);
+  }
+  const std::string details = "ID       " + id + "\nSESSION  " + kAliceTag + "\nCREATED  " +
+                              kDayText + "\nBYTES    " + std::to_string(text.size()) +
+                              "\nCHARS    " + std::to_string(text.size() - 2) +
+                              "\nPAGES    1\nTYPE     text/plain\n\n";
+  Run shown = run({"results", "show", id, "--data-dir", d});
+  CHECK(shown.code == 0);
+  CHECK(shown.err.empty());
+  CHECK(shown.out == details + "line one\ntoken [REDACTED:github_token] \\u001b[2J x\\u202e end\n");
+  CHECK(shown.out.find(token) == std::string::npos);
+  CHECK(shown.out.find(kAlice) == std::string::npos);
+
+  const json object = json::parse(run({"results", "show", id, "--json", "--data-dir", d}).out);
+  CHECK(object["id"] == id);
+  CHECK(object["session"] == kAliceTag);
+  CHECK(object["text"] == "line one\ntoken [REDACTED:github_token] \x1b[2J x\xe2\x80\xae end");
+  CHECK(object.find("page") == object.end());
+
+  Run second = run({"results", "show", paged, "--page", "2", "--data-dir", d});
+  CHECK(second.code == 0);
+  CHECK(second.out == "ID       " + paged + "\nSESSION  " + kBobTag + "\nCREATED  " + kDayText +
+                          "\nBYTES    45000\nCHARS    45000\nPAGES    3\nTYPE     text/plain\n"
+                          "PAGE     2 of 3: characters 20000 to 40000\n\n" +
+                          std::string(20'000, 'b') + "\n");
+  CHECK(run({"results", "show", paged, "--page", "3", "--data-dir", d})
+            .out.find("PAGE     3 of 3: characters 40000 to 45000\n\n" + std::string(5'000, 'c') +
+                      "\n") != std::string::npos);
+  CHECK(run({"results", "show", paged, "--data-dir", d}).out.find(pages + "\n") !=
+        std::string::npos);
+  const json page =
+      json::parse(run({"results", "show", paged, "--page", "3", "--json", "--data-dir", d}).out);
+  CHECK(page["page"] == 3);
+  CHECK(page["text"] == std::string(5'000, 'c'));
+
+  Run past = run({"results", "show", paged, "--page", "4", "--data-dir", d});
+  CHECK(past.code == 1);
+  CHECK(past.out.empty());
+  CHECK(past.err == "toolmux: result " + paged + " has 3 pages, not 4\n");
+
+  Run missing = run({"results", "show", "no-such-\x1b[2J-id", "--data-dir", d});
+  CHECK(missing.code == 1);
+  CHECK(missing.out.empty());
+  CHECK(missing.err == "toolmux: no stored result no-such- [2J-id\n");
+}
+
+TEST_CASE("toolmux results delete: one result, a session's, older ones, not a running server's") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  auto stopped = open_results(dir, kDay);                 // slot-0
+  auto running = open_results(dir, system_clock::now());  // slot-1
+  const std::string a1 = put_result(*stopped, kAlice, "one");
+  const std::string a2 = put_result(*stopped, kAlice, "two!");
+  const std::string b1 = put_result(*stopped, kBob, "three");
+  const std::string b2 = put_result(*running, kBob, "four");
+  stopped.reset();  // its server stopped; the other runs on
+
+  Run one = run({"results", "delete", a1, "--data-dir", d});
+  CHECK(one.code == 0);
+  CHECK(one.err.empty());
+  CHECK(one.out ==
+        "Deleted result " + a1 + " (session " + kAliceTag + ", 3 bytes) from " + d + "/results.\n");
+  Run again = run({"results", "delete", a1, "--data-dir", d});
+  CHECK(again.code == 1);
+  CHECK(again.out.empty());
+  CHECK(again.err == "toolmux: no stored result " + a1 + "\n");
+
+  const std::string held = "toolmux: result " + b2 + " is in " + d +
+                           "/results/slot-1, which a running toolmux holds: only that process "
+                           "can delete it (when its session ends, or past the retention)\n";
+  Run refused = run({"results", "delete", b2, "--data-dir", d});
+  CHECK(refused.code == 1);
+  CHECK(refused.out.empty());
+  CHECK(refused.err == held);
+
+  Run session = run({"results", "delete", "--session", kBobTag, "--data-dir", d});
+  CHECK(session.code == 1);
+  CHECK(session.out == "Deleted result " + b1 + " (session " + kBobTag +
+                           ", 5 bytes).\nDeleted 1 result from " + d +
+                           "/results; 1 could not be deleted.\n");
+  CHECK(session.err == held);
+
+  Run older = run({"results", "delete", "--older-than", "1h", "--data-dir", d});
+  CHECK(older.code == 0);
+  CHECK(older.err.empty());
+  CHECK(older.out == "Deleted result " + a2 + " (session " + kAliceTag +
+                         ", 4 bytes).\nDeleted 1 result from " + d + "/results.\n");
+  CHECK(run({"results", "delete", "--session", "nobody", "--data-dir", d}).out ==
+        "No stored results in " + d + "/results match those filters.\n");
+
+  // What is left: the running server's result, which it still reads; and
+  // the deleted ones are gone for a server that takes slot-0 again.
+  const auto left = table_of({"results", "list", "--data-dir", d}, 1);
+  CHECK(left[1].find(b2) != std::string::npos);
+  CHECK(running->read(kBob, b2, 0, 10).value().text == "four");
+  auto restarted = open_results(dir, kDay);
+  CHECK(restarted->list_all().value().empty());
+  CHECK(restarted->stored_count() == 0);
+}
+
+TEST_CASE("toolmux results --store postgresql: the results of every instance") {
+  const std::string conninfo = toolmux::testing::fresh_postgres_database();
+  TempDir dir;
+  auto first = open_results(dir, kDay, toolmux::testing::open_postgres_store(conninfo));
+  auto second = open_results(dir, kDay + std::chrono::seconds(1),
+                             toolmux::testing::open_postgres_store(conninfo));
+  const PostgresUrl url(conninfo);
+  const Run empty = run({"results", "list", "--store", "postgresql"});
+  CHECK(empty.code == 0);
+  CHECK(empty.out.find("No stored results in the store at host ") == 0);
+
+  const std::string a1 = put_result(*first, kAlice, "from the first");
+  const std::string b1 = put_result(*second, kBob, "from the second");
+  const auto lines = table_of({"results", "list", "--store", "postgresql"}, 2);
+  CHECK(lines[1] == result_row(kDayText, a1, kAliceTag, "14", "1", "text/plain"));
+  CHECK(lines[2] == result_row("2026-12-01T10:00:01.000Z", b1, kBobTag, "15", "1", "text/plain"));
+
+  const Run shown = run({"results", "show", b1, "--store", "postgresql"});
+  CHECK(shown.code == 0);
+  CHECK(shown.out.find("SESSION  " + kBobTag + "\n") != std::string::npos);
+  CHECK(shown.out.substr(shown.out.size() - 17) == "\nfrom the second\n");
+
+  const Run deleted = run({"results", "delete", a1, "--store", "postgresql"});
+  CHECK(deleted.code == 0);
+  CHECK(deleted.out.find("Deleted result " + a1 + " (session " + kAliceTag +
+                         ", 14 bytes) from the store at host ") == 0);
+  CHECK(first->list(kAlice).empty());
+  const Run missing = run({"results", "delete", a1, "--store", "postgresql"});
+  CHECK(missing.code == 1);
+  CHECK(missing.err == "toolmux: no stored result " + a1 + "\n");
+  table_of({"results", "list", "--store", "postgresql", "--session", kBob}, 1);
 }

@@ -583,6 +583,65 @@ TEST_CASE("delete_owner deletes only that owner's results") {
   CHECK(store->stored_count() == 2);
 }
 
+TEST_CASE("list_all gives every owner's results oldest first, expired ones too") {
+  Backing backing(EACH_BACKEND);
+  FakeClock clock;
+  auto options = backing.options();
+  options.retention = std::chrono::hours(1);
+  options.now = clock.fn();
+  auto store = open_store(options);
+  CHECK(store->list_all().value().empty());
+  const std::string a1 = put(*store, "a", "one");
+  clock.advance(std::chrono::seconds(1));
+  const std::string b1 =
+      store->put("b", "{}", toolmux::StoredFormat{"application/json", false}).value();
+  clock.advance(std::chrono::seconds(1));
+  const std::string a2 = put(*store, "a", "\xc3\xa9t\xc3\xa9");
+  // Past the retention: hidden from its owner, still stored until a sweep.
+  clock.advance(std::chrono::minutes(59) + std::chrono::seconds(59));
+
+  auto all = store->list_all();
+  INFO(all.message());
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 3);
+  CHECK((*all)[0].id == a1);
+  CHECK((*all)[0].owner == "a");
+  CHECK((*all)[0].bytes == 3);
+  CHECK((*all)[0].created ==
+        std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)));
+  CHECK((*all)[1].id == b1);
+  CHECK((*all)[1].owner == "b");
+  CHECK((*all)[1].format.mime_type == "application/json");
+  CHECK((*all)[2].id == a2);
+  CHECK((*all)[2].bytes == 5);
+  CHECK((*all)[2].chars == 3);
+  CHECK(read_error(*store, "a", a1) == Code::kNotFound);  // expired for its owner
+  CHECK(store->list("a").size() == 1);
+  CHECK(store->list("a")[0].owner == "a");
+}
+
+TEST_CASE("remove deletes one result whatever its owner, and names an id it does not hold") {
+  Backing backing(EACH_BACKEND);
+  auto store = open_store(backing.options());
+  const std::string a1 = put(*store, "a", mixed_text(200'000));
+  const std::string a2 = put(*store, "a", "two");
+  const std::string b1 = put(*store, "b", "three");
+
+  CHECK(store->remove(a1).ok());
+  CHECK(read_error(*store, "a", a1) == Code::kNotFound);
+  CHECK(read_error(*store, "a", a2) == Code::kOk);
+  CHECK(read_error(*store, "b", b1) == Code::kOk);
+  CHECK(store->stored_count() == 2);
+  CHECK(store->stored_bytes() == 8);
+  REQUIRE(store->list_all().value().size() == 2);
+
+  const toolmux::Status again = store->remove(a1);
+  CHECK(again.is_not_found());
+  CHECK(again.message() == "no stored result " + a1);
+  CHECK(store->remove("not-an-id").message() == "no stored result not-an-id");
+  CHECK(store->stored_count() == 2);
+}
+
 TEST_CASE("concurrent puts and reads") {
   Backing backing(EACH_BACKEND);
   auto options = backing.options();
@@ -784,6 +843,49 @@ TEST_CASE("each process takes the lowest free slot") {
   const std::string& open_error = refused.message();
   CHECK(open_error.find((dir.path() / "results").string()) != std::string::npos);
   CHECK(open_error.find("slot") != std::string::npos);
+}
+
+TEST_CASE("a slot opened read-only reads beside its writer and writes nothing") {
+  TempDir dir;
+  auto options = options_for(dir);
+  auto writer = open_rocksdb(options);
+  const std::string before = put(*writer, "o", "before");
+  const auto folder = writer->folder();
+
+  auto reader =
+      RocksDbResultStore::open_slot(options, folder, RocksDbResultStore::Access::read_only);
+  INFO(reader.message());
+  REQUIRE(reader.ok());
+  RocksDbResultStore& r = **reader;
+  CHECK(r.folder() == folder);
+  CHECK(read_error(r, "o", before) == Code::kOk);
+  REQUIRE(r.list_all().value().size() == 1);
+  CHECK(r.list_all().value()[0].owner == "o");
+  const std::string refusal = "the result store in " + folder.string() + " is open read-only";
+  CHECK(r.put("o", "x").message() == refusal);
+  CHECK(r.remove(before).message() == refusal);
+  CHECK(r.remove(before).is_io_error());
+  r.delete_owner("o");
+  CHECK(read_error(*writer, "o", before) == Code::kOk);
+
+  // Only one process may write a slot: while the writer holds it, no second
+  // writer; once it is gone, the slot opens for writing and deletes.
+  auto second = RocksDbResultStore::open_slot(options, folder, RocksDbResultStore::Access::write);
+  CHECK_FALSE(second.ok());
+  CHECK(second.status().is_io_error());
+  CHECK(second.message().find("could not open the result store in " + folder.string()) == 0);
+  writer.reset();
+  auto taken = RocksDbResultStore::open_slot(options, folder, RocksDbResultStore::Access::write);
+  INFO(taken.message());
+  REQUIRE(taken.ok());
+  CHECK((*taken)->remove(before).ok());
+  CHECK((*taken)->list_all().value().empty());
+
+  // A folder with no database is no slot.
+  auto none = RocksDbResultStore::open_slot(options, dir.path() / "results" / "slot-9",
+                                            RocksDbResultStore::Access::read_only);
+  CHECK_FALSE(none.ok());
+  CHECK(none.message().find("could not read the result store in ") == 0);
 }
 
 // ---- Other processes ----

@@ -131,6 +131,36 @@ void ObjectReader::wrong_type(std::string_view name, std::string_view expected, 
   mark(name);
 }
 
+std::optional<PersonalDataClasses> read_personal_data_classes(ObjectReader& reader,
+                                                              std::string_view name) {
+  std::optional<std::vector<std::string>> names = reader.strings(name, false);
+  if (!names) return std::nullopt;
+  const std::vector<std::string_view>& known = personal_data_names();
+  PersonalDataClasses classes;
+  bool ok = true;
+  for (std::size_t i = 0; i < names->size(); ++i) {
+    const std::string& given = (*names)[i];
+    if (auto kind = personal_data_from_name(given)) {
+      classes.insert(*kind);
+      continue;
+    }
+    std::string message = "unknown personal data class " + json(given).dump();
+    const std::vector<std::size_t> best = closest_names(known, given, 1);
+    if (!best.empty()) message += " (did you mean \"" + std::string(known[best[0]]) + "\"?)";
+    message += "; the classes are";
+    for (std::size_t k = 0; k < known.size(); ++k) {
+      message += (k == 0 ? " " : k + 1 == known.size() ? " and " : ", ") + std::string(known[k]);
+    }
+    reader.add(reader.pointer(name) + "/" + std::to_string(i), std::move(message));
+    ok = false;
+  }
+  if (!ok) {
+    reader.mark(name);
+    return std::nullopt;
+  }
+  return classes;
+}
+
 // `found` without the problems at or under a pointer in `reported`: those
 // fields were already reported as missing or of the wrong type.
 Problems without_reported(Problems found, const std::set<std::string>& reported) {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/personal_data.h"
 #include "src/base/problem.h"
 
 namespace toolmux::catalog_file {
@@ -95,6 +96,13 @@ class ObjectReader {
   Problems& problems_;
   std::set<std::string> reported_;
 };
+
+// The field `name` of `reader`'s object ("redactPersonalData"): an array of
+// the names of personal data classes (src/base/personal_data.h), as a set.
+// A name that is none is a problem at its index that lists the classes (and
+// suggests the closest); nullopt when the field is absent or has a problem.
+std::optional<PersonalDataClasses> read_personal_data_classes(ObjectReader& reader,
+                                                              std::string_view name);
 
 // `found` without the problems at or under a pointer in `reported`: those
 // fields were already reported as missing or of the wrong type.

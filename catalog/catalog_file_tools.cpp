@@ -15,8 +15,9 @@ namespace {
 
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 const std::vector<std::string_view> kToolFields = {
-    "$comment",  "name",       "title", "description", "inputSchema", "outputSchema", "sideEffect",
-    "timeoutMs", "idempotent", "tags",  "version",     "command",     "spotlight"};
+    "$comment",     "name",       "title",     "description",       "inputSchema",
+    "outputSchema", "sideEffect", "timeoutMs", "idempotent",        "tags",
+    "version",      "command",    "spotlight", "redactPersonalData"};
 const std::vector<std::string_view> kCommandFields = {
     "$comment", "argv", "cwd", "envAllow", "env", "maxOutputBytes", "maxStderrBytes"};
 
@@ -112,6 +113,10 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
   if (auto idempotent = reader.boolean("idempotent")) spec.idempotent = *idempotent;
   // Off by default: a command's output is what the operator chose to run.
   if (auto spotlight = reader.boolean("spotlight")) spec.untrusted_output = *spotlight;
+  // Off by default: the operator names the classes a tool's results may hold.
+  if (auto classes = read_personal_data_classes(reader, "redactPersonalData")) {
+    spec.redact_personal_data = *classes;
+  }
   if (auto tags = reader.strings("tags", false)) spec.tags = std::move(*tags);
   if (auto version = reader.string("version", false)) spec.version = std::move(*version);
 

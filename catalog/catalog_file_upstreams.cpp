@@ -36,12 +36,14 @@ const std::vector<std::string_view> kUpstreamFields = {"$comment",
                                                        "circuitBreaker",
                                                        "readOnlyRetries",
                                                        "spotlight",
+                                                       "redactPersonalData",
                                                        "description"};
 const std::vector<std::string_view> kRestartFields = {"$comment", "initialDelayMs", "maxDelayMs"};
 const std::vector<std::string_view> kBreakerFields = {"$comment", "enabled", "failures",
                                                       "cooldownMs"};
 const std::vector<std::string_view> kUpstreamToolFields = {
-    "$comment", "name", "description", "sideEffect", "timeoutMs", "pinned", "spotlight"};
+    "$comment",  "name",   "description", "sideEffect",
+    "timeoutMs", "pinned", "spotlight",   "redactPersonalData"};
 const std::vector<std::string_view> kSecretFields = {"fromEnv", "fromFile"};
 const std::vector<std::string_view> kOAuthFields = {"$comment",
                                                     "grant",
@@ -232,6 +234,7 @@ UpstreamToolOverride read_upstream_tool(const json& value, const std::string& at
   }
   if (auto pinned = reader.boolean("pinned")) change.pinned = *pinned;
   change.spotlight = reader.boolean("spotlight");
+  change.redact_personal_data = read_personal_data_classes(reader, "redactPersonalData");
   return change;
 }
 
@@ -339,6 +342,9 @@ std::optional<UpstreamSpec> read_upstream(const std::string& name, const json& v
     upstream.lifecycle.probe_timeout = std::chrono::milliseconds(*ms);
   }
   upstream.spotlight = reader.boolean("spotlight");
+  if (auto classes = read_personal_data_classes(reader, "redactPersonalData")) {
+    upstream.redact_personal_data = *classes;
+  }
   if (auto description = reader.string("description", false)) {
     constexpr std::size_t kMostDescription = 2000;
     if (description->size() > kMostDescription) {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/log_level.h"
+#include "src/base/personal_data.h"
 
 namespace toolmux {
 
@@ -57,6 +58,10 @@ struct ToolSpec {
   // spotlight stage wraps their text in markers that say so
   // (src/pipeline/spotlight.h).
   bool untrusted_output = false;
+  // The classes of personal data (src/base/personal_data.h) the
+  // redact_result stage hides in its results, beside secrets: none unless the
+  // operator turns them on (the catalog file's "redactPersonalData").
+  PersonalDataClasses redact_personal_data;
   // Its schemas are toolmux's own, and a unit test compiles every one
   // (tests/src/assembly/tool_catalog_test.cpp): registration checks the rest
   // of the contract and leaves compiling them to the tool's first call, so

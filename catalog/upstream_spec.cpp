@@ -57,6 +57,7 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
   spec.idempotent = hint(annotations, "idempotentHint");
   spec.open_world = hint(annotations, "openWorldHint", true);
   std::optional<bool> spotlight = upstream.spotlight;
+  spec.redact_personal_data = upstream.redact_personal_data;
   auto override_it = upstream.tools.find(name);
   if (override_it != upstream.tools.end()) {
     const UpstreamToolOverride& change = override_it->second;
@@ -69,7 +70,9 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
     }
     if (change.timeout) spec.timeout = *change.timeout;
     if (change.spotlight) spotlight = change.spotlight;
+    if (change.redact_personal_data) spec.redact_personal_data = *change.redact_personal_data;
   }
+
   // A tool that may reach the open world may bring back text written by
   // anyone: spotlighted unless the operator says otherwise.
   const bool open_world = spec.open_world.value_or(side_effect_from_name(spec.side_effect) ==

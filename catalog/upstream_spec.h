@@ -35,6 +35,9 @@ struct UpstreamToolOverride {
   bool pinned = false;  // always listed when discovery is on
   // "spotlight": wrap its results as untrusted data; nullopt = the upstream's.
   std::optional<bool> spotlight;
+  // "redactPersonalData": the classes of personal data hidden in its results,
+  // in place of the upstream's ([] turns them off); nullopt = the upstream's.
+  std::optional<PersonalDataClasses> redact_personal_data;
 };
 
 // How toolmux keeps an upstream serving (src/upstream/upstream.h).
@@ -110,6 +113,9 @@ struct UpstreamSpec {
   // "spotlight": wrap the results of all its tools as untrusted data (a
   // tool's override wins); nullopt = each tool by its openWorldHint.
   std::optional<bool> spotlight;
+  // "redactPersonalData": the classes of personal data hidden in the results
+  // of all its tools (a tool's override replaces them); none by default.
+  PersonalDataClasses redact_personal_data;
   // "description": what the operator says the server is for; tool_search
   // ranks and names sources by it, beside the server's own description and
   // instructions.
@@ -139,8 +145,8 @@ SideEffect side_effect_from_annotations(const nlohmann::json& annotations);
 // or not a boolean: true, MCP's default) unless an override gives its class
 // (then the class decides, as for any tool), and its results are spotlighted
 // (untrusted_output) as the tool's override, else the upstream's "spotlight",
-// else its published openWorldHint says. The handler is the caller's to
-// attach.
+// else its published openWorldHint says. Its personal data classes are the
+// override's, else the upstream's. The handler is the caller's to attach.
 std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
                                            const nlohmann::json& tool);
 

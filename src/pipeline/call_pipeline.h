@@ -17,8 +17,9 @@
 // verify_confirmation, journal, deadline, catch_tool_exceptions, invoke, and
 // its answer comes back the other way:
 // check_result judges what the tool returned, as it returned it;
-// redact_result then replaces secrets, before anything can cut a secret in
-// two or store it; spotlight marks an untrusted tool's text as data before
+// redact_result then replaces secrets (and the personal data the tool's spec
+// names), before anything can cut a secret in two or store it; spotlight
+// marks an untrusted tool's text as data before
 // limit_result cuts or offloads it, so that toolmux's own truncation and
 // offload notices stay outside the markers (a cut may drop the closing
 // marker; the notice after it says the text was cut) and a stored result

@@ -3,6 +3,9 @@
 // messages too), every text block's text, every embedded resource's text and
 // every string of structuredContent is redacted (src/base/redact.h), and in
 // structuredContent the whole value of a member whose key names a secret.
+// Then, for a tool whose spec names classes of personal data
+// (ToolSpec::redact_personal_data), the same strings have that personal data
+// replaced (src/base/personal_data.h); for any other tool nothing more.
 // Images, audio, blobs and resource links pass unchanged. An answer that is
 // not a result (cancelled, input_required, a JSON-RPC error) passes untouched.
 //

@@ -986,6 +986,62 @@ TEST_CASE("spotlight must be a boolean, on a command tool, an upstream and its t
   CHECK_THAT(report, Catch::Contains("/upstreams/up/tools/x/spotlight: expected a boolean"));
 }
 
+TEST_CASE(
+    "redactPersonalData names classes for a command tool, an upstream and an upstream's tool") {
+  TempDir dir;
+  json tool = good_tool("t");
+  tool["redactPersonalData"] = {"email", "payment_card", "email"};
+  json document = {{"tools", {tool, good_tool("plain")}},
+                   {"upstreams",
+                    {{"up",
+                      {{"command", "/bin/true"},
+                       {"redactPersonalData", {"iban", "us_ssn", "uk_nino"}},
+                       {"tools",
+                        {{"x", {{"redactPersonalData", {"phone"}}}},
+                         {"y", {{"redactPersonalData", json::array()}}}}}}}}}};
+  CatalogLoad load = load_json(dir, document);
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  PersonalDataClasses expected;
+  expected.insert(PersonalData::email);
+  expected.insert(PersonalData::payment_card);
+  CHECK(load.catalog.command_tools[0].spec.redact_personal_data == expected);
+  CHECK(load.catalog.command_tools[1].spec.redact_personal_data.empty());  // off by default
+  const UpstreamSpec& up = load.catalog.upstreams.at(0);
+  CHECK(up.redact_personal_data.contains(PersonalData::iban));
+  CHECK(up.redact_personal_data.contains(PersonalData::us_ssn));
+  CHECK(up.redact_personal_data.contains(PersonalData::uk_nino));
+  CHECK_FALSE(up.redact_personal_data.contains(PersonalData::email));
+  REQUIRE(up.tools.at("x").redact_personal_data.has_value());
+  CHECK(up.tools.at("x").redact_personal_data->contains(PersonalData::phone));
+  REQUIRE(up.tools.at("y").redact_personal_data.has_value());
+  CHECK(up.tools.at("y").redact_personal_data->empty());
+}
+
+TEST_CASE("an unknown personal data class is refused at its index, with the known classes") {
+  TempDir dir;
+  json tool = good_tool("t");
+  tool["redactPersonalData"] = {"email", "emial"};
+  json document = {{"tools", {tool}},
+                   {"upstreams",
+                    {{"up",
+                      {{"command", "/bin/true"},
+                       {"redactPersonalData", {"credit_card"}},
+                       {"tools", {{"x", {{"redactPersonalData", "phone"}}}}}}}}}};
+  CatalogLoad load = load_json(dir, document);
+  const Problems& p = load.problems;
+  INFO(format_problems(p));
+  const std::string classes =
+      "; the classes are email, phone, payment_card, iban, us_ssn and uk_nino";
+  CHECK(has_problem(p, "/tools/0/redactPersonalData/1",
+                    "unknown personal data class \"emial\" (did you mean \"email\"?)" + classes));
+  CHECK(has_problem(p, "/upstreams/up/redactPersonalData/0",
+                    "unknown personal data class \"credit_card\"" + classes));
+  CHECK(has_problem(p, "/upstreams/up/tools/x/redactPersonalData",
+                    "expected an array of strings, got a string"));
+  CHECK(p.size() == 3);
+}
+
 TEST_CASE("authorization is read: issuers, the resource, the scopes in order, introspection") {
   CatalogLoad load = load_catalog_file(kCatalogs / "authorization.json");
   INFO(format_problems(load.problems));

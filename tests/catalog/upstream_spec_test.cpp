@@ -141,3 +141,24 @@ TEST_CASE("the catalog's spotlight settings win over the hint: the tool's, then 
   CHECK_FALSE(local->open_world.has_value());
   CHECK_FALSE(local->untrusted_output);
 }
+
+TEST_CASE("an upstream tool's personal data classes are its override's, else the upstream's") {
+  UpstreamSpec upstream = upstream_named("up");
+  upstream.redact_personal_data.insert(PersonalData::email);
+  PersonalDataClasses cards;
+  cards.insert(PersonalData::payment_card);
+  upstream.tools["cards"].redact_personal_data = cards;
+  upstream.tools["none"].redact_personal_data = PersonalDataClasses{};
+  upstream.tools["renamed"].name = "other";
+  auto classes_of = [&](const std::string& tool) {
+    auto spec = upstream_tool_spec(upstream, listed_tool(tool));
+    REQUIRE(spec);
+    return spec->redact_personal_data;
+  };
+  CHECK(classes_of("plain") == upstream.redact_personal_data);
+  CHECK(classes_of("cards") == cards);
+  CHECK(classes_of("none").empty());  // [] turns the upstream's off
+  CHECK(classes_of("renamed") == upstream.redact_personal_data);
+  upstream.redact_personal_data = PersonalDataClasses{};  // none by default
+  CHECK(classes_of("plain").empty());
+}

@@ -1,6 +1,10 @@
 // Redaction: known secrets and credential shapes replaced, ordinary text left
-// alone, JSON values walked with keys that name secrets.
+// alone, JSON values walked with keys that name secrets; and the classes of
+// personal data an operator turns on (src/base/personal_data.h), each with
+// what it catches and what it does not.
 #include "src/base/redact.h"
+
+#include "src/base/personal_data.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -9,8 +13,12 @@
 
 using nlohmann::json;
 using toolmux::needs_redaction;
+using toolmux::PersonalData;
+using toolmux::PersonalDataClasses;
 using toolmux::redact;
 using toolmux::redact_json;
+using toolmux::redact_personal_data;
+using toolmux::redact_personal_data_json;
 using toolmux::register_secret;
 
 namespace {
@@ -31,6 +39,44 @@ std::string checked_redact(const std::string& text) {
   CHECK(redact(once) == once);
   CHECK_FALSE(needs_redaction(once));
   return once;
+}
+
+// The set of the classes named.
+PersonalDataClasses classes_of(std::initializer_list<PersonalData> kinds) {
+  PersonalDataClasses classes;
+  for (PersonalData kind : kinds) classes.insert(kind);
+  return classes;
+}
+
+// Every class.
+PersonalDataClasses all_classes() {
+  PersonalDataClasses classes;
+  for (std::string_view name : toolmux::personal_data_names()) {
+    classes.insert(*toolmux::personal_data_from_name(name));
+  }
+  return classes;
+}
+
+// `text` with the personal data of `classes` redacted, checking that
+// redacting twice changes nothing more.
+std::string checked_redact_personal(const std::string& text,
+                                    PersonalDataClasses classes = all_classes()) {
+  const std::string once = redact_personal_data(text, classes);
+  CHECK(redact_personal_data(once, classes) == once);
+  return once;
+}
+
+struct PersonalCase {
+  std::string text;
+  std::string expected;
+};
+
+// Checks each case with every class on: `expected` is what a reader sees.
+void check_personal_cases(const std::vector<PersonalCase>& cases) {
+  for (const PersonalCase& c : cases) {
+    INFO(c.text);
+    CHECK(checked_redact_personal(c.text) == c.expected);
+  }
 }
 
 }  // namespace
@@ -215,4 +261,168 @@ TEST_CASE("redact_json replaces what lies deeper than 64 levels") {
   CHECK(levels == 65);
   json shallow = json::array({json::array({"x"})});
   CHECK(redact_json(shallow) == shallow);
+}
+
+TEST_CASE("each class of personal data is replaced by its label, and only when it is on") {
+  const std::string text =
+      "mail alice@example.com, call +1 555 123 4567, card 4111 1111 1111 1111, "
+      "IBAN DE89 3704 0044 0532 0130 00, SSN 123-45-6789, NINO AB123456C.";
+  CHECK(checked_redact_personal(text) ==
+        "mail [REDACTED:email], call [REDACTED:phone], card [REDACTED:payment_card], "
+        "IBAN [REDACTED:iban], SSN [REDACTED:us_ssn], NINO [REDACTED:uk_nino].");
+  CHECK(checked_redact_personal(text, classes_of({PersonalData::email, PersonalData::iban})) ==
+        "mail [REDACTED:email], call +1 555 123 4567, card 4111 1111 1111 1111, "
+        "IBAN [REDACTED:iban], SSN 123-45-6789, NINO AB123456C.");
+  // Off by default: no class, no change.
+  CHECK(redact_personal_data(text, PersonalDataClasses{}) == text);
+  // Secrets' redaction knows none of them.
+  CHECK_FALSE(needs_redaction(text));
+}
+
+TEST_CASE("personal data classes are named as the catalog file names them") {
+  CHECK(toolmux::personal_data_names() == std::vector<std::string_view>{"email", "phone",
+                                                                        "payment_card", "iban",
+                                                                        "us_ssn", "uk_nino"});
+  CHECK(toolmux::personal_data_from_name("payment_card") == PersonalData::payment_card);
+  CHECK(toolmux::personal_data_name(PersonalData::uk_nino) == "uk_nino");
+  CHECK_FALSE(toolmux::personal_data_from_name("Email").has_value());
+  CHECK_FALSE(toolmux::personal_data_from_name("credit_card").has_value());
+}
+
+TEST_CASE("e-mail: an address with a dotted domain, wherever it stands, and nothing else") {
+  check_personal_cases({
+      {"mail alice@example.com now", "mail [REDACTED:email] now"},
+      {"Alice.Smith+tag@mail.example.co.uk.", "[REDACTED:email]."},
+      {"<bob_o-neil%x@EXAMPLE.ORG>", "<[REDACTED:email]>"},
+      {"jos\xc3\xa9.garcia@example.com", "[REDACTED:email]"},  // a non-ASCII local part
+      {"see https://example.com/users/bob@example.org/profile",
+       "see https://example.com/users/[REDACTED:email]/profile"},
+      {"mailto:carol@example.net?subject=hi", "mailto:[REDACTED:email]?subject=hi"},
+      // A URL's user:password@host cannot be told from an address.
+      {"https://alice:secret@host.example.org/x", "https://alice:[REDACTED:email]/x"},
+      {"git@github.com:org/repo.git", "[REDACTED:email]:org/repo.git"},
+      // Not addresses: no dot in the domain, an IP address, no local part, an
+      // encoded '@', a top-level domain with a digit.
+      {"user@localhost and root@server", "user@localhost and root@server"},
+      {"x@192.168.0.1", "x@192.168.0.1"},
+      {"@alice on a forum", "@alice on a forum"},
+      {"alice%40example.com", "alice%40example.com"},
+      {"a@b.c2 and a@-b.com", "a@b.c2 and a@-b.com"},
+  });
+}
+
+TEST_CASE("phone: '+' and 8 to 15 digits, or a North American number, not dates or versions") {
+  check_personal_cases({
+      {"call +1 555 123 4567 now", "call [REDACTED:phone] now"},
+      {"+44 (0)20 7946 0958", "[REDACTED:phone]"},
+      {"+1 (555) 123-4567", "[REDACTED:phone]"},
+      {"+14155552671", "[REDACTED:phone]"},
+      {"+49.30.1234.5678", "[REDACTED:phone]"},
+      {"+1-555-123-4567x123", "[REDACTED:phone]x123"},  // the extension stays
+      {"(555) 123-4567 or (555)123-4567", "[REDACTED:phone] or [REDACTED:phone]"},
+      {"555-234-5678, 555.234.5678, 1-800-555-0199",
+       "[REDACTED:phone], [REDACTED:phone], [REDACTED:phone]"},
+      // Not phone numbers: an area code that starts with 1, '+' and too few or
+      // too many digits, arithmetic, a national number without '+' outside
+      // North America, a date, a version, an IP address, a longer number.
+      {"123-456-7890", "123-456-7890"},
+      {"+1234567 and +12.5% and 1+15551234567", "+1234567 and +12.5% and 1+15551234567"},
+      {"+1 555 123 4567 8901 2345", "+1 555 123 4567 8901 2345"},
+      {"020 7946 0958", "020 7946 0958"},
+      {"2024-01-15, 15.01.2024, 01/15/2024", "2024-01-15, 15.01.2024, 01/15/2024"},
+      {"version 1.2.3.4, ip 192.168.100.200", "version 1.2.3.4, ip 192.168.100.200"},
+      {"555-234-5678-9 and ID-555-234-5678", "555-234-5678-9 and ID-555-234-5678"},
+  });
+}
+
+TEST_CASE("payment card: 13 to 19 digits that pass the Luhn check, whole or in groups") {
+  check_personal_cases({
+      {"card 4111 1111 1111 1111 exp", "card [REDACTED:payment_card] exp"},
+      {"card 4111-1111-1111-1111", "card [REDACTED:payment_card]"},
+      {"card=4111111111111111;", "card=[REDACTED:payment_card];"},
+      {"amex 3782 822463 10005", "amex [REDACTED:payment_card]"},
+      {"visa13 4222222222222", "visa13 [REDACTED:payment_card]"},
+      {"mc 5555 5555 5555 4444 cvv 123", "mc [REDACTED:payment_card] cvv 123"},
+      // Card then CVV in the same run of groups: the card's groups only.
+      {"4111 1111 1111 1111 123", "[REDACTED:payment_card] 123"},
+      // Not cards: the Luhn check fails, an order number or a millisecond
+      // timestamp (first digit 1), a decimal fraction, part of a word or of a
+      // longer number, mixed separators, groups no card is printed in.
+      {"card 4111 1111 1111 1112", "card 4111 1111 1111 1112"},
+      {"order 1234567890123456, at 1700000000000", "order 1234567890123456, at 1700000000000"},
+      {"pi 3.4111111111111111", "pi 3.4111111111111111"},
+      {"ID4111111111111111 4111111111111111abc", "ID4111111111111111 4111111111111111abc"},
+      {"41111111111111111111111", "41111111111111111111111"},
+      {"4111 1111-1111 1111", "4111 1111-1111 1111"},
+      {"4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"},
+  });
+}
+
+TEST_CASE("IBAN: a registry country's length and mod-97 check digits, in upper case") {
+  check_personal_cases({
+      {"IBAN DE89 3704 0044 0532 0130 00.", "IBAN [REDACTED:iban]."},
+      {"DE89370400440532013000", "[REDACTED:iban]"},
+      {"GB29 NWBK 6016 1331 9268 19", "[REDACTED:iban]"},
+      {"pay NO9386011117947 today", "pay [REDACTED:iban] today"},
+      {"MT84MALT011000012345MTLCAST001S", "[REDACTED:iban]"},
+      // Not IBANs: a wrong check digit, lower case, a country without IBANs,
+      // the wrong length for its country, groups of other sizes, part of a word.
+      {"DE88 3704 0044 0532 0130 00", "DE88 3704 0044 0532 0130 00"},
+      {"gb29nwbk60161331926819", "gb29nwbk60161331926819"},
+      {"US89370400440532013000", "US89370400440532013000"},
+      {"DE8937040044053201300", "DE8937040044053201300"},
+      {"DE89 37040044 0532013000", "DE89 37040044 0532013000"},
+      {"XDE89370400440532013000", "XDE89370400440532013000"},
+  });
+}
+
+TEST_CASE("US SSN and UK NINO: their written shapes, in the ranges that are issued") {
+  check_personal_cases({
+      {"SSN 123-45-6789.", "SSN [REDACTED:us_ssn]."},
+      {"ssn:078-05-1120", "ssn:[REDACTED:us_ssn]"},
+      {"NINO AB123456C", "NINO [REDACTED:uk_nino]"},
+      {"NINO AB 12 34 56 C.", "NINO [REDACTED:uk_nino]."},
+      // Not SSNs: area 000, 666 or 9xx, group 00, serial 0000; no dashes;
+      // part of a longer number.
+      {"000-12-3456 666-12-3456 900-12-3456 123-00-4567 123-45-0000",
+       "000-12-3456 666-12-3456 900-12-3456 123-00-4567 123-45-0000"},
+      {"123456789 and 123 45 6789", "123456789 and 123 45 6789"},
+      {"123-45-67890 and 1-123-45-6789", "123-45-67890 and 1-123-45-6789"},
+      // Not NINOs: prefixes HMRC does not allocate (QQ, GB, D.., .O), suffix E,
+      // no suffix, lower case, part of a word.
+      {"QQ123456C GB123456A DA123456A AO123456A", "QQ123456C GB123456A DA123456A AO123456A"},
+      {"AB123456E AB123456 ab123456c XAB123456C", "AB123456E AB123456 ab123456c XAB123456C"},
+  });
+}
+
+TEST_CASE("personal data is found in one bounded pass over hostile texts") {
+  // Each is a run of starts that a rescan or a backtracking pattern would
+  // read again and again; a second of work here means one crept in.
+  const std::vector<std::string> hostile = {
+      repeat("1 ", 500000),       repeat("4111 ", 200000),    repeat("a@", 500000),
+      repeat("a.", 500000),       repeat("+1 (", 250000),     repeat("DE89 ", 200000),
+      repeat("AB 12 ", 200000),   repeat("@b.", 300000),      repeat("1", 1000000),
+      repeat("x", 1000000) + "@", "@" + repeat("a.", 500000),
+  };
+  for (const std::string& text : hostile) {
+    const std::string once = redact_personal_data(text, all_classes());
+    CHECK(once.size() >= text.size() / 2);
+  }
+  // An address's local part is read back at most 64 bytes from its '@'.
+  CHECK(checked_redact_personal(repeat("x", 100) + "@example.com") ==
+        repeat("x", 36) + "[REDACTED:email]");
+}
+
+TEST_CASE("redact_personal_data_json redacts strings and keeps keys, numbers and depth bounded") {
+  const json in = {{"alice@example.com", {"write to alice@example.com", 4111111111111111, true}},
+                   {"card", "4111111111111111"}};
+  CHECK(redact_personal_data_json(in, all_classes()) ==
+        json{{"alice@example.com", {"write to [REDACTED:email]", 4111111111111111, true}},
+             {"card", "[REDACTED:payment_card]"}});
+  CHECK(redact_personal_data_json(in, PersonalDataClasses{}) == in);
+  json deep = "alice@example.com";
+  for (int i = 0; i < 70; ++i) deep = json::array({deep});
+  json out = redact_personal_data_json(deep, all_classes());
+  while (out.is_array()) out = out[0];
+  CHECK(out == "[REDACTED:depth]");
 }

@@ -1,8 +1,12 @@
-// The redact_result stage: secrets replaced in every answer, before the limits.
+// The redact_result stage: secrets replaced in every answer, before the limits,
+// and the personal data a tool's spec names in its answers.
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <string>
+#include <utility>
 
+#include "src/base/personal_data.h"
 #include "src/base/redact.h"
 #include "src/pipeline/redact_result.h"
 #include "tests/support/pipeline_fixture.h"
@@ -31,6 +35,35 @@ std::shared_ptr<Catalog> catalog_with_keyed_tool() {
                     })
               .empty());
   return make_test_catalog(registry);
+}
+
+const std::string kPersonal = "alice@example.com, card 4111 1111 1111 1111, phone +1 555 123 4567";
+
+// The test tools and "contacts" (e-mail and payment cards redacted), which
+// answers with kPersonal in a text block and in structuredContent.
+std::shared_ptr<Catalog> catalog_with_contacts_tool() {
+  auto registry = make_test_registry();
+  ToolSpec contacts = spec("contacts", object_schema());
+  contacts.redact_personal_data.insert(PersonalData::email);
+  contacts.redact_personal_data.insert(PersonalData::payment_card);
+  REQUIRE(registry
+              ->add(contacts,
+                    [](const json&, CallContext&) {
+                      ToolResult r = ToolResult::text(kPersonal);
+                      r.structured_content = {{"who", kPersonal}, {"count", 1}};
+                      return r;
+                    })
+              .empty());
+  return make_test_catalog(registry);
+}
+
+// `tool` called with no arguments through the whole pipeline over `catalog`.
+CallResult call_over(PipelineFixture& f, std::shared_ptr<Catalog> catalog,
+                     const std::string& tool) {
+  f.catalog = std::move(catalog);
+  f.rebuild();
+  ToolCall call = f.make_call(tool, "{}");
+  return f.pipeline(call);
 }
 
 }  // namespace
@@ -78,17 +111,14 @@ TEST_CASE("redact_result redacts the errors toolmux writes too, and leaves clean
 
 TEST_CASE("structuredContent that redaction takes out of its outputSchema is left out") {
   PipelineFixture f;
-  f.catalog = catalog_with_keyed_tool();
-  f.rebuild();
-  ToolCall call = f.make_call("keyed", "{}");
-  CallResult r = f.pipeline(call);
+  CallResult r = call_over(f, catalog_with_keyed_tool(), "keyed");
   CHECK(r.outcome == CallOutcome::bad_result);
   CHECK(r.result.is_error);
   CHECK(r.result.structured_content.is_null());
   CHECK(text_at(r) == "the key is [REDACTED:aws_access_key_id]");
   CHECK(text_at(r, 1) ==
-        "[toolmux: tool \"keyed\" returned structuredContent that held secrets; redacted, it no "
-        "longer matches the tool's outputSchema, so it is left out]");
+        "[toolmux: tool \"keyed\" returned structuredContent that held secrets or personal data; "
+        "redacted, it no longer matches the tool's outputSchema, so it is left out]");
   CHECK(r.result.to_json()["_meta"] == json{{"io.toolmux/outcome", "bad_result"}});
 }
 
@@ -139,4 +169,34 @@ TEST_CASE("what a tool logs to the client is redacted as its results are") {
   REQUIRE(logs.size() == 1);
   CHECK(logs[0]["params"]["data"] ==
         json{{"message", "upstream key [REDACTED:aws_access_key_id]"}, {"token", "[REDACTED]"}});
+}
+
+TEST_CASE("redact_result hides the personal data a tool's spec names, in its whole answer") {
+  PipelineFixture f;
+  CallResult r = call_over(f, catalog_with_contacts_tool(), "contacts");
+  CHECK(r.outcome == CallOutcome::ok);
+  const std::string hidden =
+      "[REDACTED:email], card [REDACTED:payment_card], phone +1 555 123 4567";
+  CHECK(text_at(r) == hidden);  // phone is not among its classes
+  CHECK(r.result.structured_content == json{{"who", hidden}, {"count", 1}});
+
+  StubNext next;
+  next.answer = [](ToolCall&) {
+    ToolResult answer = ToolResult::text("key " + kAwsKey + " of alice@example.com");
+    answer.content.push_back(
+        {{"type", "resource"}, {"resource", {{"uri", "file:///a"}, {"text", kPersonal}}}});
+    return CallResult::answered(answer);
+  };
+  ToolCall resolved = f.resolved_call("contacts", "{}");
+  CallResult blocks = stages::redact_result()(next.handler())(resolved);
+  CHECK(text_at(blocks) == "key [REDACTED:aws_access_key_id] of [REDACTED:email]");
+  CHECK(blocks.result.content[1]["resource"]["text"] == hidden);
+}
+
+TEST_CASE("personal data passes unchanged from a tool that names no class (the default)") {
+  PipelineFixture f;
+  ToolCall call = f.make_call("echo", echo_args(kPersonal));
+  CallResult r = f.pipeline(call);
+  CHECK(r.outcome == CallOutcome::ok);
+  CHECK(text_at(r) == kPersonal);
 }

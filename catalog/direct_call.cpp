@@ -66,7 +66,9 @@ DirectCallResult call_registered_tool(const RegisteredTool& tool, std::string_vi
   }
   out.duration = Clock::now() - start;
   if (mode == FailureMode::raise && out.result.is_error) {
-    throw ToolCallFailed(message_of(out.result), std::move(out.result), out.duration);
+    // The message first: the result is moved into the exception.
+    const std::string message = message_of(out.result);
+    throw ToolCallFailed(message, std::move(out.result), out.duration);
   }
   return out;
 }

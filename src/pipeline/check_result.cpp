@@ -21,7 +21,15 @@ using nlohmann::json;
 // The spotlight stage leaves answers toolmux wrote alone: what an untrusted
 // tool returned is marked as data here.
 CallResult refused(const ToolCall& call, std::string reason, ToolResult&& returned) {
-  std::string text = json_text(std::move(returned).to_json());
+  // As the tool gave it: to_json() would replace content that is not a list.
+  json given = json::object();
+  given["content"] = std::move(returned.content);
+  if (!returned.structured_content.is_null()) {
+    given["structuredContent"] = std::move(returned.structured_content);
+  }
+  given["isError"] = returned.is_error;
+  if (!returned.meta.is_null()) given["_meta"] = std::move(returned.meta);
+  std::string text = json_text(given);
   ToolResult error = ToolResult::error(std::move(reason) + "; the " + std::to_string(text.size()) +
                                        " bytes of JSON it returned follow");
   if (call.tool->spec.untrusted_output) text = spotlight_text(call.tool->spec.name, text);

@@ -193,8 +193,8 @@ TEST_CASE("the schema's top-level defaults fill the arguments a call left out, a
 
   // Arguments that fail the schema are not filled in.
   const ArgumentCheck bad = check_arguments(defaults_tool(), R"({"limit":0})");
-  CHECK(bad.problems == Strings{"argument /: missing required property \"path\"",
-                                "argument /limit: must be at least 1, got 0"});
+  CHECK(bad.problems == Strings{"argument /limit: must be at least 1, got 0",
+                                "argument /: missing required property \"path\""});
   CHECK(bad.filled.is_null());
 }
 

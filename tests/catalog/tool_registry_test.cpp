@@ -60,7 +60,7 @@ TEST_CASE("a valid tool is registered with its descriptor") {
     "name": "read_file",
     "title": "Read file",
     "description": "Reads a file.",
-    "inputSchema": {"type":"object","properties":{"path":{"type":"string"}}},
+    "inputSchema": {"type":"object","properties":{"path":{"type":"string","description":"The file."}}},
     "outputSchema": {"type":"object","properties":{"text":{"type":"string"}}},
     "annotations": {"title": "Read file", "readOnlyHint": true, "destructiveHint": false,
                     "idempotentHint": false, "openWorldHint": false},

@@ -277,12 +277,12 @@ test('/health answers 200; /metrics counts open sessions', async (t) => {
 // A tool's call duration histogram as /metrics renders it: its buckets by
 // upper bound (cumulative counts), count and sum.
 function durationHistogram(text, tool) {
-  const buckets = {};
+  const buckets = new Map(); // in the order /metrics lists them
   const prefix = `toolmux_tool_call_duration_seconds_bucket{tool="${tool}",le="`;
   for (const line of text.split('\n')) {
     if (!line.startsWith(prefix)) continue;
     const [bound, count] = line.slice(prefix.length).split('"} ');
-    buckets[bound] = Number(count);
+    buckets.set(bound, Number(count));
   }
   const value = (name) => metric(text, `toolmux_tool_call_duration_seconds_${name}\\{tool="${tool}"\\}`);
   return { buckets, count: value('count'), sum: value('sum') };
@@ -298,17 +298,17 @@ test('/metrics: each call lands in its tool\'s duration histogram, in the bucket
   assert.match(text, /^# TYPE toolmux_tool_call_duration_seconds histogram$/m);
 
   const slow = durationHistogram(text, 'slow_call');
-  assert.deepEqual(Object.keys(slow.buckets), ['0.001', '0.005', '0.01', '0.05', '0.1', '0.5', '1', '5', '10', '30', '+Inf'], text);
-  assert.equal(slow.buckets['1'], 0, text); // it took over 2 s...
-  assert.equal(slow.buckets['5'], 1, text); // ...and under 5
-  assert.equal(slow.buckets['+Inf'], 1, text);
+  assert.deepEqual([...slow.buckets.keys()], ['0.001', '0.005', '0.01', '0.05', '0.1', '0.5', '1', '5', '10', '30', '+Inf'], text);
+  assert.equal(slow.buckets.get('1'), 0, text); // it took over 2 s...
+  assert.equal(slow.buckets.get('5'), 1, text); // ...and under 5
+  assert.equal(slow.buckets.get('+Inf'), 1, text);
   assert.equal(slow.count, 1, text);
   assert.ok(slow.sum >= 2 && slow.sum < 5, text);
 
   const quick = durationHistogram(text, 'gen_chars');
   assert.equal(quick.count, 2, text);
-  assert.equal(quick.buckets['+Inf'], 2, text);
-  const counts = Object.values(quick.buckets);
+  assert.equal(quick.buckets.get('+Inf'), 2, text);
+  const counts = [...quick.buckets.values()];
   assert.ok(counts.every((count, i) => i === 0 || count >= counts[i - 1]), `buckets not cumulative: ${text}`);
   assert.equal(durationHistogram(text, 'sleep_long').count, undefined, 'a tool never called has no series');
 });

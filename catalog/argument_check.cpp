@@ -60,7 +60,7 @@ class SchemaCache {
       }
     }
     // Compiled outside the lock: another thread may compile the same schema
-    // at the same time, and the later one is kept.
+    // at the same time; the first one cached is kept and returned to both.
     std::shared_ptr<const CompiledSchema> compiled = CompiledSchema::compile(schema, problems);
     if (!compiled) return nullptr;
     std::lock_guard lock(mutex_);

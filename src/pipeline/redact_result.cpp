@@ -44,7 +44,9 @@ bool redact_in_place(ToolResult& result, PersonalDataClasses classes) {
     for (json& block : result.content) redact_block(block, classes);
   }
   if (result.structured_content.is_null()) return false;
-  json redacted = redact_personal_data_json(redact_json(result.structured_content), classes);
+  json redacted = redact_json(result.structured_content);
+  // A tool with no class (the default) pays for no second copy.
+  if (!classes.empty()) redacted = redact_personal_data_json(redacted, classes);
   if (redacted == result.structured_content) return false;
   result.structured_content = std::move(redacted);
   return true;

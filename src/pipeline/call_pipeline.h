@@ -59,6 +59,6 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 std::shared_ptr<LazyResultStore> results,
                                 std::shared_ptr<const CallJournal> journal = nullptr,
                                 stages::CatalogSource serving = nullptr,
-                                Approvers approvers = Approvers::named);
+                                Approvers approvers = Approvers::local_user);
 
 }  // namespace toolmux

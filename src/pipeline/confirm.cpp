@@ -1,11 +1,31 @@
 #include "src/pipeline/confirm.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <utility>
 
 #include "src/base/redact.h"
 #include "src/base/utf8.h"
+
+namespace toolmux {
+
+std::string local_user_name() {
+  const uid_t uid = geteuid();
+  passwd entry{};
+  passwd* found = nullptr;
+  std::array<char, 4096> buffer{};
+  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
+      found->pw_name != nullptr && found->pw_name[0] != '\0') {
+    return found->pw_name;
+  }
+  return "uid " + std::to_string(uid);
+}
+
+}  // namespace toolmux
 
 namespace toolmux::stages {
 
@@ -20,6 +40,11 @@ std::string trimmed(std::string_view text) {
   if (first == std::string_view::npos) return "";
   const auto last = text.find_last_not_of(" \t\r\n");
   return std::string(text.substr(first, last - first + 1));
+}
+
+// Who approves: the signed-in caller, or the local user.
+std::string approver_of(const ToolCall& call, Approvers approvers) {
+  return approvers == Approvers::authenticated ? call.principal : local_user_name();
 }
 
 // The question put to the human: what will run, for whom, and why.
@@ -39,36 +64,26 @@ json confirmation_request(const ToolCall& call, Approvers approvers) {
   message += "\nArguments: " + clip_for_message(arguments, kMaxShownArgumentBytes);
   message += "\nReason given: " +
              (call.reason.empty() ? std::string("(none)") : clip_for_message(redact(call.reason)));
-  json properties = {{"approve",
-                      {{"type", "boolean"},
-                       {"title", "Run this call"},
-                       {"description", "Yes runs the tool once with the arguments shown."}}},
-                     {"rationale",
-                      {{"type", "string"},
-                       {"title", "Why"},
-                       {"minLength", 1},
-                       {"maxLength", ConfirmPolicy::kMaxRationaleChars}}}};
-  json required = {"approve", "rationale"};
-  if (approvers == Approvers::authenticated) {
-    // The approver is the signed-in caller: nothing to type, nothing to forge.
-    message +=
-        "\n\nThe tool runs only if you approve, once, for exactly these arguments. You "
-        "approve as " +
-        redact(caller) +
-        ", the signed-in caller; say why you approve or decline. Both are kept in "
-        "toolmux's audit trail.";
-  } else {
-    message +=
-        "\n\nThe tool runs only if you approve, once, for exactly these arguments. Give your "
-        "name and why you approve or decline; both are kept in toolmux's audit trail.";
-    properties["approver"] = {{"type", "string"},
-                              {"title", "Your name"},
-                              {"minLength", 1},
-                              {"maxLength", ConfirmPolicy::kMaxApproverChars}};
-    required.insert(required.begin() + 1, "approver");
-  }
+  const json properties = {{"approve",
+                            {{"type", "boolean"},
+                             {"title", "Run this call"},
+                             {"description", "Yes runs the tool once with the arguments shown."}}},
+                           {"rationale",
+                            {{"type", "string"},
+                             {"title", "Why"},
+                             {"minLength", 1},
+                             {"maxLength", ConfirmPolicy::kMaxRationaleChars}}}};
+  // The approver is the identity the server knows: nothing to type, nothing
+  // to forge.
+  message +=
+      "\n\nThe tool runs only if you approve, once, for exactly these arguments. You "
+      "approve as " +
+      redact(approver_of(call, approvers)) +
+      (approvers == Approvers::authenticated ? ", the signed-in caller"
+                                             : ", the user toolmux runs as on this machine") +
+      "; say why you approve or decline. Both are kept in toolmux's audit trail.";
   const json schema = {
-      {"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
+      {"type", "object"}, {"properties", properties}, {"required", {"approve", "rationale"}}};
   // No "mode": form is the default, and clients before 2025-11-25 know no other.
   return {{"message", std::move(message)}, {"requestedSchema", schema}};
 }
@@ -131,12 +146,8 @@ CallStage confirm(Approvers approvers) {
       const bool approved = action == "accept" && content.is_object() &&
                             content.value("approve", json()).is_boolean() &&
                             content["approve"].get<bool>();
-      // Signed in: the principal approves, whatever name the answer holds.
-      const std::string approver =
-          approvers == Approvers::authenticated ? call.principal
-          : content.is_object() && content.value("approver", json()).is_string()
-              ? trimmed(content["approver"].get<std::string>())
-              : "";
+      // Whatever name the answer holds, the identity the server knows approves.
+      const std::string approver = approver_of(call, approvers);
       const std::string rationale =
           content.is_object() && content.value("rationale", json()).is_string()
               ? redact(trimmed(content["rationale"].get<std::string>()))
@@ -149,7 +160,7 @@ CallStage confirm(Approvers approvers) {
       }
       std::string missing;
       if (approver.empty()) {
-        missing = "no approver's name";
+        missing = "no approver (the caller is not signed in)";
       } else if (utf8_length(approver) > ConfirmPolicy::kMaxApproverChars) {
         missing = "an approver's name longer than " +
                   std::to_string(ConfirmPolicy::kMaxApproverChars) + " characters";

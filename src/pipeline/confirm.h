@@ -6,10 +6,11 @@
 // the tool's own timeout starts again); a 2026-07-28 client gets it in an
 // input_required result and retries the call with the answer (MRTR). The
 // question shows the action, the tool's class, the validated arguments
-// (redacted), the reason the caller gave and the caller, and asks for the
-// approver's name (see Approvers) and rationale.
+// (redacted), the reason the caller gave and the caller, and asks for a yes
+// and a rationale. The approver is never a name typed into the answer: it is
+// the identity the server knows (see Approvers).
 //
-// A decline, a cancel, an answer without a yes, an approver or a rationale, a
+// A decline, a cancel, an answer without a yes or a rationale, a
 // client that did not declare elicitation or could not be asked: the call
 // is denied (an isError result naming the policy rule) and the tool does not
 // run. Sets call.confirmation and, on a yes, call.confirmed, with the
@@ -26,8 +27,10 @@ namespace toolmux {
 
 // Who approves a confirmation, by what the server knows of its callers.
 enum class Approvers {
-  // stdio: the caller is the person at this machine; they give their name.
-  named,
+  // stdio: the caller is the person at this machine, whom the operating
+  // system knows: the approver is the login name of the user toolmux runs as
+  // (local_user_name()); no name is asked, and none typed counts.
+  local_user,
   // HTTP with bearer tokens or OAuth: the caller's authenticated principal
   // approves (the token's holder); no name is asked, and none typed counts.
   authenticated,
@@ -36,10 +39,14 @@ enum class Approvers {
   nobody,
 };
 
+// The login name of the user this process runs as (its effective user id's
+// passwd entry), or "uid N" when the system has no name for it.
+std::string local_user_name();
+
 }  // namespace toolmux
 
 namespace toolmux::stages {
 
-CallStage confirm(Approvers approvers = Approvers::named);
+CallStage confirm(Approvers approvers = Approvers::local_user);
 
 }  // namespace toolmux::stages

@@ -67,9 +67,9 @@ struct ServerOptions {
   // How many calls run at once, and wait (src/session/call_admission.h).
   CallLimits call_limits;
   // Who approves a guarded call (src/pipeline/confirm.h): over stdio the
-  // person at the machine by name; serve --http sets authenticated (with
-  // tokens or OAuth) or nobody (without).
-  Approvers approvers = Approvers::named;
+  // local user toolmux runs as; serve --http sets authenticated (with tokens
+  // or OAuth) or nobody (without).
+  Approvers approvers = Approvers::local_user;
   // Seals the requestState of 2026-07-28 requests that ask their client
   // (src/session/input_exchange.h); null = a new random key, which states
   // made before a restart do not open with.

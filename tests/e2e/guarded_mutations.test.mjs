@@ -21,6 +21,7 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
@@ -62,12 +63,15 @@ const accept = (approver = 'Ada Lovelace', rationale = 'stale notes, agreed in r
 const decline = () => ({ action: 'decline' });
 const ADA_TOKEN = 'ada-token-0123456789abcdef';
 
+/** The user toolmux runs as: over stdio, the approver. */
+const LOCAL_USER = os.userInfo().username;
+
 /**
- * Who the audit names as the approver: over HTTP the authenticated caller
- * (serveGuarded gives Ada's token, principal "ada"), whatever name was typed;
- * over stdio the name typed.
+ * Who the audit names as the approver, whatever name was typed: over HTTP the
+ * authenticated caller (serveGuarded gives Ada's token, principal "ada"); over
+ * stdio the local user toolmux runs as.
  */
-const approverFor = (kind, typed, principal = 'ada') => (kind.endsWith('http') ? principal : typed);
+const approverFor = (kind, principal = 'ada') => (kind.endsWith('http') ? principal : LOCAL_USER);
 
 /**
  * A toolmux serving the guarded catalog from a fresh folder (its own --root,
@@ -250,15 +254,14 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         assert.match(prompt.message, /the notes are out of date/);
         assert.match(prompt.message, /Caller: /);
         const schema = prompt.requestedSchema;
-        // Over HTTP the signed-in caller approves: no name is asked.
-        const fields = kind.endsWith('http') ? ['approve', 'rationale'] : ['approve', 'approver', 'rationale'];
-        assert.deepEqual(Object.keys(schema.properties).sort(), fields);
+        // The signed-in caller (HTTP) or the local user (stdio) approves: no name is asked.
+        assert.deepEqual(Object.keys(schema.properties).sort(), ['approve', 'rationale']);
         assert.equal(schema.properties.approve.type, 'boolean');
-        if (!kind.endsWith('http')) assert.equal(schema.properties.approver.type, 'string');
-        else assert.match(prompt.message, /You approve as ada, the signed-in caller/);
+        if (kind.endsWith('http')) assert.match(prompt.message, /You approve as ada, the signed-in caller/);
+        else assert.ok(prompt.message.includes(`You approve as ${LOCAL_USER}, the user toolmux runs as on this machine`), prompt.message);
         assert.equal(schema.properties.rationale.type, 'string');
         assert.equal(schema.properties.rationale.maxLength, 500);
-        assert.deepEqual([...schema.required].sort(), fields);
+        assert.deepEqual([...schema.required].sort(), ['approve', 'rationale']);
         if (kind === 'modern') {
           // The question went back in the answer, keyed io.toolmux/confirm, and the client retried.
           const question = server.received.find((m) => m.result?.resultType === 'input_required');
@@ -312,7 +315,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         assert.equal(record.side_effect, 'destructive');
         assert.deepEqual(record.arguments, { path: 'notes.txt' });
         assert.equal(record.confirmation, 'accepted');
-        assert.equal(record.approver, approverFor(kind, 'Ada Lovelace'));
+        assert.equal(record.approver, approverFor(kind));
         assert.match(record.rationale, /^stale notes; rotate \[REDACTED:[a-z_]+\] too$/);
         assert.equal(record.outcome, 'ok');
         assert.equal(typeof record.duration_ms, 'number');
@@ -330,7 +333,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
         // The text form names the approver too.
         const text = await runCli(['audit', '--data-dir', server.dataDir, '--tool', 'delete_file']);
         assert.equal(text.code, 0, text.stderr);
-        assert.ok(text.stdout.includes(approverFor(kind, 'Ada Lovelace')), text.stdout);
+        assert.ok(text.stdout.includes(approverFor(kind)), text.stdout);
         assert.ok(!text.stdout.includes(SECRET), text.stdout);
       });
 
@@ -516,7 +519,7 @@ describe('guarded mutations', { concurrency: 4 }, () => {
       assert.ok(!fs.existsSync(notes));
       assert.equal(server.asked.length, 1);
       const accepted = (await auditRecords(server.dataDir, ['--tool', 'delete_file'])).filter((r) => r.confirmation === 'accepted');
-      assert.deepEqual(accepted.map((r) => [r.principal, r.approver]), [kind === 'modern' ? ['local', 'Ada Lovelace'] : ['alice', 'alice']]);
+      assert.deepEqual(accepted.map((r) => [r.principal, r.approver]), [kind === 'modern' ? ['local', LOCAL_USER] : ['alice', 'alice']]);
     });
   }
 

@@ -61,11 +61,17 @@ struct GuardedFixture : PipelineFixture {
 
 }  // namespace
 
-TEST_CASE("a destructive call runs once a named human approves it, with a rationale") {
+TEST_CASE(
+    "over stdio a destructive call runs once the local user approves it, with a rationale; a "
+    "name typed in the answer does not count") {
   GuardedFixture f;
   auto client = std::make_shared<ScriptedClient>();
   client->answer =
       accepted({{"approve", true}, {"approver", " Ada "}, {"rationale", "It is stale."}});
+  // The approver is who the operating system says runs toolmux.
+  const std::string me = local_user_name();
+  REQUIRE_FALSE(me.empty());
+  CHECK(me != "Ada");
   StubNext next;
   ToolCall call = f.guarded_call(client);
   CallResult r = stages::confirm()(next.handler())(call);
@@ -73,7 +79,7 @@ TEST_CASE("a destructive call runs once a named human approves it, with a ration
   CHECK(text_at(r) == "next");
   REQUIRE(call.confirmed);
   CHECK(call.confirmation == "accepted");
-  CHECK(call.confirmed->approver == "Ada");
+  CHECK(call.confirmed->approver == me);
   CHECK(call.confirmed->rationale == "It is stale.");
   CHECK(call.confirmed->principal == "local");
   CHECK(call.confirmed->invocation == invocation_digest(call));
@@ -86,8 +92,11 @@ TEST_CASE("a destructive call runs once a named human approves it, with a ration
   CHECK_THAT(message, Catch::Contains("\"name\": \"todo.txt\""));
   CHECK_THAT(message, Catch::Contains("Reason given: the user asked to clean up"));
   CHECK_THAT(message, Catch::Contains("Caller: local"));
+  CHECK_THAT(message, Catch::Contains("You approve as " + me +
+                                      ", the user toolmux runs as on this machine"));
   const json& schema = client->asked[0]["requestedSchema"];
-  CHECK(schema["required"] == json({"approve", "approver", "rationale"}));
+  CHECK(schema["required"] == json({"approve", "rationale"}));
+  CHECK_FALSE(schema["properties"].contains("approver"));
   CHECK(schema["properties"]["rationale"]["maxLength"] == 500);
 }
 
@@ -105,8 +114,6 @@ TEST_CASE(
       {{json{{"action", "cancel"}}, "", false}, "the confirmation was cancelled"},
       {accepted({{"approve", false}, {"approver", "Ada"}, {"rationale", "no"}}),
        "the confirmation did not approve it"},
-      {accepted({{"approve", true}, {"approver", "  "}, {"rationale", "ok"}}),
-       "came with no approver's name"},
       {accepted({{"approve", true}, {"approver", "Ada"}}), "came with no rationale"},
       {accepted({{"approve", true}, {"approver", "Ada"}, {"rationale", std::string(501, 'x')}}),
        "a rationale longer than 500 characters"},

@@ -589,6 +589,19 @@ void add_modern_tools(std::vector<NativeTool>& tools,
            [catalog_file](const json&, CallContext&) { return toggle_catalog_tool(catalog_file); });
   trigger.spec.side_effect = "local_mutation";  // it rewrites the catalog file
   tools.push_back(std::move(trigger));
+  // Not a conformance fixture: a write that goes on for 2.5 s whatever it is
+  // told, past its 1 s timeout and past a cancellation, so that what it
+  // came to is recorded late (tests/e2e/late_outcome.test.mjs).
+  NativeTool slow_write =
+      tool("slow_write", "Takes 2.5 s whatever it is told (its timeout is 1 s), then answers.",
+           [](const json&, CallContext&) {
+             std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+             return ToolResult::text("written");
+           });
+  slow_write.spec.side_effect = "local_mutation";
+  slow_write.spec.timeout = std::chrono::seconds(1);
+  slow_write.spec.returns_by_deadline = false;
+  tools.push_back(std::move(slow_write));
   tools.push_back(tool("test_trigger_prompt_change", "Tells the clients the prompt list changed.",
                        [prompts](const json&, CallContext&) {
                          prompts->events().prompts_list_changed();

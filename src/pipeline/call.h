@@ -62,6 +62,14 @@ struct Confirmation {
   std::string answer_id{};
 };
 
+struct ToolCall;
+struct CallResult;
+
+// Records what a run came to when its caller was told otherwise (it timed
+// out, or was cancelled, while the tool went on): called with the run's copy
+// of the call and the tool's own answer, on the thread that ran it.
+using LateEndFn = std::function<void(const ToolCall&, const CallResult&)>;
+
 // The _meta key of an error result that names how its call ended, e.g.
 // {"io.toolmux/outcome": "timed_out"}, so that a client can branch on it.
 inline constexpr std::string_view kOutcomeMetaKey = "io.toolmux/outcome";
@@ -108,6 +116,17 @@ struct ToolCall {
   // The journal stage wrote the call's audit record with its outcome, in one
   // batch: the record stage writes none.
   bool audited = false;
+  // Set before the tool runs by the stage that keeps the call's records (the
+  // journal stage for a mutation, else the record stage); called by the
+  // deadline stage with the tool's own answer when the caller is told
+  // otherwise: a run it stopped waiting for when that run ends at last, or
+  // an answer that came too late. Never called for a call that asked its
+  // client a question.
+  LateEndFn on_late_end;
+  // Set by the deadline stage when it called, or handed to a run it stopped
+  // waiting for, on_late_end: the call's real outcome is (or will be)
+  // recorded by it, and the caller's answer is recorded beside it.
+  bool ends_late = false;
   // The call's place among the running calls, held by every thread of the call
   // (an abandoned handler's too); null when the call was not admitted through one.
   std::shared_ptr<const CallPlace> place;

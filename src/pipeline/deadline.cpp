@@ -28,15 +28,29 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         return CallResult::stopped(tool_label(call) +
                                    " was stopped before it finished: toolmux is exiting");
       };
-      // How a call ended once its handler answered at `finished_at`, or did not.
-      auto settle = [&](std::optional<CallResult> result, Clock::time_point finished_at) {
+      // How the call ends when toolmux answers it otherwise than its handler
+      // did, or did not (nullopt: the handler's answer stands).
+      auto overridden = [&](bool answered,
+                            Clock::time_point finished_at) -> std::optional<CallResult> {
         if (call.control->cancelled()) return CallResult::cancelled();
         if (call.control->aborted()) return stopped();
         if (call.control->input_requested()) return CallResult::input_required();
         // A tool that stopped because its deadline passed (a command is killed
         // then) answers late: it timed out, whatever it says.
-        if (!result || finished_at >= until) return timed_out();
-        return std::move(*result);
+        if (!answered || finished_at >= until) return timed_out();
+        return std::nullopt;
+      };
+      // How a call ended once its handler answered at `finished_at`, or did not.
+      auto settle = [&](std::optional<CallResult> result, Clock::time_point finished_at) {
+        std::optional<CallResult> instead = overridden(result.has_value(), finished_at);
+        if (!instead) return std::move(*result);
+        // The tool answered, but its caller is told otherwise: what it came
+        // to is recorded all the same.
+        if (result && instead->outcome != CallOutcome::input_required && call.on_late_end) {
+          call.ends_late = true;
+          call.on_late_end(call, *result);
+        }
+        return std::move(*instead);
       };
 
       if (call.tool->spec.returns_by_deadline) {
@@ -61,6 +75,9 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         std::condition_variable done;
         std::optional<CallResult> result;
         Clock::time_point finished_at;
+        // Set when the stage stopped waiting: the run's answer goes to
+        // nobody, and it records what it came to itself (on_late_end).
+        bool abandoned = false;
         ToolCall call;
       };
       auto run = std::make_shared<Run>();
@@ -69,11 +86,21 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       running->enter();
       const bool posted = call_threads().post([run, next, running]() mutable {
         CallResult out = next(run->call);
+        std::optional<CallResult> late;  // the answer nobody waits for any more
         {
           std::lock_guard lock(run->mutex);
-          run->finished_at = Clock::now();
-          run->result = std::move(out);
-          run->done.notify_all();
+          if (run->abandoned) {
+            late = std::move(out);
+          } else {
+            run->finished_at = Clock::now();
+            run->result = std::move(out);
+            run->done.notify_all();
+          }
+        }
+        if (late && run->call.on_late_end) {
+          // A handler that asked its client a question ran no further.
+          if (run->call.control->input_requested()) late = CallResult::input_required();
+          run->call.on_late_end(run->call, *late);
         }
         // Let go of what the chain holds (the catalog, the result store)
         // before saying this handler has stopped: whoever waits for that may
@@ -109,6 +136,9 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
         if (run->result) {
           result = std::move(run->result);
           finished_at = run->finished_at;
+        } else {
+          run->abandoned = true;
+          call.ends_late = static_cast<bool>(call.on_late_end);
         }
       }
       return settle(std::move(result), finished_at);

@@ -8,8 +8,12 @@
 // (a cancelled answer) or aborted (stopped: toolmux is exiting), or the
 // deadline passes (timed_out, "timed out after N ms"; an answer that comes
 // after the deadline is late too). An abandoned run is told
-// to stop through its context and its result dropped; `running` counts it
-// until it has really stopped, and it keeps the call's place. When no thread
+// to stop through its context and its answer goes to nobody; `running` counts
+// it until it has really stopped, and it keeps the call's place. What the
+// tool came to is recorded all the same: when a run it stopped waiting for
+// ends, or when the tool's answer is not the one its caller gets (it came
+// late, or the call was cancelled meanwhile), the stage calls the call's
+// on_late_end with the tool's own answer and sets ends_late. When no thread
 // can be had, the call is answered stopped and next is not called. Needs
 // `tool` (resolve_tool before it), else CallResult::out_of_order().
 #pragma once

@@ -39,6 +39,23 @@ AuditRecord audit_record(const ToolCall& call, const CallResult& out, double sec
   return record;
 }
 
+namespace {
+
+// Records the outcome of the journaled `call`, answered `out` after `seconds`,
+// with its audit record: what the tool answered is kept for replay; a call
+// that asked its client a question (input_required) ran no further than
+// asking.
+Status finish(JournalStore& store, const ToolCall& call, const CallResult& out, double seconds) {
+  const nlohmann::json result =
+      out.outcome == CallOutcome::ok || out.outcome == CallOutcome::tool_error
+          ? out.result.to_json()
+          : nlohmann::json(nullptr);
+  return store.finish(call.call_id, std::string(call_outcome_name(out.outcome)), result,
+                      audit_record(call, out, seconds));
+}
+
+}  // namespace
+
 CallStage journal(std::shared_ptr<const CallJournal> journal) {
   return [journal = std::move(journal)](CallHandler next) -> CallHandler {
     return [journal, next = std::move(next)](ToolCall& call) {
@@ -73,20 +90,24 @@ CallStage journal(std::shared_ptr<const CallJournal> journal) {
             tool_label(call) +
             " did not run: toolmux could not journal it first: " + begun.message());
       }
+      auto seconds_since_start = [start] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      // A run its caller stopped waiting for (a timeout, a cancellation)
+      // finishes its entry when it ends, with what it came to: the entry
+      // stays running until then, so a retry with its key is not run again
+      // meanwhile, and is answered from the journal after.
+      call.on_late_end = [store, seconds_since_start](const ToolCall& ran, const CallResult& late) {
+        (void)finish(*store, ran, late, seconds_since_start());
+      };
       CallResult out = next(call);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // What the tool answered is kept for replay; a call that asked its
-      // client a question (input_required) ran no further than asking.
-      const nlohmann::json result =
-          out.outcome == CallOutcome::ok || out.outcome == CallOutcome::tool_error
-              ? out.result.to_json()
-              : nlohmann::json(nullptr);
-      if (Status finished = store->finish(call.call_id, std::string(call_outcome_name(out.outcome)),
-                                          result, audit_record(call, out, seconds));
-          finished.ok()) {
-        call.audited = true;
+      call.on_late_end = nullptr;
+      if (call.ends_late) {
+        // What the caller was told goes in the audit trail beside it.
+        call.audited = store->audit(audit_record(call, out, seconds_since_start())).ok();
+        return out;
       }
+      call.audited = finish(*store, call, out, seconds_since_start()).ok();
       return out;
     };
   };

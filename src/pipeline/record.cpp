@@ -39,6 +39,16 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
       Status writable = journal && journal->ready() && journal->store()
                             ? journal->store()->writable()
                             : Status::ok_status();
+      // A call that is not journaled (a read) whose tool came to something
+      // other than what its caller was told (src/pipeline/deadline.h) gets a
+      // second audit record when it ends; the journal stage replaces this for
+      // a mutation.
+      call.on_late_end = [journal, start](const ToolCall& ran, const CallResult& late) {
+        if (!journal || !journal->ready() || !journal->store()) return;
+        const double late_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        (void)journal->store()->audit(audit_record(ran, late, late_seconds));
+      };
       CallResult out = writable.ok() ? next(call)
                                      : CallResult::stopped(
                                            "toolmux did not run the call: its audit trail "

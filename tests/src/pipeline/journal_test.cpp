@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 
 #include "src/base/digest.h"
 #include "src/pipeline/journal.h"
@@ -24,8 +26,33 @@ using nlohmann::json;
 
 namespace {
 
+// A door a tool waits at, whatever it is asked, until the test opens it.
+struct Door {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool open = false;
+  bool reached = false;
+
+  void wait() {
+    std::unique_lock lock(mutex);
+    reached = true;
+    changed.notify_all();
+    changed.wait(lock, [this] { return open; });
+  }
+  bool wait_reached() {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(5), [this] { return reached; });
+  }
+  void let_through() {
+    std::lock_guard lock(mutex);
+    open = true;
+    changed.notify_all();
+  }
+};
+
 // The fixture's tools plus remove_item (local_mutation), which counts its runs.
 struct JournalFixture : PipelineFixture {
+  std::shared_ptr<Door> door = std::make_shared<Door>();
   TempDir dir;
   std::shared_ptr<std::atomic<int>> runs = std::make_shared<std::atomic<int>>(0);
   std::shared_ptr<const CallJournal> journal = std::make_shared<const CallJournal>();
@@ -67,8 +94,51 @@ struct JournalFixture : PipelineFixture {
                                                 args["label"].get<std::string>());
                       })
                 .empty());
+    // slow_remove: a mutation that goes on past its 100 ms timeout, and past
+    // a cancellation, until the test lets it end; slow_count, a read alike.
+    ToolSpec slow = s;
+    slow.name = "slow_remove";
+    slow.timeout = std::chrono::milliseconds(100);
+    auto waits_at = door;
+    REQUIRE(registry
+                ->add(slow,
+                      [counter, waits_at](const json& args, CallContext&) {
+                        ++*counter;
+                        waits_at->wait();
+                        return ToolResult::text("removed " + args["id"].dump() + " at last");
+                      })
+                .empty());
+    ToolSpec slow_read = slow;
+    slow_read.name = "slow_count";
+    slow_read.side_effect = "read_only";
+    REQUIRE(registry
+                ->add(slow_read,
+                      [waits_at](const json&, CallContext&) {
+                        waits_at->wait();
+                        return ToolResult::text("counted at last");
+                      })
+                .empty());
     catalog = make_test_catalog(registry);
     open();
+  }
+
+  // `call` is answered from the journal with `text`, its tool having run once.
+  void check_replayed(ToolCall call, const std::string& text) {
+    const CallResult replayed = pipeline(call);
+    CHECK(replayed.replayed);
+    CHECK(text_at(replayed) == text);
+    CHECK(*runs == 1);
+  }
+
+  // The outcomes of the audit records of `call_id`, oldest first.
+  std::vector<std::string> audited_outcomes(const std::string& call_id) const {
+    std::vector<std::string> outcomes;
+    auto audit = read_audit(dir.path(), {});
+    REQUIRE(audit.ok());
+    for (const AuditRecord& r : audit.value()) {
+      if (r.call_id == call_id) outcomes.push_back(r.outcome);
+    }
+    return outcomes;
   }
 
   void open() {
@@ -103,8 +173,8 @@ struct JournalFixture : PipelineFixture {
   }
 
   ToolCall keyed(const std::string& arguments, const std::string& key,
-                 const std::string& id = "call-1") {
-    ToolCall call = make_call("remove_item", arguments);
+                 const std::string& id = "call-1", const std::string& tool = "remove_item") {
+    ToolCall call = make_call(tool, arguments);
     call.call_id = id;
     call.context->set_call_id(id);
     call.idempotency_key = key;
@@ -196,6 +266,64 @@ TEST_CASE("the same key with other arguments is refused, and so is a key still r
   CHECK(*f.runs == 1);
 }
 
+// A retry meanwhile is told it is still running; one after is answered from
+// the journal.
+TEST_CASE("a mutation running past its timeout records its real outcome when it ends") {
+  JournalFixture f;
+  ToolCall first = f.keyed(R"({"id": 3})", "key-S", "call-1", "slow_remove");
+  const CallResult timed = f.pipeline(first);
+  CHECK(timed.outcome == CallOutcome::timed_out);
+  CHECK_THAT(text_at(timed), Catch::Contains("timed out after 100 ms"));
+  // The caller's answer is audited at once; the entry is still running.
+  CHECK(f.audited_outcomes("call-1") == std::vector<std::string>{"timed_out"});
+  auto running = f.store().find_by_key("local", "key-S");
+  REQUIRE(running);
+  CHECK_FALSE(running->outcome);
+
+  ToolCall during = f.keyed(R"({"id": 3})", "key-S", "call-2", "slow_remove");
+  CHECK_THAT(text_at(f.pipeline(during)), Catch::Contains("is still running"));
+  CHECK(*f.runs == 1);
+
+  f.door->let_through();
+  REQUIRE(f.running->wait_until_idle(std::chrono::seconds(5)));
+  CHECK(f.audited_outcomes("call-1") == std::vector<std::string>{"timed_out", "ok"});
+  auto ended = f.store().find_by_key("local", "key-S");
+  REQUIRE(ended);
+  CHECK(ended->outcome == "ok");
+
+  f.check_replayed(f.keyed(R"({"id": 3})", "key-S", "call-3", "slow_remove"), "removed 3 at last");
+}
+
+// A mutation's in its journal entry; a read's in a second audit record.
+TEST_CASE("a cancelled call is audited cancelled, then its real outcome when the tool ends") {
+  for (const std::string tool : {"slow_remove", "slow_count"}) {
+    INFO(tool);
+    JournalFixture f;
+    ToolCall call = f.make_call(tool, R"({"id": 4})");
+    call.call_id = "call-c";
+    const std::shared_ptr<CallControl> control = call.control;
+    auto answered = std::async(std::launch::async, [&f, &call] { return f.pipeline(call); });
+    REQUIRE(f.door->wait_reached());
+    control->cancel();
+    const CallResult r = answered.get();
+    INFO(text_at(r));
+    CHECK(r.outcome == CallOutcome::cancelled);
+    CHECK(f.audited_outcomes("call-c") == std::vector<std::string>{"cancelled"});
+
+    f.door->let_through();
+    REQUIRE(f.running->wait_until_idle(std::chrono::seconds(5)));
+    CHECK(f.audited_outcomes("call-c") == std::vector<std::string>{"cancelled", "ok"});
+    auto entries = read_journal(f.dir.path());
+    REQUIRE(entries.ok());
+    if (tool == "slow_remove") {
+      REQUIRE(entries.value().size() == 1);
+      CHECK(entries.value()[0].outcome == "ok");
+    } else {
+      CHECK(entries.value().empty());
+    }
+  }
+}
+
 TEST_CASE(
     "a call left running when toolmux died is interrupted, and runs again only when asked, "
     "under its old call id") {
@@ -281,13 +409,9 @@ TEST_CASE(
   REQUIRE(spooled.ok());
   f.use(std::make_shared<const CallJournal>(std::move(spooled).value()));
 
-  ToolCall first = f.make_call("remove_in_outage", R"({"id": 7})");
-  first.call_id = "call-1";
-  first.idempotency_key = "key-A";
+  ToolCall first = f.keyed(R"({"id": 7})", "key-A", "call-1", "remove_in_outage");
   const CallResult done = f.pipeline(first);  // the server stops while it runs
-  ToolCall repeat = f.make_call("remove_in_outage", R"({"id": 7})");
-  repeat.call_id = "call-2";
-  repeat.idempotency_key = "key-A";
+  ToolCall repeat = f.keyed(R"({"id": 7})", "key-A", "call-2", "remove_in_outage");
   const CallResult pending = f.pipeline(repeat);
   ToolCall read = f.make_call("echo", echo_args("hi"));
   const CallResult read_done = f.pipeline(read);  // its record fills the spool
@@ -305,13 +429,7 @@ TEST_CASE(
 
   // Back: what was kept is written, and the repeat is answered from it.
   CHECK(eventually([&] { return f.store().kept() == 0; }, std::chrono::seconds(15)));
-  ToolCall later = f.make_call("remove_in_outage", R"({"id": 7})");
-  later.call_id = "call-3";
-  later.idempotency_key = "key-A";
-  const CallResult replayed = f.pipeline(later);
-  CHECK(replayed.replayed);
-  CHECK(text_at(replayed) == "removed 7");
-  CHECK(*f.runs == 1);
+  f.check_replayed(f.keyed(R"({"id": 7})", "key-A", "call-3", "remove_in_outage"), "removed 7");
 }
 
 TEST_CASE("a tool name a client sent that reached no tool is audited and counted redacted") {

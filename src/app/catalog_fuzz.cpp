@@ -681,7 +681,8 @@ std::string format_run_reports(const std::string& file, const std::vector<ToolRu
       if (!finding.answer.empty()) out << "      answer: " << terminal_text(finding.answer) << "\n";
     }
     if (count > findings.size()) {
-      out << "    and " << count - findings.size() << " more " << noun << " not shown\n";
+      const std::size_t more = count - findings.size();
+      out << "    and " << more << " more " << noun << (more == 1 ? "" : "s") << " not shown\n";
     }
   };
   for (const ToolRunReport& report : reports) {
@@ -701,8 +702,8 @@ std::string format_run_reports(const std::string& file, const std::vector<ToolRu
     if (report.failure_count > 0) out << ", " << report.failure_count << " FAILED";
     if (report.warning_count > 0) out << ", " << report.warning_count << " answered isError";
     out << "\n";
-    list("FAIL", report.failures, report.failure_count, "failures");
-    list("warning:", report.warnings, report.warning_count, "warnings");
+    list("FAIL", report.failures, report.failure_count, "failure");
+    list("warning:", report.warnings, report.warning_count, "warning");
   }
   if (declared_upstreams > 0) {
     out << "  upstreams: " << declared_upstreams

@@ -132,11 +132,16 @@ TEST_CASE("fuzz run: a tool's own isError answer is a warning, not a failure", "
   CHECK_THAT(format_run_reports("f", reports, 0), Catch::Contains("    warning: error answer\n"));
 }
 
-TEST_CASE("fuzz run: a native tool that throws fails as crashed", "[catalog_fuzz]") {
+TEST_CASE("fuzz run: a native tool that throws fails as crashed, its case redacted",
+          "[catalog_fuzz]") {
   ToolSpec spec;
   spec.name = "thrower";
   spec.description = "Throws.";
-  spec.input_schema = {{"type", "object"}, {"additionalProperties", false}};
+  spec.input_schema = {
+      {"type", "object"},
+      {"properties", {{"password", {{"description", "A secret."}, {"type", "string"}}}}},
+      {"required", {"password"}},
+      {"additionalProperties", false}};
   spec.side_effect = "read_only";
   spec.timeout = std::chrono::milliseconds(2000);
   const std::vector<NativeTool> native{
@@ -149,6 +154,7 @@ TEST_CASE("fuzz run: a native tool that throws fails as crashed", "[catalog_fuzz
   REQUIRE(thrower.failure_count == thrower.cases);
   CHECK(thrower.failures.front().finding == "crashed");
   CHECK(thrower.failures.front().answer == "Tool \"thrower\" failed: out of cheese");
+  CHECK(thrower.failures.front().arguments == nlohmann::json{{"password", "[REDACTED]"}});
 }
 
 TEST_CASE("fuzz run: mutations run only with the flag, in a throwaway root that is gone after",

@@ -617,7 +617,8 @@ class CommandLineDefinition {
         "Check a catalog file against the tools serve would offer with those options; list "
         "every problem with its JSON pointer. With --fuzz, also call every tool with valid "
         "argument sets and near misses generated from its input schema, through the argument "
-        "checks only (no tool runs); exit 1 on any failure.");
+        "checks only (no tool runs); with --fuzz --run, also run the tools with the valid "
+        "sets; exit 1 on any failure.");
     check_
         ->add_option(
             "FILE",
@@ -635,6 +636,11 @@ class CommandLineDefinition {
                            "With --fuzz: valid argument sets per tool, each with its near misses");
     seed_ = number_option(*check_, "--seed", "S", fuzz.seed, 0, kUnbounded,
                           "With --fuzz: makes the cases reproducible");
+    flag_option(*check_, "--run", fuzz.run,
+                "With --fuzz: run each read_only tool with its first valid cases; a crash, a "
+                "timeout or a bad result fails");
+    flag_option(*check_, "--fuzz-mutating", fuzz.mutating,
+                "With --fuzz --run: run local_mutation tools too, in a throwaway root");
   }
 
   void finish_check() {
@@ -644,6 +650,10 @@ class CommandLineDefinition {
     if (cl_.check_file.empty()) throw UsageError("check needs a FILE");
     if ((cases_->count() > 0 || seed_->count() > 0) && !cl_.check_fuzz.fuzz) {
       throw UsageError("--cases and --seed go with --fuzz");
+    }
+    if (cl_.check_fuzz.run && !cl_.check_fuzz.fuzz) throw UsageError("--run goes with --fuzz");
+    if (cl_.check_fuzz.mutating && !cl_.check_fuzz.run) {
+      throw UsageError("--fuzz-mutating goes with --fuzz --run");
     }
     cl_.serve.catalog_file = cl_.check_file;
     cl_.action = CommandLine::Action::check;

@@ -19,6 +19,8 @@ namespace toolmux {
 // `toolmux check --fuzz`'s options (src/app/catalog_fuzz.h).
 struct CheckFuzzOptions {
   bool fuzz = false;
+  bool run = false;        // --run: the valid cases run the real tools
+  bool mutating = false;   // --fuzz-mutating: local_mutation tools too, in a throwaway root
   std::size_t cases = 20;  // 1..1000
   std::size_t seed = 1;
 };

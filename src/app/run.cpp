@@ -58,10 +58,16 @@ int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
   const CatalogFuzzOptions options_of_fuzz{fuzz.cases, fuzz.seed};
   const auto reports = fuzz_catalog(catalog, options_of_fuzz);
   std::cout << format_fuzz_reports(file.string(), reports, options_of_fuzz);
-  for (const ToolFuzzReport& report : reports) {
-    if (!report.failures.empty()) return 1;
+  bool failed = false;
+  for (const ToolFuzzReport& report : reports) failed = failed || !report.failures.empty();
+  if (fuzz.run) {
+    std::cout.flush();
+    const auto runs =
+        run_catalog_fuzz(catalog, options, native, options_of_fuzz, FuzzRunOptions{fuzz.mutating});
+    std::cout << format_run_reports(file.string(), runs, catalog->declared_upstreams);
+    failed = failed || run_failed(runs);
   }
-  return 0;
+  return failed ? 1 : 0;
 }
 
 // --explain: for each tool found, its score by word and field, and its

@@ -186,6 +186,53 @@ test('toolmux check --fuzz finds schema mistakes: exit 1, each named with the ca
   assert.deepEqual(fs.readdirSync(dir), ['catalog.json'], 'a command tool ran during check --fuzz');
 });
 
+// `toolmux check --fuzz --run`: the valid cases run the real tools.
+const FUZZ_RUN = path.join(REPO_ROOT, 'tests/data/catalogs/fuzz_run.json');
+
+test('toolmux check --fuzz --run: exit 1 naming the crash, the bad results and the timeout; mutations only in a throwaway root', async () => {
+  const dir = makeTempDir('toolmux-fuzz-run-');
+  const catalog = path.join(dir, 'catalog.json');
+  // The catalog's relative cwd ("workdir") is resolved from its own folder.
+  fs.copyFileSync(FUZZ_RUN, catalog);
+  fs.mkdirSync(path.join(dir, 'workdir'));
+  for (const mutating of [false, true]) {
+    const args = ['check', '--fuzz', '--run', catalog, '--cases', '4', ...(mutating ? ['--fuzz-mutating'] : [])];
+    const { code, stdout, stderr } = await runCli(args, { timeoutMs: 60000, cwd: dir });
+    const show = `\n--- output ---\n${stdout}${stderr}`;
+    assert.equal(code, 1, `exit ${code}${show}`);
+    assert.match(stdout, /^ {2}echo_word \(read_only\): 4 run, 4 passed$/m, show);
+    assert.match(stdout, /^ {4}FAIL crashed\n {6}call: crash_on_boom \{"mode":"boom"\}\n {6}answer: command was killed by signal 11 \(SIGSEGV\)/m, show);
+    assert.match(stdout, /^ {2}not_utf8 \(read_only\): 4 run, 0 passed, 4 FAILED$/m, show);
+    assert.match(stdout, /answer: Tool "no_structured_output" returned no structuredContent although it declares an outputSchema/, show);
+    assert.match(stdout, /^ {2}too_slow \(read_only\): 4 run, 0 passed, 4 FAILED\n {4}FAIL timed out$/m, show);
+    assert.match(stdout, /^ {2}says_no \(read_only\): 4 run, 0 passed, 4 answered isError\n {4}warning: error answer$/m, show);
+    assert.match(stdout, /^ {2}wipe \(destructive\): not run: destructive: never run$/m, show);
+    assert.match(stdout, /^ {2}post_message \(remote_mutation\): not run: remote_mutation/m, show);
+    assert.match(stdout, /catalog\.json: run: \d+ failures in 4 tools \(/, show);
+    if (mutating) {
+      assert.match(stdout, /^ {2}write_note \(local_mutation\): 4 run in a throwaway root, 0 passed, 4 answered isError$/m, show);
+      assert.match(stdout, /^ {2}write_in_workdir \(local_mutation\): not run: local_mutation with its own cwd ".*workdir": it would write outside the throwaway root$/m, show);
+      const ranIn = stdout.match(/ran in ([^\s\\]+) home ([^\s\\]+)/);
+      assert.ok(ranIn, show);
+      assert.equal(ranIn[1], ranIn[2]);
+      assert.ok(!fs.existsSync(ranIn[1]), `the throwaway root ${ranIn[1]} is still there`);
+    } else {
+      assert.match(stdout, /^ {2}write_note \(local_mutation\): not run: local_mutation: runs only with --fuzz-mutating, in a throwaway root$/m, show);
+    }
+    // Nothing was written where check ran, nor in the catalog's workdir.
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['catalog.json', 'workdir'], show);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'workdir')), [], show);
+  }
+});
+
+test('toolmux check: --run needs --fuzz, --fuzz-mutating needs --run', async () => {
+  for (const [args, message] of [[['check', FUZZ_RUN, '--run'], /--run goes with --fuzz/], [['check', '--fuzz', FUZZ_RUN, '--fuzz-mutating'], /--fuzz-mutating goes with --fuzz --run/]]) {
+    const { code, stderr } = await runCli(args);
+    assert.equal(code, 2, `${args.join(' ')}: exit ${code}; ${stderr}`);
+    assert.match(stderr, message, stderr);
+  }
+});
+
 test('toolmux check: --cases and --seed need --fuzz and a number', async () => {
   for (const args of [['check', FUZZ_MISTAKES, '--cases', '5'], ['check', '--fuzz', FUZZ_MISTAKES, '--cases', '0'], ['check', '--fuzz', FUZZ_MISTAKES, '--seed', 'x']]) {
     const { code, stderr } = await runCli(args);

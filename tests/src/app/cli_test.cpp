@@ -414,6 +414,13 @@ TEST_CASE("cli: check takes FILE, the tool options and the fuzz options in any o
   CHECK(fuzz.check_fuzz.fuzz);
   CHECK(fuzz.check_fuzz.cases == 1000);
   CHECK(fuzz.check_fuzz.seed == 0);
+  CHECK_FALSE(fuzz.check_fuzz.run);
+  CHECK_FALSE(fuzz.check_fuzz.mutating);
+
+  const CommandLine run = parse_ok({"check", "--fuzz-mutating", "f", "--run", "--fuzz"});
+  CHECK(run.check_fuzz.fuzz);
+  CHECK(run.check_fuzz.run);
+  CHECK(run.check_fuzz.mutating);
 }
 
 TEST_CASE("cli: search joins its words into one query", "[cli]") {
@@ -532,6 +539,8 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
       {{"check", "--fuzz", "f", "--cases"}, "--cases needs a whole number from 1 to 1000"},
       {{"check", "--fuzz", "f", "--seed", "x"}, "--seed needs a whole number"},
       {{"check", "--fuzz", "f", "--seed"}, "--seed needs a whole number"},
+      {{"check", "f", "--run"}, "--run goes with --fuzz"},
+      {{"check", "--fuzz", "f", "--fuzz-mutating"}, "--fuzz-mutating goes with --fuzz --run"},
       {{"search", "--alternative", "a", "--alternative", "b", "--alternative", "c", "--alternative",
         "d", "q"},
        "--alternative: at most 3"},

@@ -205,6 +205,8 @@ class CommandLineDefinition {
       finish_freeze();
     } else if (parsed(results_)) {
       finish_results();
+    } else if (parsed(store_)) {
+      finish_store_command();
     } else if (parsed(import_)) {
       finish_import();
     } else if (parsed(doctor_)) {
@@ -216,7 +218,7 @@ class CommandLineDefinition {
       finish_login(*logout_, CommandLine::Action::logout);
     } else {
       throw UsageError(
-          "missing command (serve, check, search, journal, audit, freeze, results, import, "
+          "missing command (serve, check, search, journal, audit, freeze, results, store, import, "
           "doctor, login, logout, --version, --help)");
     }
   }
@@ -231,6 +233,7 @@ class CommandLineDefinition {
     if (wanted("audit")) define_audit();
     if (wanted("freeze")) define_freeze();
     if (wanted("results")) define_results();
+    if (wanted("store")) define_store();
     if (wanted("import")) define_import();
     if (wanted("doctor")) define_doctor();
     if (wanted("login") || wanted("logout")) define_login();
@@ -905,6 +908,68 @@ class CommandLineDefinition {
     cl_.action = CommandLine::Action::results;
   }
 
+  // `toolmux store backup DIR` and `toolmux store restore DIR [--force]`.
+  void define_store() {
+    StoreCommand& s = cl_.store;
+    store_ = app_.add_subcommand(
+        "store",
+        "backup DIR: copy the data directory's state (the journal and audit trail, stored "
+        "results, sessions, the requestState key, logins, search memory) into DIR, a new or "
+        "empty folder, while servers keep running: the backup holds every write acknowledged "
+        "before it started, and a manifest with each file's SHA-256. restore DIR: check the "
+        "backup (naming what is damaged), then put it in place of the data directory, which no "
+        "server may hold, and which must be empty unless --force. With --store postgresql: "
+        "print the pg_dump or pg_restore procedure. Exit 1 when refused or failed.");
+    store_
+        ->add_option(
+            "ACTION",
+            [&s](const CLI::results_t& values) {
+              const std::string& v = values.front();
+              if (v == "backup") {
+                s.action = StoreCommand::Action::backup;
+              } else if (v == "restore") {
+                s.action = StoreCommand::Action::restore;
+              } else {
+                throw UsageError("store needs backup or restore, not \"" + clip_for_message(v) +
+                                 "\"");
+              }
+              return true;
+            },
+            "backup or restore.")
+        ->type_name("ACTION");
+    store_
+        ->add_option(
+            "DIR",
+            [&s](const CLI::results_t& values) {
+              s.dir = values.front();
+              return true;
+            },
+            "The backup's folder.")
+        ->type_name("DIR");
+    store_force_ = flag_option(*store_, "--force", s.force,
+                               "With restore: replace a data directory that is not empty.");
+    data_dir_option(*store_);
+    store_options(*store_);
+  }
+
+  void finish_store_command() {
+    if (const auto rest = store_->remaining(); !rest.empty()) {
+      store_kind_check_extra(rest.front());
+      throw UsageError("unknown option \"" + clip_for_message(rest.front()) + "\" for store");
+    }
+    if (store_->get_option("ACTION")->count() == 0) {
+      throw UsageError("store needs backup or restore");
+    }
+    const bool restore = cl_.store.action == StoreCommand::Action::restore;
+    if (cl_.store.dir.empty()) {
+      throw UsageError(std::string("store ") + (restore ? "restore" : "backup") +
+                       " needs the backup's DIR");
+    }
+    if (store_force_->count() > 0 && !restore) throw UsageError("--force goes with store restore");
+    finish_store();
+    cl_.action = CommandLine::Action::store;
+  }
+
   void define_import() {
     import_ = app_.add_subcommand(
         "import",
@@ -1031,6 +1096,8 @@ class CommandLineDefinition {
   CLI::Option* results_session_ = nullptr;
   CLI::Option* results_older_ = nullptr;
   CLI::Option* results_page_ = nullptr;
+  CLI::App* store_ = nullptr;
+  CLI::Option* store_force_ = nullptr;
   std::string dashed_id_;  // take_dashed_result_id
   bool no_journal_ = false;
   CLI::App* version_command_ = nullptr;

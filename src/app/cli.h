@@ -41,6 +41,14 @@ struct ResultsCommand {
   std::size_t page = 0;  // show --page: 1 is the first; 0 = the whole text
 };
 
+// `toolmux store backup|restore DIR` (src/app/store_backup.h).
+struct StoreCommand {
+  enum class Action { backup, restore };
+  Action action = Action::backup;
+  std::filesystem::path dir;  // the backup's folder
+  bool force = false;         // restore --force: replace a data directory that is not empty
+};
+
 struct CommandLine {
   enum class Action {
     serve,
@@ -50,6 +58,7 @@ struct CommandLine {
     audit,
     freeze,
     results,
+    store,
     import_config,
     doctor,
     login,
@@ -78,6 +87,7 @@ struct CommandLine {
   FreezeAction freeze_action = FreezeAction::status;
   std::string freeze_reason;  // freeze on --reason
   ResultsCommand results;
+  StoreCommand store;
   // import's input, --format, --out, --force, --dry-run (run() fills in the
   // program's path and the schema's).
   ImportOptions import;

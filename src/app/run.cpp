@@ -14,6 +14,7 @@
 #include "src/app/serve_http.h"
 #include "src/app/serve_stdio.h"
 #include "src/app/shared_store.h"
+#include "src/app/store_backup.h"
 #include "src/app/store_commands.h"
 #include "src/app/upstream_login.h"
 #include "src/base/logger.h"
@@ -286,6 +287,9 @@ int run_toolmux(const std::vector<std::string>& args, const std::vector<NativeTo
       break;
     case CommandLine::Action::results:
       code = run_results(cl, std::cout, std::cerr);
+      break;
+    case CommandLine::Action::store:
+      code = run_store(cl, std::cout, std::cerr);
       break;
     case CommandLine::Action::import_config: {
       ImportOptions options = cl.import;

@@ -16,4 +16,17 @@ std::string sha256_hex(std::string_view bytes);
 // members came in. Invalid UTF-8 in strings is replaced first.
 std::string json_digest(const nlohmann::json& value);
 
+// SHA-256 of bytes given in pieces (a file read a block at a time): update()
+// as often as needed, then hex() once. Not thread-safe; one per stream.
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  void update(std::string_view bytes);
+  // The digest of everything given, as 64 lowercase hex digits.
+  std::string hex();
+
+ private:
+  alignas(8) unsigned char state_[128];  // libsodium's crypto_hash_sha256_state
+};
+
 }  // namespace toolmux

@@ -156,7 +156,7 @@ Result<std::unique_ptr<rocksdb::DB>> open_slot_read_only(const fs::path& folder,
   rocksdb::Options options;
   options.create_if_missing = false;
   options.max_open_files = -1;
-  options.info_log = std::make_shared<NoInfoLog>();
+  options.info_log = silent_info_log();
   rocksdb::Status status;
   for (int attempt = 0; attempt < kReadOnlyOpenAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
@@ -167,6 +167,8 @@ Result<std::unique_ptr<rocksdb::DB>> open_slot_read_only(const fs::path& folder,
   return Status::io_error("could not read " + store + " in " + folder.string() + ": " +
                           status.ToString());
 }
+
+std::shared_ptr<rocksdb::Logger> silent_info_log() { return std::make_shared<NoInfoLog>(); }
 
 std::vector<fs::path> existing_slots(const fs::path& base) {
   std::vector<std::pair<std::size_t, fs::path>> found;

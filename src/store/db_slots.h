@@ -71,6 +71,10 @@ Result<OpenedSlot> open_free_slot(const std::filesystem::path& base, std::size_t
 Result<std::unique_ptr<rocksdb::DB>> open_slot_read_only(const std::filesystem::path& folder,
                                                          const std::string& store);
 
+// An info log that writes nothing, for a database whose own LOG file would be
+// in the way (a reader beside a writer, a backup's copy).
+std::shared_ptr<rocksdb::Logger> silent_info_log();
+
 // The slot folders in `base` that hold a database (a CURRENT file), in slot
 // order; none when `base` does not exist.
 std::vector<std::filesystem::path> existing_slots(const std::filesystem::path& base);

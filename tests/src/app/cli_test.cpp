@@ -458,8 +458,8 @@ TEST_CASE("cli: each usage error names what was wrong", "[cli]") {
   };
   const std::vector<Case> cases = {
       {{},
-       "missing command (serve, check, search, journal, audit, freeze, results, import, doctor, "
-       "login, logout, --version, --help)"},
+       "missing command (serve, check, search, journal, audit, freeze, results, store, import, "
+       "doctor, login, logout, --version, --help)"},
       {{"import"}, "import needs the client's configuration FILE"},
       {{"import", "a.json", "b.json"}, "import takes one FILE and its options, not \"b.json\""},
       {{"import", "a.json", "--format", "windsurf"},

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli.h"
+#include "src/app/store_backup.h"
 #include "src/app/time_text.h"
 #include "src/base/redact.h"
 #include "src/store/journal_store.h"
@@ -58,6 +60,9 @@ Run run(const std::vector<std::string>& args) {
       break;
     case CommandLine::Action::results:
       r.code = toolmux::run_results(cl, out, err);
+      break;
+    case CommandLine::Action::store:
+      r.code = toolmux::run_store(cl, out, err);
       break;
     default:
       FAIL("not a store command");
@@ -693,4 +698,260 @@ TEST_CASE("toolmux results --store postgresql: the results of every instance") {
   CHECK(missing.code == 1);
   CHECK(missing.err == "toolmux: no stored result " + a1 + "\n");
   table_of({"results", "list", "--store", "postgresql", "--session", kBob}, 1);
+}
+
+// ---- toolmux store backup and restore ----
+
+namespace fs = std::filesystem;
+using toolmux::testing::read_file;
+using toolmux::testing::write_file;
+
+namespace {
+
+std::unique_ptr<toolmux::JournalStore> open_journal(const fs::path& data_dir) {
+  toolmux::JournalStoreOptions options;
+  options.data_dir = data_dir;
+  auto store = toolmux::JournalStore::open(options);
+  INFO(store.message());
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+// A data directory with a journal of `calls` finished calls, a state key
+// (mode 0600) and the write freeze's file.
+void fill_state(const fs::path& data_dir, int calls, const std::string& prefix = "call-") {
+  auto store = open_journal(data_dir);
+  const system_clock::time_point day{std::chrono::seconds(1'796'119'200)};
+  for (int i = 0; i < calls; ++i) {
+    toolmux::JournalIntent intent;
+    intent.call_id = prefix + std::to_string(i);
+    intent.tool = "write_text_file";
+    intent.side_effect = "local_mutation";
+    intent.principal = "alice";
+    intent.started = day + std::chrono::seconds(i);
+    REQUIRE(store->begin(intent).ok());
+    toolmux::AuditRecord record;
+    record.time = intent.started;
+    record.call_id = intent.call_id;
+    record.principal = "alice";
+    record.tool = intent.tool;
+    record.outcome = "ok";
+    REQUIRE(store->finish(intent.call_id, "ok", json::object(), record).ok());
+  }
+  write_file(data_dir / "state.key", std::string(32, 'k'));
+  fs::permissions(data_dir / "state.key", fs::perms::owner_read | fs::perms::owner_write);
+  write_file(data_dir / "write-freeze", "incident 7");
+}
+
+// The journal's file with the most bytes in a backup.
+fs::path largest_table_file(const fs::path& backup) {
+  fs::path largest;
+  for (const auto& entry : fs::directory_iterator(backup / "journal" / "slot-0")) {
+    if (entry.path().extension() == ".sst" &&
+        (largest.empty() || entry.file_size() > fs::file_size(largest))) {
+      largest = entry.path();
+    }
+  }
+  REQUIRE(!largest.empty());
+  return largest;
+}
+
+}  // namespace
+
+TEST_CASE("toolmux store backup and restore: a running journal's calls come back whole") {
+  TempDir dir;
+  const fs::path data = dir.path() / "state";
+  fill_state(data, 50);
+  const auto listed = run({"journal", "--json", "--data-dir", data.string()});
+  REQUIRE(lines_of(listed.out).size() == 50);
+  const fs::path backup = dir.path() / "backup";
+  {
+    auto writer = open_journal(data);  // held, as by a running server, while it is backed up
+    const Run saved = run({"store", "backup", backup.string(), "--data-dir", data.string()});
+    INFO(saved.err);
+    REQUIRE(saved.code == 0);
+    CHECK(saved.err.empty());
+    const auto lines = lines_of(saved.out);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] == "Backed up " + data.string() + " into " + backup.string() + ":");
+    CHECK(lines[1].starts_with("  journal/slot-0  "));
+    CHECK(lines[1].find(" keys, ") != std::string::npos);
+    CHECK(lines[2].starts_with("  2 other files, 32 bytes"));  // state.key, the journal's spool
+    CHECK(lines[3].ends_with(" in all, the manifest toolmux-backup.json included."));
+  }
+  CHECK(fs::exists(backup / "toolmux-backup.json"));
+  CHECK(!fs::exists(backup / "write-freeze"));  // a restored state is not frozen
+  CHECK(!fs::exists(backup / "journal" / "slot-0" / "LOCK"));
+  CHECK((fs::status(backup).permissions() & fs::perms::all) == fs::perms::owner_all);
+  // Nothing is left beside it.
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    CHECK((entry.path() == data || entry.path() == backup));
+  }
+
+  const fs::path restored = dir.path() / "restored";
+  const Run back = run({"store", "restore", backup.string(), "--data-dir", restored.string()});
+  INFO(back.err);
+  REQUIRE(back.code == 0);
+  CHECK(back.out.starts_with("Restored " + backup.string() + " into " + restored.string() +
+                             " (verified first):\n"));
+  CHECK(run({"journal", "--json", "--data-dir", restored.string()}).out == listed.out);
+  CHECK(read_file(restored / "state.key") == std::string(32, 'k'));
+  CHECK((fs::status(restored / "state.key").permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  // The restored journal takes new calls.
+  fill_state(restored, 1, "after-");
+  CHECK(lines_of(run({"journal", "--json", "--data-dir", restored.string()}).out).size() == 51);
+}
+
+TEST_CASE("toolmux store backup: a DIR that is not new or empty, or a link, is refused") {
+  TempDir dir;
+  const fs::path data = dir.path() / "state";
+  fill_state(data, 1);
+  const fs::path full = dir.path() / "full";
+  write_file(full / "notes.txt", "mine");
+  Run r = run({"store", "backup", full.string(), "--data-dir", data.string()});
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "toolmux: " + full.string() +
+                     " exists and is not empty: a backup goes into a new or empty folder\n");
+  CHECK(read_file(full / "notes.txt") == "mine");
+
+  const fs::path empty = dir.path() / "empty";
+  fs::create_directories(empty);
+  const fs::path link = dir.path() / "link";
+  fs::create_directory_symlink(empty, link);
+  r = run({"store", "backup", link.string(), "--data-dir", data.string()});
+  CHECK(r.code == 1);
+  CHECK(r.err == "toolmux: " + link.string() +
+                     " is a symbolic link: give the folder the backup goes into itself, new or "
+                     "empty\n");
+  CHECK(fs::is_empty(empty));
+
+  r = run({"store", "backup", (data / "backups").string(), "--data-dir", data.string()});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("is inside the data directory") != std::string::npos);
+
+  // An empty folder is fine: the backup takes its place.
+  r = run({"store", "backup", empty.string(), "--data-dir", data.string()});
+  CHECK(r.code == 0);
+  CHECK(fs::exists(empty / "toolmux-backup.json"));
+}
+
+TEST_CASE("toolmux store restore: a damaged backup is refused, each problem named") {
+  TempDir dir;
+  const fs::path data = dir.path() / "state";
+  fill_state(data, 20);
+  const fs::path backup = dir.path() / "backup";
+  REQUIRE(run({"store", "backup", backup.string(), "--data-dir", data.string()}).code == 0);
+  const fs::path restored = dir.path() / "restored";
+  const auto restore = [&] {
+    return run({"store", "restore", backup.string(), "--data-dir", restored.string()});
+  };
+
+  SECTION("a table file changed") {
+    const fs::path table = largest_table_file(backup);
+    std::string bytes = read_file(table);
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x55);
+    write_file(table, bytes);
+    fs::remove(backup / "state.key");
+    const Run r = restore();
+    CHECK(r.code == 1);
+    CHECK(r.err == "toolmux: the backup in " + backup.string() +
+                       " is damaged (2 problems); nothing was restored:\n"
+                       "  journal/slot-0/" +
+                       table.filename().string() +
+                       " is not what was backed up: its SHA-256 differs from the manifest's\n"
+                       "  state.key is missing\n");
+  }
+  SECTION("a file cut short") {
+    const fs::path table = largest_table_file(backup);
+    const auto size = fs::file_size(table);
+    fs::resize_file(table, size - 10);
+    const Run r = restore();
+    CHECK(r.code == 1);
+    CHECK(r.err.find("journal/slot-0/" + table.filename().string() + " has " +
+                     std::to_string(size - 10) + " bytes, not the " + std::to_string(size) +
+                     " the manifest lists") != std::string::npos);
+  }
+  SECTION("no manifest") {
+    fs::remove(backup / "toolmux-backup.json");
+    const Run r = restore();
+    CHECK(r.code == 1);
+    CHECK(r.err == "toolmux: " + backup.string() +
+                       " is not a toolmux backup: it has no toolmux-backup.json\n");
+  }
+  SECTION("a manifest whose path leaves the backup") {
+    std::string manifest = read_file(backup / "toolmux-backup.json");
+    const auto at = manifest.find("\"state.key\"");
+    REQUIRE(at != std::string::npos);
+    manifest.replace(at, 11, "\"../outside\"");
+    write_file(backup / "toolmux-backup.json", manifest);
+    const Run r = restore();
+    CHECK(r.code == 1);
+    CHECK(r.err.find("is not a file entry (path inside the backup") != std::string::npos);
+  }
+  CHECK(!fs::exists(restored));  // nothing was restored
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    CHECK((entry.path() == data || entry.path() == backup));  // no leftover folder
+  }
+}
+
+TEST_CASE("toolmux store restore: a held data directory is refused, one not empty needs --force") {
+  TempDir dir;
+  const fs::path data = dir.path() / "state";
+  fill_state(data, 3);
+  const fs::path backup = dir.path() / "backup";
+  REQUIRE(run({"store", "backup", backup.string(), "--data-dir", data.string()}).code == 0);
+  fill_state(data, 5, "later-");  // the data directory moves on: 8 calls
+  const fs::path target = dir.path() / "target";
+  write_file(target / "notes.txt", "mine");
+
+  Run r = run({"store", "restore", backup.string(), "--data-dir", target.string()});
+  CHECK(r.code == 1);
+  CHECK(r.err == "toolmux: the data directory " + target.string() +
+                     " is not empty: --force replaces what it holds with the backup\n");
+  CHECK(read_file(target / "notes.txt") == "mine");
+
+  {
+    auto server = open_journal(data);  // a running server holds the journal
+    r = run({"store", "restore", backup.string(), "--data-dir", data.string(), "--force"});
+    CHECK(r.code == 1);
+    CHECK(r.err == "toolmux: a running toolmux holds " + (data / "journal" / "slot-0").string() +
+                       ": stop the servers on " + data.string() + " before restoring into it\n");
+  }
+  CHECK(lines_of(run({"journal", "--json", "--data-dir", data.string()}).out).size() == 8);
+
+  r = run({"store", "restore", backup.string(), "--data-dir", data.string(), "--force"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(lines_of(run({"journal", "--json", "--data-dir", data.string()}).out).size() == 3);
+  CHECK(!fs::exists(data / "write-freeze"));
+}
+
+TEST_CASE("toolmux store: usage errors") {
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"store"}, "store needs backup or restore"},
+           {{"store", "copy", "x"}, "store needs backup or restore, not \"copy\""},
+           {{"store", "backup"}, "store backup needs the backup's DIR"},
+           {{"store", "backup", "x", "--force"}, "--force goes with store restore"},
+       }) {
+    const CommandLine cl = toolmux::parse_command_line(args);
+    CHECK(cl.action == CommandLine::Action::usage_error);
+    CHECK(cl.error == message);
+  }
+}
+
+TEST_CASE("toolmux store with --store postgresql prints the pg_dump procedure and copies nothing") {
+  TempDir dir;
+  const fs::path backup = dir.path() / "pg";
+  Run r = run({"store", "backup", backup.string(), "--store", "postgresql"});
+  CHECK(r.code == 1);
+  CHECK(r.err.starts_with("toolmux: store backup does not copy a PostgreSQL store"));
+  CHECK(r.out.find("pg_dump --format=custom --table='toolmux_*' --file=" +
+                   (backup / "toolmux.dump").string() + " \"$TOOLMUX_POSTGRES_URL\"\n") !=
+        std::string::npos);
+  CHECK(!fs::exists(backup));
+  r = run({"store", "restore", backup.string(), "--store", "postgresql"});
+  CHECK(r.code == 1);
+  CHECK(r.out.find("pg_restore --clean --if-exists --single-transaction") != std::string::npos);
 }

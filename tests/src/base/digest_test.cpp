@@ -17,3 +17,17 @@ TEST_CASE("json_digest does not depend on the order members came in") {
   CHECK(json_digest(a) != json_digest(nlohmann::json::parse(R"({"path": "y", "force": true})")));
   CHECK(json_digest(nullptr) != json_digest(nlohmann::json::object()));
 }
+
+TEST_CASE("Sha256Stream gives the digest of its pieces put together") {
+  toolmux::Sha256Stream empty;
+  CHECK(empty.hex() == sha256_hex(""));
+  const std::string text(3 * 1000 * 1000 + 7, 'x');
+  toolmux::Sha256Stream pieces;
+  pieces.update("abc");
+  CHECK(pieces.hex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  toolmux::Sha256Stream stream;
+  for (std::size_t at = 0; at < text.size(); at += 65537) {
+    stream.update(std::string_view(text).substr(at, 65537));
+  }
+  CHECK(stream.hex() == sha256_hex(text));
+}

@@ -6,18 +6,39 @@
 
 namespace toolmux {
 
-std::string sha256_hex(std::string_view bytes) {
-  std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
-  crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                     bytes.size());
+namespace {
+
+template <std::size_t N>
+std::string hex(const std::array<unsigned char, N>& bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(digest.size() * 2);
-  for (unsigned char byte : digest) {
+  out.reserve(N * 2);
+  for (unsigned char byte : bytes) {
     out += kHex[byte >> 4];
     out += kHex[byte & 0x0f];
   }
   return out;
+}
+
+const unsigned char* unsigned_bytes(std::string_view bytes) {
+  return reinterpret_cast<const unsigned char*>(bytes.data());
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view bytes) {
+  std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
+  crypto_hash_sha256(digest.data(), unsigned_bytes(bytes), bytes.size());
+  return hex(digest);
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, unsigned_bytes(key), key.size());
+  crypto_auth_hmacsha256_update(&state, unsigned_bytes(message), message.size());
+  std::array<unsigned char, crypto_auth_hmacsha256_BYTES> mac{};
+  crypto_auth_hmacsha256_final(&state, mac.data());
+  return hex(mac);
 }
 
 std::string json_digest(const nlohmann::json& value) {

@@ -17,3 +17,10 @@ TEST_CASE("json_digest does not depend on the order members came in") {
   CHECK(json_digest(a) != json_digest(nlohmann::json::parse(R"({"path": "y", "force": true})")));
   CHECK(json_digest(nullptr) != json_digest(nlohmann::json::object()));
 }
+
+TEST_CASE("hmac_sha256_hex gives the standard MAC (RFC 4231, test case 2)") {
+  CHECK(toolmux::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(toolmux::hmac_sha256_hex("Jefe!", "what do ya want for nothing?") !=
+        toolmux::hmac_sha256_hex("Jefe", "what do ya want for nothing?"));
+}

@@ -743,12 +743,7 @@ TEST_CASE("toolmux audit verify: the chain intact in one line, or the record tha
 
 TEST_CASE("toolmux audit verify --store postgresql: says what it checks, and fails without it") {
   const std::string conninfo = toolmux::testing::fresh_postgres_database();
-  toolmux::PgStoreOptions store_options;
-  store_options.conninfo = conninfo;
-  auto postgres = toolmux::PgStore::open(store_options);
-  INFO(postgres.message());
-  REQUIRE(postgres.ok());
-  auto instance = open_instance(*postgres, "instance-1");
+  auto instance = open_instance(toolmux::testing::open_postgres_store(conninfo), "instance-1");
   REQUIRE(instance->audit(record("r-1", kDay, "read_text_file", "bob")).ok());
   const PostgresUrl url(conninfo);
 

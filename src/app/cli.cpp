@@ -200,6 +200,7 @@ class CommandLineDefinition {
       finish_store();
     } else if (parsed(audit_)) {
       finish_plain(*audit_, CommandLine::Action::audit);
+      finish_audit_verify();
       finish_store();
     } else if (parsed(freeze_)) {
       finish_freeze();
@@ -745,6 +746,38 @@ class CommandLineDefinition {
     number_option(*audit_, "--limit", "N", q.limit, 1, 1'000'000,
                   "Only the newest N records (after the other filters)", "all");
     listing_options(*audit_, "JSON Lines: one object per record, every field.");
+    define_audit_verify();
+  }
+
+  // `toolmux audit verify`: the word verify instead of a listing.
+  void define_audit_verify() {
+    audit_
+        ->add_option(
+            "ACTION",
+            [this](const CLI::results_t& values) {
+              if (values.front() != "verify") {
+                // A connection string is refused without repeating it.
+                store_kind_check_extra(values.front());
+                throw UsageError("unknown option \"" + clip_for_message(values.front()) +
+                                 "\" for audit");
+              }
+              cl_.audit_verify = true;
+              return true;
+            },
+            "verify: walk the audit trail's hash chain (RocksDB) and name the first record that "
+            "does not fit, or check that PostgreSQL's audit table refuses UPDATE and DELETE; "
+            "exit 1 when something does not fit.")
+        ->type_name("verify");
+  }
+
+  void finish_audit_verify() {
+    const AuditQuery& q = cl_.audit_query;
+    if (cl_.audit_verify &&
+        (q.since || !q.tool.empty() || !q.principal.empty() || q.limit > 0 || cl_.json)) {
+      throw UsageError(
+          "--since, --tool, --principal, --limit and --json go with the listing, "
+          "not with audit verify");
+    }
   }
 
   void define_freeze() {

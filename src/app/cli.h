@@ -84,6 +84,7 @@ struct CommandLine {
   // audit's filters; --since, given as a duration, is resolved against the
   // wall clock when the command line is read.
   AuditQuery audit_query;
+  bool audit_verify = false;  // `audit verify`: check the chain instead of listing
   FreezeAction freeze_action = FreezeAction::status;
   std::string freeze_reason;  // freeze on --reason
   ResultsCommand results;

@@ -15,6 +15,7 @@
 #include "src/base/terminal_text.h"
 #include "src/base/utf8.h"
 #include "src/builtins/result_tools.h"
+#include "src/store/audit_chain.h"
 #include "src/store/cluster_bus.h"
 #include "src/store/journal_store.h"
 #include "src/store/lazy_result_store.h"
@@ -233,9 +234,70 @@ int run_journal(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+namespace {
+
+// `toolmux audit verify` on PostgreSQL: its rows carry no hash chain; what is
+// checked is the trigger that keeps them append-only.
+int verify_pg_audit(const Listing& listing, std::ostream& out, std::ostream& err) {
+  auto guard = pg_audit_guard(*listing.postgres);
+  if (!guard.ok()) return failed(err, guard.status());
+  const std::string login =
+      "; the login " + cell(guard->role) +
+      (guard->role_may_change ? " may UPDATE or DELETE toolmux_audit (the trigger still refuses)"
+                              : " may not UPDATE or DELETE toolmux_audit");
+  if (!guard->trigger) {
+    err << "toolmux: the audit table in " << listing.where
+        << " is not append-only: its trigger toolmux_audit_append_only is missing or disabled"
+        << login << "\n";
+    return 1;
+  }
+  out << guard->records << " records in " << listing.where
+      << ", not hash-chained: PostgreSQL's audit table is append-only instead (trigger "
+         "toolmux_audit_append_only refuses UPDATE, TRUNCATE and every DELETE but retention's)"
+      << login << "\n";
+  return 0;
+}
+
+// `toolmux audit verify` on RocksDB: every slot's chain walked
+// (src/store/audit_chain.h).
+int verify_audit_chain_of(const Listing& listing, std::ostream& out, std::ostream& err) {
+  auto report = verify_audit_chain(listing.data_dir);
+  if (!report.ok()) return failed(err, report.status());
+  if (const auto& problem = report->problem) {
+    err << "toolmux: the audit chain in " << problem->where << " breaks at record " << problem->seq
+        << " (time " << (problem->time ? format_rfc3339(*problem->time) : "unknown") << ", call "
+        << (problem->call_id.empty() ? "unknown" : cell(problem->call_id)) << "): " << problem->why
+        << "\n";
+    return 1;
+  }
+  std::string line;
+  if (report->records == 0) {
+    line = "No chained audit records in " + listing.where;
+  } else {
+    line = std::to_string(report->records) + " records, chain intact from " +
+           format_rfc3339(*report->first) + " to " + format_rfc3339(*report->last);
+  }
+  if (report->markers > 0) {
+    line +=
+        "; " + std::to_string(report->removed) + " removed by retention, as its signed marker says";
+  }
+  if (report->unchained > 0) {
+    line += "; " + std::to_string(report->unchained) + " unchained (" +
+            std::string(kUnchainedNote) + ")";
+  }
+  out << line << ".\n";
+  return 0;
+}
+
+}  // namespace
+
 int run_audit(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto listing = listing_of(cl);
   if (!listing.ok()) return failed(err, listing.status());
+  if (cl.audit_verify) {
+    return listing->postgres ? verify_pg_audit(*listing, out, err)
+                             : verify_audit_chain_of(*listing, out, err);
+  }
   Printer printer(out, cl.json ? "" : audit_header());
   Status status = listing->for_each(cl.audit_query, [&](const AuditRecord& r) {
     return printer.print(cl.json ? json_line(audit_json(r)) : audit_row(r));

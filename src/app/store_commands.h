@@ -14,6 +14,12 @@
 // live process holds it (src/store/result_inventory.h), and the freeze file is
 // replaced in one rename.
 //
+// `toolmux audit verify` (cl.audit_verify) checks instead of listing: on
+// RocksDB it walks the audit chain (src/store/audit_chain.h) and prints one
+// line, or "toolmux: the audit chain in SLOT breaks at record N (time T, call
+// ID): WHY" with exit 1; on PostgreSQL it checks the audit table's
+// append-only trigger (exit 1 when it is missing or disabled).
+//
 // `toolmux results` never prints a session id (a bearer credential of the
 // HTTP transport): a session is named by the first 12 hex digits of the
 // SHA-256 of its id (session_id_digest), and --session takes either.

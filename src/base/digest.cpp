@@ -8,26 +8,37 @@ namespace toolmux {
 
 namespace {
 
-using Digest = std::array<unsigned char, crypto_hash_sha256_BYTES>;
-
-std::string hex_of(const Digest& digest) {
+template <std::size_t N>
+std::string hex_of(const std::array<unsigned char, N>& bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(digest.size() * 2);
-  for (unsigned char byte : digest) {
+  out.reserve(N * 2);
+  for (unsigned char byte : bytes) {
     out += kHex[byte >> 4];
     out += kHex[byte & 0x0f];
   }
   return out;
 }
 
+const unsigned char* unsigned_bytes(std::string_view bytes) {
+  return reinterpret_cast<const unsigned char*>(bytes.data());
+}
+
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
-  Digest digest{};
-  crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                     bytes.size());
+  std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
+  crypto_hash_sha256(digest.data(), unsigned_bytes(bytes), bytes.size());
   return hex_of(digest);
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, unsigned_bytes(key), key.size());
+  crypto_auth_hmacsha256_update(&state, unsigned_bytes(message), message.size());
+  std::array<unsigned char, crypto_auth_hmacsha256_BYTES> mac{};
+  crypto_auth_hmacsha256_final(&state, mac.data());
+  return hex_of(mac);
 }
 
 static_assert(sizeof(crypto_hash_sha256_state) <= 128 && alignof(crypto_hash_sha256_state) <= 8);
@@ -38,11 +49,11 @@ Sha256Stream::Sha256Stream() : state_{} {
 
 void Sha256Stream::update(std::string_view bytes) {
   crypto_hash_sha256_update(reinterpret_cast<crypto_hash_sha256_state*>(state_),
-                            reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+                            unsigned_bytes(bytes), bytes.size());
 }
 
 std::string Sha256Stream::hex() {
-  Digest digest{};
+  std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
   crypto_hash_sha256_final(reinterpret_cast<crypto_hash_sha256_state*>(state_), digest.data());
   return hex_of(digest);
 }

@@ -1,4 +1,4 @@
-// SHA-256 digests, for what toolmux compares without keeping: the arguments of
+// SHA-256 digests and HMACs, for what toolmux compares without keeping: the arguments of
 // a journaled call, checked again on a replay or at confirmation time.
 #pragma once
 
@@ -11,6 +11,10 @@ namespace toolmux {
 
 // SHA-256 of `bytes`, as 64 lowercase hex digits.
 std::string sha256_hex(std::string_view bytes);
+// HMAC-SHA-256 of `message` under `key` (any length), as 64 lowercase hex
+// digits: for what toolmux signs and checks itself (the audit trail's
+// retention marker), with a key only it holds.
+std::string hmac_sha256_hex(std::string_view key, std::string_view message);
 // SHA-256 of `value`'s canonical text: nlohmann's dump(), whose objects keep
 // their keys sorted, so equal values have equal digests whatever order their
 // members came in. Invalid UTF-8 in strings is replaced first.

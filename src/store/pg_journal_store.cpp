@@ -483,9 +483,20 @@ Result<std::vector<JournalEntry>> PgJournalStore::maintain(bool retention) {
   }
   if (retention) {
     const std::int64_t cutoff = now - retention_ns(options_.audit_retention);
+    // The audit table refuses deletes but retention's (migration 10). In a
+    // savepoint: where the operator gave retention a role of its own and this
+    // login may not delete (docs/shared-store.md), the rest still commits.
+    auto saved = transaction->exec("SAVEPOINT audit_retention");
+    if (!saved.ok()) return saved.status();
+    auto allowed = transaction->exec("SET LOCAL toolmux.retention = on");
+    if (!allowed.ok()) return allowed.status();
     auto records = transaction->exec("DELETE FROM toolmux_audit WHERE time_ns < $1",
                                      {PgParam::integer(cutoff)});
-    if (!records.ok()) return records.status();
+    auto ended = transaction->exec(records.ok() ? "RELEASE SAVEPOINT audit_retention"
+                                                : "ROLLBACK TO SAVEPOINT audit_retention");
+    if (!ended.ok()) return ended.status();
+    auto reset = transaction->exec("SET LOCAL toolmux.retention = off");
+    if (!reset.ok()) return reset.status();
     auto entries =
         transaction->exec("DELETE FROM toolmux_journal WHERE outcome IS NOT NULL AND ended_ns < $1",
                           {PgParam::integer(cutoff)});
@@ -561,6 +572,24 @@ Status for_each_audit_record(PgPool& pool, const AuditQuery& query, const AuditR
     after_time = rows->integer(rows->rows() - 1, 0);
     after_seq = rows->integer(rows->rows() - 1, 14);
   }
+}
+
+Result<PgAuditGuard> pg_audit_guard(PgPool& pool) {
+  auto lease = pool.acquire();
+  if (!lease.ok()) return lease.status();
+  auto rows = (*lease)->exec(
+      "SELECT (SELECT count(*) FROM toolmux_audit), current_user, "
+      "EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'toolmux_audit'::regclass AND tgname = "
+      "'toolmux_audit_append_only' AND tgenabled <> 'D'), "
+      "has_table_privilege('toolmux_audit', 'UPDATE') OR "
+      "has_table_privilege('toolmux_audit', 'DELETE')");
+  if (!rows.ok()) return read_failure(**lease, rows.status());
+  PgAuditGuard guard;
+  guard.records = static_cast<std::uint64_t>(rows->integer(0, 0));
+  guard.role = rows->text(0, 1);
+  guard.trigger = rows->text(0, 2) == "t";
+  guard.role_may_change = rows->text(0, 3) == "t";
+  return guard;
 }
 
 Result<std::vector<JournalEntry>> read_journal(PgPool& pool) {

@@ -29,7 +29,11 @@
 // interrupted meanwhile gets its real outcome when it finishes (finish()
 // replaces "interrupted" on the newest entry of its call id).
 //
-// Retention runs in the maintenance pass, at most hourly. The times compared
+// Retention runs in the maintenance pass, at most hourly; it is the only
+// DELETE the audit table lets through (migration 10's trigger, which
+// refuses every UPDATE), and when this login may not delete there (a
+// retention role of its own, docs/shared-store.md) the audit records stay
+// and the rest of the pass goes on. The times compared
 // are each instance's clock (options.now): instances' clocks should agree to
 // well within the retention.
 //
@@ -120,6 +124,19 @@ class PgJournalStore final : public JournalStore {
 Status for_each_journal_entry(PgPool& pool, const JournalEntryFn& fn);
 Status for_each_audit_record(PgPool& pool, const AuditQuery& query, const AuditRecordFn& fn);
 Result<std::vector<JournalEntry>> read_journal(PgPool& pool);
+
+// For `toolmux audit verify` on PostgreSQL, whose audit rows carry no hash
+// chain: what keeps them append-only instead. The pool's or the connection's
+// Status on failure (a database no toolmux migrated: toolmux_audit missing).
+struct PgAuditGuard {
+  std::uint64_t records = 0;
+  // Migration 10's trigger is there and enabled: UPDATE, TRUNCATE and every
+  // DELETE but retention's are refused.
+  bool trigger = false;
+  std::string role;              // the login that checked
+  bool role_may_change = false;  // it holds UPDATE or DELETE on toolmux_audit
+};
+Result<PgAuditGuard> pg_audit_guard(PgPool& pool);
 Result<std::vector<AuditRecord>> read_audit(PgPool& pool, const AuditQuery& query);
 
 }  // namespace toolmux

@@ -194,13 +194,37 @@ const PgMigration kAuditDefaults{
         "ALTER TABLE toolmux_audit ADD COLUMN defaults text NOT NULL DEFAULT ''",
     }};
 
+// Version 10: the audit trail is append-only (issue 31). A trigger refuses
+// every UPDATE and TRUNCATE of toolmux_audit, and every DELETE but
+// retention's, which sets toolmux.retention to on for its transaction only
+// (SET LOCAL, pg_journal_store.cpp). The setting keeps toolmux's own code and
+// a mistaken statement out; a role that may not UPDATE or DELETE the table is
+// the boundary against a login that means harm (docs/shared-store.md).
+const PgMigration kAuditAppendOnly{
+    10,
+    {
+        R"sql(CREATE FUNCTION toolmux_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' AND current_setting('toolmux.retention', true) = 'on' THEN
+    RETURN OLD;
+  END IF;
+  RAISE EXCEPTION 'toolmux_audit is append-only: % refused (only toolmux''s retention deletes, and only old records)', TG_OP
+    USING ERRCODE = 'insufficient_privilege';
+END
+$$)sql",
+        R"sql(CREATE TRIGGER toolmux_audit_append_only BEFORE UPDATE OR DELETE ON toolmux_audit
+  FOR EACH ROW EXECUTE FUNCTION toolmux_audit_append_only())sql",
+        R"sql(CREATE TRIGGER toolmux_audit_no_truncate BEFORE TRUNCATE ON toolmux_audit
+  FOR EACH STATEMENT EXECUTE FUNCTION toolmux_audit_append_only())sql",
+    }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
   static const std::vector<PgMigration> migrations{
-      kResultsAndStateKey, kWriteFreeze, kSessions,       kToolLists,    kJournalAndAudit,
-      kSearchMemory,       kSpentTokens, kUpstreamLogins, kAuditDefaults};
+      kResultsAndStateKey, kWriteFreeze, kSessions,       kToolLists,     kJournalAndAudit,
+      kSearchMemory,       kSpentTokens, kUpstreamLogins, kAuditDefaults, kAuditAppendOnly};
   return migrations;
 }
 

@@ -17,12 +17,20 @@
 //   x/<ended, be64><seq, be64> empty: entries by end, for retention.
 //   a/<time, be64><seq, be64>  an audit record (JSON), in time order; seq
 //                              (the same counter) orders records of the
-//                              same nanosecond.
+//                              same nanosecond. Its members chain_seq and
+//                              chain_prev are its link (audit_chain.h).
+//   h/<chain seq, be64>        the a/ key of the record at that place of the
+//                              chain: the chain in the order of its appends.
+//   m/<first chain seq, be64>  a signed retention marker (JSON): what
+//                              retention removed from the front of the chain.
 //
 // begin() writes e/, c/, p/ and k/ in one synced batch; finish() writes e/,
 // r/, x/ and a/ and deletes p/ in one synced batch, so an outcome never
-// exists without its audit record. Retention deletes old audit records with
-// one DeleteRange over a/ and old finished entries by walking x/.
+// exists without its audit record. Appends to the chain are serialized
+// (chain_mutex), so that it never forks. Retention deletes the expired front
+// of the chain by walking h/ (never a record behind one that is kept), with
+// its marker in the same batch; records without a link (written before the
+// chain) by walking a/; and old finished entries by walking x/.
 //
 // Readers (`toolmux journal`, `toolmux audit`) open each slot read-only
 // (open_slot_read_only, db_slots.h), beside the process that writes it.
@@ -39,10 +47,13 @@
 #include <mutex>
 #include <utility>
 
+#include "src/base/logger.h"
+#include "src/store/audit_chain.h"
 #include "src/store/db_keys.h"
 #include "src/store/db_slots.h"
 #include "src/store/journal_records.h"
 #include "src/store/rocksdb_write.h"
+#include "src/store/state_key.h"
 
 namespace toolmux {
 
@@ -50,6 +61,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using std::chrono::system_clock;
 
 // The interrupted calls open() keeps in memory for interrupted().
 constexpr std::size_t kMaxInterruptedListed = 1024;
@@ -167,6 +179,13 @@ struct RocksDbJournalStore::Impl {
   // Held by begin() and finish() from their checks to their writes, and by
   // the sweep of old entries.
   std::mutex mutex;
+  // Held from an audit record's link to its write, and by the retention of
+  // the chain's front; taken after `mutex` when both are.
+  std::mutex chain_mutex;
+  AuditChainLink chain_head{0, std::string(kAuditChainGenesis)};  // the next record's link
+  // The key retention markers are signed with; "" when the state key could
+  // not be had (then the chain's front is kept).
+  std::string marker_key;
   std::atomic<std::uint64_t> next_seq{0};
   // When the retention was last applied, in the options' clock.
   std::atomic<std::int64_t> last_sweep_ns{0};
@@ -226,6 +245,48 @@ struct RocksDbJournalStore::Impl {
     next_seq = next;
   }
 
+  // The chain's head from its last record, else from the last retention
+  // marker (the chain goes on from what it removed), else the genesis.
+  void recover_chain() {
+    if (auto seq = last_seq("h/", 2)) {
+      auto record_key = get(seq_key('h', *seq));
+      auto stored = record_key ? get(*record_key) : std::nullopt;
+      // A record that is gone: verify names it; the chain goes on.
+      chain_head = {*seq + 1, stored ? audit_chain_hash(*stored) : std::string(kAuditChainGenesis)};
+      return;
+    }
+    if (auto marker = last_marker()) chain_head = {marker->last_seq + 1, marker->last_hash};
+  }
+
+  // The last retention marker, when its signature holds.
+  std::optional<RetentionMarker> last_marker() const {
+    if (marker_key.empty()) return std::nullopt;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    it->SeekForPrev(prefix_end("m/"));
+    if (!it->Valid() || key_of(*it).substr(0, 2) != "m/") return std::nullopt;
+    auto marker = marker_from_text(value_of(*it), marker_key);
+    if (!marker.ok()) return std::nullopt;
+    return *marker;
+  }
+
+  // Puts `record` in `batch` as the chain's next link; the caller holds
+  // chain_mutex and, once the batch is written, makes the returned link the
+  // head.
+  AuditChainLink append_audit(rocksdb::WriteBatch& batch, const AuditRecord& record) {
+    const std::string record_key = time_seq_key('a', to_ns(record.time), next_seq++);
+    const std::string stored = chained_audit_text(audit_text(record), chain_head);
+    batch.Put(record_key, stored);
+    batch.Put(seq_key('h', chain_head.seq), record_key);
+    return {chain_head.seq + 1, audit_chain_hash(stored)};
+  }
+
+  // Writes `batch` holding chain_mutex, with `head` the chain's head after it.
+  Status write_chained(rocksdb::WriteBatch& batch, bool sync, AuditChainLink head) {
+    Status written = write(batch, sync);
+    if (written.ok()) chain_head = std::move(head);
+    return written;
+  }
+
   // Marks every entry without an outcome interrupted, one batch each.
   Status mark_interrupted() {
     std::vector<std::uint64_t> pending;
@@ -238,16 +299,17 @@ struct RocksDbJournalStore::Impl {
       rocksdb::WriteBatch batch;
       batch.Delete(seq_key('p', seq));
       auto entry = entry_at(seq);
+      const std::lock_guard<std::mutex> chain_lock(chain_mutex);
+      AuditChainLink head = chain_head;
       if (entry && !entry->outcome) {
         const auto now = options.now();
         entry->outcome = "interrupted";
         entry->ended = now;
         batch.Put(seq_key('e', seq), journal_json_text(entry_json(*entry)));
         batch.Put(time_seq_key('x', to_ns(now), seq), rocksdb::Slice());
-        batch.Put(time_seq_key('a', to_ns(now), next_seq++),
-                  audit_text(interrupted_record(entry->intent, now)));
+        head = append_audit(batch, interrupted_record(entry->intent, now));
       }
-      if (Status written = write(batch, true); !written.ok()) return written;
+      if (Status written = write_chained(batch, true, head); !written.ok()) return written;
       if (entry && interrupted.size() < kMaxInterruptedListed) {
         interrupted.push_back(std::move(*entry));
       }
@@ -268,18 +330,8 @@ struct RocksDbJournalStore::Impl {
   // Best effort: what fails now goes at the next sweep.
   void sweep(std::int64_t now) {
     const std::int64_t cutoff = now - retention_ns(options.audit_retention);
-    const std::string audit_end = time_seq_key('a', cutoff, 0);
-    bool any_old = false;
-    scan_prefix(*db, "a/", [&](std::string_view key, std::string_view) {
-      any_old = key < audit_end;
-      return false;
-    });
-    if (any_old) {
-      // One range tombstone rather than a delete per record.
-      const RocksDbWrite unchecked;
-      db->DeleteRange(rocksdb::WriteOptions(), db->DefaultColumnFamily(), "a/", audit_end)
-          .PermitUncheckedError();
-    }
+    sweep_unchained(cutoff);
+    sweep_chain(cutoff, now);
     const std::string entries_end = time_seq_key('x', cutoff, 0);
     std::lock_guard<std::mutex> lock(mutex);
     for (;;) {
@@ -307,6 +359,60 @@ struct RocksDbJournalStore::Impl {
       if (!write(batch, false).ok()) return;
     }
   }
+
+  // Deletes the expired records written before the chain (no link).
+  void sweep_unchained(std::int64_t cutoff) {
+    const std::string audit_end = time_seq_key('a', cutoff, 0);
+    rocksdb::WriteBatch batch;
+    scan_prefix(*db, "a/", [&](std::string_view key, std::string_view value) {
+      if (key >= audit_end) return false;
+      if (!audit_chain_link(value)) batch.Delete(key);
+      return true;
+    });
+    if (batch.Count() > 0) (void)write(batch, false);
+  }
+
+  // Deletes the expired front of the chain, up to the first record that is
+  // not expired (or that cannot be read: verify names it), in batches, each
+  // written with the signed marker of what was removed. A marker that goes
+  // on from the last one replaces it (one key: m/ of its first record), so
+  // that a slot keeps one marker while nothing breaks the chain. Nothing
+  // goes without a marker key.
+  void sweep_chain(std::int64_t cutoff, std::int64_t now) {
+    if (marker_key.empty()) return;
+    const std::lock_guard<std::mutex> chain_lock(chain_mutex);
+    for (;;) {
+      std::optional<RetentionMarker> marker = last_marker();
+      std::vector<std::string> gone;  // h/ and a/ keys
+      scan_prefix(*db, "h/", [&](std::string_view key, std::string_view record_key) {
+        if (key.size() != 10) return false;
+        const std::uint64_t seq = get_be(key, 2, 8);
+        auto stored = get(std::string(record_key));
+        auto link = stored ? audit_chain_link(*stored) : std::nullopt;
+        auto record = stored ? audit_from_text(*stored) : std::nullopt;
+        if (!link || !record || link->seq != seq) return false;
+        const std::int64_t time = to_ns(record->time);
+        if (time >= cutoff) return false;
+        if (!marker || marker->last_seq + 1 != seq || marker->last_hash != link->prev) {
+          marker = RetentionMarker{seq, seq, 0, time, time, link->prev, {}, now};
+        }
+        marker->last_seq = seq;
+        marker->removed = seq - marker->first_seq + 1;
+        marker->earliest_ns = std::min(marker->earliest_ns, time);
+        marker->latest_ns = std::max(marker->latest_ns, time);
+        marker->last_hash = audit_chain_hash(*stored);
+        marker->written_ns = now;
+        gone.emplace_back(key);
+        gone.emplace_back(record_key);
+        return gone.size() < 2 * kSweepBatch;
+      });
+      if (gone.empty()) return;
+      rocksdb::WriteBatch batch;
+      for (const std::string& key : gone) batch.Delete(key);
+      batch.Put(seq_key('m', marker->first_seq), signed_marker_text(*marker, marker_key));
+      if (!write(batch, true).ok() || gone.size() < 2 * kSweepBatch) return;
+    }
+  }
 };
 
 RocksDbJournalStore::RocksDbJournalStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -323,7 +429,21 @@ Result<std::unique_ptr<RocksDbJournalStore>> RocksDbJournalStore::open(
   impl->folder = slot->folder;
   impl->db = std::move(slot->db);
   impl->claim = std::move(slot->claim);
+  // The markers' key, from the state key beside the journal (made when
+  // missing, as serve would). Without it the chain's front is kept.
+  if (options.data_dir.empty()) {
+    // No data directory to hold a key: no signed retention either.
+  } else if (auto key = load_or_create_state_key(options.data_dir); key.ok()) {
+    impl->marker_key = retention_marker_key(*key);
+  } else if (options.logger) {
+    options.logger->write(LogLevel::warning, "audit_retention_unsigned",
+                          {{"reason", key.message()},
+                           {"effect",
+                            "audit records are kept past the retention: their removal "
+                            "could not be signed"}});
+  }
   impl->recover_seq();
+  impl->recover_chain();
   if (Status marked = impl->mark_interrupted(); !marked.ok()) return marked;
   const std::int64_t now = impl->now_ns();
   impl->last_sweep_ns = now;
@@ -403,8 +523,9 @@ Status RocksDbJournalStore::finish(const std::string& call_id, const std::string
   batch.Delete(seq_key('p', *seq));
   if (!result_text.empty()) batch.Put(seq_key('r', *seq), result_text);
   batch.Put(time_seq_key('x', to_ns(now), *seq), rocksdb::Slice());
-  batch.Put(time_seq_key('a', to_ns(record.time), s.next_seq++), audit_text(record));
-  return s.write(batch, true);
+  const std::lock_guard<std::mutex> chain_lock(s.chain_mutex);
+  AuditChainLink head = s.append_audit(batch, record);
+  return s.write_chained(batch, true, std::move(head));
 }
 
 Status RocksDbJournalStore::audit(const AuditRecord& record) {
@@ -413,8 +534,9 @@ Status RocksDbJournalStore::audit(const AuditRecord& record) {
   AuditRecord copy = record;
   if (copy.time.time_since_epoch().count() == 0) copy.time = s.options.now();
   rocksdb::WriteBatch batch;
-  batch.Put(time_seq_key('a', to_ns(copy.time), s.next_seq++), audit_text(copy));
-  return s.write(batch, false);
+  const std::lock_guard<std::mutex> chain_lock(s.chain_mutex);
+  AuditChainLink head = s.append_audit(batch, copy);
+  return s.write_chained(batch, false, std::move(head));
 }
 
 std::optional<JournalEntry> RocksDbJournalStore::find_by_key(const std::string& principal,
@@ -566,6 +688,195 @@ Status for_each_audit_record(const std::filesystem::path& data_dir, const AuditQ
     if (!fn(*it)) break;
   }
   return Status::ok_status();
+}
+
+namespace {
+
+// One slot's chain walked: its records in chain order (h/), after its
+// retention markers (m/), each checked against what went before.
+class ChainWalk {
+ public:
+  ChainWalk(const SlotReader& reader, const std::string& marker_key, std::string no_key_reason,
+            AuditChainReport& report)
+      : reader_(reader),
+        marker_key_(marker_key),
+        no_key_reason_(std::move(no_key_reason)),
+        report_(report) {}
+
+  // False once a problem is in the report (or the slot could not be read:
+  // then status() says why).
+  bool run() { return count_unchained() && check_markers() && check_records(); }
+  const Status& status() const { return status_; }
+
+ private:
+  struct Place {
+    std::uint64_t seq = 0;
+    std::optional<system_clock::time_point> time;
+    std::string call_id;
+  };
+
+  std::optional<std::string> get(const std::string& key) const {
+    std::string value;
+    if (!reader_.db->Get(rocksdb::ReadOptions(), key, &value).ok()) return std::nullopt;
+    return value;
+  }
+
+  bool problem(const Place& at, std::string why) {
+    report_.problem =
+        AuditChainProblem{reader_.folder.string(), at.seq, at.time, at.call_id, std::move(why)};
+    return false;
+  }
+
+  bool scanned(bool ok) {
+    if (!ok) status_ = Status::io_error("could not read the journal in " + reader_.folder.string());
+    return ok;
+  }
+
+  bool count_unchained() {
+    return scanned(scan_prefix(
+        *reader_.db, "a/",
+        [this](std::string_view, std::string_view value) {
+          if (!audit_chain_link(value)) ++report_.unchained;
+          return true;
+        },
+        false));
+  }
+
+  bool check_markers() {
+    bool fits = true;
+    const bool read = scan_prefix(
+        *reader_.db, "m/",
+        [&](std::string_view key, std::string_view value) {
+          Place at{key.size() == 10 ? get_be(key, 2, 8) : 0, std::nullopt, {}};
+          if (marker_key_.empty()) {
+            fits =
+                problem(at, "marker signature bad: it cannot be checked (" + no_key_reason_ + ")");
+            return false;
+          }
+          auto marker = marker_from_text(value, marker_key_);
+          if (!marker.ok()) {
+            fits = problem(at, "marker signature bad: the retention marker of records from " +
+                                   std::to_string(at.seq) + " on: " + marker.message());
+            return false;
+          }
+          at.time = from_ns(marker->earliest_ns);
+          if (marker->first_seq != expected_.seq || marker->prev != expected_.prev) {
+            fits = problem(
+                at, follows_not(marker->first_seq, "the retention marker of records " +
+                                                       std::to_string(marker->first_seq) + " to " +
+                                                       std::to_string(marker->last_seq)));
+            return false;
+          }
+          ++report_.markers;
+          report_.removed += marker->removed;
+          expected_ = {marker->last_seq + 1, marker->last_hash};
+          return true;
+        },
+        false);
+    return scanned(read) && fits;
+  }
+
+  // Why `what`, at place `seq` of the chain, does not go on from expected_.
+  std::string follows_not(std::uint64_t seq, const std::string& what) const {
+    if (seq > expected_.seq) {
+      return "missing predecessor: " + what + " comes after record " + std::to_string(seq - 1) +
+             ", but the chain has nothing from record " + std::to_string(expected_.seq) + " to " +
+             std::to_string(seq - 1) + " (deleted, and no retention marker covers it)";
+    }
+    if (seq < expected_.seq) {
+      return "hash mismatch: " + what + " takes place " + std::to_string(seq) +
+             " in the chain, which comes before";
+    }
+    return "hash mismatch: " + what + " does not go on from " +
+           (last_
+                ? "record " + std::to_string(last_->seq)
+                : std::string(report_.markers > 0 ? "the retention marker" : "the chain's start"));
+  }
+
+  bool check_records() {
+    bool fits = true;
+    const bool read = scan_prefix(
+        *reader_.db, "h/",
+        [&](std::string_view key, std::string_view record_key) {
+          Place at{key.size() == 10 ? get_be(key, 2, 8) : 0, std::nullopt, {}};
+          if (record_key.size() == 18) {
+            at.time = from_ns(time_from_key_value(get_be(record_key, 2, 8)));
+          }
+          auto stored = get(std::string(record_key));
+          auto record = stored ? audit_from_text(*stored) : std::nullopt;
+          if (record) {
+            at.time = record->time;
+            at.call_id = record->call_id;
+          }
+          if (at.seq != expected_.seq) {
+            fits = problem(at, follows_not(at.seq, "record " + std::to_string(at.seq)));
+            return false;
+          }
+          if (!stored) {
+            fits = problem(at, "missing record: the chain lists it, but it is gone from the store");
+            return false;
+          }
+          auto link = audit_chain_link(*stored);
+          if (!record || !link || link->seq != at.seq) {
+            fits = problem(at,
+                           "hash mismatch: its stored bytes are not the record written there "
+                           "(its link is gone or changed)");
+            return false;
+          }
+          if (link->prev != expected_.prev) {
+            if (last_) {
+              // The earlier record's bytes changed after this one was
+              // linked to them (or this one's link was edited).
+              fits = problem(*last_, "hash mismatch: its stored bytes do not hash to what record " +
+                                         std::to_string(at.seq) +
+                                         " holds for it (edited after it was written)");
+            } else {
+              fits = problem(at, follows_not(at.seq, "record " + std::to_string(at.seq)));
+            }
+            return false;
+          }
+          expected_ = {at.seq + 1, audit_chain_hash(*stored)};
+          last_ = at;
+          ++report_.records;
+          if (!report_.first || record->time < *report_.first) report_.first = record->time;
+          if (!report_.last || record->time > *report_.last) report_.last = record->time;
+          return true;
+        },
+        false);
+    if (read && fits && (last_ || report_.markers > 0)) ++report_.chains;
+    return scanned(read) && fits;
+  }
+
+  const SlotReader& reader_;
+  const std::string& marker_key_;
+  std::string no_key_reason_;
+  AuditChainReport& report_;
+  AuditChainLink expected_{0, std::string(kAuditChainGenesis)};
+  std::optional<Place> last_;  // the last record that fit
+  Status status_;
+};
+
+}  // namespace
+
+Result<AuditChainReport> verify_audit_chain(const std::filesystem::path& data_dir) {
+  auto readers = open_readers(data_dir);
+  if (!readers.ok()) return readers.status();
+  std::string marker_key;
+  std::string no_key_reason;
+  if (auto key = load_state_key(data_dir); key.ok()) {
+    marker_key = retention_marker_key(*key);
+  } else {
+    no_key_reason = key.message();
+  }
+  AuditChainReport report;
+  for (const SlotReader& reader : *readers) {
+    ChainWalk walk(reader, marker_key, no_key_reason, report);
+    if (!walk.run()) {
+      if (!walk.status().ok()) return walk.status();
+      break;
+    }
+  }
+  return report;
 }
 
 Result<std::vector<JournalEntry>> read_journal(const std::filesystem::path& data_dir) {

@@ -54,6 +54,12 @@ Result<SealingKey> load_or_create_state_key(const std::filesystem::path& dir) {
   return Status::io_error("the state key: " + made.message());
 }
 
+Result<SealingKey> load_state_key(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / "state.key";
+  if (auto existing = read_key(path)) return std::move(*existing);
+  return Status::not_found("there is no state key " + path.string());
+}
+
 Result<SealingKey> load_or_create_state_key(PgStore& store) {
   auto lease = store.pool().acquire();
   if (!lease.ok()) return lease.status();

@@ -20,6 +20,9 @@ class PgStore;  // src/store/pg_store.h
 // the file when it cannot be read or made; invalid_argument when it is not
 // 32 bytes (a damaged or foreign file: toolmux does not replace it).
 Result<SealingKey> load_or_create_state_key(const std::filesystem::path& dir);
+// The key in `dir`/state.key, never made: not_found when there is none; else
+// as load_or_create_state_key. For readers that must write nothing.
+Result<SealingKey> load_state_key(const std::filesystem::path& dir);
 
 // The key shared by every instance on `store` (table toolmux_state_key): 32
 // random bytes inserted when the database has none (if no other instance

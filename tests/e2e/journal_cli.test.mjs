@@ -156,3 +156,20 @@ test("toolmux results: a running server's stored result is listed and shown, not
   assert.equal(r.code, 1, r.stdout);
   assert.equal(r.stderr, `toolmux: no stored result ${notice.id}\n`);
 });
+
+test('toolmux audit verify: the chain a running server wrote is intact, and verify writes nothing', async (t) => {
+  const empty = makeTempDir('toolmux-journal-');
+  let r = await runCli(['audit', 'verify', '--data-dir', empty]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, `No chained audit records in ${empty}/journal.\n`);
+  assert.deepEqual(fs.readdirSync(empty), []);
+
+  const session = await serveStore(t, { files: { 'a.txt': 'hello' } });
+  for (let n = 0; n < 3; n++) {
+    const read = await session.client.callTool({ name: 'read_text_file', arguments: { path: 'a.txt' } });
+    assert.notEqual(read.isError, true, short(read));
+  }
+  r = await runCli(['audit', 'verify', '--data-dir', session.dataDir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^3 records, chain intact from \d{4}-\d\d-\d\dT[\d:.]{12}Z to \d{4}-\d\d-\d\dT[\d:.]{12}Z\.\n$/);
+});

@@ -192,6 +192,16 @@ TEST_CASE("cli: journal, audit and freeze", "[cli]") {
   REQUIRE(back.audit_query.since);
   CHECK(*back.audit_query.since >= before - std::chrono::hours(2));
   CHECK(*back.audit_query.since <= after - std::chrono::hours(2));
+  CHECK_FALSE(audit.audit_verify);
+  const CommandLine verify = parse_ok({"audit", "verify", "--data-dir", "/d"});
+  REQUIRE(verify.action == Action::audit);
+  CHECK(verify.audit_verify);
+  CHECK(verify.serve.data_dir == "/d");
+  CHECK(parse_ok({"audit", "verify", "--store", "postgresql"}).audit_verify);
+  CHECK(parse_command_line({"audit", "check"}).error == "unknown option \"check\" for audit");
+  CHECK(parse_command_line({"audit", "verify", "--limit", "5"}).error ==
+        "--since, --tool, --principal, --limit and --json go with the listing, not with audit "
+        "verify");
 
   const CommandLine on = parse_ok({"freeze", "on", "--reason", "incident 42", "--data-dir", "/d"});
   REQUIRE(on.action == Action::freeze);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <rocksdb/db.h>
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli.h"
@@ -954,4 +955,72 @@ TEST_CASE("toolmux store with --store postgresql prints the pg_dump procedure an
   r = run({"store", "restore", backup.string(), "--store", "postgresql"});
   CHECK(r.code == 1);
   CHECK(r.out.find("pg_restore --clean --if-exists --single-transaction") != std::string::npos);
+}
+
+TEST_CASE("toolmux audit verify: the chain intact in one line, or the record that does not fit") {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  Run r = run({"audit", "verify", "--data-dir", d});
+  CHECK(r.code == 0);
+  CHECK(r.out == "No chained audit records in " + d + "/journal.\n");
+  std::filesystem::path folder;
+  {
+    auto store = open_store(dir);
+    folder = dir.path() / "journal" / "slot-0";
+    REQUIRE(store->audit(record("r1", kDay, "read_text_file", "alice")).ok());
+    REQUIRE(
+        store->audit(record("r2", kDay + std::chrono::seconds(1), "read_text_file", "bob")).ok());
+    REQUIRE(
+        store->audit(record("r3", kDay + std::chrono::seconds(2), "read_text_file", "eve")).ok());
+  }
+  r = run({"audit", "verify", "--data-dir", d});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out ==
+        "3 records, chain intact from 2026-12-01T10:00:00.000Z to 2026-12-01T10:00:02.000Z.\n");
+
+  {
+    // bob's record edited in place, as someone with the files could.
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), folder.string(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek("a/"); it->Valid() && it->key().starts_with("a/"); it->Next()) {
+      std::string value = it->value().ToString();
+      if (const auto at = value.find("\"principal\":\"bob\""); at != std::string::npos) {
+        value.replace(at, 17, "\"principal\":\"bot\"");
+        REQUIRE(db->Put(rocksdb::WriteOptions(), it->key(), value).ok());
+      }
+    }
+  }
+  r = run({"audit", "verify", "--data-dir", d});
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "toolmux: the audit chain in " + folder.string() +
+                     " breaks at record 1 (time 2026-12-01T10:00:01.000Z, call r2): hash mismatch: "
+                     "its stored bytes do not hash to what record 2 holds for it (edited after it "
+                     "was written)\n");
+}
+
+TEST_CASE("toolmux audit verify --store postgresql: says what it checks, and fails without it") {
+  const std::string conninfo = toolmux::testing::fresh_postgres_database();
+  auto instance = open_instance(toolmux::testing::open_postgres_store(conninfo), "instance-1");
+  REQUIRE(instance->audit(record("r-1", kDay, "read_text_file", "bob")).ok());
+  const PostgresUrl url(conninfo);
+
+  Run r = run({"audit", "verify", "--store", "postgresql"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("1 records in the store at ") == 0);
+  CHECK(r.out.find(", not hash-chained: PostgreSQL's audit table is append-only instead (trigger "
+                   "toolmux_audit_append_only refuses UPDATE, TRUNCATE and every DELETE but "
+                   "retention's); the login ") != std::string::npos);
+
+  auto connection = toolmux::testing::connect_postgres(conninfo);
+  REQUIRE(
+      connection->exec("ALTER TABLE toolmux_audit DISABLE TRIGGER toolmux_audit_append_only").ok());
+  r = run({"audit", "verify", "--store", "postgresql"});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("is not append-only: its trigger toolmux_audit_append_only is missing or "
+                   "disabled") != std::string::npos);
 }

@@ -31,3 +31,10 @@ TEST_CASE("Sha256Stream gives the digest of its pieces put together") {
   }
   CHECK(stream.hex() == sha256_hex(text));
 }
+
+TEST_CASE("hmac_sha256_hex gives the standard MAC (RFC 4231, test case 2)") {
+  CHECK(toolmux::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(toolmux::hmac_sha256_hex("Jefe!", "what do ya want for nothing?") !=
+        toolmux::hmac_sha256_hex("Jefe", "what do ya want for nothing?"));
+}

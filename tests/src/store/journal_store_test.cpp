@@ -13,8 +13,12 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
+#include <rocksdb/db.h>
+
+#include "src/store/audit_chain.h"
 #include "src/store/journal_records.h"
 #include "src/store/pg_journal_store.h"
 #include "src/store/pg_schema.h"
@@ -544,7 +548,13 @@ TEMPLATE_TEST_CASE(
   CHECK(b.audit().front().call_id == "late");
   clock.advance(hours(1));
   REQUIRE(store->audit(record("read-4", at(std::int64_t{26} * 3600 + 600), "read_text_file")).ok());
-  CHECK(call_ids(b.audit()) == std::vector<std::string>{"read-2", "read-3", "read-4"});
+  if constexpr (std::is_same_v<TestType, RocksDbBackend>) {
+    // RocksDB removes only the expired front of its chain (audit_chain.h):
+    // "late" was appended after read-2 and read-3, which are kept.
+    CHECK(call_ids(b.audit()) == std::vector<std::string>{"late", "read-2", "read-3", "read-4"});
+  } else {
+    CHECK(call_ids(b.audit()) == std::vector<std::string>{"read-2", "read-3", "read-4"});
+  }
 
   // At open too: far ahead, everything finished goes.
   store.reset();
@@ -1453,4 +1463,292 @@ TEST_CASE("journal on PostgreSQL: a full spool refuses more, and says so") {
   CHECK(eventually([&] { return store->kept() == 0; }, std::chrono::seconds(15)));
   CHECK(store->writable().ok());
   CHECK(call_ids(b.audit()) == std::vector<std::string>{"r1"});
+}
+
+// ---- The audit chain (RocksDB; src/store/audit_chain.h) ----
+
+namespace {
+
+// The slot's database opened for writing, as someone with the files could,
+// for tests that tamper with it (the store closed first).
+std::unique_ptr<rocksdb::DB> open_slot_for_tampering(const std::filesystem::path& folder) {
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Options options;
+  const rocksdb::Status status = rocksdb::DB::Open(options, folder.string(), &raw);
+  INFO(status.ToString());
+  REQUIRE(status.ok());
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+// The a/ key and stored bytes of the audit record of `call_id`.
+std::pair<std::string, std::string> stored_record(rocksdb::DB& db, const std::string& call_id) {
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek("a/"); it->Valid() && it->key().starts_with("a/"); it->Next()) {
+    const json j = json::parse(it->value().ToString(), nullptr, false);
+    if (j.is_object() && j.value("call_id", "") == call_id) {
+      return {it->key().ToString(), it->value().ToString()};
+    }
+  }
+  FAIL("no audit record of " << call_id);
+  return {};
+}
+
+AuditChainReport verified(const std::filesystem::path& dir) {
+  auto report = verify_audit_chain(dir);
+  INFO(report.message());
+  REQUIRE(report.ok());
+  return *report;
+}
+
+std::string problem_text(const AuditChainReport& report) {
+  return report.problem ? report.problem->call_id + ": " + report.problem->why : "";
+}
+
+// A slot with five records: c1 and c2 finished calls, r1 to r3 reads.
+std::filesystem::path five_records(const TempDir& dir) {
+  auto store = open_rocksdb(options_for(dir.path()));
+  REQUIRE(store->audit(record("r1", at(1), "read_text_file")).ok());
+  REQUIRE(store->begin(intent("c1")).ok());
+  REQUIRE(store->finish("c1", "ok", text_result("done"), record("c1", at(2))).ok());
+  REQUIRE(store->audit(record("r2", at(3), "read_text_file")).ok());
+  REQUIRE(store->begin(intent("c2")).ok());
+  REQUIRE(store->finish("c2", "ok", text_result("done"), record("c2", at(4))).ok());
+  REQUIRE(store->audit(record("r3", at(5), "read_text_file")).ok());
+  return store->folder();
+}
+
+}  // namespace
+
+TEST_CASE("audit chain: verify walks every record and finds the chain intact") {
+  TempDir dir;
+  five_records(dir);
+  const AuditChainReport report = verified(dir.path());
+  CHECK_FALSE(report.problem);
+  CHECK(report.records == 5);
+  CHECK(report.unchained == 0);
+  CHECK(report.chains == 1);
+  CHECK(report.first == at(1));
+  CHECK(report.last == at(5));
+  // The link is not part of what the readers show.
+  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"r1", "c1", "r2", "c2", "r3"});
+}
+
+TEST_CASE("audit chain: a record whose stored bytes were edited is named by verify") {
+  TempDir dir;
+  const auto folder = five_records(dir);
+  {
+    auto db = open_slot_for_tampering(folder);
+    auto [key, value] = stored_record(*db, "c1");
+    const auto at_outcome = value.find("\"outcome\":\"ok\"");
+    REQUIRE(at_outcome != std::string::npos);
+    value.replace(at_outcome, 14, "\"outcome\":\"no\"");
+    REQUIRE(db->Put(rocksdb::WriteOptions(), key, value).ok());
+  }
+  const AuditChainReport report = verified(dir.path());
+  REQUIRE(report.problem);
+  CHECK(report.problem->call_id == "c1");
+  CHECK(report.problem->time == at(2));
+  CHECK(report.problem->seq == 1);
+  CHECK_THAT(report.problem->why, Catch::StartsWith("hash mismatch"));
+}
+
+TEST_CASE("audit chain: a record deleted from the middle is named by verify") {
+  TempDir dir;
+  const auto folder = five_records(dir);
+  SECTION("the record and its place in the chain: the next record misses its predecessor") {
+    {
+      auto db = open_slot_for_tampering(folder);
+      auto [key, value] = stored_record(*db, "r2");
+      std::string place = "h/";
+      for (int shift = 56; shift >= 0; shift -= 8)
+        place += static_cast<char>((std::uint64_t{2} >> shift) & 0xff);
+      REQUIRE(db->Delete(rocksdb::WriteOptions(), key).ok());
+      REQUIRE(db->Delete(rocksdb::WriteOptions(), place).ok());
+    }
+    const AuditChainReport report = verified(dir.path());
+    INFO(problem_text(report));
+    REQUIRE(report.problem);
+    CHECK(report.problem->call_id == "c2");
+    CHECK(report.problem->time == at(4));
+    CHECK_THAT(report.problem->why, Catch::StartsWith("missing predecessor"));
+  }
+  SECTION("the record alone: verify names its place and time") {
+    {
+      auto db = open_slot_for_tampering(folder);
+      auto [key, value] = stored_record(*db, "r2");
+      REQUIRE(db->Delete(rocksdb::WriteOptions(), key).ok());
+    }
+    const AuditChainReport report = verified(dir.path());
+    INFO(problem_text(report));
+    REQUIRE(report.problem);
+    CHECK(report.problem->seq == 2);
+    CHECK(report.problem->time == at(3));
+    CHECK_THAT(report.problem->why, Catch::StartsWith("missing record"));
+  }
+}
+
+TEST_CASE("audit chain: appends from many threads at once make one chain, not a fork") {
+  TempDir dir;
+  {
+    auto store = open_rocksdb(options_for(dir.path()));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int n = 0; n < 50; ++n) {
+          const std::string id = "t" + std::to_string(t) + "-" + std::to_string(n);
+          if (t % 2 == 0) {
+            CHECK(store->audit(record(id, at(n), "read_text_file")).ok());
+          } else {
+            CHECK(store->begin(intent(id)).ok());
+            CHECK(store->finish(id, "ok", text_result(id), record(id, at(n))).ok());
+          }
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  const AuditChainReport report = verified(dir.path());
+  INFO(problem_text(report));
+  CHECK_FALSE(report.problem);
+  CHECK(report.records == 200);
+}
+
+TEST_CASE("audit chain: records written before the chain are unchained, not tampered") {
+  TempDir dir;
+  std::filesystem::path folder;
+  {
+    auto store = open_rocksdb(options_for(dir.path()));
+    folder = store->folder();
+  }
+  {
+    // As toolmux 0.1.0 wrote them: a/<time><seq>, the record's JSON, no link.
+    auto db = open_slot_for_tampering(folder);
+    for (int n = 0; n < 3; ++n) {
+      std::string key = "a/";
+      const std::uint64_t time =
+          static_cast<std::uint64_t>(std::chrono::nanoseconds(at(n).time_since_epoch()).count()) ^
+          (std::uint64_t{1} << 63);
+      for (int shift = 56; shift >= 0; shift -= 8) key += static_cast<char>((time >> shift) & 0xff);
+      for (int shift = 56; shift >= 0; shift -= 8) {
+        key += static_cast<char>((static_cast<std::uint64_t>(n) >> shift) & 0xff);
+      }
+      REQUIRE(db->Put(rocksdb::WriteOptions(), key,
+                      audit_text(record("old-" + std::to_string(n), at(n))))
+                  .ok());
+    }
+  }
+  {
+    auto store = open_rocksdb(options_for(dir.path()));
+    REQUIRE(store->audit(record("new-1", at(10))).ok());
+    REQUIRE(store->audit(record("new-2", at(11))).ok());
+  }
+  const AuditChainReport report = verified(dir.path());
+  INFO(problem_text(report));
+  CHECK_FALSE(report.problem);
+  CHECK(report.unchained == 3);
+  CHECK(report.records == 2);
+  CHECK(report.first == at(10));
+  CHECK(audit_of(dir.path()).size() == 5);
+}
+
+TEST_CASE("audit chain: retention removes only the expired front and leaves a signed marker") {
+  TempDir dir;
+  FakeClock clock;
+  auto options = options_for(dir.path());
+  options.audit_retention = hours(24);
+  options.now = clock.fn();
+  std::filesystem::path folder;
+  {
+    auto store = open_rocksdb(options);
+    folder = store->folder();
+    REQUIRE(store->audit(record("old-1", at(0))).ok());
+    REQUIRE(store->audit(record("old-2", at(60))).ok());
+    REQUIRE(store->audit(record("new", at(std::int64_t{20} * 3600))).ok());
+    // Appended after "new", already expired: removing it would leave a hole.
+    REQUIRE(store->audit(record("late-old", at(120))).ok());
+  }
+  clock.advance(hours(25));
+  { auto store = open_rocksdb(options); }  // retention at open
+  CHECK(call_ids(audit_of(dir.path())) == std::vector<std::string>{"late-old", "new"});
+  AuditChainReport report = verified(dir.path());
+  INFO(problem_text(report));
+  CHECK_FALSE(report.problem);
+  CHECK(report.records == 2);
+  CHECK(report.markers == 1);
+  CHECK(report.removed == 2);
+
+  // Later passes merge into the one marker; the chain goes on across it.
+  clock.advance(hours(20));
+  {
+    auto store = open_rocksdb(options);
+    REQUIRE(store->audit(record("newer", at(std::int64_t{46} * 3600))).ok());
+  }
+  report = verified(dir.path());
+  CHECK_FALSE(report.problem);
+  CHECK(report.records == 1);
+  CHECK(report.markers == 1);
+  CHECK(report.removed == 4);
+
+  SECTION("an edited marker fails verify") {
+    {
+      auto db = open_slot_for_tampering(folder);
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+      it->Seek("m/");
+      REQUIRE(it->Valid());
+      REQUIRE(it->key().starts_with("m/"));
+      std::string value = it->value().ToString();
+      const auto removed = value.find("\"removed\":4");
+      REQUIRE(removed != std::string::npos);
+      value.replace(removed, 11, "\"removed\":3");
+      REQUIRE(db->Put(rocksdb::WriteOptions(), it->key(), value).ok());
+    }
+    report = verified(dir.path());
+    REQUIRE(report.problem);
+    CHECK_THAT(report.problem->why, Catch::StartsWith("marker signature bad"));
+  }
+  SECTION("a marker removed leaves the chain without its start") {
+    {
+      auto db = open_slot_for_tampering(folder);
+      std::string first = "m/";
+      first.append(8, '\0');
+      REQUIRE(db->Delete(rocksdb::WriteOptions(), first).ok());
+    }
+    report = verified(dir.path());
+    REQUIRE(report.problem);
+    CHECK(report.problem->call_id == "newer");
+    CHECK_THAT(report.problem->why, Catch::StartsWith("missing predecessor"));
+  }
+}
+
+TEST_CASE("journal on PostgreSQL: the audit table refuses UPDATE and DELETE, but not retention") {
+  PgBackend b;
+  FakeClock clock;
+  auto options = b.options();
+  options.audit_retention = hours(24);
+  options.now = clock.fn();
+  auto store = open_store(options);
+  REQUIRE(store->audit(record("old", at(0))).ok());
+  REQUIRE(store->audit(record("newer", at(std::int64_t{20} * 3600))).ok());
+
+  auto connection = connect_postgres(b.conninfo);
+  for (const char* statement :
+       {"UPDATE toolmux_audit SET outcome = 'forged'", "DELETE FROM toolmux_audit",
+        "DELETE FROM toolmux_audit WHERE call_id = 'old'", "TRUNCATE toolmux_audit"}) {
+    auto refused = connection->exec(statement);
+    INFO(statement);
+    CHECK_FALSE(refused.ok());
+    CHECK_THAT(refused.message(), Catch::Contains("toolmux_audit is append-only"));
+  }
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"old", "newer"});
+  CHECK(b.audit().front().outcome == "ok");
+
+  // Retention still deletes what is past it (at the next open).
+  store.reset();
+  clock.advance(hours(25));
+  auto reopened = open_store(options);
+  CHECK(call_ids(b.audit()) == std::vector<std::string>{"newer"});
+  auto guard = pg_audit_guard(b.reader);
+  REQUIRE(guard.ok());
+  CHECK(guard->trigger);
+  CHECK(guard->records == 1);
 }

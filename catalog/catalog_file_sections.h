@@ -39,6 +39,13 @@ SearchRerankSettings read_search_rerank(const nlohmann::json& value,
 AuthorizationSettings read_authorization(const nlohmann::json& value,
                                          Problems& problems);  // "authorization"
 
+// One secret, or "env" value: a string, {"fromEnv": "VAR"} or {"fromFile":
+// "path"} (relative to `folder`), read and remembered as a secret
+// (src/base/redact.h). Nullopt with a problem at `at` when it cannot be read;
+// the value itself never goes into a problem's message.
+std::optional<std::string> read_env_value(const nlohmann::json& value, const std::string& at,
+                                          const std::filesystem::path& folder, Problems& problems);
+
 // "upstreams", by name: each checked, its environment and header secrets
 // resolved (from toolmux's environment or files); nothing is started. An
 // upstream with a problem is left out.

@@ -80,8 +80,8 @@ bool is_tool_name_text(std::string_view text) {
   });
 }
 
-// One "env" value: a string, {"fromEnv": "VAR"} or {"fromFile": "path"}. The
-// value itself never goes into a problem's message.
+}  // namespace
+
 std::optional<std::string> read_env_value(const json& value, const std::string& at,
                                           const fs::path& folder, Problems& problems) {
   if (value.is_string()) return value.get<std::string>();
@@ -125,6 +125,8 @@ std::optional<std::string> read_env_value(const json& value, const std::string& 
   }
   return std::nullopt;
 }
+
+namespace {
 
 // "oauth": the client that gets the upstream's tokens (see UpstreamOAuth).
 std::optional<UpstreamOAuth> read_oauth(const json& value, const std::string& at,

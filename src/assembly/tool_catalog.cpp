@@ -1,12 +1,16 @@
 #include "src/assembly/tool_catalog.h"
 
 #include <algorithm>
+#include <exception>
+#include <filesystem>
 
 #include "catalog/argument_check.h"
 #include "catalog/catalog_file.h"
+#include "catalog/catalog_file_sections.h"
 #include "catalog/providers/catalog_tools.h"
 #include "catalog/providers/filesystem_tools.h"
 #include "src/base/edit_distance.h"
+#include "src/base/redact.h"
 #include "src/builtins/call_tool.h"
 #include "src/builtins/result_resources.h"
 #include "src/builtins/result_tools.h"
@@ -14,6 +18,54 @@
 
 namespace toolmux {
 namespace {
+
+// The handler to register for native tool `tool` (at pointer `at`): its own,
+// or, when it declares credentials, the one with_credentials returns for them
+// as read now (from the environment or files, as an upstream's secrets). Null
+// with a problem for each credential that cannot be read or is declared
+// wrongly; never a value in a message.
+ToolHandler native_handler(const NativeTool& tool, const std::string& at, Problems& problems) {
+  if (tool.credentials.empty()) return tool.handler;
+  const std::size_t before = problems.size();
+  if (!tool.with_credentials) {
+    problems.push_back({at + "/credentials",
+                        "the tool declares credentials but no with_credentials to take them"});
+  }
+  Credentials credentials;
+  for (std::size_t i = 0; i < tool.credentials.size(); ++i) {
+    const NativeCredential& credential = tool.credentials[i];
+    const std::string item_at = at + "/credentials/" + std::to_string(i);
+    const std::string label = "credential " + nlohmann::json(credential.name).dump() + ": ";
+    if (credential.name.empty() || credential.from_env.empty() == credential.from_file.empty()) {
+      problems.push_back(
+          {item_at, label + "give a name and exactly one of from_env and from_file"});
+      continue;
+    }
+    if (credentials.count(credential.name) != 0) {
+      problems.push_back({item_at, label + "declared twice"});
+      continue;
+    }
+    const nlohmann::json source = credential.from_env.empty()
+                                      ? nlohmann::json{{"fromFile", credential.from_file.string()}}
+                                      : nlohmann::json{{"fromEnv", credential.from_env}};
+    Problems unread;
+    if (auto value = catalog_file::read_env_value(source, item_at, std::filesystem::current_path(),
+                                                  unread)) {
+      credentials.emplace(credential.name, std::move(*value));
+    }
+    for (Problem& p : unread) {
+      p.message = label + p.message;
+      problems.push_back(std::move(p));
+    }
+  }
+  if (problems.size() != before) return nullptr;
+  try {
+    return tool.with_credentials(credentials);
+  } catch (const std::exception& e) {
+    problems.push_back({at + "/credentials", "with_credentials failed: " + redact(e.what())});
+  }
+  return nullptr;
+}
 
 // The aliases and policy entries that name upstream tools were left unchecked
 // at load (catalog_file.cpp); now that the upstreams listed their tools, those
@@ -151,8 +203,11 @@ std::shared_ptr<const Catalog> build_catalog(
   take(register_result_tools(*registry, results));
   take(register_call_tool(*registry));
   for (std::size_t i = 0; i < native_tools.size(); ++i) {
-    for (Problem p : registry->add(native_tools[i].spec, native_tools[i].handler)) {
-      p.pointer = "/native/" + std::to_string(i) + p.pointer;
+    const std::string at = "/native/" + std::to_string(i);
+    ToolHandler handler = native_handler(native_tools[i], at, problems);
+    if (!handler && !native_tools[i].credentials.empty()) continue;
+    for (Problem p : registry->add(native_tools[i].spec, std::move(handler))) {
+      p.pointer = at + p.pointer;
       problems.push_back(std::move(p));
     }
   }
@@ -336,6 +391,7 @@ std::shared_ptr<const Catalog> build_catalog(
     return std::shared_ptr<const SearchableCatalog>(std::move(searchable));
   });
   catalog->registry = std::move(registry);
+  catalog->hooks = native_providers.hooks;
   // The program's own first, then the upstreams' in the file's order, then the
   // session's offloaded results.
   auto resource_providers = native_providers.resources;

@@ -92,6 +92,9 @@ struct Catalog {
   std::shared_ptr<ProviderRouter> providers;
   // The catalog file's "authorization" (serve --http reads it when it starts).
   AuthorizationSettings authorization;
+  // The hooks of the program that embeds toolmux (NativeProviders::hooks),
+  // which every call runs through (src/pipeline/call_hooks.h).
+  CallHooks hooks;
 };
 
 // Null with problems when anything is wrong; problems from the catalog file

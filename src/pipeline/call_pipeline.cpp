@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "src/pipeline/authorize.h"
+#include "src/pipeline/call_hooks.h"
 #include "src/pipeline/catch_tool_exceptions.h"
 #include "src/pipeline/check_arguments.h"
 #include "src/pipeline/check_result.h"
@@ -31,9 +32,11 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                                 stages::CatalogSource serving, Approvers approvers) {
   if (!journal) journal = std::make_shared<const CallJournal>();
   CallChain chain;
-  // Around: sees every call whole, however it ends; every error result gets
-  // its outcome in _meta before record sees the final answer.
-  chain.around = {stages::record(logger, metrics, journal), stages::outcome_meta()};
+  // Around: sees every call whole, however it ends; the embedding program's
+  // after hook sees it too (and a throw of it becomes the answer); every
+  // error result gets its outcome in _meta before record sees the final answer.
+  chain.around = {stages::record(logger, metrics, journal), stages::outcome_meta(),
+                  stages::after_hook()};
   // Request: which tool the call reaches and whether the caller may call it.
   // Their answers are short (a name, clipped, and a rule), so they come before
   // the result stages.
@@ -47,8 +50,12 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
   // mutation's intent journaled; then the tool run on a thread under its
   // deadline, its exceptions caught. A call that got past its
   // checks teaches tool_search (a search, or a click on one), with what
-  // tool_search answered before the result stages cut or stored it.
+  // tool_search answered before the result stages cut or stored it. The
+  // embedding program's before hook decides on the checked call before
+  // anything else does (what it rewrites is checked again); its middleware
+  // wraps the tool itself, on the tool's thread, under its deadline.
   chain.handler = {stages::check_arguments(),
+                   stages::before_hook(),
                    stages::learn_from_use(),
                    stages::replay(journal),
                    stages::confirm(approvers),
@@ -56,6 +63,7 @@ CallHandler build_call_pipeline(Logger& logger, Metrics& metrics,
                    stages::verify_confirmation(journal),
                    stages::journal(journal),
                    stages::deadline(running),
+                   stages::call_middleware(),
                    stages::catch_tool_exceptions()};
   // Result: what the handler answered, judged first (as the tool gave it),
   // then its secrets redacted, an untrusted tool's text marked as data, and

@@ -3,18 +3,19 @@
 // src/pipeline/ (a stage is a function from the next handler to a handler:
 // src/pipeline/call.h), composed in this one place, by group:
 //
-//   around:  record -> outcome_meta
+//   around:  record -> outcome_meta -> after_hook
 //   request: unwrap_call_tool -> resolve_tool -> authorize
-//   handler: check_arguments -> learn_from_use -> replay -> confirm ->
-//            reauthorize -> verify_confirmation -> journal -> deadline ->
-//            catch_tool_exceptions -> invoke
+//   handler: check_arguments -> before_hook -> learn_from_use -> replay ->
+//            confirm -> reauthorize -> verify_confirmation -> journal ->
+//            deadline -> call_middleware -> catch_tool_exceptions -> invoke
 //   result:  check_result -> redact_result -> spotlight -> limit_result
 //            (in the order they see the answer)
 //
-// so a call runs record, outcome_meta, unwrap_call_tool, resolve_tool,
-// authorize, limit_result, spotlight, redact_result, check_result,
-// check_arguments, learn_from_use, replay, confirm, reauthorize,
-// verify_confirmation, journal, deadline, catch_tool_exceptions, invoke, and
+// so a call runs record, outcome_meta, after_hook, unwrap_call_tool,
+// resolve_tool, authorize, limit_result, spotlight, redact_result,
+// check_result, check_arguments, before_hook, learn_from_use, replay, confirm,
+// reauthorize, verify_confirmation, journal, deadline, call_middleware,
+// catch_tool_exceptions, invoke, and
 // its answer comes back the other way:
 // check_result judges what the tool returned, as it returned it;
 // redact_result then replaces secrets (and the personal data the tool's spec
@@ -24,7 +25,8 @@
 // offload notices stay outside the markers (a cut may drop the closing
 // marker; the notice after it says the text was cut) and a stored result
 // keeps them; outcome_meta names the outcome of every error result in
-// _meta, and record sees the final answer. Failures of the tool (bad
+// _meta, and record sees the final answer. before_hook, call_middleware and
+// after_hook run the embedding program's hooks (src/pipeline/call_hooks.h). Failures of the tool (bad
 // arguments, a throw, a timeout, a broken result, a denial) become isError
 // results; the only protocol errors are an unknown tool name, when the policy
 // says so, and a chain composed out of order (an internal error).

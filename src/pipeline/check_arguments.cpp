@@ -2,7 +2,18 @@
 
 #include <utility>
 
-#include "catalog/argument_check.h"
+namespace toolmux {
+
+void check_for_tool(const ToolCall& call, ArgumentCheck& check) {
+  if (check.ok()) {
+    auto fixed = call.catalog->policy.apply_arguments(call.tool->spec.name, check.arguments);
+    check.problems.insert(check.problems.end(), fixed.begin(), fixed.end());
+  }
+  if (call.catalog->policy.reject_unknown_arguments) reject_undeclared_arguments(*call.tool, check);
+  check_input_schema(*call.tool, check);
+}
+
+}  // namespace toolmux
 
 namespace toolmux::stages {
 
@@ -16,14 +27,7 @@ CallStage check_arguments() {
         auto renamed = call.catalog->aliases.rename_arguments(name, check.arguments);
         check.problems.insert(check.problems.end(), renamed.begin(), renamed.end());
       }
-      if (check.ok()) {
-        auto fixed = call.catalog->policy.apply_arguments(name, check.arguments);
-        check.problems.insert(check.problems.end(), fixed.begin(), fixed.end());
-      }
-      if (call.catalog->policy.reject_unknown_arguments) {
-        reject_undeclared_arguments(*call.tool, check);
-      }
-      check_input_schema(*call.tool, check);
+      check_for_tool(call, check);
       if (!check.ok()) return CallResult::invalid_arguments(check.message(name));
       call.arguments = std::move(check.arguments);
       call.filled_arguments = std::move(check.filled);

@@ -9,7 +9,19 @@
 // (resolve_tool before it), else CallResult::out_of_order().
 #pragma once
 
+#include "catalog/argument_check.h"
 #include "src/pipeline/call.h"
+
+namespace toolmux {
+
+// What check_arguments does after the argument aliases, for arguments
+// already past the JSON boundary (`check.arguments`): the operator's fixed
+// values and "unknownArguments", then the tool's input schema and its
+// defaults. Needs `call.tool` and `call.catalog`. Also used by before_hook on
+// the arguments a hook rewrote (src/pipeline/call_hooks.h).
+void check_for_tool(const ToolCall& call, ArgumentCheck& check);
+
+}  // namespace toolmux
 
 namespace toolmux::stages {
 

@@ -4,13 +4,17 @@
 #include "src/assembly/tool_catalog.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <catch2/catch.hpp>
+
+#include "src/base/redact.h"
 
 #include "src/upstream/upstreams.h"
 #include "tests/support/captured_log.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_context.h"
 
 using namespace toolmux;
 using namespace toolmux::testing;
@@ -215,4 +219,79 @@ TEST_CASE(
         "alias \"typo\" points at \"scripted_secnd\", which upstream \"scripted\" does not list "
         "(did you mean \"scripted_second\"?); the alias is left out until it does");
   CHECK(log.lines("catalog_entry_waiting").empty());
+}
+
+namespace {
+
+// A native tool `whoami` that needs `credentials` and answers with the value
+// of the one named "token".
+NativeTool credentialed_tool(std::vector<NativeCredential> credentials) {
+  NativeTool tool;
+  tool.spec.name = "whoami";
+  tool.spec.description = "Says which token it calls with.";
+  tool.spec.input_schema = {{"type", "object"}, {"properties", json::object()}};
+  tool.spec.side_effect = "read_only";
+  tool.spec.timeout = std::chrono::seconds(5);
+  tool.credentials = std::move(credentials);
+  tool.with_credentials = [](const Credentials& read) -> ToolHandler {
+    const std::string token = read.at("token");
+    return [token](const json&, CallContext&) { return ToolResult::text(token); };
+  };
+  return tool;
+}
+
+std::shared_ptr<const Catalog> native_catalog(const TempDir& dir, const NativeTool& tool,
+                                              Problems& problems) {
+  ServeOptions options;
+  options.roots = {dir.path()};
+  return build_catalog(options, nullptr, problems, {tool});
+}
+
+}  // namespace
+
+TEST_CASE("a native tool's credentials are read from the environment or a file, as secrets") {
+  TempDir dir;
+  Problems problems;
+  std::shared_ptr<const Catalog> catalog;
+  std::string expected;
+  SECTION("from the environment") {
+    expected = "env-token-4b1d9e77c0";
+    ::setenv("TOOLMUX_TEST_NATIVE_TOKEN", expected.c_str(), 1);
+    catalog = native_catalog(dir, credentialed_tool({{"token", "TOOLMUX_TEST_NATIVE_TOKEN", {}}}),
+                             problems);
+    ::unsetenv("TOOLMUX_TEST_NATIVE_TOKEN");
+  }
+  SECTION("from a file, its trailing newline dropped") {
+    expected = "file-token-93c2aa1f07";
+    dir.write("token", expected + "\n");
+    catalog =
+        native_catalog(dir, credentialed_tool({{"token", "", dir.path() / "token"}}), problems);
+  }
+  INFO(format_problems(problems));
+  REQUIRE(catalog);
+  const RegisteredTool* tool = catalog->registry->find("whoami");
+  REQUIRE(tool);
+  TestContext context;
+  CHECK(tool->handler(json::object(), context).content[0]["text"] == expected);
+  CHECK(redact("sent " + expected) == "sent [REDACTED]");
+}
+
+TEST_CASE("a native tool whose credential cannot be read is refused, naming it and where") {
+  TempDir dir;
+  Problems problems;
+  ::unsetenv("TOOLMUX_TEST_NATIVE_ABSENT");
+  auto tool = credentialed_tool({{"token", "TOOLMUX_TEST_NATIVE_ABSENT", {}},
+                                 {"other", "", dir.path() / "missing"},
+                                 {"both", "X", dir.path() / "x"}});
+  CHECK_FALSE(native_catalog(dir, tool, problems));
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].pointer == "/native/0/credentials/0/fromEnv");
+  CHECK(
+      problems[0].message ==
+      "credential \"token\": toolmux's environment has no variable \"TOOLMUX_TEST_NATIVE_ABSENT\"");
+  CHECK(problems[1].pointer == "/native/0/credentials/1/fromFile");
+  CHECK_THAT(problems[1].message, Catch::StartsWith("credential \"other\": "));
+  CHECK(problems[2].pointer == "/native/0/credentials/2");
+  CHECK(problems[2].message ==
+        "credential \"both\": give a name and exactly one of from_env and from_file");
 }

@@ -6,6 +6,7 @@
 
 #include "src/base/terminal_text.h"
 #include "src/store/lazy_result_store.h"
+#include "src/store/pg_schema.h"
 #include "src/store/state_backup.h"
 
 namespace toolmux {
@@ -104,9 +105,12 @@ int postgres_procedure(const CommandLine& cl, std::ostream& out, std::ostream& e
     err << "toolmux: store restore does not write a PostgreSQL store: restore it with "
            "pg_restore, as follows (docs/shared-store.md, Backup and restore)\n";
     out << "# 1. Stop every toolmux instance on the database.\n"
+        << "# 2. What the dump cannot hold: the audit table's trigger function.\n"
+        << "psql --quiet --set=ON_ERROR_STOP=1 --dbname=" << url << " <<'SQL'\n"
+        << pg_restore_prerequisites() << "SQL\n"
         << "pg_restore --clean --if-exists --single-transaction --dbname=" << url << " " << dump
         << "\n"
-        << "# 2. Start the instances again.\n";
+        << "# 3. Start the instances again.\n";
   }
   return 1;
 }

@@ -26,10 +26,11 @@
 // marker; the notice after it says the text was cut) and a stored result
 // keeps them; outcome_meta names the outcome of every error result in
 // _meta, and record sees the final answer. before_hook, call_middleware and
-// after_hook run the embedding program's hooks (src/pipeline/call_hooks.h). Failures of the tool (bad
-// arguments, a throw, a timeout, a broken result, a denial) become isError
-// results; the only protocol errors are an unknown tool name, when the policy
-// says so, and a chain composed out of order (an internal error).
+// after_hook run the embedding program's hooks (src/pipeline/call_hooks.h).
+// Failures of the tool (bad arguments, a throw, a timeout, a broken result, a
+// denial) become isError results; the only protocol errors are an unknown
+// tool name, when the policy says so, and a chain composed out of order (an
+// internal error).
 //
 // This header is what the server needs: build_call_pipeline, the call types,
 // RunningHandlers and reached_tool.

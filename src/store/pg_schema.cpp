@@ -228,6 +228,13 @@ const std::vector<PgMigration>& pg_migrations() {
   return migrations;
 }
 
+std::string pg_restore_prerequisites() {
+  std::string sql(kAuditAppendOnly.statements.front());
+  const std::string_view create = "CREATE FUNCTION";
+  sql.replace(0, create.size(), "CREATE OR REPLACE FUNCTION");
+  return sql + ";\n";
+}
+
 Status newer_schema(int found, int known) {
   return Status::invalid_argument("the store's schema is version " + std::to_string(found) +
                                   "; this toolmux knows up to " + std::to_string(known) +

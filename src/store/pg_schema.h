@@ -26,6 +26,12 @@ struct PgMigration {
 // This binary's migrations (src/store/pg_schema.cpp).
 const std::vector<PgMigration>& pg_migrations();
 
+// SQL that a dump of the toolmux_* tables needs in the database it is
+// restored into and cannot hold itself (pg_dump --table takes no functions):
+// the audit table's append-only trigger function (migration 10), as CREATE OR
+// REPLACE, so it may run on a database that has it already.
+std::string pg_restore_prerequisites();
+
 // Advisory lock keys (one number space per database, shared with any other
 // program using it: these spell "toolmux" and a number).
 inline constexpr std::int64_t kPgLockMigrations = 0x746f6f6c6d757801;

@@ -61,9 +61,8 @@ struct GuardedFixture : PipelineFixture {
 
 }  // namespace
 
-TEST_CASE(
-    "over stdio a destructive call runs once the local user approves it, with a rationale; a "
-    "name typed in the answer does not count") {
+// A name typed in the answer does not count.
+TEST_CASE("over stdio a destructive call runs once the local user approves it, with a rationale") {
   GuardedFixture f;
   auto client = std::make_shared<ScriptedClient>();
   client->answer =

@@ -32,6 +32,16 @@ std::string sha256_hex(std::string_view bytes) {
   return hex_of(digest);
 }
 
+std::string blake2b_256_hex(std::string_view bytes) {
+  // Its vectorised code is picked by sodium_init(); before it, the portable one.
+  static const bool ready = sodium_init() >= 0;
+  (void)ready;
+  std::array<unsigned char, crypto_generichash_BYTES> digest{};
+  static_assert(crypto_generichash_BYTES == 32);
+  crypto_generichash(digest.data(), digest.size(), unsigned_bytes(bytes), bytes.size(), nullptr, 0);
+  return hex_of(digest);
+}
+
 std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
   crypto_auth_hmacsha256_state state;
   crypto_auth_hmacsha256_init(&state, unsigned_bytes(key), key.size());

@@ -11,6 +11,11 @@ namespace toolmux {
 
 // SHA-256 of `bytes`, as 64 lowercase hex digits.
 std::string sha256_hex(std::string_view bytes);
+// BLAKE2b with a 256-bit output (libsodium's crypto_generichash), as 64
+// lowercase hex digits: a cryptographic hash about nine times cheaper here
+// than sha256_hex (libsodium picks a vectorised implementation, its SHA-256
+// is portable C), for what is hashed on every call: the audit trail's chain.
+std::string blake2b_256_hex(std::string_view bytes);
 // HMAC-SHA-256 of `message` under `key` (any length), as 64 lowercase hex
 // digits: for what toolmux signs and checks itself (the audit trail's
 // retention marker), with a key only it holds.

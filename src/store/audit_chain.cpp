@@ -48,7 +48,7 @@ std::optional<AuditChainLink> audit_chain_link(std::string_view stored) {
   return AuditChainLink{seq->get<std::uint64_t>(), prev->get<std::string>()};
 }
 
-std::string audit_chain_hash(std::string_view stored) { return sha256_hex(stored); }
+std::string audit_chain_hash(std::string_view stored) { return blake2b_256_hex(stored); }
 
 std::string retention_marker_key(const SealingKey& state_key) {
   return hmac_sha256_hex(std::string_view(reinterpret_cast<const char*>(state_key.bytes.data()),

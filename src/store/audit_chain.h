@@ -1,6 +1,6 @@
 // The audit trail's hash chain (issue 31): in RocksDB each audit record, as
 // stored, carries its place in its slot's chain (chain_seq: 0, 1, 2, ... in
-// the order the records were appended) and the SHA-256 (hex) of the stored
+// the order the records were appended) and the BLAKE2b-256 (hex) of the stored
 // bytes of the record before it (chain_prev; kAuditChainGenesis for the
 // first). Editing a record's bytes breaks the next record's link; deleting one
 // leaves a gap in chain_seq. Retention removes only a whole prefix of the
@@ -41,7 +41,7 @@ inline constexpr std::string_view kUnchainedNote =
 // A record's place in its chain.
 struct AuditChainLink {
   std::uint64_t seq = 0;
-  std::string prev;  // SHA-256 (hex) of the previous record's stored bytes
+  std::string prev;  // BLAKE2b-256 (hex) of the previous record's stored bytes
 };
 
 // An audit record's JSON text (audit_text) with its link added as the

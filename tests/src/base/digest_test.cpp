@@ -32,6 +32,13 @@ TEST_CASE("Sha256Stream gives the digest of its pieces put together") {
   CHECK(stream.hex() == sha256_hex(text));
 }
 
+TEST_CASE("blake2b_256_hex gives BLAKE2b with a 32-byte output") {
+  CHECK(toolmux::blake2b_256_hex("") ==
+        "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
+  CHECK(toolmux::blake2b_256_hex("abc") ==
+        "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319");
+}
+
 TEST_CASE("hmac_sha256_hex gives the standard MAC (RFC 4231, test case 2)") {
   CHECK(toolmux::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");

@@ -65,9 +65,15 @@ class GatedStream final : public httplib::Stream {
   // Reads wait for the client until `deadline` (its body's), however long it
   // pauses: cpp-httplib's read timeout (5 s) would end a body that has
   // body_timeout to arrive, and as an unreadable one (400, not 408).
+  // A body that times out is counted in `timeouts` as it does, before its
+  // answer is written.
   GatedStream(GatedConnection& connection, ServedRequest& request, Clock::time_point deadline,
-              std::chrono::milliseconds write_timeout)
-      : c_(connection), request_(request), deadline_(deadline), write_timeout_(write_timeout) {}
+              std::chrono::milliseconds write_timeout, std::atomic<std::uint64_t>& timeouts)
+      : c_(connection),
+        request_(request),
+        deadline_(deadline),
+        write_timeout_(write_timeout),
+        timeouts_(timeouts) {}
 
   bool is_readable() const override {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now());
@@ -76,7 +82,10 @@ class GatedStream final : public httplib::Stream {
   bool is_writable() const override { return c_.writable(write_timeout_); }
   ssize_t read(char* ptr, size_t size) override {
     const ssize_t n = c_.read(ptr, size, deadline_);
-    if (n < 0 && c_.timed_out()) request_.timed_out = true;
+    if (n < 0 && c_.timed_out() && !request_.timed_out) {
+      request_.timed_out = true;
+      ++timeouts_;
+    }
     return n;
   }
   ssize_t write(const char* ptr, size_t size) override {
@@ -110,6 +119,7 @@ class GatedStream final : public httplib::Stream {
   ServedRequest& request_;
   const Clock::time_point deadline_;
   const std::chrono::milliseconds write_timeout_;
+  std::atomic<std::uint64_t>& timeouts_;
 };
 
 // cpp-httplib hands each accepted socket to process_and_close_socket through
@@ -223,14 +233,14 @@ void GatedHttpServer::serve(std::shared_ptr<GatedConnection> connection) {
   for (;;) {
     ServedRequest request(*connection);
     request.head = connection->head();
-    GatedStream stream(*connection, request, Clock::now() + limits_.body_timeout, write_timeout);
+    GatedStream stream(*connection, request, Clock::now() + limits_.body_timeout, write_timeout,
+                       body_timeouts_);
     const bool stopping = svr_sock_ == INVALID_SOCKET;
     bool client_closes = false;
     t_request = &request;
     const bool written = process_request(stream, stopping, client_closes,
                                          [&request](httplib::Request& req) { request.start(req); });
     t_request = nullptr;
-    if (request.timed_out) ++body_timeouts_;
     if (!written || stopping || client_closes || request.close) {
       if (request.body_left()) gate_.linger(std::move(connection));
       return;  // else dropped: closed

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
@@ -22,6 +23,8 @@
 #include "src/base/personal_data.h"
 
 namespace toolmux {
+
+class StoreTransaction;  // catalog/store_transaction.h
 
 using nlohmann::json;
 
@@ -167,9 +170,19 @@ class CallContext {
   const std::string& call_id() const { return call_id_; }
   // Set by the server before the handler runs; not while it runs.
   void set_call_id(std::string id) { call_id_ = std::move(id); }
+  // The transaction of toolmux's store the tool's change commits in with the
+  // call's outcome and audit record (catalog/store_transaction.h); null when
+  // the store lends none (the embedded store, a read_only tool, journaling
+  // off).
+  StoreTransaction* store_transaction() const { return store_transaction_.get(); }
+  // Set by the journal stage before the handler runs; not while it runs.
+  void set_store_transaction(std::shared_ptr<StoreTransaction> transaction) {
+    store_transaction_ = std::move(transaction);
+  }
 
  private:
   std::string call_id_;
+  std::shared_ptr<StoreTransaction> store_transaction_;
 };
 
 // A tools/call result as MCP defines it (CallToolResult).

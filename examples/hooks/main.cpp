@@ -21,6 +21,11 @@
 //
 //   HOOKS_EXAMPLE_TOKEN=... toolmux-hooks-example serve
 //
+// - `add_note`, which keeps its notes in toolmux's PostgreSQL database
+//   (serve --store postgresql), in the transaction toolmux lends it
+//   (CallContext::store_transaction()): a note commits with its call's
+//   outcome and audit record, and a call that crashes keeps nothing.
+//
 // Tested end to end by tests/e2e/hooks_example.test.mjs.
 #include <unistd.h>
 
@@ -124,6 +129,40 @@ std::vector<NativeTool> example_tools() {
     };
   };
   tools.push_back(std::move(whoami));
+
+  // Keeps a note in toolmux's own PostgreSQL database, in the transaction
+  // toolmux lends it: the note commits with the call's outcome and audit
+  // record, or not at all. Keyed by the call id, so that a retry of an
+  // attempt that did commit adds nothing.
+  NativeTool add_note = tool("add_note",
+                             "Keeps a note, committed with the call's audit record. Needs serve "
+                             "--store postgresql.",
+                             object_schema({{"note",
+                                             {{"type", "string"},
+                                              {"description",
+                                               "What to keep. \"crash\" "
+                                               "makes the tool throw after "
+                                               "writing it."}}}},
+                                           {"note"}));
+  add_note.spec.side_effect = "local_mutation";
+  add_note.handler = [](const json& arguments, CallContext& context) {
+    toolmux::StoreTransaction* store = context.store_transaction();
+    if (!store) {
+      return ToolResult::error(
+          "add_note keeps its notes in toolmux's PostgreSQL store: serve with --store postgresql");
+    }
+    const std::string note = arguments["note"].get<std::string>();
+    auto table = store->exec(
+        "CREATE TABLE IF NOT EXISTS hooks_example_notes (call_id text PRIMARY KEY, note text)");
+    if (!table.ok()) return ToolResult::error("add_note: " + table.message());
+    auto kept = store->exec(
+        "INSERT INTO hooks_example_notes VALUES ($1, $2) ON CONFLICT (call_id) DO NOTHING",
+        {context.call_id(), note});
+    if (!kept.ok()) return ToolResult::error("add_note: " + kept.message());
+    if (note == "crash") throw std::runtime_error("the pen broke after writing");
+    return ToolResult::text("kept: " + note);
+  };
+  tools.push_back(std::move(add_note));
   return tools;
 }
 

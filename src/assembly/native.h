@@ -15,6 +15,7 @@
 
 #include "catalog/prompt_provider.h"
 #include "catalog/resource_provider.h"
+#include "catalog/store_transaction.h"
 #include "catalog/tool.h"
 
 namespace toolmux {

@@ -54,6 +54,38 @@ Status finish(JournalStore& store, const ToolCall& call, const CallResult& out, 
                       audit_record(call, out, seconds));
 }
 
+// finish(), committing the tool's change in `lent` with it when the tool
+// made one there and its answer stands (ok, or an error of its own); rolled
+// back otherwise. When the commit fails, nothing of the change stays and `out`
+// becomes the error that says so, finished alone; when nobody can tell
+// whether it committed, `out` says that and the entry is left without an
+// outcome (a failed Status: the call is audited apart).
+Status finish_with_change(JournalStore& store, const ToolCall& call, CallResult& out,
+                          double seconds, LentTransaction* lent) {
+  if (!lent || !lent->begun()) return finish(store, call, out, seconds);
+  if (out.outcome != CallOutcome::ok && out.outcome != CallOutcome::tool_error) {
+    lent->roll_back();
+    return finish(store, call, out, seconds);
+  }
+  const nlohmann::json result = out.result.to_json();
+  const Status committed =
+      store.finish_in(*lent, call.call_id, std::string(call_outcome_name(out.outcome)), result,
+                      audit_record(call, out, seconds));
+  if (committed.ok()) return committed;
+  if (lent->fate_unknown()) {
+    out = CallResult::stopped(tool_label(call) +
+                              ": toolmux cannot tell whether its change was committed (the store "
+                              "was lost during the commit: " +
+                              committed.message() + "); the journal's entry of call " +
+                              call.call_id + " will say, once toolmux can tell");
+    return committed;
+  }
+  out = CallResult::stopped(
+      tool_label(call) +
+      ": its change was not committed, so nothing changed: " + committed.message());
+  return finish(store, call, out, seconds);
+}
+
 }  // namespace
 
 CallStage journal(std::shared_ptr<const CallJournal> journal) {
@@ -93,12 +125,18 @@ CallStage journal(std::shared_ptr<const CallJournal> journal) {
       auto seconds_since_start = [start] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       };
+      // A native tool may make its change in the store's transaction, to
+      // commit with the outcome (catalog/store_transaction.h).
+      std::shared_ptr<LentTransaction> lent = store->lend_transaction();
+      if (lent && call.context) call.context->set_store_transaction(lent);
       // A run its caller stopped waiting for (a timeout, a cancellation)
       // finishes its entry when it ends, with what it came to: the entry
       // stays running until then, so a retry with its key is not run again
       // meanwhile, and is answered from the journal after.
-      call.on_late_end = [store, seconds_since_start](const ToolCall& ran, const CallResult& late) {
-        (void)finish(*store, ran, late, seconds_since_start());
+      call.on_late_end = [store, lent, seconds_since_start](const ToolCall& ran,
+                                                            const CallResult& late) {
+        CallResult recorded = late;
+        (void)finish_with_change(*store, ran, recorded, seconds_since_start(), lent.get());
       };
       CallResult out = next(call);
       call.on_late_end = nullptr;
@@ -107,7 +145,7 @@ CallStage journal(std::shared_ptr<const CallJournal> journal) {
         call.audited = store->audit(audit_record(call, out, seconds_since_start())).ok();
         return out;
       }
-      call.audited = finish(*store, call, out, seconds_since_start()).ok();
+      call.audited = finish_with_change(*store, call, out, seconds_since_start(), lent.get()).ok();
       return out;
     };
   };

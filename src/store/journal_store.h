@@ -56,6 +56,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/store_transaction.h"
 #include "src/base/status.h"
 
 namespace toolmux {
@@ -173,6 +174,21 @@ struct AuditQuery {
 using JournalEntryFn = std::function<bool(const JournalEntry&)>;
 using AuditRecordFn = std::function<bool(const AuditRecord&)>;
 
+// A transaction of the store lent to the tool of a journaled call
+// (catalog/store_transaction.h), ended by JournalStore::finish_in.
+class LentTransaction : public StoreTransaction {
+ public:
+  // The tool ran a statement in it: its change is to commit with the
+  // outcome (finish_in), or roll_back().
+  virtual bool begun() const = 0;
+  // Rolls back the tool's change and closes the transaction; does nothing
+  // when it is closed. The destructor does it too.
+  virtual void roll_back() = 0;
+  // After a failed finish_in: the connection broke during COMMIT, so whether
+  // the change and the outcome committed (both or neither) is not known.
+  virtual bool fate_unknown() const = 0;
+};
+
 class JournalStore {
  public:
   // Opens the store the options name (PostgreSQL when options.postgres is
@@ -201,6 +217,19 @@ class JournalStore {
   // what it came to replaces "interrupted" (the audit trail keeps both).
   virtual Status finish(const std::string& call_id, const std::string& outcome,
                         const nlohmann::json& result, const AuditRecord& audit) = 0;
+  // A transaction for the tool of a journaled call to make its change in,
+  // begun by its first statement; null when this store lends none (RocksDB).
+  virtual std::shared_ptr<LentTransaction> lend_transaction() { return nullptr; }
+  // finish(), written in `transaction` (begun()) and committed with the tool's
+  // change: all of it or none. On failure, finish()'s Status, or the commit's,
+  // and nothing is written: the change is rolled back, unless
+  // transaction.fate_unknown(). The transaction is closed after it.
+  virtual Status finish_in(LentTransaction& transaction, const std::string& call_id,
+                           const std::string& outcome, const nlohmann::json& result,
+                           const AuditRecord& audit) {
+    transaction.roll_back();
+    return finish(call_id, outcome, result, audit);
+  }
   // Appends one audit record (a call that wrote no intent: a read, a refusal,
   // a replay). RocksDB does not sync it (the operating system writes it
   // soon); PostgreSQL commits it.

@@ -26,7 +26,9 @@ struct LibPq {
   decltype(&::PQerrorMessage) PQerrorMessage = nullptr;
   decltype(&::PQexecParams) PQexecParams = nullptr;
   decltype(&::PQfinish) PQfinish = nullptr;
+  decltype(&::PQfname) PQfname = nullptr;
   decltype(&::PQfreemem) PQfreemem = nullptr;
+  decltype(&::PQnfields) PQnfields = nullptr;
   decltype(&::PQgetisnull) PQgetisnull = nullptr;
   decltype(&::PQgetlength) PQgetlength = nullptr;
   decltype(&::PQgetvalue) PQgetvalue = nullptr;
@@ -37,6 +39,7 @@ struct LibPq {
   decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor = nullptr;
   decltype(&::PQsocket) PQsocket = nullptr;
   decltype(&::PQstatus) PQstatus = nullptr;
+  decltype(&::PQtransactionStatus) PQtransactionStatus = nullptr;
   decltype(&::PQunescapeBytea) PQunescapeBytea = nullptr;
 };
 
@@ -54,7 +57,9 @@ const Result<LibPq>& load_libpq() {
                                 library->bind(lib.PQerrorMessage, "PQerrorMessage"),
                                 library->bind(lib.PQexecParams, "PQexecParams"),
                                 library->bind(lib.PQfinish, "PQfinish"),
+                                library->bind(lib.PQfname, "PQfname"),
                                 library->bind(lib.PQfreemem, "PQfreemem"),
+                                library->bind(lib.PQnfields, "PQnfields"),
                                 library->bind(lib.PQgetisnull, "PQgetisnull"),
                                 library->bind(lib.PQgetlength, "PQgetlength"),
                                 library->bind(lib.PQgetvalue, "PQgetvalue"),
@@ -65,6 +70,7 @@ const Result<LibPq>& load_libpq() {
                                 library->bind(lib.PQsetNoticeProcessor, "PQsetNoticeProcessor"),
                                 library->bind(lib.PQsocket, "PQsocket"),
                                 library->bind(lib.PQstatus, "PQstatus"),
+                                library->bind(lib.PQtransactionStatus, "PQtransactionStatus"),
                                 library->bind(lib.PQunescapeBytea, "PQunescapeBytea")}) {
       if (!bound.ok()) return bound;
     }
@@ -147,6 +153,13 @@ PgResult::~PgResult() {
 }
 
 int PgResult::rows() const { return result_ ? pq().PQntuples(result_) : 0; }
+
+int PgResult::columns() const { return result_ ? pq().PQnfields(result_) : 0; }
+
+std::string_view PgResult::column_name(int column) const {
+  const char* name = result_ ? pq().PQfname(result_, column) : nullptr;
+  return name ? std::string_view(name) : std::string_view();
+}
 
 std::uint64_t PgResult::affected() const {
   if (!result_) return 0;
@@ -270,6 +283,10 @@ bool PgConnection::broken() {
     if (pq().PQconsumeInput(conn_) == 0) return true;
   }
   return pq().PQstatus(conn_) != CONNECTION_OK || connection_lost_state(last_sqlstate_);
+}
+
+bool PgConnection::in_transaction() const {
+  return pq().PQtransactionStatus(conn_) == PQTRANS_INTRANS;
 }
 
 int PgConnection::socket() const { return pq().PQsocket(conn_); }

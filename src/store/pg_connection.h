@@ -71,6 +71,9 @@ class PgResult {
   ~PgResult();
 
   int rows() const;
+  int columns() const;
+  // The name of a column of the rows ("" past the last).
+  std::string_view column_name(int column) const;
   // The rows an INSERT, UPDATE or DELETE touched.
   std::uint64_t affected() const;
   bool is_null(int row, int column) const;
@@ -116,6 +119,9 @@ class PgConnection {
   // Whether the connection is lost (the last exec failed with unavailable,
   // or the server closed it while idle: checked without blocking).
   bool broken();
+  // Whether a transaction is open on the connection and usable (BEGIN ran,
+  // and no COMMIT, ROLLBACK or failed statement since).
+  bool in_transaction() const;
   // The SQLSTATE of the last failed exec ("" when none): "40001" is a
   // serialization failure, "23505" a unique violation.
   const std::string& last_sqlstate() const { return last_sqlstate_; }

@@ -1,8 +1,10 @@
 #include "src/store/pg_journal_store.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -178,6 +180,147 @@ Status read_failure(const PgConnection& connection, const Status& status) {
   return connection.last_sqlstate() == "42P01" ? Status::ok_status() : status;
 }
 
+// A statement a tool may not run in a lent transaction: one that starts,
+// ends or nests a transaction, which only toolmux does (by its first word).
+bool ends_transaction(std::string_view sql) {
+  std::size_t at = 0;
+  while (at < sql.size() && std::isspace(static_cast<unsigned char>(sql[at]))) ++at;
+  std::string word;
+  while (at < sql.size() && std::isalpha(static_cast<unsigned char>(sql[at])) && word.size() < 16) {
+    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[at++])));
+  }
+  for (const char* refused : {"BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT",
+                              "RELEASE", "PREPARE"}) {
+    if (word == refused) return true;
+  }
+  return false;
+}
+
+// A transaction on a connection of the store's pool, begun by the tool's
+// first statement, each statement under a savepoint so that a failed one
+// undoes only itself.
+class PgLentTransaction final : public LentTransaction {
+ public:
+  explicit PgLentTransaction(std::shared_ptr<PgStore> postgres) : postgres_(std::move(postgres)) {}
+  ~PgLentTransaction() override { PgLentTransaction::roll_back(); }
+  PgLentTransaction(const PgLentTransaction&) = delete;
+  PgLentTransaction& operator=(const PgLentTransaction&) = delete;
+
+  Result<StoreRows> exec(std::string_view sql,
+                         const std::vector<std::optional<std::string>>& params) override {
+    std::lock_guard lock(mutex_);
+    if (closed_)
+      return Status::invalid_argument("the call has ended: its store transaction is closed");
+    if (!lost_.empty()) return Status::unavailable(lost_);
+    if (ends_transaction(sql)) {
+      return Status::invalid_argument(
+          "a tool may not begin, end or nest toolmux's transaction: toolmux commits it with the "
+          "call's outcome");
+    }
+    if (!lease_) {
+      auto lease = postgres_->pool().acquire();
+      if (!lease.ok()) return lease.status();
+      if (auto begun = (*lease)->exec("BEGIN"); !begun.ok()) return begun.status();
+      lease_ = std::move(lease).value();
+    }
+    PgConnection& connection = **lease_;
+    if (auto saved = connection.exec("SAVEPOINT toolmux_statement"); !saved.ok()) {
+      return lose(saved.status());
+    }
+    std::vector<PgParam> bound;
+    bound.reserve(params.size());
+    for (const auto& param : params)
+      bound.push_back(param ? PgParam::text(*param) : PgParam::null());
+    auto ran = connection.exec(sql, bound);
+    if (!ran.ok()) {
+      if (connection.broken()) return lose(ran.status());
+      auto undone = connection.exec("ROLLBACK TO SAVEPOINT toolmux_statement");
+      if (!undone.ok()) return lose(undone.status());
+      (void)connection.exec("RELEASE SAVEPOINT toolmux_statement");
+      return ran.status();
+    }
+    if (!connection.in_transaction()) {
+      lost_ = "a statement of the tool ended toolmux's transaction";
+      return Status::invalid_argument(lost_);
+    }
+    if (auto released = connection.exec("RELEASE SAVEPOINT toolmux_statement"); !released.ok()) {
+      return lose(released.status());
+    }
+    StoreRows rows;
+    rows.affected = ran->affected();
+    for (int c = 0; c < ran->columns(); ++c) rows.columns.emplace_back(ran->column_name(c));
+    rows.rows.reserve(static_cast<std::size_t>(ran->rows()));
+    for (int r = 0; r < ran->rows(); ++r) {
+      auto& row = rows.rows.emplace_back();
+      for (int c = 0; c < ran->columns(); ++c) {
+        if (ran->is_null(r, c)) {
+          row.emplace_back(std::nullopt);
+        } else {
+          row.emplace_back(std::string(ran->text(r, c)));
+        }
+      }
+    }
+    return rows;
+  }
+
+  bool begun() const override {
+    std::lock_guard lock(mutex_);
+    return lease_.has_value();
+  }
+
+  void roll_back() override {
+    std::lock_guard lock(mutex_);
+    roll_back_locked();
+  }
+
+  bool fate_unknown() const override {
+    std::lock_guard lock(mutex_);
+    return fate_unknown_;
+  }
+
+  // Runs `write` (the outcome and the audit record) in the transaction and
+  // commits; rolls back when either fails. Closes the transaction.
+  Status commit_with(const std::function<Status(PgConnection&)>& write) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return Status::invalid_argument("the call's store transaction is closed already");
+    if (!lease_) return Status::invalid_argument("the tool ran no statement in its transaction");
+    if (!lost_.empty()) {
+      roll_back_locked();
+      return Status::unavailable(lost_);
+    }
+    if (Status written = write(**lease_); !written.ok()) {
+      roll_back_locked();
+      return written;
+    }
+    auto committed = (*lease_)->exec("COMMIT");
+    if (!committed.ok() && (*lease_)->broken()) fate_unknown_ = true;
+    lease_.reset();  // a broken connection is dropped by the pool
+    closed_ = true;
+    return committed.ok() ? Status::ok_status() : committed.status();
+  }
+
+ private:
+  // The transaction cannot commit any more, for `why`.
+  Status lose(const Status& why) {
+    lost_ = "the tool's store transaction was lost: " + why.message();
+    return why;
+  }
+
+  void roll_back_locked() {
+    closed_ = true;
+    if (!lease_) return;
+    (void)(*lease_)->exec("ROLLBACK");
+    lease_.reset();
+  }
+
+  const std::shared_ptr<PgStore> postgres_;  // keeps the pool
+  mutable std::mutex mutex_;
+  std::optional<PgLease> lease_;  // while begun and open
+  bool closed_ = false;
+  bool fate_unknown_ = false;
+  std::string lost_;  // why it can no longer commit ("" = it can)
+};
+
 }  // namespace
 
 PgJournalStore::PgJournalStore(JournalStoreOptions options)
@@ -303,6 +446,32 @@ FROM (SELECT $3::integer AS holder) j WHERE )sql" +
 Status PgJournalStore::finish(const std::string& call_id, const std::string& outcome,
                               const nlohmann::json& result, const AuditRecord& audit) {
   maybe_maintain();
+  auto lease = pool_.acquire();
+  if (!lease.ok()) return lease.status();
+  return finish_on(**lease, call_id, outcome, result, audit);
+}
+
+std::shared_ptr<LentTransaction> PgJournalStore::lend_transaction() {
+  return std::make_shared<PgLentTransaction>(postgres_);
+}
+
+Status PgJournalStore::finish_in(LentTransaction& transaction, const std::string& call_id,
+                                 const std::string& outcome, const nlohmann::json& result,
+                                 const AuditRecord& audit) {
+  auto* lent = dynamic_cast<PgLentTransaction*>(&transaction);
+  if (!lent || !lent->begun()) {
+    transaction.roll_back();
+    return finish(call_id, outcome, result, audit);
+  }
+  maybe_maintain();
+  return lent->commit_with([&](PgConnection& connection) {
+    return finish_on(connection, call_id, outcome, result, audit);
+  });
+}
+
+Status PgJournalStore::finish_on(PgConnection& connection, const std::string& call_id,
+                                 const std::string& outcome, const nlohmann::json& result,
+                                 const AuditRecord& audit) {
   const std::int64_t now = now_ns();
   std::string result_text;
   bool too_large = false;
@@ -322,11 +491,9 @@ Status PgJournalStore::finish(const std::string& call_id, const std::string& out
   params.push_back(PgParam::integer(now));
   params.push_back(result_text.empty() ? PgParam::null() : PgParam::text(result_text));
   params.push_back(PgParam::text(too_large ? "true" : "false"));
-  auto lease = pool_.acquire();
-  if (!lease.ok()) return lease.status();
   // One statement: the outcome and the audit record commit together. The
   // last SELECT sees the entry as it was before this statement.
-  auto done = (*lease)->exec(
+  auto done = connection.exec(
       R"sql(WITH target AS (
   SELECT seq FROM toolmux_journal WHERE call_id = $16 ORDER BY seq DESC LIMIT 1
 ), done AS (
@@ -352,7 +519,7 @@ SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM target),
   }
   std::string had(done->text(0, 2));
   if (had.empty()) {  // marked meanwhile, by another statement
-    auto now_has = (*lease)->exec(
+    auto now_has = connection.exec(
         "SELECT outcome FROM toolmux_journal WHERE call_id = $1 ORDER BY seq DESC LIMIT 1",
         {text_param(call_id)});
     if (now_has.ok() && now_has->rows() == 1) had = now_has->text(0, 0);

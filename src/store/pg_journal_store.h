@@ -8,7 +8,9 @@
 // idempotency key) over live entries (no outcome yet, or finished) make two
 // instances beginning one key at once give one winner, the other an
 // invalid_argument. finish() is one statement that sets the outcome and
-// inserts the audit record: both are committed or neither.
+// inserts the audit record: both are committed or neither. A native tool's
+// change joins them: lend_transaction() gives it a transaction on a pooled
+// connection, and finish_in() runs that statement in it and commits.
 //
 // Dead instances: each store holds a session-level advisory lock,
 // (kPgJournalHolderSpace, N) with N new from toolmux_journal_holders, on a
@@ -69,6 +71,12 @@ class PgJournalStore final : public JournalStore {
   Status begin(const JournalIntent& intent) override;
   Status finish(const std::string& call_id, const std::string& outcome,
                 const nlohmann::json& result, const AuditRecord& audit) override;
+  // A transaction on a connection of the pool, held from the tool's first
+  // statement to finish_in (or its roll_back).
+  std::shared_ptr<LentTransaction> lend_transaction() override;
+  Status finish_in(LentTransaction& transaction, const std::string& call_id,
+                   const std::string& outcome, const nlohmann::json& result,
+                   const AuditRecord& audit) override;
   Status audit(const AuditRecord& record) override;
   std::optional<JournalEntry> find_by_key(const std::string& principal,
                                           const std::string& key) const override;
@@ -95,6 +103,9 @@ class PgJournalStore final : public JournalStore {
   // Gives up the kept connection (unlocking first, when it still works).
   void release();
   void maybe_maintain();
+  // finish()'s statement, on `connection` (in a transaction or not).
+  Status finish_on(PgConnection& connection, const std::string& call_id, const std::string& outcome,
+                   const nlohmann::json& result, const AuditRecord& audit);
   std::int64_t now_ns() const;
 
   JournalStoreOptions options_;

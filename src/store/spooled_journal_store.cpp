@@ -286,6 +286,17 @@ Status SpooledJournalStore::finish(const std::string& call_id, const std::string
   return keep(std::move(item), true) ? Status::ok_status() : finished;
 }
 
+Status SpooledJournalStore::finish_in(LentTransaction& transaction, const std::string& call_id,
+                                      const std::string& outcome, const nlohmann::json& result,
+                                      const AuditRecord& audit) {
+  Status finished = store_->finish_in(transaction, call_id, outcome, result, audit);
+  if (finished.ok()) {
+    std::lock_guard lock(mutex_);
+    running_.erase(call_id);
+  }
+  return finished;
+}
+
 Status SpooledJournalStore::audit(const AuditRecord& record) {
   Status audited = store_->audit(record);
   if (audited.ok() || !try_again(audited)) return audited;

@@ -74,6 +74,14 @@ class SpooledJournalStore final : public JournalStore {
   Status begin(const JournalIntent& intent) override;
   Status finish(const std::string& call_id, const std::string& outcome,
                 const nlohmann::json& result, const AuditRecord& audit) override;
+  std::shared_ptr<LentTransaction> lend_transaction() override {
+    return store_->lend_transaction();
+  }
+  // The store's finish_in; nothing is kept when it fails (the change is not
+  // made, or nobody can tell yet): the caller finishes the call apart.
+  Status finish_in(LentTransaction& transaction, const std::string& call_id,
+                   const std::string& outcome, const nlohmann::json& result,
+                   const AuditRecord& audit) override;
   Status audit(const AuditRecord& record) override;
   std::optional<JournalEntry> find_by_key(const std::string& principal,
                                           const std::string& key) const override;

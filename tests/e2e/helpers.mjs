@@ -4,7 +4,7 @@
 // with a fresh temporary directory as --root, filled with the fixture files the
 // test itself creates, so tests do not depend on each other or on the host.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -889,4 +889,29 @@ export class SseReader {
     this.controller.abort();
     return this.ended;
   }
+}
+
+/**
+ * A throwaway PostgreSQL server (tests/support/postgres.sh) for the rest of
+ * test `t`, stopped and removed after it: createdb(name) gives a new
+ * database's connection string, psql(url, sql) one query's rows (unaligned,
+ * tuples only).
+ */
+export function startPostgres(t) {
+  const script = path.join(REPO_ROOT, 'tests/support/postgres.sh');
+  const parent = fs.mkdtempSync('/tmp/tmpg-');
+  fs.chmodSync(parent, 0o755); // the server runs as nobody under root
+  const dir = path.join(parent, 'pg');
+  execFileSync('bash', [script, 'start', dir], { encoding: 'utf8' });
+  t.after(() => {
+    execFileSync('bash', [script, 'stop', dir]);
+    fs.rmSync(parent, { recursive: true, force: true });
+  });
+  const bin = fs.readdirSync('/usr/lib/postgresql').sort().reverse()[0];
+  return {
+    dir,
+    createdb: (name) => execFileSync('bash', [script, 'createdb', dir, name], { encoding: 'utf8' }).trim(),
+    psql: (url, sql) =>
+      execFileSync(`/usr/lib/postgresql/${bin}/bin/psql`, [url, '-Atc', sql], { encoding: 'utf8' }).trim(),
+  };
 }

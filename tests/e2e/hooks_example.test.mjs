@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { REPO_ROOT, makeTempDir, startClient, textOf } from './helpers.mjs';
+import { REPO_ROOT, makeTempDir, startClient, startPostgres, textOf } from './helpers.mjs';
 
 const HOOKS_BIN = process.env.TOOLMUX_HOOKS_EXAMPLE_BIN
   ? path.resolve(process.env.TOOLMUX_HOOKS_EXAMPLE_BIN)
@@ -18,12 +18,12 @@ const HOOKS_BIN = process.env.TOOLMUX_HOOKS_EXAMPLE_BIN
     'examples/hooks/toolmux-hooks-example');
 const TOKEN = 'hk-example-0123456789abcdef';
 
-async function startExample(t, env = {}) {
+async function startExample(t, env = {}, extraArgs = []) {
   assert.ok(fs.existsSync(HOOKS_BIN), `the hooks example is not built at ${HOOKS_BIN}`);
   const log = path.join(makeTempDir('toolmux-hooks-'), 'after.jsonl');
   const started = await startClient(t, {
     command: HOOKS_BIN,
-    args: ['serve', '--data-dir', makeTempDir('toolmux-hooks-data-')],
+    args: ['serve', '--data-dir', makeTempDir('toolmux-hooks-data-'), ...extraArgs],
     env: { HOOKS_EXAMPLE_TOKEN: TOKEN, TOOLMUX_HOOKS_LOG: log, ...env },
   });
   const records = () =>
@@ -117,4 +117,33 @@ test('without its credential the example refuses to start, naming what is missin
   assert.equal(code, 2, stderr);
   assert.match(stderr, /refusing to start/);
   assert.match(stderr, /\/native\/3\/credentials\/0.*api_token.*HOOKS_EXAMPLE_TOKEN/);
+});
+
+test("add_note's note commits with its call's audit record in toolmux's PostgreSQL, or not at all", async (t) => {
+  // Without a shared store there is no transaction to lend: the tool says what it needs.
+  const embedded = await startExample(t);
+  const refused = await embedded.client.callTool({ name: 'add_note', arguments: { note: 'buy milk' } });
+  assert.equal(refused.isError, true);
+  assert.equal(textOf(refused), "add_note keeps its notes in toolmux's PostgreSQL store: serve with --store postgresql");
+
+  const postgres = startPostgres(t);
+  const url = postgres.createdb('notes');
+  const psql = (sql) => postgres.psql(url, sql);
+
+  const { client } = await startExample(t, { TOOLMUX_POSTGRES_URL: url }, ['--store', 'postgresql']);
+  const kept = await client.callTool({ name: 'add_note', arguments: { note: 'buy milk' } });
+  assert.notEqual(kept.isError, true, textOf(kept));
+  assert.equal(textOf(kept), 'kept: buy milk');
+  // The note and its call's audit record, in one database, one commit.
+  assert.equal(
+    psql('SELECT n.note, a.tool, a.outcome FROM hooks_example_notes n JOIN toolmux_audit a USING (call_id)'),
+    'buy milk|add_note|ok',
+  );
+
+  // The tool throws after writing: its write is rolled back with the call.
+  const crashed = await client.callTool({ name: 'add_note', arguments: { note: 'crash' } });
+  assert.equal(crashed.isError, true);
+  assert.equal(crashed._meta?.['io.toolmux/outcome'], 'crashed');
+  assert.equal(psql('SELECT string_agg(note, \',\') FROM hooks_example_notes'), 'buy milk');
+  assert.equal(psql("SELECT string_agg(outcome, ',' ORDER BY seq) FROM toolmux_audit WHERE tool = 'add_note'"), 'ok,crashed');
 });

@@ -11,10 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { HttpServer, REPO_ROOT, connectHttp, makeRoot, makeTempDir, parseOffloadNotice, runCli, short, startClient, textOf, waitUntil } from './helpers.mjs';
+import { HttpServer, connectHttp, makeRoot, makeTempDir, parseOffloadNotice, runCli, short, startClient, startPostgres, textOf, waitUntil } from './helpers.mjs';
 import { CATALOG } from './crash_helpers.mjs';
 
-const POSTGRES_SH = path.join(REPO_ROOT, 'tests/support/postgres.sh');
 
 /** `toolmux COMMAND --json --data-dir DIR`: its lines, parsed. */
 async function jsonLines(command, dataDir) {
@@ -112,16 +111,9 @@ test('a backup taken under load holds every acknowledged write; restored, audit,
 });
 
 test('PostgreSQL: store backup and restore print the pg_dump procedure; run as printed, the restored database holds every call', async (t) => {
-  const parent = fs.mkdtempSync('/tmp/tmpg-');
-  fs.chmodSync(parent, 0o755); // the server runs as nobody under root
-  const pgDir = path.join(parent, 'pg');
-  execFileSync('bash', [POSTGRES_SH, 'start', pgDir], { encoding: 'utf8' });
-  t.after(() => {
-    execFileSync('bash', [POSTGRES_SH, 'stop', pgDir]);
-    fs.rmSync(parent, { recursive: true, force: true });
-  });
-  const live = execFileSync('bash', [POSTGRES_SH, 'createdb', pgDir, 'live'], { encoding: 'utf8' }).trim();
-  const restoredDb = execFileSync('bash', [POSTGRES_SH, 'createdb', pgDir, 'restored'], { encoding: 'utf8' }).trim();
+  const postgres = startPostgres(t);
+  const live = postgres.createdb('live');
+  const restoredDb = postgres.createdb('restored');
   const session = await startClient(t, {
     args: ['serve', '--root', makeRoot({}), '--data-dir', makeTempDir('toolmux-data-'), '--catalog', CATALOG, '--store', 'postgresql', '--allow-writes'],
     env: { TOOLMUX_POSTGRES_URL: live },

@@ -144,10 +144,12 @@ TEST_CASE("fuzz run: a native tool that throws fails as crashed, its case redact
       {"additionalProperties", false}};
   spec.side_effect = "read_only";
   spec.timeout = std::chrono::milliseconds(2000);
-  const std::vector<NativeTool> native{
-      {spec, [](const nlohmann::json&, CallContext&) -> ToolResult {
-         throw std::runtime_error("out of cheese");
-       }}};
+  const std::vector<NativeTool> native{{spec,
+                                        [](const nlohmann::json&, CallContext&) -> ToolResult {
+                                          throw std::runtime_error("out of cheese");
+                                        },
+                                        {},
+                                        {}}};
   const ServeOptions options;  // no catalog file: the built-ins and the native tool
   const auto reports = run_catalog_fuzz(catalog_of(options, native), options, native, {}, {});
   const ToolRunReport& thrower = report_of(reports, "thrower");

@@ -9,6 +9,7 @@
 #include <future>
 #include <mutex>
 
+#include "catalog/store_transaction.h"
 #include "src/base/digest.h"
 #include "src/pipeline/journal.h"
 #include "src/pipeline/record.h"
@@ -116,6 +117,32 @@ struct JournalFixture : PipelineFixture {
                       [waits_at](const json&, CallContext&) {
                         waits_at->wait();
                         return ToolResult::text("counted at last");
+                      })
+                .empty());
+    // add_item: a native tool that adds its item in the store transaction
+    // lent to it, and a tag naming item id + 100 ("tag", which commits only
+    // once that item exists), or throws after adding ("throw").
+    ToolSpec add = spec(
+        "add_item", object_schema({{"id", {{"type", "integer"}}}, {"then", {{"type", "string"}}}},
+                                  {"id", "then"}));
+    add.side_effect = "local_mutation";
+    REQUIRE(registry
+                ->add(add,
+                      [counter](const json& args, CallContext& context) {
+                        ++*counter;
+                        StoreTransaction* transaction = context.store_transaction();
+                        if (!transaction) return ToolResult::error("no store transaction was lent");
+                        const int id = args["id"].get<int>();
+                        auto added = transaction->exec("INSERT INTO items VALUES ($1)",
+                                                       {std::to_string(id)});
+                        if (!added.ok()) return ToolResult::error(added.message());
+                        if (args["then"] == "throw") throw std::runtime_error("out of ink");
+                        if (args["then"] == "tag") {
+                          auto tagged = transaction->exec("INSERT INTO tags VALUES ($1)",
+                                                          {std::to_string(id + 100)});
+                          if (!tagged.ok()) return ToolResult::error(tagged.message());
+                        }
+                        return ToolResult::text("added " + std::to_string(id));
                       })
                 .empty());
     catalog = make_test_catalog(registry);
@@ -430,6 +457,90 @@ TEST_CASE(
   // Back: what was kept is written, and the repeat is answered from it.
   CHECK(eventually([&] { return f.store().kept() == 0; }, std::chrono::seconds(15)));
   f.check_replayed(f.keyed(R"({"id": 7})", "key-A", "call-3", "remove_in_outage"), "removed 7");
+}
+
+// catalog/store_transaction.h: on PostgreSQL a native tool's change commits
+// with its call's outcome and audit record, or not at all.
+TEST_CASE("a native tool's change commits with its outcome, or nothing changes") {
+  JournalFixture f;
+  // The embedded store lends none.
+  ToolCall embedded = f.keyed(R"({"id": 1, "then": "return"})", "", "call-0", "add_item");
+  const CallResult without = f.pipeline(embedded);
+  CHECK(text_at(without) == "no store transaction was lent");
+
+  const std::string conninfo = fresh_postgres_database();
+  std::shared_ptr<PgStore> postgres = open_postgres_store(conninfo);
+  JournalStoreOptions options;
+  options.postgres = postgres;
+  options.data_dir = f.dir.path();  // its spool
+  auto opened = JournalStore::open(options);
+  REQUIRE(opened.ok());
+  f.use(std::make_shared<const CallJournal>(std::move(opened).value()));
+  auto outside = connect_postgres(conninfo);
+  REQUIRE(outside->exec("CREATE TABLE items (id integer PRIMARY KEY)").ok());
+  REQUIRE(outside
+              ->exec("CREATE TABLE tags (item integer REFERENCES items (id) DEFERRABLE "
+                     "INITIALLY DEFERRED)")
+              .ok());
+  const auto items = [&] {
+    auto rows =
+        outside->exec("SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM items");
+    REQUIRE(rows.ok());
+    return std::string(rows->text(0, 0));
+  };
+  const auto outcome_of = [&](const std::string& call_id) {
+    auto rows = outside->exec(
+        "SELECT coalesce(outcome, 'none') FROM toolmux_journal WHERE call_id = $1 ORDER BY seq "
+        "DESC LIMIT 1",
+        {PgParam::text(call_id)});
+    REQUIRE(rows.ok());
+    REQUIRE(rows->rows() == 1);
+    return std::string(rows->text(0, 0));
+  };
+  const auto audited = [&](const std::string& call_id) {
+    auto rows = outside->exec(
+        "SELECT string_agg(outcome, ',' ORDER BY seq) FROM toolmux_audit WHERE call_id = $1",
+        {PgParam::text(call_id)});
+    REQUIRE(rows.ok());
+    return std::string(rows->text(0, 0));
+  };
+
+  const auto run = [&](const std::string& arguments, const std::string& key, const std::string& id,
+                       const std::string& tool) {
+    ToolCall call = f.keyed(arguments, key, id, tool);
+    return f.pipeline(call);
+  };
+  const CallResult added = run(R"({"id": 1, "then": "return"})", "k1", "call-1", "add_item");
+  CHECK(text_at(added) == "added 1");
+  CHECK(items() == "1");
+  CHECK(outcome_of("call-1") == "ok");
+  CHECK(audited("call-1") == "ok");
+
+  const CallResult crashed = run(R"({"id": 2, "then": "throw"})", "k2", "call-2", "add_item");
+  CHECK(crashed.outcome == CallOutcome::crashed);
+  CHECK(items() == "1");
+  CHECK(outcome_of("call-2") == "crashed");
+
+  // The tag names item 103, which does not exist at COMMIT: the client is
+  // told nothing changed, and the same call again runs again.
+  const int runs_before = *f.runs;
+  const CallResult refused = run(R"({"id": 3, "then": "tag"})", "k3", "call-3", "add_item");
+  CHECK(refused.outcome == CallOutcome::stopped);
+  CHECK_THAT(text_at(refused),
+             Catch::Contains("its change was not committed, so nothing changed") &&
+                 Catch::Contains("foreign key"));
+  CHECK(items() == "1");
+  CHECK(outcome_of("call-3") == "stopped");
+  CHECK(audited("call-3") == "stopped");
+  REQUIRE(outside->exec("INSERT INTO items VALUES (103)").ok());
+  const CallResult again = run(R"({"id": 3, "then": "tag"})", "k3", "call-4", "add_item");
+  CHECK(text_at(again) == "added 3");
+  CHECK(*f.runs == runs_before + 2);
+  CHECK(items() == "1,3,103");
+  // And a third time it is answered from the journal.
+  const CallResult replayed = run(R"({"id": 3, "then": "tag"})", "k3", "call-5", "add_item");
+  CHECK(replayed.replayed);
+  CHECK(*f.runs == runs_before + 2);
 }
 
 TEST_CASE("a tool name a client sent that reached no tool is audited and counted redacted") {

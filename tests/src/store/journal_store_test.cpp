@@ -1125,6 +1125,97 @@ TEST_CASE("journal on PostgreSQL: finish writes the outcome and the audit record
   CHECK(b.audit().size() == 1);
 }
 
+// A native tool's change made in the transaction the store lends it commits
+// with the call's outcome and audit record (catalog/store_transaction.h).
+TEST_CASE("journal on PostgreSQL: a lent transaction commits the change with the outcome") {
+  PgBackend b;
+  auto store = open_pg(b.options());
+  REQUIRE(store->begin(intent("c1", "alice", "k")).ok());
+  auto outside = connect_postgres(b.conninfo);
+  REQUIRE(outside->exec("CREATE TABLE items (id integer PRIMARY KEY, name text)").ok());
+  const auto items = [&] {
+    auto rows = outside->exec("SELECT count(*) FROM items");
+    REQUIRE(rows.ok());
+    return rows->integer(0, 0);
+  };
+  auto lent = store->lend_transaction();
+  REQUIRE(lent);
+  CHECK_FALSE(lent->begun());
+
+  SECTION("committed: the row, the outcome and the audit record, together") {
+    auto inserted =
+        lent->exec("INSERT INTO items VALUES ($1, $2) RETURNING id, name", {"1", std::nullopt});
+    REQUIRE(inserted.ok());
+    CHECK(lent->begun());
+    CHECK(inserted->columns == std::vector<std::string>{"id", "name"});
+    REQUIRE(inserted->rows.size() == 1);
+    CHECK(inserted->rows[0][0] == "1");
+    CHECK_FALSE(inserted->rows[0][1]);
+    // A failed statement undoes itself only; the transaction goes on.
+    auto twice = lent->exec("INSERT INTO items VALUES (1, 'again')");
+    CHECK(twice.status().is_io_error());
+    CHECK(twice.status().message().find("duplicate key") != std::string::npos);
+    auto refused = lent->exec("  commit");
+    CHECK(refused.status().is_invalid_argument());
+    REQUIRE(lent->exec("INSERT INTO items VALUES (2, 'two')").ok());
+    CHECK(items() == 0);  // not yet committed
+    REQUIRE(store->finish_in(*lent, "c1", "ok", text_result("done"), record("c1", at(1))).ok());
+    CHECK(items() == 2);
+    CHECK(b.journal()[0].outcome == "ok");
+    CHECK(b.audit().size() == 1);
+    CHECK(lent->exec("INSERT INTO items VALUES (3, 'late')").status().is_invalid_argument());
+    CHECK(items() == 2);
+  }
+  SECTION("the audit record cannot be written: the change is rolled back with it") {
+    REQUIRE(outside
+                ->exec("CREATE FUNCTION toolmux_test_refuse() RETURNS trigger LANGUAGE plpgsql "
+                       "AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$")
+                .ok());
+    REQUIRE(outside
+                ->exec("CREATE TRIGGER refuse BEFORE INSERT ON toolmux_audit FOR EACH ROW "
+                       "EXECUTE FUNCTION toolmux_test_refuse()")
+                .ok());
+    REQUIRE(lent->exec("INSERT INTO items VALUES (1, 'one')").ok());
+    auto failed = store->finish_in(*lent, "c1", "ok", text_result("done"), record("c1", at(1)));
+    CHECK(failed.is_io_error());
+    CHECK_FALSE(lent->fate_unknown());
+    CHECK(items() == 0);
+    CHECK_FALSE(b.journal()[0].outcome);
+    CHECK(b.audit().empty());
+  }
+  SECTION("the change breaks a constraint checked at COMMIT: neither is written") {
+    REQUIRE(outside
+                ->exec("CREATE TABLE tags (item integer REFERENCES items (id) DEFERRABLE "
+                       "INITIALLY DEFERRED)")
+                .ok());
+    REQUIRE(lent->exec("INSERT INTO tags VALUES (42)").ok());
+    auto failed = store->finish_in(*lent, "c1", "ok", text_result("done"), record("c1", at(1)));
+    CHECK(failed.is_io_error());
+    CHECK(failed.message().find("foreign key") != std::string::npos);
+    CHECK_FALSE(lent->fate_unknown());
+    CHECK_FALSE(b.journal()[0].outcome);
+    CHECK(b.audit().empty());
+  }
+  SECTION("rolled back: nothing of the change stays, and the call finishes apart") {
+    REQUIRE(lent->exec("INSERT INTO items VALUES (1, 'one')").ok());
+    lent->roll_back();
+    CHECK(lent->exec("INSERT INTO items VALUES (2, 'two')").status().is_invalid_argument());
+    REQUIRE(store->finish("c1", "crashed", nullptr, record("c1", at(1))).ok());
+    CHECK(items() == 0);
+    CHECK(b.journal()[0].outcome == "crashed");
+  }
+  SECTION("a transaction the tool never used: the outcome is written as finish writes it") {
+    REQUIRE(store->finish_in(*lent, "c1", "ok", text_result("done"), record("c1", at(1))).ok());
+    CHECK(b.journal()[0].outcome == "ok");
+    CHECK(b.audit().size() == 1);
+  }
+}
+
+TEST_CASE("journal in RocksDB: no transaction is lent") {
+  RocksDbBackend b;
+  CHECK_FALSE(open_store(b.options())->lend_transaction());
+}
+
 TEST_CASE("journal on PostgreSQL: the readers page through many rows") {
   PgBackend b;
   auto store = open_pg(b.options());

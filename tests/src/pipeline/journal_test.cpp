@@ -541,6 +541,27 @@ TEST_CASE("a native tool's change commits with its outcome, or nothing changes")
   const CallResult replayed = run(R"({"id": 3, "then": "tag"})", "k3", "call-5", "add_item");
   CHECK(replayed.replayed);
   CHECK(*f.runs == runs_before + 2);
+
+  // The connection dies during COMMIT (a deferred trigger ends it): the
+  // client is told toolmux cannot tell, the entry keeps no outcome, and the
+  // audit trail has what the client was told.
+  REQUIRE(outside
+              ->exec("CREATE FUNCTION toolmux_test_die() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                     "BEGIN IF NEW.id = 9 THEN PERFORM pg_terminate_backend(pg_backend_pid()); "
+                     "PERFORM pg_sleep(5); END IF; RETURN NEW; END $$")
+              .ok());
+  REQUIRE(outside
+              ->exec("CREATE CONSTRAINT TRIGGER die AFTER INSERT ON items DEFERRABLE INITIALLY "
+                     "DEFERRED FOR EACH ROW EXECUTE FUNCTION toolmux_test_die()")
+              .ok());
+  const CallResult unknown = run(R"({"id": 9, "then": "return"})", "k9", "call-9", "add_item");
+  CHECK(unknown.outcome == CallOutcome::stopped);
+  CHECK_THAT(text_at(unknown),
+             Catch::Contains("toolmux cannot tell whether its change was committed") &&
+                 Catch::Contains("the journal's entry of call call-9 will say"));
+  CHECK(items() == "1,3,103");
+  CHECK(outcome_of("call-9") == "none");
+  CHECK(audited("call-9") == "stopped");
 }
 
 TEST_CASE("a tool name a client sent that reached no tool is audited and counted redacted") {

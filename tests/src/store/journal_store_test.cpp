@@ -1196,6 +1196,25 @@ TEST_CASE("journal on PostgreSQL: a lent transaction commits the change with the
     CHECK_FALSE(b.journal()[0].outcome);
     CHECK(b.audit().empty());
   }
+  SECTION("the connection dies during COMMIT: nobody can tell, and nothing is written after") {
+    REQUIRE(outside
+                ->exec("CREATE FUNCTION toolmux_test_die() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                       "BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); "
+                       "PERFORM pg_sleep(5); RETURN NEW; END $$")
+                .ok());
+    // A deferred trigger: it runs at COMMIT.
+    REQUIRE(outside
+                ->exec("CREATE CONSTRAINT TRIGGER die AFTER INSERT ON items DEFERRABLE INITIALLY "
+                       "DEFERRED FOR EACH ROW EXECUTE FUNCTION toolmux_test_die()")
+                .ok());
+    REQUIRE(lent->exec("INSERT INTO items VALUES (1, 'one')").ok());
+    auto failed = store->finish_in(*lent, "c1", "ok", text_result("done"), record("c1", at(1)));
+    INFO(failed.message());
+    CHECK(failed.is_unavailable());
+    CHECK(lent->fate_unknown());
+    CHECK(items() == 0);
+    CHECK_FALSE(b.journal()[0].outcome);
+  }
   SECTION("rolled back: nothing of the change stays, and the call finishes apart") {
     REQUIRE(lent->exec("INSERT INTO items VALUES (1, 'one')").ok());
     lent->roll_back();

@@ -68,7 +68,7 @@ Status finish_with_change(JournalStore& store, const ToolCall& call, CallResult&
     return finish(store, call, out, seconds);
   }
   const nlohmann::json result = out.result.to_json();
-  const Status committed =
+  Status committed =
       store.finish_in(*lent, call.call_id, std::string(call_outcome_name(out.outcome)), result,
                       audit_record(call, out, seconds));
   if (committed.ok()) return committed;

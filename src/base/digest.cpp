@@ -11,11 +11,10 @@ namespace {
 template <std::size_t N>
 std::string hex_of(const std::array<unsigned char, N>& bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(N * 2);
-  for (unsigned char byte : bytes) {
-    out += kHex[byte >> 4];
-    out += kHex[byte & 0x0f];
+  std::string out(N * 2, '0');
+  for (std::size_t i = 0; i < N; ++i) {
+    out[2 * i] = kHex[bytes[i] >> 4];
+    out[2 * i + 1] = kHex[bytes[i] & 0x0f];
   }
   return out;
 }

@@ -44,14 +44,15 @@ namespace {
 // Records the outcome of the journaled `call`, answered `out` after `seconds`,
 // with its audit record: what the tool answered is kept for replay; a call
 // that asked its client a question (input_required) ran no further than
-// asking.
-Status finish(JournalStore& store, const ToolCall& call, const CallResult& out, double seconds) {
-  const nlohmann::json result =
-      out.outcome == CallOutcome::ok || out.outcome == CallOutcome::tool_error
-          ? out.result.to_json()
-          : nlohmann::json(nullptr);
-  return store.finish(call.call_id, std::string(call_outcome_name(out.outcome)), result,
-                      audit_record(call, out, seconds));
+// asking. In `lent` (begun) when given: committed with the tool's change.
+Status finish(JournalStore& store, const ToolCall& call, const CallResult& out, double seconds,
+              LentTransaction* lent = nullptr) {
+  const bool answered = out.outcome == CallOutcome::ok || out.outcome == CallOutcome::tool_error;
+  const nlohmann::json result = answered ? out.result.to_json() : nlohmann::json(nullptr);
+  const std::string outcome(call_outcome_name(out.outcome));
+  AuditRecord record = audit_record(call, out, seconds);
+  return lent ? store.finish_in(*lent, call.call_id, outcome, result, record)
+              : store.finish(call.call_id, outcome, result, record);
 }
 
 // finish(), committing the tool's change in `lent` with it when the tool
@@ -67,10 +68,7 @@ Status finish_with_change(JournalStore& store, const ToolCall& call, CallResult&
     lent->roll_back();
     return finish(store, call, out, seconds);
   }
-  const nlohmann::json result = out.result.to_json();
-  Status committed =
-      store.finish_in(*lent, call.call_id, std::string(call_outcome_name(out.outcome)), result,
-                      audit_record(call, out, seconds));
+  Status committed = finish(store, call, out, seconds, lent);
   if (committed.ok()) return committed;
   if (lent->fate_unknown()) {
     out = CallResult::stopped(tool_label(call) +

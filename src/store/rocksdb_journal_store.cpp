@@ -27,8 +27,7 @@
 // begin() writes e/, c/, p/ and k/ in one synced batch; finish() writes e/,
 // r/, x/ and a/ and deletes p/ in one synced batch, so an outcome never
 // exists without its audit record. Appends to the chain are serialized
-// (chain_mutex), so that it never forks; audit() records that arrive together
-// are written together, in one batch. Retention deletes the expired front
+// (chain_mutex), so that it never forks. Retention deletes the expired front
 // of the chain by walking h/ (never a record behind one that is kept), with
 // its marker in the same batch; records without a link (written before the
 // chain) by walking a/; and old finished entries by walking x/.
@@ -46,11 +45,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <cstddef>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include "src/base/logger.h"
 #include "src/store/audit_chain.h"
@@ -68,9 +64,10 @@ namespace {
 // families at once (an audit record "a/" and its chain index "h/", an entry
 // "e/" ...), each family in ascending order: the memtable keeps an insert
 // hint per two-byte family, where one shared hint would be wrong at every
-// insert and each would search the skip list from its top. The hints are not
-// used by concurrent memtable writes, which the journal does not need: its
-// writes are one at a time anyway (the chain's mutex).
+// insert and each would search the skip list from its top. RocksDB uses the
+// hints only when one thread inserts a write group into the memtable, which
+// is all the journal needs: its writes are few at once (begin() beside one
+// append to the chain, which the chain's mutex serializes).
 rocksdb::Options journal_db_options() {
   rocksdb::Options options = small_db_options();
   options.allow_concurrent_memtable_write = false;
@@ -203,18 +200,6 @@ struct RocksDbJournalStore::Impl {
   // the chain's front; taken after `mutex` when both are.
   std::mutex chain_mutex;
   AuditChainLink chain_head{0, std::string(kAuditChainGenesis)};  // the next record's link
-  // audit() calls waiting for their record to be written
-  // (append_audit_grouped); guarded by audit_queue_mutex.
-  struct QueuedAudit {
-    const AuditRecord* record;
-    Status result{};
-    bool done = false;
-  };
-  static constexpr std::size_t kMaxAuditGroup = 256;
-  std::mutex audit_queue_mutex;
-  std::condition_variable audit_written;
-  std::vector<QueuedAudit*> audit_queue;
-  bool audit_writing = false;  // a leader is writing a group
   // The key retention markers are signed with; "" when the state key could
   // not be had (then the chain's front is kept).
   std::string marker_key;
@@ -305,54 +290,11 @@ struct RocksDbJournalStore::Impl {
   // chain_mutex and, once the batch is written, makes the returned link the
   // head.
   AuditChainLink append_audit(rocksdb::WriteBatch& batch, const AuditRecord& record) {
-    return append_audit_after(batch, record, chain_head);
-  }
-  // The same, after `link` (a link put in `batch` already).
-  AuditChainLink append_audit_after(rocksdb::WriteBatch& batch, const AuditRecord& record,
-                                    const AuditChainLink& link) {
     const std::string record_key = time_seq_key('a', to_ns(record.time), next_seq++);
-    const std::string stored = chained_audit_text(audit_text(record), link);
+    const std::string stored = chained_audit_text(audit_text(record), chain_head);
     batch.Put(record_key, stored);
-    batch.Put(seq_key('h', link.seq), record_key);
-    return {link.seq + 1, audit_chain_hash(stored)};
-  }
-
-  // Appends `record` to the chain with the records other threads' audit()
-  // calls queued meanwhile, in one unsynced write: one thread at a time (the
-  // leader) writes at most kMaxAuditGroup of them while the rest wait for
-  // their turn or their result. The chain's mutex serializes the appends, so
-  // without this each record would be a write of its own, where RocksDB's
-  // write group would have joined them.
-  Status append_audit_grouped(const AuditRecord& record) {
-    QueuedAudit mine{&record};
-    std::unique_lock lock(audit_queue_mutex);
-    audit_queue.push_back(&mine);
-    while (!mine.done) {
-      audit_written.wait(lock, [&] { return mine.done || !audit_writing; });
-      if (mine.done) break;
-      audit_writing = true;
-      const auto end = audit_queue.begin() +
-                       static_cast<std::ptrdiff_t>(std::min(audit_queue.size(), kMaxAuditGroup));
-      std::vector<QueuedAudit*> group(audit_queue.begin(), end);
-      audit_queue.erase(audit_queue.begin(), end);
-      lock.unlock();
-      Status written;
-      {
-        const std::lock_guard<std::mutex> chain_lock(chain_mutex);
-        rocksdb::WriteBatch batch;
-        AuditChainLink head = chain_head;
-        for (QueuedAudit* queued : group) head = append_audit_after(batch, *queued->record, head);
-        written = write_chained(batch, false, std::move(head));
-      }
-      lock.lock();
-      for (QueuedAudit* queued : group) {
-        queued->result = written;
-        queued->done = true;
-      }
-      audit_writing = false;
-      audit_written.notify_all();
-    }
-    return mine.result;
+    batch.Put(seq_key('h', chain_head.seq), record_key);
+    return {chain_head.seq + 1, audit_chain_hash(stored)};
   }
 
   // Writes `batch` holding chain_mutex, with `head` the chain's head after it.
@@ -608,7 +550,10 @@ Status RocksDbJournalStore::audit(const AuditRecord& record) {
   s.maybe_sweep();
   AuditRecord copy = record;
   if (copy.time.time_since_epoch().count() == 0) copy.time = s.options.now();
-  return s.append_audit_grouped(copy);
+  rocksdb::WriteBatch batch;
+  const std::lock_guard<std::mutex> chain_lock(s.chain_mutex);
+  AuditChainLink head = s.append_audit(batch, copy);
+  return s.write_chained(batch, false, std::move(head));
 }
 
 std::optional<JournalEntry> RocksDbJournalStore::find_by_key(const std::string& principal,

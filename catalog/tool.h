@@ -30,6 +30,12 @@ using nlohmann::json;
 
 enum class SideEffect { read_only, local_mutation, remote_mutation, destructive };
 
+// Whether a call of the tool may become a task (the io.modelcontextprotocol/tasks
+// extension, docs/tasks.md), as tools/list says in execution.taskSupport:
+// never (forbidden), when the client negotiated the extension (optional), or
+// only then: a client that did not is refused with -32021 (required).
+enum class TaskSupport { forbidden, optional, required };
+
 // "read_only" -> SideEffect::read_only, ...; nullopt for any other text.
 std::optional<SideEffect> side_effect_from_name(std::string_view name);
 std::string_view side_effect_name(SideEffect effect);
@@ -56,6 +62,14 @@ struct ToolSpec {
   // returns_by_deadline and side_effect "read_only" (a mutation is journaled
   // and may ask for confirmation). Each built-in says which it is.
   bool runs_on_reader = false;
+  // Whether its calls may become tasks. A call of a client that negotiated
+  // the extension becomes one when its handler starts: the client is answered
+  // with the task, and the handler goes on (on a call thread; runs_on_reader
+  // is refused with it). Unless task_started_by_handler: then the handler says
+  // when (CallContext::start_task), and returns a plain answer until it does
+  // (one that asks the client first, say).
+  TaskSupport task_support = TaskSupport::forbidden;
+  bool task_started_by_handler = false;
   // Its results are data from outside toolmux that may carry instructions
   // meant for the model (a web page, an e-mail, an upstream's answer): the
   // spotlight stage wraps their text in markers that say so
@@ -157,6 +171,13 @@ class CallContext {
                                   const std::string& /*key*/ = {}) {
     return {std::nullopt, "this call cannot send " + method + " to the client", false};
   }
+  // Makes the call a task now, when its tool supports tasks and its client
+  // negotiated them (ToolSpec::task_support): the client is answered with the
+  // task at once, and what the handler returns becomes the task's result.
+  // From then on ask_client's questions wait in the task (input_required)
+  // for the client's tasks/update, in either protocol era. Returns whether the
+  // call is a task (now or already); false changes nothing.
+  virtual bool start_task() { return false; }
   // Asks the transport to close the connection that carries this call's
   // messages now; the client reconnects and gets the rest (Streamable HTTP's
   // SSE polling, for long calls behind proxies). Does nothing on stdio.

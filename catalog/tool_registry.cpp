@@ -162,6 +162,11 @@ Checked check(const ToolSpec& spec, ToolOwner owner) {
                                      "; only a read_only tool may (a mutation is journaled and "
                                      "may ask for confirmation)"});
   }
+  if (spec.runs_on_reader && spec.task_support != TaskSupport::forbidden) {
+    problems.push_back(Problem{"/execution/taskSupport",
+                               label + "runs on the reader but supports tasks; a task goes on "
+                                       "after its answer, which the reader must not wait for"});
+  }
 
   out.input = check_schema(spec.input_schema, "inputSchema", label, spec.schemas_vetted, problems);
   // Only a schema that passed (its depth is bounded then); a built-in's, which
@@ -333,6 +338,10 @@ Problems ToolRegistry::add(ToolSpec spec, ToolHandler handler, ToolOwner owner) 
   descriptor["inputSchema"] = spec.input_schema;
   if (!spec.output_schema.is_null()) descriptor["outputSchema"] = spec.output_schema;
   descriptor["annotations"] = annotations_for(spec, *checked.effect);
+  if (spec.task_support != TaskSupport::forbidden) {
+    descriptor["execution"] = {
+        {"taskSupport", spec.task_support == TaskSupport::required ? "required" : "optional"}};
+  }
   if (!spec.tags.empty() || !spec.version.empty()) {
     json meta = json::object();
     if (!spec.tags.empty()) meta["io.toolmux/tags"] = spec.tags;

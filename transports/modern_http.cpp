@@ -82,6 +82,10 @@ const json* meta_field(const jsonrpc::Message& m, const char* key) {
 std::string_view name_source(std::string_view method) {
   if (method == "tools/call" || method == "prompts/get") return "name";
   if (method == "resources/read") return "uri";
+  // The tasks extension (SEP-2663): the task's id.
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") {
+    return "taskId";
+  }
   return "";
 }
 

@@ -609,6 +609,116 @@ void add_modern_tools(std::vector<NativeTool>& tools,
                        }));
 }
 
+// The fixtures of the tasks extension's scenarios (io.modelcontextprotocol/tasks,
+// docs/tasks.md): tools whose calls become tasks when the client negotiated
+// the extension.
+NativeTool task_tool(NativeTool t, toolmux::TaskSupport support) {
+  t.spec.task_support = support;
+  t.spec.timeout = std::chrono::seconds(120);
+  return t;
+}
+
+void add_task_tools(std::vector<NativeTool>& tools) {
+  using toolmux::TaskSupport;
+  tools.push_back(
+      tool("greet", "Greets `name` at once (it never becomes a task).",
+           [](const json& args, CallContext&) {
+             return ToolResult::text("Hello, " + args.value("name", std::string("world")) + "!");
+           },
+           {{"type", "object"},
+            {"properties", {{"name", {{"type", "string"}, {"description", "Whom to greet"}}}}}}));
+  tools.push_back(task_tool(
+      tool("slow_compute",
+           "Waits `seconds` seconds (0 to 100), then answers with `label`; a task when it can be.",
+           [](const json& args, CallContext& context) {
+             pause(context, 1000 * args.value("seconds", 0));
+             return ToolResult::text("Computed " + args.value("label", std::string("")) +
+                                     " after " + std::to_string(args.value("seconds", 0)) + " s");
+           },
+           {{"type", "object"},
+            {"properties",
+             {{"seconds",
+               {{"type", "integer"},
+                {"minimum", 0},
+                {"maximum", 100},
+                {"description", "How long to work"}}},
+              {"label", {{"type", "string"}, {"description", "Named in the answer"}}}}}}),
+      TaskSupport::optional));
+  tools.push_back(task_tool(tool("failing_job",
+                                 "Fails after about a second with a tool error; runs only as a "
+                                 "task.",
+                                 [](const json&, CallContext& context) {
+                                   pause(context, 1000);
+                                   return ToolResult::error(
+                                       "failing_job failed, as it always does");
+                                 }),
+                            TaskSupport::required));
+  tools.push_back(task_tool(
+      tool("protocol_error_job", "Crashes after a moment: its task fails with a protocol error.",
+           [](const json&, CallContext& context) -> ToolResult {
+             pause(context, 200);
+             throw std::runtime_error("protocol_error_job crashed");
+           }),
+      TaskSupport::optional));
+  tools.push_back(task_tool(
+      tool("confirm_delete",
+           "Asks the user to confirm deleting `filename` (elicitation), then says what it did.",
+           [](const json& args, CallContext& context) {
+             const std::string file = args.value("filename", std::string("the file"));
+             auto answer =
+                 context.ask_client("elicitation/create",
+                                    {{"message", "Delete " + file + "?"},
+                                     {"requestedSchema",
+                                      {{"type", "object"},
+                                       {"properties", {{"confirm", {{"type", "boolean"}}}}},
+                                       {"required", {"confirm"}}}}},
+                                    {}, "confirm");
+             if (answer.pending) return asked();
+             if (!answer.result) return ToolResult::error("No confirmation: " + answer.error);
+             const bool yes =
+                 answer.result->value("action", "") == "accept" &&
+                 answer.result->value("content", json::object()).value("confirm", false);
+             return ToolResult::text(yes ? "Deleted " + file : "Kept " + file);
+           },
+           {{"type", "object"},
+            {"properties", {{"filename", {{"type", "string"}, {"description", "The file"}}}}}}),
+      TaskSupport::optional));
+  tools.push_back(task_tool(
+      tool("multi_input", "Asks two questions at once (elicitation), then names both answers.",
+           [](const json&, CallContext& context) {
+             toolmux::ClientAnswer first;
+             std::thread other([&] {
+               first = context.ask_client("elicitation/create", form("First name?", "name"), {},
+                                          "first");
+             });
+             auto second = context.ask_client("elicitation/create", form("Second name?", "name"),
+                                              {}, "second");
+             other.join();
+             if (first.pending || second.pending) return asked();
+             if (!first.result || !second.result) {
+               return ToolResult::error("An answer is missing: " + first.error + second.error);
+             }
+             return ToolResult::text("Got " + field(*first.result, "name") + " and " +
+                                     field(*second.result, "name"));
+           }),
+      TaskSupport::optional));
+  NativeTool gathered = task_tool(
+      tool("test_tool_with_task",
+           "Asks the user's name (user_name) in the request, then greets them from a task.",
+           [](const json&, CallContext& context) {
+             auto answer = context.ask_client("elicitation/create",
+                                              form("What is your name?", "name"), {}, "user_name");
+             if (answer.pending) return asked();
+             if (!answer.result) return ToolResult::error("Elicitation failed: " + answer.error);
+             context.start_task();
+             pause(context, 500);
+             return ToolResult::text("Hello from a task, " + field(*answer.result, "name") + "!");
+           }),
+      TaskSupport::required);
+  gathered.spec.task_started_by_handler = true;
+  tools.push_back(std::move(gathered));
+}
+
 std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& resources,
                                       const std::shared_ptr<FixturePrompts>& prompts,
                                       const std::string& catalog_file) {
@@ -783,6 +893,7 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
             {"required", {"text"}}}));
   add_large_result_tools(tools);
   add_modern_tools(tools, prompts, catalog_file);
+  add_task_tools(tools);
   return tools;
 }
 

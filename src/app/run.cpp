@@ -207,6 +207,13 @@ int run_serve(const ServeOptions& options, const std::vector<NativeTool>& native
        {"store", stores.shared ? "postgresql" : "rocksdb"},
        {"store_at", stores.shared ? stores.shared->target() : store_options.data_dir.string()}});
   stores.results = std::make_shared<LazyResultStore>(store_options);
+  stores.tasks.open_store = [shared = stores.shared, base = store_options.data_dir / "tasks",
+                             slots = store_options.max_slots]() {
+    if (shared) return open_pg_task_store(shared);
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    return open_rocksdb_task_store(base, slots, now.count());
+  };
   auto& results = stores.results;
   CatalogHost host(options, native, results, logger, store_options.data_dir, providers);
   // Upstream logins (toolmux login) where this instance's store is.

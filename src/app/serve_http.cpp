@@ -172,6 +172,7 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   const std::shared_ptr<const Catalog> catalog = host.current();
   ServerOptions server_options = server_options_for(options, stores.results);
   server_options.state_key = state_key_for(options, stores.shared.get(), logger);
+  server_options.tasks = stores.tasks;
   server_options.journal = journal_for(options, logger, stores.shared, stores.instance_id);
   // Over HTTP a guarded call is approved by an authenticated principal, or not at all.
   server_options.approvers =

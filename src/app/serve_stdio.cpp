@@ -45,6 +45,7 @@ int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions
   const std::shared_ptr<const Catalog> catalog = host.current();
   ServerOptions server_options = server_options_for(options, stores.results);
   server_options.state_key = state_key_for(options, stores.shared.get(), logger);
+  server_options.tasks = stores.tasks;
   server_options.journal = journal_for(options, logger, stores.shared, stores.instance_id);
   McpServer server(catalog, std::move(server_options), logger, metrics);
   // A reload or an upstream's change: served from then on, the client told.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/app/cluster_link.h"
+#include "src/pipeline/tasks.h"
 #include "src/store/lazy_result_store.h"
 #include "src/store/pg_store.h"
 
@@ -22,6 +23,9 @@ struct ServeStores {
   // --store postgresql: this instance's link to the others (news both ways);
   // null with --store rocksdb.
   ClusterLink* cluster = nullptr;
+  // Tasks: in the data directory (data_dir/tasks), or in `shared`; opened at
+  // the first task.
+  TaskOptions tasks;
 };
 
 }  // namespace toolmux

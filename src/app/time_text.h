@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "src/base/rfc3339.h"  // format_rfc3339, for those who read and print
+
 namespace toolmux {
 
 // The time an RFC 3339 date-time names ("2026-12-01T10:00:00Z",
@@ -19,8 +21,5 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
 // A whole number and a unit, s, m, h or d ("90s", "15m", "2h", "7d"), at most
 // 36500 days; nullopt otherwise.
 std::optional<std::chrono::seconds> parse_duration_back(std::string_view text);
-
-// `t` in UTC with milliseconds: "2026-12-01T10:00:00.123Z".
-std::string format_rfc3339(std::chrono::system_clock::time_point t);
 
 }  // namespace toolmux

@@ -33,18 +33,20 @@ struct CallRunner::Admitted {
   // a start then is a place given at once.
   std::atomic<bool> submitting{true};
   std::thread::id submitter = std::this_thread::get_id();
+  std::shared_ptr<TaskRun> task;  // null: the call cannot become a task
 };
 
 CallRunner::CallRunner(CallHandler pipeline, CallAdmission& admission,
                        std::function<std::shared_ptr<const Catalog>()> catalog,
                        std::chrono::milliseconds unknown_tool_timeout, Logger& logger,
-                       Metrics& metrics)
+                       Metrics& metrics, Tasks* tasks)
     : pipeline_(std::move(pipeline)),
       admission_(admission),
       catalog_(std::move(catalog)),
       unknown_tool_timeout_(unknown_tool_timeout),
       logger_(logger),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      tasks_(tasks) {}
 
 bool CallRunner::may_carry(Carrier carrier, const CallRequest& request, const Session& session,
                            const Catalog& catalog, const RegisteredTool* reached) {
@@ -97,6 +99,23 @@ void CallRunner::run(CallRequest request, const std::shared_ptr<Session>& sessio
       reached_tool(*call.catalog, request.name, call.raw_arguments.value);
   const auto timeout = reached ? reached->spec.timeout : unknown_tool_timeout_;
   control->set_deadline(call.received + timeout);
+  // A tool that supports tasks: its call may become one when the client
+  // negotiated them, and must when the tool requires it.
+  std::shared_ptr<TaskRun> task;
+  if (reached && reached->spec.task_support != TaskSupport::forbidden && tasks_) {
+    if (tasks_negotiated(session->client_capabilities())) {
+      task = tasks_->link(session, request.id, control, reached->spec.name);
+      context->set_task(task);
+    } else if (reached->spec.task_support == TaskSupport::required) {
+      context->finish();
+      record_unrun(*session, reached->spec.name, "refused", "the client did not negotiate tasks");
+      reply_error(*session, request.id,
+                  tasks_not_negotiated("Tool " + json_quoted(reached->spec.name) +
+                                       " runs only as a task: it"));
+      session->end_call(request.id);
+      return;
+    }
+  }
 
   // admit
   auto admitted = std::make_shared<Admitted>();
@@ -106,7 +125,10 @@ void CallRunner::run(CallRequest request, const std::shared_ptr<Session>& sessio
   admitted->id = request.id;
   admitted->name = request.name;
   admitted->timeout = timeout;
-  admitted->may_carry = may_carry(carrier, request, *session, *call.catalog, reached);
+  // A call that may become a task answers before it ends: not on a thread
+  // that holds its answer until the end.
+  admitted->may_carry = !task && may_carry(carrier, request, *session, *call.catalog, reached);
+  admitted->task = std::move(task);
   CallAdmission::Call place_request;
   place_request.session = session->admission_key();
   place_request.control = control;
@@ -156,6 +178,11 @@ void CallRunner::start(ToolCall call, const std::shared_ptr<Admitted>& admitted,
 void CallRunner::answer(ToolCall& call, const Admitted& admitted) {
   CallResult out = pipeline_(call);
   admitted.context->finish();
+  if (admitted.task && admitted.task->promoted()) {
+    // The client was answered with the task, and the request ended then.
+    admitted.task->finish(out);
+    return;
+  }
   Session& session = *admitted.session;
   const json& id = admitted.id;
   if (out.outcome == CallOutcome::input_required && admitted.context->input_exchange()) {

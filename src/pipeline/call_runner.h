@@ -10,7 +10,9 @@
 //            thread (call_threads(): the one hand-off, when there is one)
 //   pipeline the stages of src/pipeline/call_pipeline.h, then the tool
 //   reply    the result, the call's questions (input required), a JSON-RPC error,
-//            or nothing for a cancelled call
+//            or nothing for a cancelled call; for a call that became a task
+//            (src/pipeline/tasks.h), the task was the reply, and the result
+//            is the task's
 //
 // Every way out, a refusal and a drop from the queue included, replies (or
 // stays silent for a cancelled call) and ends the request with the session
@@ -48,6 +50,7 @@
 #include "src/base/metrics.h"
 #include "src/base/untrusted_json.h"
 #include "src/pipeline/call.h"
+#include "src/pipeline/tasks.h"
 #include "src/session/call_admission.h"
 #include "src/session/call_context.h"
 #include "src/session/input_exchange.h"
@@ -79,10 +82,12 @@ class CallRunner {
  public:
   // `pipeline` answers an admitted call (build_call_pipeline); `catalog` is
   // the catalog serving now; `unknown_tool_timeout` is the deadline of a call
-  // that reaches no tool (it is answered at once, all the same).
+  // that reaches no tool (it is answered at once, all the same); `tasks`
+  // links the calls that may become tasks (null: none may).
   CallRunner(CallHandler pipeline, CallAdmission& admission,
              std::function<std::shared_ptr<const Catalog>()> catalog,
-             std::chrono::milliseconds unknown_tool_timeout, Logger& logger, Metrics& metrics);
+             std::chrono::milliseconds unknown_tool_timeout, Logger& logger, Metrics& metrics,
+             Tasks* tasks = nullptr);
   CallRunner(const CallRunner&) = delete;
   CallRunner& operator=(const CallRunner&) = delete;
 
@@ -114,6 +119,7 @@ class CallRunner {
   std::chrono::milliseconds unknown_tool_timeout_;
   Logger& logger_;
   Metrics& metrics_;
+  Tasks* tasks_;
 };
 
 }  // namespace toolmux

@@ -93,12 +93,13 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
       admission_(std::make_unique<CallAdmission>(options_.call_limits, &metrics)),
       state_key_(options_.state_key ? options_.state_key
                                     : std::make_shared<const SealingKey>(SealingKey::random())),
+      tasks_(std::make_unique<Tasks>(options_.tasks, logger)),
       runner_(std::make_unique<CallRunner>(
           build_call_pipeline(
               logger, metrics, running_, options_.results, options_.journal,
               [this] { return this->catalog(); }, options_.approvers),
           *admission_, [this] { return this->catalog(); }, options_.provider_timeout, logger,
-          metrics)) {
+          metrics, tasks_.get())) {
   // A running tools/call uses two threads (its own and its handler's, see
   // stages::deadline), any other admitted request one: the pool never needs more.
   call_threads().set_max_threads(2 * options_.call_limits.max_running);
@@ -130,6 +131,9 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
                                         Carrier carrier) { call_tool(m, s, carrier); });
   methods_.emplace("logging/setLevel", bind(&McpServer::set_log_level));
   methods_.emplace("server/discover", bind(&McpServer::discover));
+  for (const char* method : {"tasks/get", "tasks/update", "tasks/cancel"}) {
+    methods_.emplace(method, bind(&McpServer::task_method));
+  }
   // Served by handle_modern itself (it needs the carrying session).
   methods_.emplace("subscriptions/listen",
                    [](Message&, const std::shared_ptr<Session>&, Carrier) {});
@@ -262,7 +266,8 @@ void McpServer::discover(const Message& m, const std::shared_ptr<Session>& sessi
         {"resources", {{"subscribe", true}, {"listChanged", true}}},
         {"prompts", {{"listChanged", true}}},
         {"completions", json::object()},
-        {"logging", json::object()}}},
+        {"logging", json::object()},
+        {"extensions", {{kTasksExtension, json::object()}}}}},
       {"instructions", server_instructions(*catalog())},
   };
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
@@ -436,7 +441,8 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
         {"logging", json::object()},
         {"resources", {{"subscribe", true}, {"listChanged", true}}},
         {"prompts", {{"listChanged", true}}},
-        {"completions", json::object()}}},
+        {"completions", json::object()},
+        {"extensions", {{kTasksExtension, json::object()}}}}},
       {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
   };
   // What the catalog serving now offers (a reload may have changed it).
@@ -524,6 +530,22 @@ void McpServer::set_log_level(const Message& m, const std::shared_ptr<Session>& 
   }
   session->set_log_level(*level);
   session->send_related(jsonrpc::make_result(m.id, json::object()), m.id);
+}
+
+void McpServer::task_method(const Message& m, const std::shared_ptr<Session>& session) {
+  if (!tasks_negotiated(session->client_capabilities())) {
+    respond_error(*session, m.id, tasks_not_negotiated(m.method));
+    return;
+  }
+  const std::string& principal = session->principal();
+  auto answer = m.method == "tasks/get"      ? tasks_->get(principal, m.params)
+                : m.method == "tasks/update" ? tasks_->update(principal, m.params)
+                                             : tasks_->cancel(principal, m.params);
+  if (auto* e = std::get_if<JsonRpcError>(&answer)) {
+    respond_error(*session, m.id, *e);
+    return;
+  }
+  session->send_related(jsonrpc::make_result(m.id, std::get<json>(std::move(answer))), m.id);
 }
 
 void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, Carrier carrier) {

@@ -77,6 +77,9 @@ struct ServerOptions {
   // The journal of mutations and the audit trail (src/pipeline/call_journal.h);
   // null = neither.
   std::shared_ptr<const CallJournal> journal;
+  // Tasks (src/pipeline/tasks.h): their ttl and store (null open_store: in
+  // memory, for this process only).
+  TaskOptions tasks;
 };
 
 // The options `toolmux serve` runs the server with, over either transport.
@@ -159,6 +162,8 @@ class McpServer {
   // and hands it to the runner, which owns the call from then on.
   void call_tool(jsonrpc::Message& m, const std::shared_ptr<Session>& session, Carrier carrier);
   void set_log_level(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
+  // tasks/get, tasks/update, tasks/cancel (src/pipeline/tasks.h).
+  void task_method(const jsonrpc::Message& m, const std::shared_ptr<Session>& session);
 
   // Tells a legacy session, once it is initialized, of the calls of its
   // principal that an earlier process left interrupted (each call once).
@@ -174,6 +179,7 @@ class McpServer {
   std::shared_ptr<RunningHandlers> running_ = std::make_shared<RunningHandlers>();
   std::unique_ptr<CallAdmission> admission_;
   const std::shared_ptr<const SealingKey> state_key_;
+  std::unique_ptr<Tasks> tasks_;
   // Every tools/call, from begin to reply (src/pipeline/call_runner.h).
   std::unique_ptr<CallRunner> runner_;
   std::map<std::string, Method, std::less<>> methods_;

@@ -80,10 +80,19 @@ std::variant<RequestMeta, JsonRpcError> read_meta(const jsonrpc::Message& m) {
 }
 
 bool has_method(std::string_view method) {
-  static constexpr std::string_view kMethods[] = {
-      "server/discover",          "tools/list",          "tools/call",   "resources/list",
-      "resources/templates/list", "resources/read",      "prompts/list", "prompts/get",
-      "completion/complete",      "subscriptions/listen"};
+  static constexpr std::string_view kMethods[] = {"server/discover",
+                                                  "tools/list",
+                                                  "tools/call",
+                                                  "resources/list",
+                                                  "resources/templates/list",
+                                                  "resources/read",
+                                                  "prompts/list",
+                                                  "prompts/get",
+                                                  "completion/complete",
+                                                  "subscriptions/listen",
+                                                  "tasks/get",
+                                                  "tasks/update",
+                                                  "tasks/cancel"};
   return std::find(std::begin(kMethods), std::end(kMethods), method) != std::end(kMethods);
 }
 

@@ -48,6 +48,10 @@ void SessionCallContext::log(LogLevel level, const nlohmann::json& data) {
 
 ClientAnswer SessionCallContext::ask_client(const std::string& method, const nlohmann::json& params,
                                             const std::stop_token& stop, const std::string& key) {
+  if (TaskLink* task = this->task()) {
+    // A task's question waits in the task for the client's tasks/update.
+    return task->ask(method, params, key, stop, control_->deadline());
+  }
   {
     std::lock_guard lock(mutex_);
     if (finished_) return {std::nullopt, "the call has already ended", false};
@@ -63,6 +67,14 @@ ClientAnswer SessionCallContext::ask_client(const std::string& method, const nlo
       control_->deadline() - std::chrono::steady_clock::now());
   const auto timeout = std::max(std::chrono::milliseconds(0), remaining);
   return session_->request_client(method, params, request_id_, control_.get(), timeout, stop);
+}
+
+bool SessionCallContext::start_task() {
+  if (!task_) return false;
+  if (!task_->promote()) return false;
+  // The request is answered: nothing more goes to its stream.
+  finish();
+  return true;
 }
 
 void SessionCallContext::finish() {

@@ -21,6 +21,22 @@
 
 namespace toolmux {
 
+// What a call that may become a task (catalog/tool.h TaskSupport) is linked
+// to: the task it becomes (src/pipeline/tasks.h). Thread-safe.
+class TaskLink {
+ public:
+  virtual ~TaskLink() = default;
+  // Makes the call a task, unless it is one: the client is answered with the
+  // task. False when it cannot be one (the store refused it).
+  virtual bool promote() = 0;
+  virtual bool promoted() const = 0;
+  // A question to the client, kept in the task (input_required) until the
+  // client answers it with tasks/update, `stop` is requested or `deadline`.
+  virtual ClientAnswer ask(const std::string& method, const nlohmann::json& params,
+                           const std::string& key, const std::stop_token& stop,
+                           std::chrono::steady_clock::time_point deadline) = 0;
+};
+
 class SessionCallContext final : public CallContext {
  public:
   // `request_id` is the tools/call request served: what the call sends
@@ -45,6 +61,12 @@ class SessionCallContext final : public CallContext {
   ClientAnswer ask_client(const std::string& method, const nlohmann::json& params,
                           const std::stop_token& stop = {}, const std::string& key = {}) override;
   void release_stream() override { session_->close_request_stream(request_id_); }
+  bool start_task() override;
+
+  // Links the call to the task it may become; before the handler runs.
+  void set_task(std::shared_ptr<TaskLink> task) { task_ = std::move(task); }
+  // The task the call became, or null.
+  TaskLink* task() const { return task_ && task_->promoted() ? task_.get() : nullptr; }
 
   void finish();
   const nlohmann::json& request_id() const { return request_id_; }
@@ -60,6 +82,7 @@ class SessionCallContext final : public CallContext {
   const nlohmann::json progress_token_;  // null: the client asked for no progress
   const std::string logger_name_;
   const std::shared_ptr<InputExchange> exchange_;  // null: a legacy session's call
+  std::shared_ptr<TaskLink> task_;                 // null: the call cannot be a task
   std::mutex mutex_;
   bool finished_ = false;
   std::optional<double> last_progress_;

@@ -218,13 +218,27 @@ $$)sql",
   FOR EACH STATEMENT EXECUTE FUNCTION toolmux_audit_append_only())sql",
     }};
 
+// Version 11: tasks (the io.modelcontextprotocol/tasks extension, issue 32),
+// one row each, its record as text (task_store.h), gone at expires_ms.
+const PgMigration kTasks{
+    11,
+    {
+        R"sql(CREATE TABLE toolmux_tasks (
+  id text PRIMARY KEY,
+  owner text NOT NULL,
+  expires_ms bigint NOT NULL,
+  record text NOT NULL))sql",
+        R"sql(CREATE INDEX toolmux_tasks_by_expiry ON toolmux_tasks (expires_ms))sql",
+    }};
+
 }  // namespace
 
 const std::vector<PgMigration>& pg_migrations() {
   // Append only; see pg_schema.h.
   static const std::vector<PgMigration> migrations{
-      kResultsAndStateKey, kWriteFreeze, kSessions,       kToolLists,     kJournalAndAudit,
-      kSearchMemory,       kSpentTokens, kUpstreamLogins, kAuditDefaults, kAuditAppendOnly};
+      kResultsAndStateKey, kWriteFreeze,     kSessions,    kToolLists,
+      kJournalAndAudit,    kSearchMemory,    kSpentTokens, kUpstreamLogins,
+      kAuditDefaults,      kAuditAppendOnly, kTasks};
   return migrations;
 }
 

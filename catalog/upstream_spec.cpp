@@ -56,6 +56,15 @@ std::optional<ToolSpec> upstream_tool_spec(const UpstreamSpec& upstream,
   spec.runs_on_reader = false;      // it waits for the upstream's answer
   spec.idempotent = hint(annotations, "idempotentHint");
   spec.open_world = hint(annotations, "openWorldHint", true);
+  // A tool the upstream runs as a task: its answer says when (a
+  // CreateTaskResult), and toolmux's task follows the upstream's.
+  if (tool.is_object() && tool.contains("execution") && tool["execution"].is_object()) {
+    const std::string support = string_field(tool["execution"], "taskSupport");
+    if (support == "optional" || support == "required") {
+      spec.task_support = support == "required" ? TaskSupport::required : TaskSupport::optional;
+      spec.task_started_by_handler = true;
+    }
+  }
   std::optional<bool> spotlight = upstream.spotlight;
   spec.redact_personal_data = upstream.redact_personal_data;
   auto override_it = upstream.tools.find(name);

@@ -106,8 +106,11 @@ std::optional<ModernHeaders> modern_headers(const json& message) {
   ModernHeaders headers;
   headers.protocol_version = version->get<std::string>();
   headers.method = method->get<std::string>();
+  const bool task_method = headers.method == "tasks/get" || headers.method == "tasks/update" ||
+                           headers.method == "tasks/cancel";
   const char* source = headers.method == "tools/call" || headers.method == "prompts/get" ? "name"
                        : headers.method == "resources/read"                              ? "uri"
+                       : task_method                                                     ? "taskId"
                                                                                          : nullptr;
   if (source != nullptr) {
     auto name = params->find(source);

@@ -131,8 +131,9 @@ ClientAnswer TaskRun::ask(const std::string& method, const json& params, const s
          std::chrono::steady_clock::now() < deadline) {
     answered_.wait_until(lock, deadline);
   }
-  record_.input_requests.erase(k);
-  if (record_.input_requests.empty()) {
+  // Cancelled meanwhile: the task's questions are gone already.
+  if (record_.input_requests.is_object()) record_.input_requests.erase(k);
+  if (!record_.input_requests.is_object() || record_.input_requests.empty()) {
     record_.input_requests = nullptr;
     if (record_.status == "input_required") record_.status = "working";
   }

@@ -1,10 +1,14 @@
 #include "src/upstream/mcp_client.h"
 
 #include <algorithm>
+#include <mutex>
+#include <set>
+#include <stdexcept>
 #include <stop_token>
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "catalog/tool_result_shape.h"
 #include "src/base/json_text.h"
@@ -145,7 +149,8 @@ McpClient::Outcome McpClient::modern_request(const std::string& method, json par
     Outcome outcome = send_request(method, std::move(sent), deadline, context);
     if (!outcome.result || !outcome.result->is_object()) return outcome;
     const json type = outcome.result->value("resultType", json("complete"));
-    if (type == "complete") return outcome;
+    // A task (the tasks extension) is call_tool's to follow.
+    if (type == "complete" || (type == "task" && method == "tools/call")) return outcome;
     auto refuse = [&](const std::string& why) {
       return Outcome{std::nullopt, Failure::invalid, who + " answered " + method + " with " + why,
                      nullptr};
@@ -413,7 +418,10 @@ Status McpClient::handshake(std::chrono::milliseconds timeout, json& error) {
   // Elicitation and sampling are relayed to the calling client (which may
   // still refuse them); roots are not offered.
   json params = {{"protocolVersion", kLegacyProtocolVersion},
-                 {"capabilities", {{"elicitation", json::object()}, {"sampling", json::object()}}},
+                 {"capabilities",
+                  {{"elicitation", json::object()},
+                   {"sampling", json::object()},
+                   {"extensions", {{kTasksExtensionName, json::object()}}}}},
                  {"clientInfo", {{"name", "toolmux"}, {"version", TOOLMUX_VERSION}}}};
   Outcome outcome = send_request("initialize", std::move(params), Clock::now() + timeout, nullptr);
   if (outcome.failure == Failure::error) error = outcome.error_object;
@@ -496,6 +504,10 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
                                         CallContext& context) {
   Outcome outcome = request("tools/call", {{"name", tool}, {"arguments", arguments}},
                             context.deadline(), &context);
+  if (outcome.result && outcome.result->is_object() &&
+      outcome.result->value("resultType", "") == "task") {
+    outcome = follow_task(*outcome.result, context);
+  }
   if (!outcome.result) return outcome;
   if (!outcome.result->is_object()) {
     return {std::nullopt, Failure::invalid,
@@ -511,6 +523,82 @@ McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arg
             nullptr};
   }
   return outcome;
+}
+
+McpClient::Outcome McpClient::follow_task(const json& created, CallContext& context) {
+  const json* id = created.contains("taskId") ? &created["taskId"] : nullptr;
+  if (!id || !id->is_string() || id->get_ref<const std::string&>().empty()) {
+    return {std::nullopt, Failure::invalid,
+            "upstream \"" + name_ + "\" answered tools/call with a task without a taskId", nullptr};
+  }
+  const std::string task_id = id->get<std::string>();
+  // The client's own task (ids are toolmux's): the call goes on as one when
+  // the client negotiated tasks, else it waits for the upstream's end.
+  context.start_task();
+  const auto interval = std::chrono::milliseconds(
+      std::clamp<std::int64_t>(created.value("pollIntervalMs", std::int64_t{500}), 50, 5000));
+  // The upstream's questions, each put to the client on a thread of its own
+  // (a client may answer them one at a time), the answer sent on with
+  // tasks/update. At most kMaxAskedQuestions at once.
+  constexpr std::size_t kMaxAskedQuestions = 16;
+  std::mutex asked_mutex;
+  std::set<std::string> asked;
+  std::vector<std::jthread> askers;
+  auto ask = [&](const std::string& key, const json& question) {
+    askers.emplace_back([this, &context, task_id, key, question](std::stop_token stop) {
+      ClientAnswer answer = context.ask_client(question.value("method", ""),
+                                               question.value("params", json::object()), stop, key);
+      if (!answer.result) return;
+      request("tasks/update", {{"taskId", task_id}, {"inputResponses", {{key, *answer.result}}}},
+              context.deadline(), nullptr);
+    });
+  };
+  Outcome last;
+  for (;;) {
+    const auto wake = std::min(Clock::now() + interval, context.deadline());
+    while (!context.cancelled() && Clock::now() < wake) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (context.cancelled()) {
+      // Ended upstream too, within a second: the answer is not awaited long.
+      request("tasks/cancel", {{"taskId", task_id}}, Clock::now() + std::chrono::seconds(1),
+              nullptr);
+      return {std::nullopt, Failure::cancelled,
+              "the call ended before upstream \"" + name_ + "\"'s task did", nullptr};
+    }
+    last = request("tasks/get", {{"taskId", task_id}}, context.deadline(), nullptr);
+    if (!last.result) return last;
+    const json& task = *last.result;
+    const std::string status = task.is_object() ? task.value("status", "") : "";
+    if (status == "completed") {
+      if (!task.contains("result")) break;
+      return {task["result"], Failure::none, "", nullptr};
+    }
+    if (status == "failed") {
+      const json error = task.value("error", json::object());
+      return {std::nullopt, Failure::task_failed,
+              "upstream \"" + name_ + "\"'s task failed: " +
+                  (error.is_object() ? error.value("message", std::string("no reason given"))
+                                     : std::string("no reason given")),
+              error};
+    }
+    if (status == "cancelled") {
+      return {std::nullopt, Failure::task_failed, "upstream \"" + name_ + "\" cancelled its task",
+              nullptr};
+    }
+    if (status == "input_required" && task.contains("inputRequests") &&
+        task["inputRequests"].is_object()) {
+      for (const auto& [key, question] : task["inputRequests"].items()) {
+        std::lock_guard lock(asked_mutex);
+        if (asked.size() >= kMaxAskedQuestions || !question.is_object()) continue;
+        if (asked.insert(key).second) ask(key, question);
+      }
+    } else if (status != "working" && status != "input_required") {
+      break;
+    }
+  }
+  return {std::nullopt, Failure::invalid,
+          "upstream \"" + name_ + "\" answered tasks/get with something else than a task", nullptr};
 }
 
 ToolResult McpClient::tool_result(const Outcome& outcome) {
@@ -535,6 +623,8 @@ ToolResult McpClient::tool_result(const Outcome& outcome) {
     error.from_toolmux = true;
     return error;
   };
+  // No answer of the tool's: the calling client's task fails too.
+  if (outcome.failure == Failure::task_failed) throw std::runtime_error(outcome.error);
   if (!outcome.result) return failed(outcome.error);
   Result<ToolResult> read = read_tool_result(*outcome.result);
   // call_tool has checked it; a result from elsewhere is refused the same way.

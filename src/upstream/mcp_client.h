@@ -96,6 +96,7 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
     invalid,      // the upstream answered with something that is not what the method returns
     unavailable,  // not sent: the upstream is down or its circuit breaker is open
                   // (src/upstream/upstream.h)
+    task_failed,  // the upstream's task (tasks extension) failed or was cancelled there
   };
   struct Outcome {
     std::optional<nlohmann::json> result;  // the result object when there is one
@@ -164,10 +165,15 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
   void end_listen();
   // tools/call, until the upstream answers or `context` is cancelled (its
   // deadline included). `result` holds the tool's result (isError or not);
-  // a failure leaves it empty.
+  // a failure leaves it empty. An upstream that answers with a task (the
+  // tasks extension) is followed to the task's end: the call becomes a task
+  // of the calling client's (CallContext::start_task) when it can, the
+  // upstream's questions go to the client and its answers back
+  // (tasks/update), a cancelled call cancels the upstream's task.
   Outcome call_tool(const std::string& tool, const nlohmann::json& arguments, CallContext& context);
   // The result of a tools/call as toolmux returns it.
-  // Throws MissingClientCapability when the upstream answered -32021.
+  // Throws MissingClientCapability when the upstream answered -32021, and
+  // std::runtime_error when its task failed (the calling client's task fails).
   static ToolResult tool_result(const Outcome& outcome);
 
   const std::string& name() const { return name_; }
@@ -215,6 +221,8 @@ class McpClient : public std::enable_shared_from_this<McpClient> {
             Events events);
   // One request, one answer: sends `method` as it is (request() adds the era's
   // _meta and makes the rounds of input_required).
+  // call_tool's following of the task the upstream answered with (`created`).
+  Outcome follow_task(const nlohmann::json& created, CallContext& context);
   Outcome send_request(const std::string& method, nlohmann::json params,
                        std::chrono::steady_clock::time_point deadline, CallContext* context);
   Outcome modern_request(const std::string& method, nlohmann::json params,

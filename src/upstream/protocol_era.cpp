@@ -72,12 +72,15 @@ json relayed_capabilities(const json& client_capabilities) {
     auto it = client_capabilities.find(std::string(name));
     if (it != client_capabilities.end() && it->is_object()) out[std::string(name)] = *it;
   }
+  // Tasks toolmux follows itself (McpClient::call_tool), for any client.
+  out["extensions"] = {{kTasksExtensionName, json::object()}};
   return out;
 }
 
 json relayed_capabilities() {
   json out = json::object();
   for (std::string_view name : kRelayedCapabilities) out[std::string(name)] = json::object();
+  out["extensions"] = {{kTasksExtensionName, json::object()}};
   return out;
 }
 

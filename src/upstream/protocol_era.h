@@ -32,6 +32,9 @@ inline constexpr std::array<std::string_view, 4> kLegacyProtocolVersions = {
 // The reserved _meta keys of a modern request (basic/index.mdx, "_meta").
 inline constexpr const char* kMetaProtocolVersion = "io.modelcontextprotocol/protocolVersion";
 inline constexpr const char* kMetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
+// The tasks extension (src/pipeline/tasks.h), which toolmux declares to every
+// upstream: it follows an upstream's task to its end (McpClient::call_tool).
+inline constexpr const char* kTasksExtensionName = "io.modelcontextprotocol/tasks";
 inline constexpr const char* kMetaClientInfo = "io.modelcontextprotocol/clientInfo";
 inline constexpr const char* kMetaLogLevel = "io.modelcontextprotocol/logLevel";
 inline constexpr const char* kMetaServerInfo = "io.modelcontextprotocol/serverInfo";

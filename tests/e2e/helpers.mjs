@@ -256,9 +256,9 @@ export async function expectMcpError(assert, promise, code, messagePattern) {
  * line. `lines` holds every stdout line, `messages` the parsed ones.
  */
 export class RawServer {
-  constructor(args = ['serve'], { env, cwd } = {}) {
+  constructor(args = ['serve'], { env, cwd, command = TOOLMUX_BIN } = {}) {
     requireBinary();
-    this.child = spawn(TOOLMUX_BIN, args, {
+    this.child = spawn(command, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: env ?? { PATH: process.env.PATH, HOME: process.env.HOME ?? '/' },
       cwd,
@@ -329,10 +329,10 @@ export class RawServer {
     return this.waitFor((m) => m.id === id && ('result' in m || 'error' in m), { from, what: `the response to ${method} (id ${id})` });
   }
 
-  async initialize(protocolVersion = LATEST_PROTOCOL_VERSION, id = 'init') {
+  async initialize(protocolVersion = LATEST_PROTOCOL_VERSION, id = 'init', capabilities = {}) {
     const response = await this.request(id, 'initialize', {
       protocolVersion,
-      capabilities: {},
+      capabilities,
       clientInfo: { name: 'toolmux-e2e-raw', version: '0.0.0' },
     });
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

@@ -221,6 +221,17 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
       return scope_needed(*host.current(), grants, method, params, scopes);
     };
   }
+  // A tool's Mcp-Param-* headers (SEP-2243) are checked against the catalog
+  // being served; an alias or an unknown name has none to check.
+  http.param_headers_of = [&host](std::string_view name) -> std::vector<ParamHeader> {
+    const std::shared_ptr<const Catalog> now = host.current();
+    const RegisteredTool* tool = now->registry->find(name);
+    if (!tool) return {};
+    const auto schema = tool->descriptor.find("inputSchema");
+    if (schema == tool->descriptor.end()) return {};
+    auto declared = declared_param_headers(*schema);
+    return declared.ok() ? std::move(declared).value() : std::vector<ParamHeader>{};
+  };
   auto http_holder = std::make_unique<HttpServer>(*sessions_holder, metrics, logger, http);
   HttpServer& http_server = *http_holder;
   if (Status bound = http_server.bind(); !bound.ok()) {

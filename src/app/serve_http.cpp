@@ -6,6 +6,7 @@
 #include <csignal>
 #include <thread>
 
+#include "catalog/skills.h"
 #include "src/app/journal_for.h"
 #include "src/app/oauth_scopes.h"
 #include "src/app/session_directory.h"
@@ -241,15 +242,16 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   const bool loopback = http.host == "127.0.0.1" || http.host == "localhost" || http.host == "::1";
   std::string shown_host =
       http.host.find(':') != std::string::npos ? "[" + http.host + "]" : http.host;
-  logger.write(
-      LogLevel::info, "serving",
-      {{"transport", "http"},
-       {"url", "http://" + shown_host + ":" + std::to_string(http_server.port()) + http.path},
-       {"auth", http.oauth            ? (http.tokens.empty() ? "oauth" : "oauth+bearer")
-                : http.tokens.empty() ? "none"
-                                      : "bearer"},
-       {"tools", catalog->registry->tools().size()},
-       {"sessions", sessions.count()}});
+  nlohmann::json serving{
+      {"transport", "http"},
+      {"url", "http://" + shown_host + ":" + std::to_string(http_server.port()) + http.path},
+      {"auth", http.oauth            ? (http.tokens.empty() ? "oauth" : "oauth+bearer")
+               : http.tokens.empty() ? "none"
+                                     : "bearer"},
+      {"tools", catalog->registry->tools().size()},
+      {"sessions", sessions.count()}};
+  if (catalog->skills) serving["skills"] = catalog->skills->listing();
+  logger.write(LogLevel::info, "serving", serving);
   const bool authenticating = !http.tokens.empty() || http.oauth;
   if (!authenticating && !http.status_principals.empty()) {
     logger.write(LogLevel::warning, "status_principals_unused",

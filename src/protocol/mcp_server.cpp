@@ -5,7 +5,9 @@
 
 #include "src/base/elastic_threads.h"
 #include "src/base/utf8.h"
+#include "src/protocol/extensions.h"
 #include "src/protocol/modern.h"
+#include "src/protocol/skill_methods.h"
 #include "src/protocol/tool_list_cursor.h"
 #include "src/session/call_context.h"
 #include "src/session/input_exchange.h"
@@ -142,6 +144,10 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
     methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
                                                Carrier) { handler(m, s); });
   }
+  for (auto& [name, handler] : skill_methods([this] { return this->catalog(); })) {
+    methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
+                                               Carrier) { handler(m, s); });
+  }
   if (catalog_->providers) catalog_->providers->connect(provider_methods_->subscriptions());
 }
 
@@ -265,6 +271,9 @@ void McpServer::discover(const Message& m, const std::shared_ptr<Session>& sessi
         {"logging", json::object()}}},
       {"instructions", server_instructions(*catalog())},
   };
+  if (json extensions = server_extensions(*catalog()); !extensions.empty()) {
+    result["capabilities"]["extensions"] = std::move(extensions);
+  }
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 
@@ -441,6 +450,9 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
   };
   // What the catalog serving now offers (a reload may have changed it).
   result["instructions"] = server_instructions(*catalog());
+  if (json extensions = server_extensions(*catalog()); !extensions.empty()) {
+    result["capabilities"]["extensions"] = std::move(extensions);
+  }
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 

@@ -28,7 +28,7 @@ const json* meta_of(const jsonrpc::Message& m) {
 bool cacheable(std::string_view method) {
   return method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
          method == "resources/list" || method == "resources/templates/list" ||
-         method == "resources/read";
+         method == "resources/read" || method == "skills/list" || method == "skills/get";
 }
 
 }  // namespace
@@ -81,9 +81,10 @@ std::variant<RequestMeta, JsonRpcError> read_meta(const jsonrpc::Message& m) {
 
 bool has_method(std::string_view method) {
   static constexpr std::string_view kMethods[] = {
-      "server/discover",          "tools/list",          "tools/call",   "resources/list",
-      "resources/templates/list", "resources/read",      "prompts/list", "prompts/get",
-      "completion/complete",      "subscriptions/listen"};
+      "server/discover",          "tools/list",           "tools/call",   "resources/list",
+      "resources/templates/list", "resources/read",       "prompts/list", "prompts/get",
+      "completion/complete",      "subscriptions/listen", "skills/list",  "skills/get",
+      "resources/directory/read"};
   return std::find(std::begin(kMethods), std::end(kMethods), method) != std::end(kMethods);
 }
 

@@ -1,0 +1,14 @@
+#include "src/protocol/extensions.h"
+
+#include "catalog/skills.h"
+#include "src/assembly/tool_catalog.h"
+
+namespace toolmux {
+
+nlohmann::json server_extensions(const Catalog& catalog) {
+  nlohmann::json out = nlohmann::json::object();
+  if (catalog.skills) out[kSkillsExtension] = {{"directoryRead", true}};
+  return out;
+}
+
+}  // namespace toolmux

@@ -46,6 +46,14 @@ void respond_error(Session& session, const json& id, int code, std::string_view 
   session.send_related(jsonrpc::make_error(id, code, message, std::move(data)), id);
 }
 
+// Adds the extensions the server declares (src/protocol/extensions.h) to
+// `capabilities`, beside any it declares already; none: no "extensions".
+void add_extensions(json& capabilities, const Catalog& catalog) {
+  json declared = server_extensions(catalog);
+  for (auto& [id, settings] : declared.items())
+    capabilities["extensions"][id] = std::move(settings);
+}
+
 void respond_error(Session& session, const json& id, const JsonRpcError& e) {
   respond_error(session, id, e.code, e.message, e.data);
 }
@@ -271,9 +279,7 @@ void McpServer::discover(const Message& m, const std::shared_ptr<Session>& sessi
         {"logging", json::object()}}},
       {"instructions", server_instructions(*catalog())},
   };
-  if (json extensions = server_extensions(*catalog()); !extensions.empty()) {
-    result["capabilities"]["extensions"] = std::move(extensions);
-  }
+  add_extensions(result["capabilities"], *catalog());
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 
@@ -450,9 +456,7 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
   };
   // What the catalog serving now offers (a reload may have changed it).
   result["instructions"] = server_instructions(*catalog());
-  if (json extensions = server_extensions(*catalog()); !extensions.empty()) {
-    result["capabilities"]["extensions"] = std::move(extensions);
-  }
+  add_extensions(result["capabilities"], *catalog());
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 

@@ -379,6 +379,7 @@ std::shared_ptr<const Catalog> build_catalog(
   if (clicks) searchable->memory = clicks->memory();
   catalog->search_clicks = std::move(clicks);
   searchable->rerank = rerank_settings;
+  searchable->skills = catalog->skills.get();
   catalog->search->set_on_first_use([searchable = std::move(searchable),
                                      origins = std::move(origins), sources = std::move(sources),
                                      search_options = std::move(search_options)]() mutable {

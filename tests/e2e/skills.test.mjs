@@ -123,3 +123,19 @@ test('a skill whose folder leads outside the skills folder refuses the catalog',
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   assert.match(ok.stdout, /: ok, 0 command tools \(\d+ tools with the built-ins\), 1 skill\n/);
 });
+
+test('tool_search finds skills beside tools, by the words of their name and description', async (t) => {
+  const { catalog } = skillsCatalog();
+  const { client } = await startClient(t, { args: ['serve', '--data-dir', makeTempDir(), '--catalog', catalog] });
+  const found = await client.callTool({ name: 'tool_search', arguments: { query: 'write release notes' } });
+  assert.deepEqual(found.structuredContent.skills, [
+    {
+      uri: SKILL,
+      name: 'release-notes',
+      description: 'Write the release notes of a version from its merged changes, in the project\'s house style.',
+    },
+  ]);
+  assert.match(found.content[0].text, /Skills matching .*:\n- release-notes: Write the release notes.* \(read skill:\/\/release-notes\/SKILL\.md\)/s);
+  const other = await client.callTool({ name: 'tool_search', arguments: { query: 'list files in a folder' } });
+  assert.equal(other.structuredContent.skills, undefined);
+});

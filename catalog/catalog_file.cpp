@@ -30,8 +30,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string_view> kTopFields = {
-    "$schema", "$comment",  "tools",  "aliases",   "policy",
-    "results", "discovery", "search", "upstreams", "authorization"};
+    "$schema",   "$comment", "tools",     "aliases",       "policy", "results",
+    "discovery", "search",   "upstreams", "authorization", "skills"};
 
 // The index N of a pointer "/tools/N/...", or -1 for anything else.
 long tool_index(std::string_view pointer) {
@@ -64,6 +64,7 @@ std::pair<int, long> problem_order(std::string_view pointer) {
   if (under("/search")) return {6, 0};
   if (under("/upstreams")) return {7, 0};
   if (under("/authorization")) return {8, 0};
+  if (under("/skills")) return {9, 0};
   return {0, 0};
 }
 
@@ -147,6 +148,22 @@ CatalogLoad load_catalog_file(const std::filesystem::path& path) {
   }
   if (const json* authorization = top.object("authorization", false)) {
     load.catalog.authorization = catalog_file::read_authorization(*authorization, problems);
+  }
+  if (const json* skills = top.field("skills", false)) {
+    // Folders of skills (catalog/skills.h), read when the catalog is built.
+    if (!skills->is_array()) {
+      problems.push_back({"/skills", "expected an array of folders, got " + type_name(*skills)});
+    } else {
+      for (std::size_t i = 0; i < skills->size(); ++i) {
+        const json& item = (*skills)[i];
+        if (!item.is_string() || item.get_ref<const std::string&>().empty()) {
+          problems.push_back({"/skills/" + std::to_string(i),
+                              "expected a folder (a non-empty string), got " + type_name(item)});
+          continue;
+        }
+        load.catalog.skills.push_back(folder / item.get<std::string>());
+      }
+    }
   }
 
   // Whole-document problems first, then tool by tool, then the other sections;

@@ -67,6 +67,9 @@ struct CatalogFile {
   // their environment references; nothing is started (see src/upstream/upstreams.h).
   std::vector<UpstreamSpec> upstreams;
   AuthorizationSettings authorization;  // "authorization"
+  // "skills": folders of skills (catalog/skills.h), relative ones
+  // taken in the file's folder; read when the catalog is built.
+  std::vector<std::filesystem::path> skills;
 };
 
 struct CatalogLoad {

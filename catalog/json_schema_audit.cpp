@@ -60,12 +60,30 @@ constexpr std::array<std::string_view, 33> kEnforced{"additionalItems",
 
 // Standard keywords (of later drafts, or of draft 3) that the validator would
 // silently ignore: a schema using them would not be enforced as written.
-constexpr std::array<std::string_view, 17> kNotEnforced{
-    "prefixItems",      "unevaluatedProperties", "unevaluatedItems", "dependentRequired",
-    "dependentSchemas", "minContains",           "maxContains",      "$anchor",
-    "$dynamicRef",      "$dynamicAnchor",        "$recursiveRef",    "$recursiveAnchor",
-    "$vocabulary",      "contentSchema",         "extends",          "disallow",
-    "divisibleBy"};
+// ($anchor is not among them: it only names its schema for a "$ref": "#name",
+// and such a $ref is refused, so an anchor changes nothing toolmux checks.)
+constexpr std::array<std::string_view, 16> kNotEnforced{"prefixItems",      "unevaluatedProperties",
+                                                        "unevaluatedItems", "dependentRequired",
+                                                        "dependentSchemas", "minContains",
+                                                        "maxContains",      "$dynamicRef",
+                                                        "$dynamicAnchor",   "$recursiveRef",
+                                                        "$recursiveAnchor", "$vocabulary",
+                                                        "contentSchema",    "extends",
+                                                        "disallow",         "divisibleBy"};
+
+// JSON Schema 2020-12 (Core, 8.2.2): an anchor is a plain name,
+// [A-Za-z_][-A-Za-z0-9._]*.
+bool plain_name(const json& value) {
+  if (!value.is_string()) return false;
+  const auto& text = value.get_ref<const std::string&>();
+  if (text.empty()) return false;
+  const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!letter(text[0]) && text[0] != '_') return false;
+  return std::all_of(text.begin() + 1, text.end(), [&](char c) {
+    return letter(c) || digit(c) || c == '_' || c == '-' || c == '.';
+  });
+}
 
 constexpr std::array<std::string_view, 4> kSchemaMaps{"properties", "patternProperties", "$defs",
                                                       "definitions"};
@@ -170,6 +188,9 @@ class SchemaChecker {
       } else if (key == "$id" || (key == "id" && value.is_string())) {
         problem(at, key + " " + brief(value) +
                         " is not allowed: a schema must be self-contained, without a base URI");
+      } else if (key == "$anchor" && !plain_name(value)) {
+        problem(at, "$anchor " + brief(value) +
+                        " is not a plain name (a letter or _, then letters, digits, -, _ or .)");
       } else if (key.rfind("x-toolmux-", 0) == 0) {
         problem(at, "keyword " + quote(key) + " is reserved by toolmux");
       } else if (key == "$schema") {
@@ -249,6 +270,12 @@ class SchemaChecker {
       return;
     }
     const std::string text = value.get<std::string>();
+    if (text.size() > 1 && text[0] == '#' && text[1] != '/') {
+      problem(at, "$ref " + quote(text) +
+                      " names an anchor; toolmux follows only JSON pointers inside the "
+                      "document (#/...): point at the anchored schema by its path");
+      return;
+    }
     if (text != "#" && text.rfind("#/", 0) != 0) {
       problem(at, "$ref " + quote(text) +
                       " refers outside the schema; only references inside the document "

@@ -680,7 +680,20 @@ struct HttpServer::Routes {
     }
     const modern_http::SentHeaders sent{versions, GatedHttpServer::header_as_sent("Mcp-Method"),
                                         GatedHttpServer::header_as_sent("Mcp-Name")};
-    if (auto refused = modern_http::check_request(sent, m)) {
+    std::optional<JsonRpcError> refused = modern_http::check_request(sent, m);
+    if (!refused && m.method == "tools/call" && self.options_.param_headers_of) {
+      static const json kNoArguments;
+      // check_request saw params is an object (it holds _meta).
+      const auto name = m.params.find("name");
+      const auto arguments = m.params.find("arguments");
+      if (name != m.params.end() && name->is_string()) {
+        refused = modern_http::check_param_headers(
+            self.options_.param_headers_of(name->get_ref<const std::string&>()),
+            arguments == m.params.end() ? kNoArguments : *arguments,
+            [](const std::string& header) { return GatedHttpServer::header_as_sent(header); });
+      }
+    }
+    if (refused) {
       reply(res, 400, jsonrpc::make_error(m.id, refused->code, refused->message, refused->data));
       return;
     }

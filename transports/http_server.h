@@ -71,6 +71,7 @@
 #include "src/base/status.h"
 #include "src/base/untrusted_json.h"
 #include "transports/http_sessions.h"
+#include "transports/modern_http_headers.h"
 #include "transports/oauth_resource.h"
 
 namespace toolmux {
@@ -109,6 +110,12 @@ struct HttpOptions {
   std::function<std::optional<std::string>(std::string_view method, const nlohmann::json& params,
                                            const std::vector<std::string>& scopes)>
       scope_needed;
+  // For a 2026-07-28 tools/call: the x-mcp-header parameters (SEP-2243) of
+  // the tool it names, whose Mcp-Param-* headers must then agree with its
+  // arguments (modern_http::check_param_headers; else 400 and -32020 before
+  // the request reaches the server). Unset, or none for the tool: no such
+  // header is checked. Called on connection threads, concurrently.
+  std::function<std::vector<ParamHeader>(std::string_view tool)> param_headers_of;
   // Connections open at once (waiting for a request or being served), in all
   // and from one client address; one more is answered 503 with Retry-After.
   std::size_t max_connections = 1024;

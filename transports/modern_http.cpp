@@ -216,6 +216,43 @@ std::optional<JsonRpcError> check_request(const SentHeaders& headers, const json
   return std::nullopt;
 }
 
+std::optional<JsonRpcError> check_param_headers(
+    const std::vector<ParamHeader>& declared, const json& arguments,
+    const std::function<std::vector<std::string>(const std::string& header)>& sent) {
+  for (const ParamHeader& p : declared) {
+    const std::string name = "Mcp-Param-" + p.name;
+    const std::string_view header = name;  // (a std::string would bring std::mismatch in)
+    const std::vector<std::string> values = sent(name);
+    const auto field = arguments.is_object() ? arguments.find(p.property) : arguments.end();
+    const bool present = arguments.is_object() && field != arguments.end() && !field->is_null();
+    if (!present) {
+      if (values.empty()) continue;
+      return mismatch(
+          "the " + name + " header is sent, but the arguments have no " + json_text(p.property),
+          header, values.front(), nullptr);
+    }
+    const json& body = *field;
+    const std::string must_be = "the arguments' " + json_text(p.property);
+    if (auto refused = single(values, header, body, must_be)) return refused;
+    std::string why;
+    const auto decoded = decode_header_value(values.front(), why);
+    if (!decoded) {
+      return mismatch(
+          "the " + name + " header value " + json_text(values.front()) + " is not valid: " + why,
+          header, values.front(), body);
+    }
+    const std::string expected = body.is_string() ? body.get<std::string>() : body.dump();
+    if (*decoded != expected) {
+      return mismatch(name + " header value " + json_text(values.front()) +
+                          (*decoded != values.front() ? " (decoded: " + json_text(*decoded) + ")"
+                                                      : std::string()) +
+                          " does not match body value arguments." + p.property + " " + body.dump(),
+                      header, values.front(), body);
+    }
+  }
+  return std::nullopt;
+}
+
 int status_for(int error_code) {
   if (error_code == jsonrpc::kMethodNotFound) return 404;
   if (error_code == kHeaderMismatch || error_code == kMissingRequiredClientCapability ||

@@ -9,13 +9,15 @@
 // Base64-decoded first when sent as "=?base64?...?=". Header values are
 // compared as the client sent them (transports/gated_http_server.h,
 // header_as_sent): cpp-httplib percent-decodes header values, and a URI's
-// "%20" must not turn into a space. Mcp-Param-* headers are not checked: that
-// needs the tool's inputSchema (x-mcp-header), which the transport does not
-// have.
+// "%20" must not turn into a space. A tools/call's Mcp-Param-* headers are
+// checked against its arguments by check_param_headers, given the tool's
+// x-mcp-header parameters (the transport does not know the tools:
+// HttpOptions::param_headers_of asks the server's side).
 //
 // Pure functions of their arguments; nothing here throws.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +27,7 @@
 
 #include "src/base/jsonrpc.h"
 #include "src/base/jsonrpc_error.h"
+#include "transports/modern_http_headers.h"
 
 namespace toolmux::modern_http {
 
@@ -64,6 +67,19 @@ struct SentHeaders {
 // values); -32602 for a body whose _meta lacks the protocol version or the
 // client capabilities (naming the field).
 std::optional<JsonRpcError> check_request(const SentHeaders& headers, const jsonrpc::Message& m);
+
+// Whether a tools/call's Mcp-Param-{Name} headers agree with its `arguments`
+// (SEP-2243, "Server Validation"), for the tool's `declared` x-mcp-header
+// parameters: nullopt, or the -32020 error (status 400) naming the header.
+// Each parameter present in `arguments` and not null needs its header, once,
+// whose value (Base64-decoded when sent as "=?base64?...?=") is the
+// argument's: a string as it is, an integer in decimal, a boolean as true or
+// false. A header for a parameter the arguments lack is a mismatch too; so is
+// malformed Base64. `sent(header)` gives every value of a header as the
+// client sent it (SentHeaders).
+std::optional<JsonRpcError> check_param_headers(
+    const std::vector<ParamHeader>& declared, const nlohmann::json& arguments,
+    const std::function<std::vector<std::string>(const std::string& header)>& sent);
 
 // The value of a header that may carry the Base64 sentinel (Mcp-Name,
 // Mcp-Param-*): "=?base64?<b64>?=" decoded (strictly: the standard alphabet,

@@ -414,6 +414,20 @@ ToolResult asked() { return {}; }
 void add_modern_tools(std::vector<NativeTool>& tools,
                       const std::shared_ptr<FixturePrompts>& prompts,
                       const std::string& catalog_file) {
+  // SEP-2243: a 2026-07-28 client sends "region" as the Mcp-Param-Region
+  // header too, and toolmux's HTTP transport refuses a call whose header does
+  // not match it (http-custom-header-server-validation).
+  tools.push_back(
+      tool("test_custom_header", "Echoes its region, which the client also sends as a header.",
+           [](const json& args, CallContext&) {
+             return ToolResult::text("region: " + args.value("region", std::string("(none)")));
+           },
+           {{"type", "object"},
+            {"properties",
+             {{"region",
+               {{"type", "string"},
+                {"x-mcp-header", "Region"},
+                {"description", "Where to run (also the Mcp-Param-Region header)"}}}}}}));
   tools.push_back(tool("test_input_required_result_elicitation",
                        "Asks the user's name (elicitation, key user_name) and greets them.",
                        [](const json&, CallContext& context) {
@@ -852,12 +866,11 @@ std::vector<NativeTool> fixture_tools(const std::shared_ptr<FixtureResources>& r
         return ToolResult::text("JSON Schema 2020-12 tool called with: " + args.dump());
       },
       // The conformance suite's JSON_SCHEMA_2020_12_FIXTURE (the SEP-1613
-      // keywords and SEP-2106's allOf/anyOf, if/then/else) but for $anchor in
-      // $defs.address, which toolmux refuses at registration (its validator
-      // does not enforce it), and with a description for each property, which
-      // toolmux asks of every tool it serves as its own.
+      // keywords and SEP-2106's $anchor, allOf/anyOf, if/then/else), with a
+      // description for each property, which toolmux asks of every tool it
+      // serves as its own.
       json::parse(R"json({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-        "$defs":{"address":{"type":"object","description":"A postal address.",
+        "$defs":{"address":{"$anchor":"addressDef","type":"object","description":"A postal address.",
                             "properties":{"street":{"type":"string","description":"The street."},
                                           "city":{"type":"string","description":"The city."}}}},
         "properties":{"name":{"type":"string","description":"The contact's name."},

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <utility>
 
+#include "catalog/skills.h"
 #include "src/app/write_freeze.h"
 
 namespace toolmux {
@@ -104,7 +105,16 @@ std::optional<std::string> CatalogHost::file_signature() const {
   struct stat info {};
   if (::stat(options_.catalog_file.c_str(), &info) != 0) return std::string("missing");
   return std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
-         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec) +
+         skills_signature();
+}
+
+std::string CatalogHost::skills_signature() const {
+  // The skills of the catalog serving now: an edit of one of their files
+  // reloads the catalog as an edit of the file does.
+  const std::shared_ptr<const Catalog> now = current();
+  if (!now || !now->skills) return "";
+  return " skills:" + SkillSet::fingerprint(now->skills->roots());
 }
 
 ServeOptions CatalogHost::build_options() const {
@@ -188,6 +198,8 @@ std::shared_ptr<const Catalog> CatalogHost::start(Problems& problems) {
     current_ = catalog;
     loaded_ = std::move(load);
   }
+  // Taken before the file was read; its skills are known now.
+  if (signature_) *signature_ += skills_signature();
   worker_ = std::thread([this] { run(); });
   if (reload_signal_blocked()) {
     signal_taker_ = std::thread([this] {

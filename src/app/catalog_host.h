@@ -146,6 +146,7 @@ class CatalogHost {
   FreezeReading read_freeze_file() const;
   void replace(const std::shared_ptr<const Catalog>& catalog);
   std::optional<std::string> file_signature() const;
+  std::string skills_signature() const;
   // options_ with the write freeze as it is now.
   ServeOptions build_options() const;
   // Reads data_dir/write-freeze; true when the freeze changed (logged).

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "catalog/skills.h"
 #include "src/app/catalog_fuzz.h"
 #include "src/app/catalog_host.h"
 #include "src/app/cli.h"
@@ -40,6 +41,10 @@ int run_check(const CommandLine& cl, const std::vector<NativeTool>& native) {
   std::cout << terminal_text(file.string()) << ": ok, " << catalog->command_tool_count
             << " command tools (" << catalog->registry->tools().size()
             << " tools with the built-ins)";
+  if (catalog->skills) {
+    const std::size_t skills = catalog->skills->skills().size();
+    std::cout << ", " << skills << (skills == 1 ? " skill" : " skills");
+  }
   // check reads the upstreams section only: their tools are known once serve starts them.
   if (catalog->declared_upstreams > 0) {
     std::cout << ", " << catalog->declared_upstreams << " upstream MCP server"

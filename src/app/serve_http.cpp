@@ -6,6 +6,7 @@
 #include <csignal>
 #include <thread>
 
+#include "catalog/skills.h"
 #include "src/app/journal_for.h"
 #include "src/app/oauth_scopes.h"
 #include "src/app/session_directory.h"
@@ -222,6 +223,17 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
       return scope_needed(*host.current(), grants, method, params, scopes);
     };
   }
+  // A tool's Mcp-Param-* headers (SEP-2243) are checked against the catalog
+  // being served; an alias or an unknown name has none to check.
+  http.param_headers_of = [&host](std::string_view name) -> std::vector<ParamHeader> {
+    const std::shared_ptr<const Catalog> now = host.current();
+    const RegisteredTool* tool = now->registry->find(name);
+    if (!tool) return {};
+    const auto schema = tool->descriptor.find("inputSchema");
+    if (schema == tool->descriptor.end()) return {};
+    auto declared = declared_param_headers(*schema);
+    return declared.ok() ? std::move(declared).value() : std::vector<ParamHeader>{};
+  };
   auto http_holder = std::make_unique<HttpServer>(*sessions_holder, metrics, logger, http);
   HttpServer& http_server = *http_holder;
   if (Status bound = http_server.bind(); !bound.ok()) {
@@ -231,15 +243,16 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   const bool loopback = http.host == "127.0.0.1" || http.host == "localhost" || http.host == "::1";
   std::string shown_host =
       http.host.find(':') != std::string::npos ? "[" + http.host + "]" : http.host;
-  logger.write(
-      LogLevel::info, "serving",
-      {{"transport", "http"},
-       {"url", "http://" + shown_host + ":" + std::to_string(http_server.port()) + http.path},
-       {"auth", http.oauth            ? (http.tokens.empty() ? "oauth" : "oauth+bearer")
-                : http.tokens.empty() ? "none"
-                                      : "bearer"},
-       {"tools", catalog->registry->tools().size()},
-       {"sessions", sessions.count()}});
+  nlohmann::json serving{
+      {"transport", "http"},
+      {"url", "http://" + shown_host + ":" + std::to_string(http_server.port()) + http.path},
+      {"auth", http.oauth            ? (http.tokens.empty() ? "oauth" : "oauth+bearer")
+               : http.tokens.empty() ? "none"
+                                     : "bearer"},
+      {"tools", catalog->registry->tools().size()},
+      {"sessions", sessions.count()}};
+  if (catalog->skills) serving["skills"] = catalog->skills->listing();
+  logger.write(LogLevel::info, "serving", serving);
   const bool authenticating = !http.tokens.empty() || http.oauth;
   if (!authenticating && !http.status_principals.empty()) {
     logger.write(LogLevel::warning, "status_principals_unused",

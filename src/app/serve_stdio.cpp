@@ -4,6 +4,7 @@
 #include <csignal>
 #include <memory>
 
+#include "catalog/skills.h"
 #include "src/app/journal_for.h"
 #include "src/app/state_key.h"
 #include "src/base/random_id.h"
@@ -57,8 +58,9 @@ int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions
   // abandoned past its deadline, a list_changed due in 50 ms) may send after
   // serve_stdio has returned, while toolmux stops its upstreams.
   auto session = std::make_shared<Session>(random_id(), "local", "stdio", shared_transport);
-  logger.write(LogLevel::info, "serving",
-               {{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}});
+  nlohmann::json serving{{"transport", "stdio"}, {"tools", catalog->registry->tools().size()}};
+  if (catalog->skills) serving["skills"] = catalog->skills->listing();
+  logger.write(LogLevel::info, "serving", serving);
 
   // One client, whose writes can wait in the pipe: calls past the limits are
   // held until there is room rather than refused as busy.

@@ -9,6 +9,7 @@
 #include "catalog/catalog_file_sections.h"
 #include "catalog/providers/catalog_tools.h"
 #include "catalog/providers/filesystem_tools.h"
+#include "catalog/skills.h"
 #include "src/base/edit_distance.h"
 #include "src/base/redact.h"
 #include "src/builtins/call_tool.h"
@@ -240,6 +241,9 @@ std::shared_ptr<const Catalog> build_catalog(
       rerank_settings = load.catalog.search_rerank;
       catalog->declared_upstreams = load.catalog.upstreams.size();
       declared = load.catalog.upstreams;
+      if (!load.catalog.skills.empty()) {
+        catalog->skills = SkillSet::load(load.catalog.skills, "/skills", problems);
+      }
       if (upstream_set && logger) {
         upstreams = register_upstream_tools(upstream_set->list(), *registry, *logger);
         catalog->upstream_tool_count = upstreams.tool_upstream.size();
@@ -375,6 +379,7 @@ std::shared_ptr<const Catalog> build_catalog(
   if (clicks) searchable->memory = clicks->memory();
   catalog->search_clicks = std::move(clicks);
   searchable->rerank = rerank_settings;
+  searchable->skills = catalog->skills.get();
   catalog->search->set_on_first_use([searchable = std::move(searchable),
                                      origins = std::move(origins), sources = std::move(sources),
                                      search_options = std::move(search_options)]() mutable {
@@ -392,10 +397,11 @@ std::shared_ptr<const Catalog> build_catalog(
   });
   catalog->registry = std::move(registry);
   catalog->hooks = native_providers.hooks;
-  // The program's own first, then the upstreams' in the file's order, then the
+  // The program's own first, then the skills', the upstreams' in the file's order, then the
   // session's offloaded results.
   auto resource_providers = native_providers.resources;
   auto prompt_providers = native_providers.prompts;
+  if (catalog->skills) resource_providers.push_back(make_skill_resources(catalog->skills));
   if (upstream_set && logger) {
     for (const auto& upstream : upstream_set->list()) {
       UpstreamFeatures features = make_upstream_features(upstream);

@@ -35,6 +35,8 @@
 
 namespace toolmux {
 
+class SkillSet;
+
 struct Catalog {
   std::shared_ptr<const ToolRegistry> registry;
   AliasTable aliases;
@@ -90,6 +92,9 @@ struct Catalog {
   // Resources, resource templates, prompts and completion: the native
   // providers, then the session's offloaded results (src/builtins/result_resources.h).
   std::shared_ptr<ProviderRouter> providers;
+  // The catalog file's skills (catalog/skills.h), served as the
+  // io.modelcontextprotocol/skills extension; null when it names none.
+  std::shared_ptr<const SkillSet> skills;
   // The catalog file's "authorization" (serve --http reads it when it starts).
   AuthorizationSettings authorization;
   // The hooks of the program that embeds toolmux (NativeProviders::hooks),

@@ -1,8 +1,11 @@
 #include "src/builtins/tool_search.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
+#include "catalog/skills.h"
+#include "catalog/text_analysis.h"
 #include "src/builtins/tool_search_rerank.h"
 
 namespace toolmux {
@@ -43,6 +46,50 @@ json source_entry(const SourceMatch& match) {
   json entry = {{"id", match.id}, {"description", match.description}, {"tools", match.tools}};
   if (match.groups > 0) entry["groups"] = match.groups;
   return entry;
+}
+
+constexpr std::size_t kMaxSkillHits = 3;
+
+// The stems of the words of `value`, stop words left out.
+std::set<std::string> stems_of(std::string_view value) {
+  std::set<std::string> out;
+  std::string buffer;
+  std::string stem;
+  text::tokenize_text(value, false, buffer, [&](std::string_view word, bool) {
+    if (text::is_stop_word(word)) return;
+    text::stem_english(word, stem);
+    out.insert(stem);
+  });
+  return out;
+}
+
+// The skills whose name or description shares the most words with the query
+// and its alternatives, best first (then by name), at most kMaxSkillHits;
+// those that share none are left out. Each skill's words are taken anew:
+// skills are few (at most 1024, with descriptions of at most 1024
+// characters), a search's cost stays bounded.
+json skill_hits(const SkillSet& skills, const ToolSearchQuery& query) {
+  std::set<std::string> wanted = stems_of(query.query);
+  for (const std::string& alternative : query.alternatives) {
+    const std::set<std::string> more = stems_of(alternative);
+    wanted.insert(more.begin(), more.end());
+  }
+  std::vector<std::pair<std::size_t, const Skill*>> scored;
+  for (const Skill& skill : skills.skills()) {
+    const std::set<std::string> words = stems_of(skill.name + " " + skill.description);
+    const auto shared = static_cast<std::size_t>(std::count_if(
+        wanted.begin(), wanted.end(), [&](const std::string& w) { return words.count(w) > 0; }));
+    if (shared > 0) scored.emplace_back(shared, &skill);
+  }
+  std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second->name < b.second->name;
+  });
+  json out = json::array();
+  for (std::size_t i = 0; i < scored.size() && i < kMaxSkillHits; ++i) {
+    const Skill& skill = *scored[i].second;
+    out.push_back({{"uri", skill.uri()}, {"name", skill.name}, {"description", skill.description}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -140,6 +187,11 @@ json search_catalog(const SearchableCatalog& catalog, const ToolSearchQuery& que
   }
   if (documents.size() > query.limit) documents.resize(query.limit);
   for (std::size_t d : documents) answer["tools"].push_back(tool_entry((*catalog.tools)[d]));
+  if (catalog.skills && query.source.empty()) {
+    if (json skills = skill_hits(*catalog.skills, query); !skills.empty()) {
+      answer["skills"] = std::move(skills);
+    }
+  }
   answer["confidence"] = to_string(found.confidence);
   if (found.confidence != SearchConfidence::high && query.source.empty()) {
     answer["sources"] = json::array();
@@ -192,6 +244,15 @@ std::string search_answer_text(const ToolSearchQuery& query, const json& answer)
     if (answer.value("more", 0) > 0) {
       text += "\n\n... and " + std::to_string(answer["more"].get<std::size_t>()) +
               " more: search within it, or raise limit.";
+    }
+  }
+  if (answer.contains("skills")) {
+    text += "\n\nSkills matching " + json(query.query).dump() +
+            " (instructions to follow: read the SKILL.md with resources/read):";
+    for (const auto& skill : answer["skills"]) {
+      text += "\n- " + skill["name"].get<std::string>() + ": " +
+              skill["description"].get<std::string>() + " (read " +
+              skill["uri"].get<std::string>() + ")";
     }
   }
   if (answer.contains("sources") && !answer["sources"].empty()) {
@@ -329,6 +390,15 @@ Problems register_tool_search(ToolRegistry& registry,
                               {"required", {"name", "description", "inputSchema"}}}}}},
                           {"confidence", {{"type", "string"}, {"enum", {"high", "medium", "low"}}}},
                           {"sources", {{"type", "array"}, {"items", source_schema}}},
+                          {"skills",
+                           {{"type", "array"},
+                            {"items",
+                             {{"type", "object"},
+                              {"properties",
+                               {{"uri", {{"type", "string"}}},
+                                {"name", {{"type", "string"}}},
+                                {"description", {{"type", "string"}}}}},
+                              {"required", {"uri", "name", "description"}}}}}},
                           {"more", {{"type", "integer"}}},
                           {"reranked", {{"type", "boolean"}}},
                           {"rerankProblem", {{"type", "string"}}}}},

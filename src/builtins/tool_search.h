@@ -42,6 +42,8 @@ inline constexpr std::size_t kMaxSearchLimit = 20;
 
 // What tool_search searches: the index, and for each of its documents the
 // published tool (name, description, inputSchema as tools/list shows it).
+class SkillSet;
+
 struct SearchableCatalog {
   std::shared_ptr<const CatalogSearch> search;
   // Both owned by the Catalog, which outlives every call that searches it.
@@ -51,6 +53,10 @@ struct SearchableCatalog {
   // when the catalog does not learn ("search": {"learn": false}).
   std::shared_ptr<const SearchMemory> memory;
   SearchRerankSettings rerank;  // the catalog file's "search"."rerank"
+  // The catalog's skills (catalog/skills.h), owned by the Catalog too: a
+  // search also names those whose name or description shares its words.
+  // Null: none.
+  const SkillSet* skills = nullptr;
 };
 
 // Set once, read by every call. Thread-safe.

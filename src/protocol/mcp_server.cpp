@@ -5,7 +5,9 @@
 
 #include "src/base/elastic_threads.h"
 #include "src/base/utf8.h"
+#include "src/protocol/extensions.h"
 #include "src/protocol/modern.h"
+#include "src/protocol/skill_methods.h"
 #include "src/protocol/tool_list_cursor.h"
 #include "src/session/call_context.h"
 #include "src/session/input_exchange.h"
@@ -42,6 +44,14 @@ std::optional<std::string> read_call_meta(const json& meta, std::string& idempot
 void respond_error(Session& session, const json& id, int code, std::string_view message,
                    json data = nullptr) {
   session.send_related(jsonrpc::make_error(id, code, message, std::move(data)), id);
+}
+
+// Adds the extensions the server declares (src/protocol/extensions.h) to
+// `capabilities`, beside any it declares already; none: no "extensions".
+void add_extensions(json& capabilities, const Catalog& catalog) {
+  json declared = server_extensions(catalog);
+  for (auto& [id, settings] : declared.items())
+    capabilities["extensions"][id] = std::move(settings);
 }
 
 void respond_error(Session& session, const json& id, const JsonRpcError& e) {
@@ -143,6 +153,10 @@ McpServer::McpServer(std::shared_ptr<const Catalog> catalog, ServerOptions optio
   placed_methods_.emplace("tools/call");
   for (auto& [name, handler] : provider_methods_->handlers()) {
     placed_methods_.emplace(name);
+    methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
+                                               Carrier) { handler(m, s); });
+  }
+  for (auto& [name, handler] : skill_methods([this] { return this->catalog(); })) {
     methods_.emplace(name, [handler = handler](Message& m, const std::shared_ptr<Session>& s,
                                                Carrier) { handler(m, s); });
   }
@@ -266,10 +280,10 @@ void McpServer::discover(const Message& m, const std::shared_ptr<Session>& sessi
         {"resources", {{"subscribe", true}, {"listChanged", true}}},
         {"prompts", {{"listChanged", true}}},
         {"completions", json::object()},
-        {"logging", json::object()},
-        {"extensions", {{kTasksExtension, json::object()}}}}},
+        {"logging", json::object()}}},
       {"instructions", server_instructions(*catalog())},
   };
+  add_extensions(result["capabilities"], *catalog());
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 
@@ -441,12 +455,12 @@ void McpServer::initialize(const Message& m, const std::shared_ptr<Session>& ses
         {"logging", json::object()},
         {"resources", {{"subscribe", true}, {"listChanged", true}}},
         {"prompts", {{"listChanged", true}}},
-        {"completions", json::object()},
-        {"extensions", {{kTasksExtension, json::object()}}}}},
+        {"completions", json::object()}}},
       {"serverInfo", {{"name", "toolmux"}, {"title", "toolmux"}, {"version", TOOLMUX_VERSION}}},
   };
   // What the catalog serving now offers (a reload may have changed it).
   result["instructions"] = server_instructions(*catalog());
+  add_extensions(result["capabilities"], *catalog());
   session->send_related(jsonrpc::make_result(m.id, std::move(result)), m.id);
 }
 

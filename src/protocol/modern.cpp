@@ -28,7 +28,7 @@ const json* meta_of(const jsonrpc::Message& m) {
 bool cacheable(std::string_view method) {
   return method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
          method == "resources/list" || method == "resources/templates/list" ||
-         method == "resources/read";
+         method == "resources/read" || method == "skills/list" || method == "skills/get";
 }
 
 }  // namespace
@@ -90,6 +90,9 @@ bool has_method(std::string_view method) {
                                                   "prompts/get",
                                                   "completion/complete",
                                                   "subscriptions/listen",
+                                                  "skills/list",
+                                                  "skills/get",
+                                                  "resources/directory/read",
                                                   "tasks/get",
                                                   "tasks/update",
                                                   "tasks/cancel"};

@@ -139,13 +139,33 @@ TEST_CASE("refused schemas: every problem, with pointers") {
 TEST_CASE("every unenforced keyword is refused") {
   for (const char* keyword :
        {"prefixItems", "unevaluatedProperties", "unevaluatedItems", "dependentRequired",
-        "dependentSchemas", "minContains", "maxContains", "$anchor", "$dynamicRef",
-        "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary", "contentSchema"}) {
+        "dependentSchemas", "minContains", "maxContains", "$dynamicRef", "$dynamicAnchor",
+        "$recursiveRef", "$recursiveAnchor", "$vocabulary", "contentSchema"}) {
     INFO(keyword);
     const Problems problems = refused(json{{"type", "object"}, {keyword, json::object()}});
     CHECK(has(problems, std::string("/") + keyword,
               std::string("keyword \"") + keyword + "\" is not enforced by toolmux's validator"));
   }
+}
+
+TEST_CASE("$anchor names a schema; a $ref by anchor is refused, naming the path to use") {
+  // SEP-2106's example: the anchor stays in the schema a client lists.
+  auto schema = compile_ok(json::parse(R"({"type":"object",
+    "$defs":{"address":{"$anchor":"addressDef","type":"object",
+                        "properties":{"city":{"type":"string"}}}},
+    "properties":{"address":{"$ref":"#/$defs/address"}}})"));
+  CHECK(schema->validate(json{{"address", {{"city", 3}}}}).size() == 1);
+  const Problems by_anchor = refused(json::parse(R"({"type":"object",
+    "$defs":{"address":{"$anchor":"addressDef","type":"object"}},
+    "properties":{"address":{"$ref":"#addressDef"}}})"));
+  CHECK(has(by_anchor, "/properties/address/$ref",
+            "$ref \"#addressDef\" names an anchor; toolmux follows only JSON pointers inside the "
+            "document (#/...): point at the anchored schema by its path"));
+  const Problems bad_name =
+      refused(json::parse(R"({"type":"object","$defs":{"a":{"$anchor":"1st"}}})"));
+  CHECK(
+      has(bad_name, "/$defs/a/$anchor",
+          "$anchor \"1st\" is not a plain name (a letter or _, then letters, digits, -, _ or .)"));
 }
 
 TEST_CASE("other refusals") {

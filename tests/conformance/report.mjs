@@ -4,7 +4,8 @@
 // one table. Used by run.sh.
 //
 //   node report.mjs scenarios REVISION        the server scenarios it runs, one a line:
-//                                             "NAME required" or "NAME not-scored:REASON"
+//                                             "NAME required", "NAME not-scored:REASON" or
+//                                             "NAME by-name:REASON" (not in the set: run by name)
 //   node report.mjs validate  EXPECTED_FILE   checks the file against the requirement sets
 //   node report.mjs report    EXPECTED_FILE REVISION SETUP RESULTS_DIR SCENARIO...
 //
@@ -24,6 +25,15 @@ import YAML from 'yaml';
 const here = dirname(fileURLToPath(import.meta.url));
 const requirementsDir = join(here, 'node_modules', 'conformance-next', 'requirements');
 const SETUPS = ['direct', 'aggregated'];
+
+// Scenarios of the suite that no requirement set names, which run.sh runs by
+// name (--scenario, at each revision's wire) after the requirement set: the
+// skills extension (io.modelcontextprotocol/skills, SEP-2640). Not scored.
+const BY_NAME = [
+  'sep-2640-skills-enumeration',
+  'sep-2640-skills-manifest',
+  'sep-2640-skills-directory',
+];
 
 function fail(message) {
   console.error(`conformance: ${message}`);
@@ -49,6 +59,9 @@ function requirementSet(revision, problems = undefined) {
   for (const name of doc.server ?? []) scenarios.set(name, 'required');
   for (const entry of doc.not_scored ?? []) {
     if (entry.leg === 'server') scenarios.set(entry.scenario, `not-scored:${entry.reason}`);
+  }
+  for (const name of BY_NAME) {
+    if (!scenarios.has(name)) scenarios.set(name, 'by-name:extension');
   }
   return scenarios;
 }

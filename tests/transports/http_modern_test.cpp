@@ -389,6 +389,67 @@ TEST_CASE("Mcp-Name must be the body's name or uri, Base64-decoded when sent so"
   }
 }
 
+TEST_CASE("a tool's Mcp-Param headers must agree with its arguments (SEP-2243)", "[modern]") {
+  toolmux::HttpOptions options;
+  options.param_headers_of = [](std::string_view tool) {
+    return tool == "echo" ? std::vector<toolmux::ParamHeader>{{"text", "Text"}}
+                          : std::vector<toolmux::ParamHeader>{};
+  };
+  Door door(std::move(options));
+  const json call =
+      modern_request(8, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "Hello"}}}});
+  auto with = [&](const std::string& line) {
+    Headers headers = standard_headers(call);
+    headers.push_back(line);
+    return headers;
+  };
+  auto refused_with = [&](const Headers& headers, const std::string& why) {
+    const Answer answer = post(door, call, headers);
+    CHECK(answer.status == 400);
+    CHECK(error_of(answer)["code"] == -32020);
+    CHECK_THAT(error_of(answer)["message"].get<std::string>(), Catch::Contains(why));
+  };
+  SECTION("the same value, as it is or in Base64, in any case of the name") {
+    CHECK(post(door, call, with("Mcp-Param-Text: Hello")).body["result"]["content"][0]["text"] ==
+          "Hello");
+    CHECK(post(door, call, with("mcp-param-text: =?base64?SGVsbG8=?=")).status == 200);
+  }
+  SECTION("missing, another value, bad Base64, repeated") {
+    refused_with(standard_headers(call), "the Mcp-Param-Text header is missing");
+    refused_with(with("Mcp-Param-Text: Goodbye"),
+                 "Mcp-Param-Text header value \"Goodbye\" does not match body value "
+                 "arguments.text \"Hello\"");
+    refused_with(with("Mcp-Param-Text: =?base64?SGVsbG8?="), "not padded to a multiple of 4");
+    refused_with(with("Mcp-Param-Text: =?base64?SGVs!!!!bG8=?="), "not in the Base64 alphabet");
+    Headers twice = with("Mcp-Param-Text: Hello");
+    twice.push_back("Mcp-Param-Text: Hello");
+    refused_with(twice, "sent 2 times");
+  }
+  SECTION("a value without the whole sentinel is taken as it is") {
+    const json literal = modern_request(
+        9, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "=?base64?SGVsbG8="}}}});
+    Headers headers = standard_headers(literal);
+    headers.push_back("Mcp-Param-Text: =?base64?SGVsbG8=");
+    CHECK(post(door, literal, headers).status == 200);
+  }
+  SECTION("a header for an argument the call does not pass") {
+    const json bare =
+        modern_request(10, "tools/call", {{"name", "echo"}, {"arguments", json::object()}});
+    Headers headers = standard_headers(bare);
+    headers.push_back("Mcp-Param-Text: Hello");
+    const Answer answer = post(door, bare, headers);
+    CHECK(answer.status == 400);
+    CHECK_THAT(error_of(answer)["message"].get<std::string>(),
+               Catch::Contains("the Mcp-Param-Text header is sent, but the arguments have no "
+                               "\"text\""));
+  }
+  SECTION("a tool that declares none is not checked") {
+    const json other =
+        modern_request(11, "tools/call", {{"name", "whoami"}, {"arguments", json::object()}});
+    CHECK(post(door, other, standard_headers(other)).status == 200);
+  }
+}
+
 TEST_CASE("Mcp-Name is compared as sent: a %20 in a URI is not a space", "[modern]") {
   // cpp-httplib percent-decodes header values: compared as it gives them,
   // "file:///a%20b" in the header would be "file:///a b", and a conforming

@@ -46,6 +46,7 @@
 #include "src/base/jsonrpc_error.h"
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
+#include "src/base/trace.h"
 #include "src/base/untrusted_json.h"
 #include "src/pipeline/call.h"
 #include "src/session/call_admission.h"
@@ -73,6 +74,9 @@ struct CallRequest {
   // that does not open): answered with this error once the id is registered,
   // so that an id already in flight is told so instead.
   std::optional<JsonRpcError> invalid;
+  // The W3C trace the call continues (its _meta's, else its HTTP headers');
+  // read only while tracing is on (src/base/trace.h).
+  std::optional<TraceContext> trace_parent;
 };
 
 class CallRunner {

@@ -64,6 +64,11 @@ void fill_random(std::array<std::uint8_t, N>& bytes) {
   } while (all_zero(bytes));
 }
 
+// Text cut to kMaxSpanTextBytes at a character's start, repaired first when not UTF-8.
+std::string span_text(std::string_view text) {
+  return std::string(utf8_prefix(lossy_utf8(text), kMaxSpanTextBytes));
+}
+
 }  // namespace
 
 std::optional<TraceContext> parse_traceparent(std::string_view traceparent,
@@ -129,7 +134,12 @@ Span Span::begin(std::string_view name, SpanKind kind, const TraceContext* paren
   Span span;
   span.record_ = std::make_unique<SpanRecord>();
   SpanRecord& r = *span.record_;
-  r.name = std::string(utf8_prefix(lossy_utf8(name), kMaxSpanTextBytes));
+  if (name.size() <= kMaxSpanTextBytes && is_valid_utf8(name)) {
+    r.name.assign(name);
+  } else {
+    r.name = span_text(name);
+  }
+  r.attributes.reserve(8);
   r.kind = kind;
   r.start_ns = start_ns != 0 ? start_ns : unix_nanos();
   if (parent == nullptr) parent = t_current;
@@ -158,27 +168,25 @@ Span& Span::operator=(Span&& other) noexcept {
   return *this;
 }
 
-void Span::set(std::string_view key, std::string value) {
+void Span::set(const char* key, std::string value) {
   if (!record_) return;
-  if (value.size() > kMaxSpanTextBytes || !is_valid_utf8(value)) {
-    value = std::string(utf8_prefix(lossy_utf8(value), kMaxSpanTextBytes));
-  }
-  record_->attributes.emplace_back(std::string(key), std::move(value));
+  if (value.size() > kMaxSpanTextBytes || !is_valid_utf8(value)) value = span_text(value);
+  record_->attributes.emplace_back(key, std::move(value));
 }
 
-void Span::set(std::string_view key, std::int64_t value) {
-  if (record_) record_->attributes.emplace_back(std::string(key), value);
+void Span::set(const char* key, std::int64_t value) {
+  if (record_) record_->attributes.emplace_back(key, value);
 }
 
-void Span::set_flag(std::string_view key, bool value) {
-  if (record_) record_->attributes.emplace_back(std::string(key), value);
+void Span::set_flag(const char* key, bool value) {
+  if (record_) record_->attributes.emplace_back(key, value);
 }
 
 void Span::set_error(std::string_view type, std::string_view message) {
   if (!record_) return;
   record_->error = true;
-  record_->status_message = std::string(utf8_prefix(lossy_utf8(message), kMaxSpanTextBytes));
-  record_->attributes.emplace_back("error.type", std::string(type));
+  record_->status_message = span_text(message);
+  record_->attributes.emplace_back("error.type", span_text(type));
 }
 
 void Span::end() {

@@ -72,7 +72,8 @@ struct SpanRecord {
   std::string trace_state;
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
-  std::vector<std::pair<std::string, SpanValue>> attributes;
+  // Keys are string literals (semantic convention names): never copied.
+  std::vector<std::pair<const char*, SpanValue>> attributes;
   bool error = false;  // the span's status: error, else unset
   std::string status_message;
 };
@@ -114,9 +115,10 @@ class Span {
   }
 
   bool active() const { return record_ != nullptr; }
-  void set(std::string_view key, std::string value);
-  void set(std::string_view key, std::int64_t value);
-  void set_flag(std::string_view key, bool value);
+  // `key` is a string literal.
+  void set(const char* key, std::string value);
+  void set(const char* key, std::int64_t value);
+  void set_flag(const char* key, bool value);
   // The span's status is error: `type` is its error.type attribute.
   void set_error(std::string_view type, std::string_view message = {});
   // Hands the span to the sink; later calls do nothing.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev libcli11-dev libsodium-dev libsimdjson-dev libpq-dev libjose-dev pkg-config catch2)
+packages=(g++ cmake make libcpp-httplib-dev nlohmann-json3-dev librocksdb-dev libstemmer-dev libsqlite3-dev libpcre2-dev libcli11-dev libsodium-dev libsimdjson-dev libpq-dev libjose-dev pkg-config catch2 libprotobuf-dev protobuf-compiler)
 if [[ ${1:-} == --tests ]]; then
   packages+=(clang-format clang-tidy)
   # The fuzz build (scripts/fuzz.sh): clang with the libFuzzer, ASan and UBSan

@@ -22,7 +22,8 @@ set(rules
   "src/session=src/store,catalog,transports,src/base"
   "src/pipeline=src/session,src/assembly,src/builtins,src/store,catalog,transports,src/base"
   "src/protocol=src/pipeline,src/session,src/assembly,catalog,transports,src/base"
-  "src/app=src/protocol,src/pipeline,src/session,src/assembly,src/upstream,src/builtins,src/store,catalog/providers,catalog,transports,src/base"
+  "src/telemetry=src/base"
+  "src/app=src/telemetry,src/protocol,src/pipeline,src/session,src/assembly,src/upstream,src/builtins,src/store,catalog/providers,catalog,transports,src/base"
 )
 
 # Includes that run against the arrows and are known, "file>header". The list

@@ -537,9 +537,7 @@ struct HttpClientTransport::State : std::enable_shared_from_this<State> {
       httplib::Request req = request_to_endpoint("POST", "application/json, text/event-stream", "",
                                                  with_session, out.modern ? &*out.modern : nullptr);
       req.headers.emplace("Content-Type", "application/json");
-      if (out.modern) {
-        for (const auto& [name, value] : out.extra_headers) req.headers.emplace(name, value);
-      }
+      for (const auto& [name, value] : out.extra_headers) req.headers.emplace(name, value);
       req.body = text;
       const std::string sent = req.get_header_value("Authorization");
       r = exchange(*client, req, parser, events_of(out, answered, *worker),

@@ -17,6 +17,7 @@
 #include "src/base/json_text.h"
 #include "src/base/jsonrpc.h"
 #include "src/base/random_id.h"
+#include "src/base/trace.h"
 #include "transports/byte_budget.h"
 #include "transports/closure_watch.h"
 #include "transports/gated_http_server.h"
@@ -29,6 +30,16 @@ namespace toolmux {
 using nlohmann::json;
 
 namespace {
+
+// The W3C trace context of the request's `traceparent` and `tracestate`
+// headers, as sent (docs/traces.md); read only while tracing is on.
+std::optional<TraceContext> incoming_trace_headers() {
+  if (!tracing_on()) return std::nullopt;
+  const auto parent = GatedHttpServer::header_as_sent("traceparent");
+  if (parent.size() != 1) return std::nullopt;
+  const auto state = GatedHttpServer::header_as_sent("tracestate");
+  return parse_traceparent(parent.front(), state.size() == 1 ? state.front() : "");
+}
 
 json transport_error(std::string_view message, const json& id = nullptr) {
   return jsonrpc::make_error(id, -32000, message);
@@ -613,6 +624,7 @@ struct HttpServer::Routes {
     // connection's thread runs the request: it waits for the answer anyway.
     const json id = m.id;
     held.release();
+    IncomingTraceScope traced(incoming_trace_headers());
     session.peer->deliver(std::move(m), Carrier::carry);
     trim.now();
     auto decision = streams.await_decision(exchange);
@@ -719,6 +731,7 @@ struct HttpServer::Routes {
           streams->request_finished(id);
         });
     held.release();
+    IncomingTraceScope traced(incoming_trace_headers());
     carrier.peer->deliver(std::move(m), Carrier::carry);
     // A call handed to a thread of its own is registered by now: one the
     // client left before it began is cancelled now.

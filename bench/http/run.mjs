@@ -12,7 +12,9 @@
 // reading of a request head costs per byte, so this one isolates what checking
 // the JWT costs from what its length costs) and `toolmux_jwt` (with an OAuth
 // JWT access token, RS256, checked against a local issuer's JWKS:
-// docs/authorization.md).
+// docs/authorization.md), and `toolmux_traced` (the legacy session with
+// tracing on: every span exported over OTLP/HTTP to a receiver in this
+// process that reads and discards each request; docs/traces.md).
 //
 // Each server runs pinned to core 0, wrk (Debian's) to core 1. Per
 // repetition, per concurrency (1, 16, 64 connections; wrk threads: 1 for one
@@ -29,7 +31,7 @@
 // Usage: node run.mjs [--build DIR] [--reps N] [--duration S] [--warmup S]
 //                     [--connections 1,16,64] [--memory-calls 100000,1000000]
 //                     [--memory-seconds S]
-//                     [--only bare,toolmux,toolmux_modern,sdk,toolmux_token,toolmux_token_long,toolmux_jwt]
+//                     [--only bare,toolmux,toolmux_modern,sdk,toolmux_token,toolmux_token_long,toolmux_jwt,toolmux_traced]
 //                     [--no-memory] [--instructions N1,N2]
 //
 // --instructions N1,N2: instead of the timed runs, each server runs under
@@ -40,6 +42,8 @@
 // on the machine's load. Needs valgrind. Callgrind runs the server's threads
 // one at a time and does not have every instruction a processor has (OpenSSL's
 // SHA-256 there takes its portable code, not the SHA extensions).
+// KEEP_CALLGRIND=1 keeps each callgrind output as /tmp/keep-<server>-<N>.out,
+// for callgrind_annotate.
 
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -140,6 +144,13 @@ function servers(options) {
       auth: 'token_long',
       args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
     },
+    // The legacy session with every span exported to a local OTLP receiver.
+    toolmux_traced: {
+      name: 'toolmux_traced',
+      command: toolmux,
+      traced: true,
+      args: (dataDir) => ['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir],
+    },
     // The same with an OAuth JWT access token, checked against a local issuer.
     toolmux_jwt: {
       name: 'toolmux_jwt',
@@ -149,9 +160,23 @@ function servers(options) {
     },
   };
   return options.only.map((name) => {
-    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk, toolmux_token, toolmux_token_long, toolmux_jwt)`);
+    if (!all[name]) throw new Error(`--only: unknown server ${name} (bare, toolmux, toolmux_modern, sdk, toolmux_token, toolmux_token_long, toolmux_jwt, toolmux_traced)`);
     return all[name];
   });
+}
+
+let sinkUrl;
+/** A local OTLP/HTTP receiver that reads each export and answers 200 (started once). */
+async function otlpSink() {
+  if (sinkUrl) return sinkUrl;
+  const sink = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end());
+  });
+  await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink.unref();
+  sinkUrl = `http://127.0.0.1:${sink.address().port}`;
+  return sinkUrl;
 }
 
 /** Starts `server` on core 0; resolves to { child, pid, url, port, stop() }. */
@@ -169,6 +194,7 @@ async function start(server) {
     const issuer = await localIssuer();
     extra.push('--auth-issuer', issuer.url, '--resource-url', JWT_RESOURCE);
   }
+  if (server.traced) extra.push('--otlp-endpoint', await otlpSink());
   const command = server.callgrind
     ? ['valgrind', '--tool=callgrind', `--callgrind-out-file=${server.callgrind}`, server.command]
     : ['taskset', '-c', SERVER_CORE, server.command];
@@ -600,6 +626,7 @@ async function measureInstructions(list, [n1, n2], log) {
       const r = await wrk({ url: handle.url, session, connections: 16, seconds: 600, limit: n, port: handle.port, token });
       await handle.stop();
       const text = fs.readFileSync(out, 'utf8');
+      if (process.env.KEEP_CALLGRIND) fs.copyFileSync(out, `/tmp/keep-${s.name}-${n}.out`);
       fs.rmSync(out, { force: true });
       const total = Number(/^summary: (\d+)/m.exec(text)?.[1] ?? /^totals: (\d+)/m.exec(text)?.[1]);
       if (!Number.isFinite(total)) throw new Error(`${s.name}: no total in callgrind's output`);

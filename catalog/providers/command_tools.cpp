@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "src/base/process_runner.h"
+#include "src/base/trace.h"
 #include "src/base/utf8.h"
 
 namespace toolmux {
@@ -72,6 +73,11 @@ ToolResult run_command(const CommandSpec& command, const json& arguments, CallCo
   for (const auto& [name, value] : command.env) request.env.push_back(name + "=" + value);
   // The call's id, so that a command can recognise its own earlier attempt.
   if (!context.call_id().empty()) request.env.push_back("TOOLMUX_CALL_ID=" + context.call_id());
+  // The trace the call is part of, as OpenTelemetry's environment carriers name it.
+  if (const TraceContext* trace = current_trace()) {
+    request.env.push_back("TRACEPARENT=" + format_traceparent(*trace));
+    if (!trace->state.empty()) request.env.push_back("TRACESTATE=" + trace->state);
+  }
   request.max_stdout_bytes = command.max_output_bytes;
   request.max_stderr_bytes = command.max_stderr_bytes;
   request.deadline = context.deadline();

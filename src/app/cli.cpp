@@ -477,6 +477,11 @@ class CommandLineDefinition {
     number_option(*serve_, "--max-queued-calls", "N", o.max_queued_calls, 0, 100000,
                   "Calls waiting to run; past it, a call is refused as busy over HTTP and "
                   "held over stdio");
+    text_option(*serve_, "--otlp-endpoint", "URL",
+                "Export traces and metrics over OTLP/HTTP to this collector (e.g. "
+                "http://127.0.0.1:4318; /v1/traces and /v1/metrics are added). Default: "
+                "$OTEL_EXPORTER_OTLP_ENDPOINT, else no export (docs/traces.md).",
+                [&o](const std::string& v) { o.otlp_endpoint = v; });
     number_option(*serve_, "--shutdown-grace", "SECONDS", o.shutdown_grace_seconds, 1, kUnbounded,
                   "When stdin closes (or, over HTTP, on SIGTERM), how long running calls may "
                   "finish");

@@ -12,6 +12,7 @@
 #include "src/app/session_directory.h"
 #include "src/app/state_key.h"
 #include "src/app/status_board.h"
+#include "src/app/telemetry_for.h"
 #include "src/base/file_io.h"
 #include "src/base/redact.h"
 #include "src/protocol/mcp_server.h"
@@ -168,6 +169,13 @@ int serve_http(CatalogHost& host, const ServeStores& stores, const ServeOptions&
   std::unique_ptr<SessionStore> store = std::move(opened).value();
 
   Metrics metrics;
+  // Spans and metrics over OTLP, while serving (--otlp-endpoint).
+  auto telemetry = telemetry_for(options, metrics, logger);
+  if (!telemetry.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", telemetry.message()}});
+    return 2;
+  }
+  const std::unique_ptr<OtlpExporter> exporter = std::move(telemetry).value();
   // These are left to process exit when a connection thread outlives the
   // drain (see the end): held by pointer, not on the stack.
   const std::shared_ptr<const Catalog> catalog = host.current();

@@ -7,6 +7,7 @@
 #include "catalog/skills.h"
 #include "src/app/journal_for.h"
 #include "src/app/state_key.h"
+#include "src/app/telemetry_for.h"
 #include "src/base/random_id.h"
 #include "src/protocol/mcp_server.h"
 #include "src/protocol/paced_peer.h"
@@ -43,6 +44,13 @@ int serve_stdio(CatalogHost& host, const ServeStores& stores, const ServeOptions
   install_signal_handlers();
 
   Metrics metrics;
+  // Spans and metrics over OTLP, while serving (--otlp-endpoint).
+  auto telemetry = telemetry_for(options, metrics, logger);
+  if (!telemetry.ok()) {
+    logger.write(LogLevel::error, "refusing_to_start", {{"reason", telemetry.message()}});
+    return 2;
+  }
+  const std::unique_ptr<OtlpExporter> exporter = std::move(telemetry).value();
   const std::shared_ptr<const Catalog> catalog = host.current();
   ServerOptions server_options = server_options_for(options, stores.results);
   server_options.state_key = state_key_for(options, stores.shared.get(), logger);

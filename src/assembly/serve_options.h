@@ -49,6 +49,9 @@ struct ServeOptions {
   std::size_t max_calls = 64;
   std::size_t max_session_calls = 16;
   std::size_t max_queued_calls = 256;
+  // --otlp-endpoint: where traces and metrics are exported (src/app/telemetry_for.h);
+  // "" = the OTEL_EXPORTER_OTLP_* variables, if any.
+  std::string otlp_endpoint;
 
   // Streamable HTTP instead of stdio (--http HOST:PORT).
   bool http = false;

@@ -44,7 +44,6 @@ class Metrics {
   static constexpr std::array<double, 10> kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1,
                                                       0.5,   1,     5,    10,   30};
 
- private:
   struct ToolStats {
     std::map<std::string, std::uint64_t, std::less<>> calls_by_outcome;
     std::array<std::uint64_t, kBuckets.size()> bucket_counts{};  // not cumulative
@@ -53,13 +52,21 @@ class Metrics {
     std::uint64_t bytes_produced = 0;
     std::uint64_t bytes_returned = 0;
   };
+  // Everything counted, as it is now: what the OTLP exporter sends
+  // (src/telemetry/otlp_exporter.h), the same as render_prometheus shows.
+  struct Totals {
+    std::map<std::string, ToolStats, std::less<>> tools;
+    std::uint64_t truncations = 0;
+    std::uint64_t offloads = 0;
+    std::size_t calls_running = 0;
+    std::size_t calls_queued = 0;
+    std::uint64_t calls_refused = 0;
+  };
+  Totals totals() const;
+
+ private:
   mutable std::mutex mutex_;
-  std::map<std::string, ToolStats, std::less<>> tools_;
-  std::uint64_t truncations_ = 0;
-  std::uint64_t offloads_ = 0;
-  std::size_t calls_running_ = 0;
-  std::size_t calls_queued_ = 0;
-  std::uint64_t calls_refused_ = 0;
+  Totals totals_;
 };
 
 }  // namespace toolmux

@@ -18,6 +18,23 @@ void reply_error(Session& session, const json& id, const JsonRpcError& e) {
   session.send_related(jsonrpc::make_error(id, e.code, e.message, e.data), id);
 }
 
+// The call's outcome on its span: error.type for one that did not answer.
+void end_call_span(Span& span, const CallResult& out) {
+  if (!span.active()) return;
+  span.set("toolmux.outcome", std::string(call_outcome_name(out.outcome)));
+  span.set("toolmux.result.bytes_produced", static_cast<std::int64_t>(out.bytes_produced));
+  span.set_flag("toolmux.result.truncated", out.truncated);
+  span.set_flag("toolmux.result.offloaded", out.offloaded);
+  const bool answered = out.outcome == CallOutcome::ok || out.outcome == CallOutcome::cancelled ||
+                        out.outcome == CallOutcome::input_required;
+  if (out.protocol_error) {
+    span.set("rpc.jsonrpc.error_code", static_cast<std::int64_t>(out.protocol_error->code));
+    span.set_error(std::to_string(out.protocol_error->code), out.protocol_error->message);
+  } else if (!answered) {
+    span.set_error(call_outcome_name(out.outcome));
+  }
+}
+
 }  // namespace
 
 // One admitted call, shared by its start and its drop (one of them runs).
@@ -34,6 +51,9 @@ struct CallRunner::Admitted {
   std::atomic<bool> submitting{true};
   std::thread::id submitter = std::this_thread::get_id();
   std::shared_ptr<TaskRun> task;  // null: the call cannot become a task
+  // While tracing is on: the trace the call continues, and when it arrived.
+  std::optional<TraceContext> trace_parent;
+  std::uint64_t received_ns = 0;
 };
 
 CallRunner::CallRunner(CallHandler pipeline, CallAdmission& admission,
@@ -129,6 +149,10 @@ void CallRunner::run(CallRequest request, const std::shared_ptr<Session>& sessio
   // that holds its answer until the end.
   admitted->may_carry = !task && may_carry(carrier, request, *session, *call.catalog, reached);
   admitted->task = std::move(task);
+  if (tracing_on()) {
+    admitted->trace_parent = std::move(request.trace_parent);
+    admitted->received_ns = unix_nanos();
+  }
   CallAdmission::Call place_request;
   place_request.session = session->admission_key();
   place_request.control = control;
@@ -176,7 +200,22 @@ void CallRunner::start(ToolCall call, const std::shared_ptr<Admitted>& admitted,
 }
 
 void CallRunner::answer(ToolCall& call, const Admitted& admitted) {
+  // The request's span (MCP's semantic conventions): from its arrival to its reply.
+  Span span;
+  if (admitted.received_ns != 0 && tracing_on()) {
+    span = Span::start("tools/call " + admitted.name, SpanKind::server,
+                       admitted.trace_parent ? &*admitted.trace_parent : nullptr,
+                       admitted.received_ns);
+    span.set("mcp.method.name", std::string("tools/call"));
+    span.set("gen_ai.operation.name", std::string("execute_tool"));
+    span.set("gen_ai.tool.name", admitted.name);
+    span.set("mcp.session.id", call.session_label);
+    span.set("jsonrpc.request.id",
+             admitted.id.is_string() ? admitted.id.get<std::string>() : admitted.id.dump());
+  }
+  SpanScope scope(span.context());
   CallResult out = pipeline_(call);
+  end_call_span(span, out);
   admitted.context->finish();
   if (admitted.task && admitted.task->promoted()) {
     // The client was answered with the task, and the request ended then.

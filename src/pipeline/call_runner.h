@@ -48,6 +48,7 @@
 #include "src/base/jsonrpc_error.h"
 #include "src/base/logger.h"
 #include "src/base/metrics.h"
+#include "src/base/trace.h"
 #include "src/base/untrusted_json.h"
 #include "src/pipeline/call.h"
 #include "src/pipeline/tasks.h"
@@ -76,6 +77,9 @@ struct CallRequest {
   // that does not open): answered with this error once the id is registered,
   // so that an id already in flight is told so instead.
   std::optional<JsonRpcError> invalid;
+  // The W3C trace the call continues (its _meta's, else its HTTP headers');
+  // read only while tracing is on (src/base/trace.h).
+  std::optional<TraceContext> trace_parent;
 };
 
 class CallRunner {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/base/elastic_threads.h"
+#include "src/base/trace.h"
 
 namespace toolmux::stages {
 
@@ -84,7 +85,11 @@ CallStage deadline(const std::shared_ptr<RunningHandlers>& running) {
       run->call = call;
 
       running->enter();
-      const bool posted = call_threads().post([run, next, running]() mutable {
+      // The trace goes on on the handler's thread.
+      std::optional<TraceContext> trace;
+      if (const TraceContext* current = current_trace()) trace = *current;
+      const bool posted = call_threads().post([run, next, running, trace]() mutable {
+        SpanScope traced(trace ? &*trace : nullptr);
         CallResult out = next(run->call);
         std::optional<CallResult> late;  // the answer nobody waits for any more
         {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "src/base/redact.h"
+#include "src/base/trace.h"
 #include "src/pipeline/journal.h"
 #include "src/pipeline/result_limiter.h"
 
@@ -26,13 +27,18 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
       // The started record, paired with the ended one by call_id (replay may
       // give the call its first run's id on the way: the ended one keeps this).
       const std::string call_id = call.call_id;
-      if (logger.enabled(LogLevel::debug)) {
-        logger.write_batched(LogLevel::debug, "tool_call_started",
-                             LogFields()
-                                 .add("call_id", call_id)
-                                 .add("tool", redact(call.requested_name))
-                                 .add("owner", call.principal)
-                                 .add("session", call.session_label));
+      // With tracing on, both records name the trace (docs/traces.md).
+      const TraceContext* trace = current_trace();
+      const std::string trace_id =
+          trace ? hex_id(trace->trace_id.data(), trace->trace_id.size()) : std::string();
+      if (logger.enabled(LogLevel::info)) {
+        LogFields started;
+        started.add("call_id", call_id)
+            .add("tool", redact(call.requested_name))
+            .add("owner", call.principal)
+            .add("session", call.session_label);
+        if (trace) started.add("trace_id", trace_id);
+        logger.write_batched(LogLevel::info, "tool_call_started", started);
       }
       // Every call leaves an audit record: while none can be written or
       // kept (the store unreachable and its spool full), none runs.
@@ -78,9 +84,10 @@ CallStage record(Logger& logger, Metrics& metrics, std::shared_ptr<const CallJou
       // (bad arguments, a throw, a timeout, a bad result) deserves attention.
       const LogLevel record_level = answered(out.outcome) ? LogLevel::info : LogLevel::warning;
       if (logger.enabled(record_level)) {
+        LogFields ended;
+        if (trace) ended.add("trace_id", trace_id);
         logger.write_batched(record_level, "tool_call",
-                             LogFields()
-                                 .add("call_id", call_id)
+                             ended.add("call_id", call_id)
                                  .add("tool", tool)
                                  .add("owner", call.principal)
                                  .add("session", call.session_label)

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "src/base/elastic_threads.h"
+#include "src/base/trace.h"
 #include "src/base/utf8.h"
 #include "src/protocol/extensions.h"
 #include "src/protocol/modern.h"
@@ -23,6 +24,27 @@ namespace {
 // (1 to 200 characters: a repeat with the same key is answered from the
 // journal) and "io.toolmux/reason" (why the call is made, shown to a human
 // asked to confirm it; at most 500 characters). The problem, if any.
+// The trace a request continues (docs/traces.md): its _meta's traceparent
+// and tracestate, else its HTTP headers'; none (a new trace) when neither
+// holds a valid one.
+std::optional<TraceContext> request_trace(const json& params) {
+  if (params.is_object()) {
+    auto meta = params.find("_meta");
+    if (meta != params.end() && meta->is_object()) {
+      auto parent = meta->find("traceparent");
+      if (parent != meta->end() && parent->is_string()) {
+        auto state = meta->find("tracestate");
+        return parse_traceparent(parent->get_ref<const std::string&>(),
+                                 state != meta->end() && state->is_string()
+                                     ? std::string_view(state->get_ref<const std::string&>())
+                                     : std::string_view());
+      }
+    }
+  }
+  if (const TraceContext* headers = incoming_header_trace()) return *headers;
+  return std::nullopt;
+}
+
 std::optional<std::string> read_call_meta(const json& meta, std::string& idempotency_key,
                                           std::string& reason) {
   if (auto key = meta.find("io.toolmux/idempotencyKey"); key != meta.end()) {
@@ -210,6 +232,16 @@ void McpServer::handle_request(Message& m, const std::shared_ptr<Session>& sessi
                   "Invalid request: " + v->message + " at " + v->pointer);
     return;
   }
+  // A request's span; a tools/call's is its runner's (src/pipeline/call_runner.h).
+  std::optional<TraceContext> parent;
+  Span span;
+  if (tracing_on() && m.method != "tools/call") {
+    parent = request_trace(m.params);
+    span = Span::start(m.method, SpanKind::server, parent ? &*parent : nullptr);
+    span.set("mcp.method.name", m.method);
+    span.set("mcp.session.id", session->label());
+  }
+  SpanScope scope(span.context());
   if (modern::is_modern(m)) {
     handle_modern(m, session, carrier);
     return;
@@ -572,6 +604,7 @@ void McpServer::call_tool(Message& m, const std::shared_ptr<Session>& session, C
   CallRequest request;
   request.id = m.id;
   request.name = params["name"].get<std::string>();
+  if (tracing_on()) request.trace_parent = request_trace(params);
   if (params.contains("_meta") && params["_meta"].is_object()) {
     const json& meta = params["_meta"];
     request.progress_token = meta.value("progressToken", json(nullptr));

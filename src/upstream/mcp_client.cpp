@@ -13,6 +13,7 @@
 #include "catalog/tool_result_shape.h"
 #include "src/base/json_text.h"
 #include "src/base/jsonrpc.h"
+#include "src/base/trace.h"
 #include "src/base/utf8.h"
 #include "src/upstream/input_rounds.h"
 
@@ -237,6 +238,17 @@ McpClient::Outcome McpClient::send_request(const std::string& method, json param
   }
   // A 2026-07-28 tools/call carries its x-mcp-header arguments as headers too (SEP-2243).
   std::vector<std::pair<std::string, std::string>> headers;
+  // The trace goes on in the upstream: W3C trace context in _meta and, over
+  // HTTP, in the headers (docs/traces.md).
+  if (const TraceContext* trace = current_trace(); trace && params.is_object()) {
+    std::string parent = format_traceparent(*trace);
+    headers.emplace_back("traceparent", parent);
+    params["_meta"]["traceparent"] = std::move(parent);
+    if (!trace->state.empty()) {
+      headers.emplace_back("tracestate", trace->state);
+      params["_meta"]["tracestate"] = trace->state;
+    }
+  }
   if (modern_ && method == "tools/call" && params.is_object()) {
     std::lock_guard lock(mutex_);
     const json tool = params.value("name", json());
@@ -500,15 +512,54 @@ bool McpClient::accept_param_headers(const json& tool) {
   return true;
 }
 
+namespace {
+
+// A failure's error.type on the upstream call's span.
+std::string failure_type(McpClient::Failure failure) {
+  switch (failure) {
+    case McpClient::Failure::none:
+      return "none";
+    case McpClient::Failure::gone:
+      return "upstream_gone";
+    case McpClient::Failure::timed_out:
+      return "timed_out";
+    case McpClient::Failure::cancelled:
+      return "cancelled";
+    case McpClient::Failure::error:
+      return "jsonrpc_error";
+    case McpClient::Failure::invalid:
+      return "invalid_result";
+    case McpClient::Failure::unavailable:
+      return "upstream_unavailable";
+    case McpClient::Failure::task_failed:
+      return "task_failed";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
 McpClient::Outcome McpClient::call_tool(const std::string& tool, const json& arguments,
                                         CallContext& context) {
+  // The upstream call's span: the upstream's own spans are its children.
+  Span span = tracing_on() ? Span::start("tools/call " + tool, SpanKind::client) : Span();
+  SpanScope scope(span.context());
+  if (span.active()) {
+    span.set("mcp.method.name", std::string("tools/call"));
+    span.set("gen_ai.tool.name", tool);
+    span.set("gen_ai.operation.name", std::string("execute_tool"));
+    span.set("toolmux.upstream", name_);
+  }
   Outcome outcome = request("tools/call", {{"name", tool}, {"arguments", arguments}},
                             context.deadline(), &context);
   if (outcome.result && outcome.result->is_object() &&
       outcome.result->value("resultType", "") == "task") {
     outcome = follow_task(*outcome.result, context);
   }
-  if (!outcome.result) return outcome;
+  if (!outcome.result) {
+    span.set_error(failure_type(outcome.failure));
+    return outcome;
+  }
   if (!outcome.result->is_object()) {
     return {std::nullopt, Failure::invalid,
             "upstream \"" + name_ + "\" answered tools/call with something else than an object",

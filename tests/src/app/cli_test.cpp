@@ -280,7 +280,9 @@ TEST_CASE("cli: serve takes each kind of option", "[cli]") {
                                    "--max-queued-calls",
                                    "0",
                                    "--shutdown-grace",
-                                   "3"});
+                                   "3",
+                                   "--otlp-endpoint",
+                                   "http://127.0.0.1:4318"});
   REQUIRE(cl.action == Action::serve);
   const ServeOptions& o = cl.serve;
   CHECK(o.catalog_file == "c.json");
@@ -294,6 +296,7 @@ TEST_CASE("cli: serve takes each kind of option", "[cli]") {
   CHECK(o.max_session_calls == 1);
   CHECK(o.max_queued_calls == 0);
   CHECK(o.shutdown_grace_seconds == 3);
+  CHECK(o.otlp_endpoint == "http://127.0.0.1:4318");
 }
 
 // What the Claude Desktop extension (packaging/mcpb/manifest.json) runs: its
@@ -636,6 +639,7 @@ TEST_CASE("cli: the help documents every option the parser accepts, with its def
                                                   "serve --max-session-calls",
                                                   "serve --max-queued-calls",
                                                   "serve --shutdown-grace",
+                                                  "serve --otlp-endpoint",
                                                   "serve --http",
                                                   "serve --path",
                                                   "serve --allow-host",

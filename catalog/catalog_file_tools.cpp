@@ -17,7 +17,7 @@ constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 const std::vector<std::string_view> kToolFields = {
     "$comment",     "name",       "title",     "description",       "inputSchema",
     "outputSchema", "sideEffect", "timeoutMs", "idempotent",        "tags",
-    "version",      "command",    "spotlight", "redactPersonalData"};
+    "version",      "command",    "spotlight", "redactPersonalData", "taskSupport"};
 const std::vector<std::string_view> kCommandFields = {
     "$comment", "argv", "cwd", "envAllow", "env", "maxOutputBytes", "maxStderrBytes"};
 
@@ -111,6 +111,18 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
     spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout));
   }
   if (auto idempotent = reader.boolean("idempotent")) spec.idempotent = *idempotent;
+  // Its calls become tasks (docs/tasks.md) when the client negotiated them.
+  if (auto support = reader.string("taskSupport", false)) {
+    if (*support == "optional") {
+      spec.task_support = TaskSupport::optional;
+    } else if (*support == "required") {
+      spec.task_support = TaskSupport::required;
+    } else if (*support != "forbidden") {
+      reader.add(reader.pointer("taskSupport"),
+                 "expected \"forbidden\", \"optional\" or \"required\", got " +
+                     json(*support).dump());
+    }
+  }
   // Off by default: a command's output is what the operator chose to run.
   if (auto spotlight = reader.boolean("spotlight")) spec.untrusted_output = *spotlight;
   // Off by default: the operator names the classes a tool's results may hold.

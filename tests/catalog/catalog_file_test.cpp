@@ -1156,3 +1156,22 @@ TEST_CASE("a broken oauth section is refused, every problem at its place") {
   }
   CHECK(report.find("written-in-the-file") == std::string::npos);
 }
+
+TEST_CASE("a command tool's taskSupport is read, and a value it cannot be is refused") {
+  TempDir dir;
+  json optional = good_tool("a");
+  optional["taskSupport"] = "optional";
+  json required = good_tool("b");
+  required["taskSupport"] = "required";
+  json wrong = good_tool("c");
+  wrong["taskSupport"] = "sometimes";
+  auto load = load_json(dir, {{"tools", {optional, required, good_tool("d")}}});
+  INFO(format_problems(load.problems));
+  REQUIRE(load.problems.empty());
+  CHECK(load.catalog.command_tools[0].spec.task_support == TaskSupport::optional);
+  CHECK(load.catalog.command_tools[1].spec.task_support == TaskSupport::required);
+  CHECK(load.catalog.command_tools[2].spec.task_support == TaskSupport::forbidden);
+  auto refused = load_json(dir, {{"tools", {wrong}}});
+  CHECK(has_problem(refused.problems, "/tools/0/taskSupport",
+                    "expected \"forbidden\", \"optional\" or \"required\", got \"sometimes\""));
+}

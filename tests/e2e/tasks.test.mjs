@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { EXAMPLE_BIN, RawServer, makeTempDir, sleep, startExampleHttp } from './helpers.mjs';
+import { EXAMPLE_BIN, RawServer, TOOLMUX_BIN, makeTempDir, sleep, startExampleHttp } from './helpers.mjs';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const WITH_TASKS = { elicitation: {}, extensions: { [TASKS]: {} } };
@@ -179,4 +179,29 @@ test('a 2026-07-28 request over HTTP opts in per request and reads its task by M
   assert.equal(got.body.result.resultType, 'complete');
   const refused = await post('tasks/get', { taskId, _meta: meta(false) }, taskId);
   assert.equal(refused.body.error.code, -32021);
+});
+
+test('a command tool that says taskSupport runs as a task of toolmux itself', async (t) => {
+  const dir = makeTempDir();
+  const catalog = path.join(dir, 'catalog.json');
+  fs.writeFileSync(catalog, JSON.stringify({
+    tools: [{
+      name: 'build', description: 'Builds for a second, then says so.', sideEffect: 'read_only',
+      timeoutMs: 10000, taskSupport: 'optional',
+      inputSchema: { type: 'object', properties: {} },
+      command: { argv: ['sh', '-c', 'sleep 1; echo built'], envAllow: ['PATH'] },
+    }],
+    discovery: { mode: 'off' },
+  }));
+  const server = new RawServer(['serve', '--data-dir', path.join(dir, 'data'), '--catalog', catalog], {
+    command: TOOLMUX_BIN,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/' },
+  });
+  t.after(() => server.kill());
+  await server.initialize('2025-11-25', 'init', WITH_TASKS);
+  const created = await call(server, 'tools/call', { name: 'build', arguments: {} });
+  assert.equal(created.result.resultType, 'task');
+  const done = await until(server, created.result.taskId, (task) => task.status !== 'working', 'finished');
+  assert.equal(done.status, 'completed');
+  assert.match(done.result.content[0].text, /built/);
 });

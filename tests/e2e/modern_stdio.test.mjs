@@ -217,9 +217,13 @@ test("modern over stdio: a legacy stdio upstream's elicitation reaches the moder
   assert.ok(fs.existsSync(EXAMPLE_BIN), `example server not built at ${EXAMPLE_BIN}`);
   const dir = makeTempDir();
   const catalog = path.join(dir, 'catalog.json');
+  // The example's own catalog: discovery off, so that it lists all its
+  // tools to toolmux, however many it has.
+  const exampleCatalog = path.join(dir, 'example.json');
+  fs.writeFileSync(exampleCatalog, JSON.stringify({ tools: [], discovery: { mode: 'off' } }));
   fs.writeFileSync(catalog, JSON.stringify({
     tools: [],
-    upstreams: { example: { command: EXAMPLE_BIN, args: ['serve', '--data-dir', path.join(dir, 'upstream-data')], prefix: 'ex_' } },
+    upstreams: { example: { command: EXAMPLE_BIN, args: ['serve', '--data-dir', path.join(dir, 'upstream-data'), '--catalog', exampleCatalog], prefix: 'ex_' } },
   }));
   const asked = [];
   const { client } = await modernClient(t, TOOLMUX_BIN, ['serve', '--data-dir', path.join(dir, 'data'), '--catalog', catalog], {

@@ -40,8 +40,8 @@ const sha256 = (bytes) => `sha256:${crypto.createHash('sha256').update(bytes).di
 const request = (client, method, params = {}) => client.request({ method, params }, ResultSchema);
 
 async function servesSkills(client, skills) {
-  assert.deepEqual(client.getServerCapabilities().extensions, {
-    'io.modelcontextprotocol/skills': { directoryRead: true },
+  assert.deepEqual(client.getServerCapabilities().extensions['io.modelcontextprotocol/skills'], {
+    directoryRead: true,
   });
   const manifest = fs.readFileSync(path.join(skills, 'release-notes/SKILL.md'));
   const style = fs.readFileSync(path.join(skills, 'release-notes/references/STYLE.md'));

@@ -69,7 +69,12 @@ async function startReceiver(t) {
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
+  // The servers' exporters may hold a connection open: closed here, or
+  // close() would wait for them (after hooks run before the servers stop).
+  t.after(() => new Promise((resolve) => {
+    server.close(resolve);
+    server.closeAllConnections();
+  }));
   return { url: `http://127.0.0.1:${server.address().port}`, received };
 }
 

@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::uint64_t kMaxCaptureBytes = 1u << 30;
 const std::vector<std::string_view> kToolFields = {
-    "$comment",     "name",       "title",     "description",       "inputSchema",
-    "outputSchema", "sideEffect", "timeoutMs", "idempotent",        "tags",
+    "$comment",     "name",       "title",     "description",        "inputSchema",
+    "outputSchema", "sideEffect", "timeoutMs", "idempotent",         "tags",
     "version",      "command",    "spotlight", "redactPersonalData", "taskSupport"};
 const std::vector<std::string_view> kCommandFields = {
     "$comment", "argv", "cwd", "envAllow", "env", "maxOutputBytes", "maxStderrBytes"};
@@ -118,9 +118,9 @@ std::optional<CommandTool> read_tool(const json& value, const std::string& base,
     } else if (*support == "required") {
       spec.task_support = TaskSupport::required;
     } else if (*support != "forbidden") {
-      reader.add(reader.pointer("taskSupport"),
-                 "expected \"forbidden\", \"optional\" or \"required\", got " +
-                     json(*support).dump());
+      reader.add(
+          reader.pointer("taskSupport"),
+          "expected \"forbidden\", \"optional\" or \"required\", got " + json(*support).dump());
     }
   }
   // Off by default: a command's output is what the operator chose to run.

@@ -148,7 +148,7 @@ TEST_CASE("every unenforced keyword is refused") {
   }
 }
 
-TEST_CASE("$anchor names a schema; a $ref by anchor is refused, naming the path to use") {
+TEST_CASE("$anchor names a schema and a $ref by anchor is refused naming the path to use") {
   // SEP-2106's example: the anchor stays in the schema a client lists.
   auto schema = compile_ok(json::parse(R"({"type":"object",
     "$defs":{"address":{"$anchor":"addressDef","type":"object",

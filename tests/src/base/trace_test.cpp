@@ -55,7 +55,7 @@ TEST_CASE("traceparent: malformed values are refused") {
 }
 
 TEST_CASE(
-    "traceparent: a later version's first fields are read; a bad tracestate is dropped alone") {
+    "traceparent: a later version's first fields are read and a bad tracestate is dropped alone") {
   CHECK(parse_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra"));
   auto long_state = parse_traceparent(kParent, std::string(kMaxTracestateBytes + 1, 'a'));
   REQUIRE(long_state);

@@ -158,8 +158,10 @@ TEST_CASE("a DiscoverResult naming 2026-07-28 makes the upstream modern: no init
   // Nothing of the handshake era: no initialize, no notifications/initialized.
   for (const json& line : lines) CHECK(has_modern_meta(line));
   // With no client to answer for, the capabilities toolmux can relay.
-  CHECK(lines[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] ==
-        json::parse(R"({"elicitation":{},"roots":{},"sampling":{}})"));
+  CHECK(
+      lines[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] ==
+      json::parse(
+          R"({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"roots":{},"sampling":{}})"));
 }
 
 TEST_CASE(
@@ -177,7 +179,8 @@ TEST_CASE(
   CHECK(has_modern_meta(calls[0]));
   // Only what toolmux relays, as the client declared it; and a progress token.
   CHECK(calls[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] ==
-        json::parse(R"({"sampling":{"tools":{}}})"));
+        json::parse(
+            R"({"extensions":{"io.modelcontextprotocol/tasks":{}},"sampling":{"tools":{}}})"));
   CHECK(calls[0]["params"]["_meta"]["progressToken"] == calls[0]["id"]);
   CHECK(calls[0]["params"]["arguments"] == json{{"x", 1}});
 }

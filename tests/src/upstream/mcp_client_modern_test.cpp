@@ -355,7 +355,7 @@ TEST_CASE("a question needing a capability the client did not declare fails the 
   const std::vector<json> calls = up.requests("tools/call", 1);
   REQUIRE(calls.size() == 1);
   CHECK(calls[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] ==
-        json::parse(R"({"elicitation":{}})"));
+        json::parse(R"({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}})"));
 }
 
 TEST_CASE(

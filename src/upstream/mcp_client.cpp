@@ -596,7 +596,7 @@ McpClient::Outcome McpClient::follow_task(const json& created, CallContext& cont
   std::set<std::string> asked;
   std::vector<std::jthread> askers;
   auto ask = [&](const std::string& key, const json& question) {
-    askers.emplace_back([this, &context, task_id, key, question](std::stop_token stop) {
+    askers.emplace_back([this, &context, task_id, key, question](const std::stop_token& stop) {
       ClientAnswer answer = context.ask_client(question.value("method", ""),
                                                question.value("params", json::object()), stop, key);
       if (!answer.result) return;

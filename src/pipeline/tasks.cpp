@@ -291,10 +291,16 @@ void Tasks::ended(const std::string& id) {
 }
 
 std::shared_ptr<TaskRun> Tasks::running(const std::string& principal, const std::string& id) {
-  std::lock_guard lock(mutex_);
-  auto it = running_.find(id);
-  if (it == running_.end() || it->second->snapshot().owner != principal) return nullptr;
-  return it->second;
+  std::shared_ptr<TaskRun> run;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = running_.find(id);
+    if (it != running_.end()) run = it->second;
+  }
+  // The run's lock is taken outside this one: a run that saves holds its own
+  // and then takes this one (store()), so the other order could deadlock.
+  if (!run || run->snapshot().owner != principal) return nullptr;
+  return run;
 }
 
 json Tasks::created(const TaskRecord& record) const {
